@@ -1,0 +1,1 @@
+"""mnemo's HTTP surface: app factory, lifespan, settings, auth, routes."""

@@ -1,0 +1,49 @@
+"""One-line dependencies: routes reach lifespan clients through `request.state`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Path, Request
+from redis.asyncio import Redis
+
+from app.auth import USER_ID_PATTERN, Principal, bearer_token, ensure_can_act_for
+from app.settings import Settings
+from memory import ChromaLongTermStore, MemoryService
+
+
+def get_settings(request: Request) -> Settings:
+    return request.state.settings  # type: ignore[no-any-return]
+
+
+def get_redis(request: Request) -> Redis:
+    return request.state.redis  # type: ignore[no-any-return]
+
+
+def get_store(request: Request) -> ChromaLongTermStore:
+    return request.state.store  # type: ignore[no-any-return]
+
+
+def get_memory(request: Request) -> MemoryService:
+    return request.state.memory  # type: ignore[no-any-return]
+
+
+def get_principal(request: Request, authorization: Annotated[str | None, Header()] = None) -> Principal:
+    return request.state.tokens.verify(bearer_token(authorization))  # type: ignore[no-any-return]
+
+
+UserIdPath = Annotated[str, Path(pattern=USER_ID_PATTERN, description="the user whose memory this is")]
+
+
+def get_acting_user(user_id: UserIdPath, principal: Annotated[Principal, Depends(get_principal)]) -> str:
+    """The path's user id, once the caller is known to be allowed to act for it."""
+    ensure_can_act_for(principal, user_id)
+    return user_id
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+RedisDep = Annotated[Redis, Depends(get_redis)]
+StoreDep = Annotated[ChromaLongTermStore, Depends(get_store)]
+MemoryDep = Annotated[MemoryService, Depends(get_memory)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+ActingUser = Annotated[str, Depends(get_acting_user)]

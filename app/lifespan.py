@@ -1,0 +1,121 @@
+"""Builds every client once per worker at startup and closes them at shutdown."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, TypedDict
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+from fastapi import FastAPI
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
+
+from app.auth import TokenCodec
+from app.settings import Settings
+from memory import ChromaLongTermStore, Embedder, MemoryService, SentenceTransformerEmbedder
+
+log = logging.getLogger(__name__)
+
+
+class State(TypedDict):
+    """What every request sees as `request.state.<key>`."""
+
+    settings: Settings
+    redis: Redis
+    store: ChromaLongTermStore
+    embedder: Embedder
+    memory: MemoryService
+    tokens: TokenCodec
+
+
+def build_redis(settings: Settings) -> Redis:
+    pool = BlockingConnectionPool.from_url(
+        settings.redis_url,
+        max_connections=settings.redis_max_connections,
+        timeout=settings.redis_socket_timeout,  # wait for a free connection, then fail
+        socket_timeout=settings.redis_socket_timeout,
+        socket_connect_timeout=settings.redis_socket_timeout,
+        health_check_interval=30,
+        client_name="mnemo",
+        decode_responses=True,
+        retry=Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.02), retries=3),
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+    )
+    return Redis.from_pool(pool)
+
+
+def chroma_client_factory(settings: Settings) -> Callable[[], Any]:
+    """A callable that opens a Chroma `HttpClient` (it talks to the server when constructed)."""
+    parts = urlsplit(settings.chroma_url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ValueError(f"CHROMA_URL must be http(s)://host:port, got {settings.chroma_url!r}")
+    ssl = parts.scheme == "https"
+    port = parts.port or (443 if ssl else 80)
+
+    def factory() -> Any:
+        import chromadb
+        import httpx
+        from chromadb.config import Settings as ChromaSettings
+
+        client = chromadb.HttpClient(
+            host=parts.hostname or "",
+            port=port,
+            ssl=ssl,
+            settings=ChromaSettings(anonymized_telemetry=False),
+        )
+        # chromadb's HttpClient runs httpx with no timeout at all; a hung server would hang us.
+        session = getattr(getattr(client, "_server", None), "_session", None)
+        if isinstance(session, httpx.Client):
+            session.timeout = httpx.Timeout(settings.chroma_timeout_seconds, connect=2.0)
+        return client
+
+    return factory
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    return SentenceTransformerEmbedder(
+        settings.embedding_model or None,
+        device=settings.embedding_device,
+        batch_size=settings.embedding_batch_size,
+        torch_threads=settings.embedding_threads,
+    )
+
+
+def make_lifespan(
+    settings: Settings, embedder: Embedder | None = None
+) -> Callable[[FastAPI], AbstractAsyncContextManager[State]]:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[State]:
+        model: Embedder = (
+            embedder if embedder is not None else await anyio.to_thread.run_sync(build_embedder, settings)
+        )
+        redis = build_redis(settings)
+        store = ChromaLongTermStore(
+            chroma_client_factory(settings),
+            shards=settings.memory_shards,
+            collection_prefix=settings.chroma_collection_prefix,
+        )
+        try:
+            await store.ping()
+        except Exception as exc:  # start anyway: /readyz reports it, calls retry the connection
+            log.warning("chroma not reachable at startup", extra={"reason": str(exc)})
+        try:
+            yield State(
+                settings=settings,
+                redis=redis,
+                store=store,
+                embedder=model,
+                memory=MemoryService(store, model),
+                tokens=TokenCodec(settings.auth_jwt_secret.get_secret_value()),
+            )
+        finally:
+            await redis.aclose(close_connection_pool=True)
+            log.info("clients closed")
+
+    return lifespan

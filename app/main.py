@@ -1,0 +1,31 @@
+"""The app factory. `uvicorn --factory app.main:create_app` builds one app per worker."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from app.errors import ErrorBodyResponses, install_error_handlers
+from app.lifespan import make_lifespan
+from app.middleware import RequestContextMiddleware
+from app.routes import health, memories
+from app.settings import Settings
+from memory import Embedder
+from monitoring.logging import configure_logging
+
+
+def create_app(settings: Settings | None = None, *, embedder: Embedder | None = None) -> FastAPI:
+    """Build the service. `embedder` lets tests share one loaded model across apps."""
+    settings = settings or Settings()
+    configure_logging(settings.log_level)
+    app = FastAPI(
+        title="mnemo",
+        version="0.1.0",
+        summary="Memory service for chatbots",
+        lifespan=make_lifespan(settings, embedder),
+        responses=ErrorBodyResponses,
+    )
+    install_error_handlers(app)
+    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.include_router(health.router)
+    app.include_router(memories.router)
+    return app

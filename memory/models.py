@@ -1,0 +1,61 @@
+"""Domain types shared by the memory layer. Frozen dataclasses: no I/O, no framework."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Role = Literal["user", "assistant"]
+SortOrder = Literal["recent", "importance"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message handed to the long-term write pipeline."""
+
+    role: Role
+    content: str
+    name: str | None = None
+    id: str | None = None
+    timestamp: float | None = None  # epoch seconds; None means "when it arrived"
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One long-term memory record as stored in the vector store."""
+
+    id: str
+    user_id: str
+    content: str
+    created_at: float  # epoch seconds
+    session_id: str
+    source: Role
+    content_hash: str
+    importance: float | None = None
+    topic: str | None = None
+    name: str | None = None
+    source_message_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """Metadata filters applied inside the vector store query."""
+
+    session_id: str | None = None
+    exclude_session_id: str | None = None
+    topic: str | None = None
+    since: float | None = None
+    until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredMemory:
+    memory: Memory
+    score: float
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    total: int
+    items: list[Memory] = field(default_factory=list)

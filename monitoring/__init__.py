@@ -1,0 +1,1 @@
+"""Metrics and HTTP instrumentation (filled in by the operations issue)."""

@@ -1,0 +1,104 @@
+"""Session-wide real services (Redis, Chroma, the embedding model) and a per-test app client."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+from asgi_lifespan import LifespanManager
+
+from app.auth import TokenCodec
+from app.main import create_app
+from app.settings import Settings
+from memory import SentenceTransformerEmbedder
+from tests.services import ServerProcess, start_chroma, start_redis
+
+TEST_SECRET = "test-secret-" + "x" * 40
+AuthHeaders = Callable[..., dict[str, str]]
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    server = start_redis(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    server = start_chroma(tmp_path_factory.mktemp("chroma"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SentenceTransformerEmbedder:
+    """The real bundled model, loaded once for the whole run."""
+    return SentenceTransformerEmbedder()
+
+
+def make_settings(redis_url: str, chroma_url: str, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "redis_url": f"{redis_url}/0",
+        "chroma_url": chroma_url,
+        "auth_jwt_secret": TEST_SECRET,
+        "chroma_collection_prefix": f"t{uuid.uuid4().hex[:12]}",
+        "memory_shards": 4,
+        "log_level": "WARNING",
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def settings(redis_server: ServerProcess, chroma_server: ServerProcess) -> Iterator[Settings]:
+    s = make_settings(redis_server.url, chroma_server.url)
+    yield s
+    redis.Redis.from_url(s.redis_url).flushdb()
+    drop_collections(chroma_server.url, s.chroma_collection_prefix)
+
+
+def drop_collections(chroma_url: str, prefix: str) -> None:
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    host, port = chroma_url.removeprefix("http://").split(":")
+    client = chromadb.HttpClient(host=host, port=int(port), settings=ChromaSettings(anonymized_telemetry=False))
+    for col in client.list_collections():
+        name = col if isinstance(col, str) else col.name
+        if name.startswith(f"{prefix}-"):
+            client.delete_collection(name)
+
+
+@pytest.fixture
+async def client(
+    settings: Settings, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings, embedder=embedder)
+    async with (
+        LifespanManager(app, startup_timeout=120) as manager,
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=manager.app), base_url="http://mnemo.test") as c,
+    ):
+        yield c
+
+
+@pytest.fixture
+def tokens() -> TokenCodec:
+    return TokenCodec(TEST_SECRET)
+
+
+@pytest.fixture
+def auth(tokens: TokenCodec) -> AuthHeaders:
+    def headers(sub: str, role: str | None = None, ttl: int = 600) -> dict[str, str]:
+        return {"Authorization": f"Bearer {tokens.mint(sub, role=role, ttl_seconds=ttl)}"}
+
+    return headers
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent

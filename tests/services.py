@@ -1,0 +1,121 @@
+"""Real Redis and Chroma servers for tests: spawned on free loopback ports, polled until ready.
+
+A missing binary is a test failure, never a skip: the suite must not pass without the real services.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+READY_TIMEOUT_SECONDS = 60.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _redis_pings(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def chroma_heartbeat_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=0.5) as resp:  # noqa: S310
+            return bool(resp.status == 200)
+    except OSError:
+        return False
+
+
+@dataclass
+class ServerProcess:
+    url: str
+    port: int
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+
+def _wait(check: object, proc: subprocess.Popen[bytes], what: str, log_path: Path) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited with {proc.returncode}; log:\n{log_path.read_text()[-3000:]}")
+        if check():  # type: ignore[operator]
+            return
+        time.sleep(0.1)
+    proc.kill()
+    pytest.fail(f"{what} not ready after {READY_TIMEOUT_SECONDS}s; log:\n{log_path.read_text()[-3000:]}")
+
+
+def redis_binary() -> str:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server not found on PATH: install it (apt-get install redis-server); `make test` does")
+    return binary
+
+
+def chroma_binary() -> str:
+    candidate = Path(sys.executable).parent / "chroma"
+    binary = str(candidate) if candidate.exists() else shutil.which("chroma")
+    if binary is None:
+        pytest.fail("the `chroma` CLI (from the chromadb package) is not installed in this environment")
+    return binary
+
+
+def start_redis(workdir: Path, *, port: int | None = None, persist: bool = False) -> ServerProcess:
+    port = port or free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    log_path = workdir / "redis.log"
+    args = [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir)]
+    args += ["--appendonly", "yes", "--appendfsync", "always"] if persist else ["--appendonly", "no"]
+    args += ["--save", ""]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    _wait(lambda: _redis_pings(port), proc, "redis-server", log_path)
+    return ServerProcess(f"redis://127.0.0.1:{port}", port, proc, log_path)
+
+
+def start_chroma(workdir: Path, *, port: int | None = None) -> ServerProcess:
+    port = port or free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    log_path = workdir / "chroma.log"
+    url = f"http://127.0.0.1:{port}"
+    args = [chroma_binary(), "run", "--path", str(workdir / "data"), "--host", "127.0.0.1", "--port", str(port)]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    _wait(lambda: chroma_heartbeat_ok(url), proc, "chroma", log_path)
+    return ServerProcess(url, port, proc, log_path)
+
+
+@contextlib.contextmanager
+def running(server: ServerProcess) -> Iterator[ServerProcess]:
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from app.settings import Settings
+
+GOOD = "k" * 48
+
+
+class TestJwtSecret:
+    @pytest.mark.parametrize("secret", ["", "   ", "changeme", "secret", "CHANGE-ME", "<your secret>", "short"])
+    def test_placeholder_or_short_secret_is_refused(self, secret: str) -> None:
+        with pytest.raises(ValidationError, match="AUTH_JWT_SECRET"):
+            Settings(_env_file=None, auth_jwt_secret=secret)  # type: ignore[arg-type,call-arg]
+
+    def test_missing_secret_is_refused_with_help(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delenv("AUTH_JWT_SECRET", raising=False)
+        with pytest.raises(ValidationError, match="secrets.token_urlsafe"):
+            Settings(_env_file=None)  # type: ignore[call-arg]
+
+    def test_random_secret_is_accepted(self) -> None:
+        s = Settings(_env_file=None, auth_jwt_secret=GOOD)  # type: ignore[arg-type,call-arg]
+        assert s.auth_jwt_secret.get_secret_value() == GOOD
+        assert GOOD not in repr(s)
+
+
+class TestEnvironmentNames:
+    def test_seed_variable_names_are_honoured(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        env = {
+            "REDIS_URL": "redis://example:6390/2",
+            "CHROMA_URL": "http://chroma:8000",
+            "AUTH_JWT_SECRET": GOOD,
+            "LLM_MODEL": "qwen2.5:7b",
+            "LLM_BASE_URL": "http://ollama:11434/v1",
+            "EMBEDDING_MODEL": "/models/minilm",
+            "MEMORY_SHARDS": "32",
+            "RATE_LIMIT_PER_MINUTE": "50",
+        }
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        s = Settings(_env_file=None)  # type: ignore[call-arg]
+        assert s.redis_url == "redis://example:6390/2"
+        assert s.chroma_url == "http://chroma:8000"
+        assert s.llm_model == "qwen2.5:7b"
+        assert s.llm_base_url == "http://ollama:11434/v1"
+        assert s.embedding_model == "/models/minilm"
+        assert s.memory_shards == 32
+        assert s.rate_limit_per_minute == 50
+
+    def test_dotenv_file_is_read(self, tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+        from pathlib import Path
+
+        assert isinstance(tmp_path, Path)
+        monkeypatch.delenv("AUTH_JWT_SECRET", raising=False)
+        env_file = tmp_path / ".env"
+        env_file.write_text(f"AUTH_JWT_SECRET={GOOD}\nMEMORY_SHARDS=7\n")
+        s = Settings(_env_file=env_file)  # type: ignore[call-arg]
+        assert s.memory_shards == 7
+
+    @pytest.mark.parametrize("shards", ["0", "-1", "many"])
+    def test_bad_shard_count_is_refused(self, shards: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("MEMORY_SHARDS", shards)
+        with pytest.raises(ValidationError, match="memory_shards"):
+            Settings(_env_file=None, auth_jwt_secret=GOOD)  # type: ignore[arg-type,call-arg]

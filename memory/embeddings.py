@@ -61,7 +61,7 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         # torch modules are not guaranteed re-entrant; one inference at a time per process.
         self._lock = threading.Lock()
-        dim = self._model.get_sentence_embedding_dimension()
+        dim = self._model.get_embedding_dimension()
         if dim is None:
             raise ValueError(f"model at {path} does not report an embedding dimension")
         self._dimension = int(dim)

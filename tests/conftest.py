@@ -67,7 +67,9 @@ def drop_collections(chroma_url: str, prefix: str) -> None:
     from chromadb.config import Settings as ChromaSettings
 
     host, port = chroma_url.removeprefix("http://").split(":")
-    client = chromadb.HttpClient(host=host, port=int(port), settings=ChromaSettings(anonymized_telemetry=False))
+    client = chromadb.HttpClient(
+        host=host, port=int(port), settings=ChromaSettings(anonymized_telemetry=False)
+    )
     for col in client.list_collections():
         name = col if isinstance(col, str) else col.name
         if name.startswith(f"{prefix}-"):

@@ -1,6 +1,7 @@
 """Real Redis and Chroma servers for tests: spawned on free loopback ports, polled until ready.
 
-A missing binary is a test failure, never a skip: the suite must not pass without the real services.
+A missing binary raises (an ERROR in pytest, never a skip): the suite must not pass without the real
+services. Benchmarks in bench/ use the same helpers.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 READY_TIMEOUT_SECONDS = 60.0
+
+
+class ServiceStartError(RuntimeError):
+    pass
 
 
 def free_port() -> int:
@@ -65,18 +68,20 @@ def _wait(check: object, proc: subprocess.Popen[bytes], what: str, log_path: Pat
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"{what} exited with {proc.returncode}; log:\n{log_path.read_text()[-3000:]}")
+            raise ServiceStartError(f"{what} exited with {proc.returncode}; log:\n{log_path.read_text()[-3000:]}")
         if check():  # type: ignore[operator]
             return
         time.sleep(0.1)
     proc.kill()
-    pytest.fail(f"{what} not ready after {READY_TIMEOUT_SECONDS}s; log:\n{log_path.read_text()[-3000:]}")
+    raise ServiceStartError(f"{what} not ready after {READY_TIMEOUT_SECONDS}s; log:\n{log_path.read_text()[-3000:]}")
 
 
 def redis_binary() -> str:
     binary = shutil.which("redis-server")
     if binary is None:
-        pytest.fail("redis-server not found on PATH: install it (apt-get install redis-server); `make test` does")
+        raise ServiceStartError(
+            "redis-server not found on PATH: install it (apt-get install redis-server); `make test` does"
+        )
     return binary
 
 
@@ -84,7 +89,7 @@ def chroma_binary() -> str:
     candidate = Path(sys.executable).parent / "chroma"
     binary = str(candidate) if candidate.exists() else shutil.which("chroma")
     if binary is None:
-        pytest.fail("the `chroma` CLI (from the chromadb package) is not installed in this environment")
+        raise ServiceStartError("the `chroma` CLI (from the chromadb package) is not installed in this environment")
     return binary
 
 
@@ -106,7 +111,16 @@ def start_chroma(workdir: Path, *, port: int | None = None) -> ServerProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     log_path = workdir / "chroma.log"
     url = f"http://127.0.0.1:{port}"
-    args = [chroma_binary(), "run", "--path", str(workdir / "data"), "--host", "127.0.0.1", "--port", str(port)]
+    args = [
+        chroma_binary(),
+        "run",
+        "--path",
+        str(workdir / "data"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
     _wait(lambda: chroma_heartbeat_ok(url), proc, "chroma", log_path)

@@ -38,21 +38,21 @@ class TestIngestRequest:
 
     def test_duplicate_ids_rejected(self) -> None:
         with pytest.raises(ValidationError, match="unique"):
-            IngestRequest(session_id="s", messages=[self._msg(id="a"), self._msg(id="a")])  # type: ignore[list-item]
+            IngestRequest(session_id="s", messages=[self._msg(id="a"), self._msg(id="a")])
 
     @pytest.mark.parametrize("content", ["", "   ", "x" * 32_001])
     def test_bad_content(self, content: str) -> None:
         with pytest.raises(ValidationError):
-            IngestRequest(session_id="s", messages=[self._msg(content=content)])  # type: ignore[list-item]
+            IngestRequest(session_id="s", messages=[self._msg(content=content)])
 
     def test_max_content_accepted(self) -> None:
-        req = IngestRequest(session_id="s", messages=[self._msg(content="字" * 32_000)])  # type: ignore[list-item]
+        req = IngestRequest(session_id="s", messages=[self._msg(content="字" * 32_000)])
         assert len(req.messages[0].content) == 32_000
 
     @pytest.mark.parametrize("session_id", ["", "a b", "x" * 129, "{a}"])
     def test_bad_session_id(self, session_id: str) -> None:
         with pytest.raises(ValidationError):
-            IngestRequest(session_id=session_id, messages=[self._msg()])  # type: ignore[list-item]
+            IngestRequest(session_id=session_id, messages=[self._msg()])
 
 
 class TestSearchRequest:

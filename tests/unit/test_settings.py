@@ -9,18 +9,20 @@ GOOD = "k" * 48
 
 
 class TestJwtSecret:
-    @pytest.mark.parametrize("secret", ["", "   ", "changeme", "secret", "CHANGE-ME", "<your secret>", "short"])
+    @pytest.mark.parametrize(
+        "secret", ["", "   ", "changeme", "secret", "CHANGE-ME", "<your secret>", "short"]
+    )
     def test_placeholder_or_short_secret_is_refused(self, secret: str) -> None:
         with pytest.raises(ValidationError, match="AUTH_JWT_SECRET"):
-            Settings(_env_file=None, auth_jwt_secret=secret)  # type: ignore[arg-type,call-arg]
+            Settings(_env_file=None, auth_jwt_secret=secret)
 
     def test_missing_secret_is_refused_with_help(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("AUTH_JWT_SECRET", raising=False)
         with pytest.raises(ValidationError, match="secrets.token_urlsafe"):
-            Settings(_env_file=None)  # type: ignore[call-arg]
+            Settings(_env_file=None)
 
     def test_random_secret_is_accepted(self) -> None:
-        s = Settings(_env_file=None, auth_jwt_secret=GOOD)  # type: ignore[arg-type,call-arg]
+        s = Settings(_env_file=None, auth_jwt_secret=GOOD)
         assert s.auth_jwt_secret.get_secret_value() == GOOD
         assert GOOD not in repr(s)
 
@@ -39,7 +41,7 @@ class TestEnvironmentNames:
         }
         for key, value in env.items():
             monkeypatch.setenv(key, value)
-        s = Settings(_env_file=None)  # type: ignore[call-arg]
+        s = Settings(_env_file=None)
         assert s.redis_url == "redis://example:6390/2"
         assert s.chroma_url == "http://chroma:8000"
         assert s.llm_model == "qwen2.5:7b"
@@ -55,11 +57,11 @@ class TestEnvironmentNames:
         monkeypatch.delenv("AUTH_JWT_SECRET", raising=False)
         env_file = tmp_path / ".env"
         env_file.write_text(f"AUTH_JWT_SECRET={GOOD}\nMEMORY_SHARDS=7\n")
-        s = Settings(_env_file=env_file)  # type: ignore[call-arg]
+        s = Settings(_env_file=env_file)
         assert s.memory_shards == 7
 
     @pytest.mark.parametrize("shards", ["0", "-1", "many"])
     def test_bad_shard_count_is_refused(self, shards: str, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("MEMORY_SHARDS", shards)
         with pytest.raises(ValidationError, match="memory_shards"):
-            Settings(_env_file=None, auth_jwt_secret=GOOD)  # type: ignore[arg-type,call-arg]
+            Settings(_env_file=None, auth_jwt_secret=GOOD)

@@ -1,0 +1,35 @@
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+run: ## install, start Redis + Chroma if needed, serve the API on :8000 (2 workers)
+	scripts/run.sh
+
+stop: ## stop the Redis/Chroma servers that `make run` started
+	scripts/stop.sh
+
+install-dev:
+	scripts/bootstrap.sh dev
+	scripts/ensure_redis_server.sh
+
+lint: install-dev ## ruff, ruff format --check, mypy --strict
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+	.venv/bin/mypy
+
+test: lint ## the whole suite: lint + type check + every test against real Redis/Chroma
+	.venv/bin/pytest
+
+test-unit: install-dev ## only the fast unit tests
+	.venv/bin/pytest tests/unit
+
+format: install-dev ## apply ruff's fixes and formatting
+	.venv/bin/ruff check --fix .
+	.venv/bin/ruff format .
+
+bench: install-dev ## search latency at 10k memories across 100 users
+	.venv/bin/python bench/search_latency.py
+
+.PHONY: help run stop install-dev lint test test-unit format bench

@@ -1,0 +1,191 @@
+"""Search latency through the HTTP API at N memories across M users.
+
+    .venv/bin/python bench/search_latency.py                      # 10k memories, 100 users
+    .venv/bin/python bench/search_latency.py --memories 100000 --users 1000
+
+Starts its own redis-server and `chroma run` on free loopback ports (data in a temp dir), serves the
+app in-process (ASGI, real lifespan, real embedding model), ingests synthetic zh+en memories through
+`POST /v1/memory/{user}/messages`, then times sequential `POST .../search` calls from one client.
+Prints a table and writes JSON to bench/results/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+from asgi_lifespan import LifespanManager  # noqa: E402
+
+from app.auth import TokenCodec  # noqa: E402
+from app.main import create_app  # noqa: E402
+from app.settings import Settings  # noqa: E402
+from tests.services import start_chroma, start_redis  # noqa: E402
+
+SECRET = "bench-" + "s" * 48
+EN_FACTS = [
+    "I moved to {city} last {month} for a new job as a {job}.",
+    "My favourite food is {food}, I eat it every weekend.",
+    "Remind me to call {name} about the {thing} on {day}.",
+    "I am learning to play the {instrument} with my friend {name}.",
+    "We are planning a trip to {city} in {month} with the kids.",
+    "My order number for the {thing} is {num}.",
+]
+ZH_FACTS = [
+    "我上个{month_zh}搬到了{city_zh}，新工作是{job_zh}。",
+    "我最喜欢吃{food_zh}，每个周末都吃。",
+    "提醒我{day_zh}给{name_zh}打电话说{thing_zh}的事。",
+    "我在和朋友{name_zh}一起学{instrument_zh}。",
+    "我们打算{month_zh}带孩子去{city_zh}旅行。",
+    "我买的{thing_zh}订单号是{num}。",
+]
+EN_QUERIES = [
+    "Where did I move to?",
+    "What food do I like?",
+    "Who should I call?",
+    "Which instrument am I learning?",
+]
+ZH_QUERIES = ["我搬到哪里了？", "我喜欢吃什么？", "我要给谁打电话？", "我在学什么乐器？"]
+VOCAB = {
+    "city": ["Lisbon", "Osaka", "Denver", "Nairobi", "Oslo"],
+    "month": ["March", "June", "October", "January"],
+    "job": ["nurse", "teacher", "data engineer", "chef"],
+    "food": ["ramen", "tacos", "dumplings", "paella"],
+    "name": ["Maria", "Tom", "Aiko", "Sam"],
+    "thing": ["laptop", "insurance", "contract", "sofa"],
+    "day": ["Monday", "Friday", "Sunday"],
+    "instrument": ["piano", "violin", "guitar"],
+    "city_zh": ["杭州", "成都", "大连", "厦门", "西安"],
+    "month_zh": ["三月", "六月", "十月", "一月"],
+    "job_zh": ["护士", "老师", "数据工程师", "厨师"],
+    "food_zh": ["火锅", "饺子", "小笼包", "烤鸭"],
+    "name_zh": ["王芳", "李雷", "张伟", "刘洋"],
+    "thing_zh": ["电脑", "保险", "合同", "沙发"],
+    "day_zh": ["周一", "周五", "周日"],
+    "instrument_zh": ["钢琴", "小提琴", "吉他"],
+}
+
+
+def fact(rng: random.Random) -> str:
+    template = rng.choice(EN_FACTS + ZH_FACTS)
+    values = {k: rng.choice(v) for k, v in VOCAB.items()}
+    values["num"] = str(rng.randrange(10**9, 10**10))
+    return template.format(**values)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+async def run(args: argparse.Namespace) -> dict[str, object]:
+    rng = random.Random(args.seed)
+    workdir = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
+    redis = start_redis(workdir / "redis")
+    chroma = start_chroma(workdir / "chroma")
+    try:
+        settings = Settings(
+            _env_file=None,
+            redis_url=f"{redis.url}/0",
+            chroma_url=chroma.url,
+            auth_jwt_secret=SECRET,
+            memory_shards=args.shards,
+            log_level="WARNING",
+        )  # type: ignore[call-arg]
+        tokens = TokenCodec(SECRET)
+        app = create_app(settings)
+        async with (
+            LifespanManager(app, startup_timeout=180) as manager,
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=manager.app), base_url="http://bench", timeout=120
+            ) as client,
+        ):
+            users = [f"user-{i:05d}" for i in range(args.users)]
+            headers = {u: {"Authorization": f"Bearer {tokens.mint(u, ttl_seconds=86400)}"} for u in users}
+            per_user = args.memories // args.users
+            start = time.perf_counter()
+            base_ts = 1_700_000_000
+            for u in users:
+                for offset in range(0, per_user, args.batch):
+                    n = min(args.batch, per_user - offset)
+                    messages = [
+                        {
+                            "role": "user",
+                            "content": fact(rng),
+                            "id": f"{u}-{offset + i}",
+                            "timestamp": base_ts + offset + i,
+                        }
+                        for i in range(n)
+                    ]
+                    resp = await client.post(
+                        f"/v1/memory/{u}/messages",
+                        json={"session_id": f"s{offset // args.batch}", "messages": messages},
+                        headers=headers[u],
+                    )
+                    resp.raise_for_status()
+            ingest_seconds = time.perf_counter() - start
+            stored = per_user * len(users)
+
+            for _ in range(args.warmup):
+                u = rng.choice(users)
+                await client.post(f"/v1/memory/{u}/search", json={"query": "warm up"}, headers=headers[u])
+            latencies: list[float] = []
+            for _ in range(args.queries):
+                u = rng.choice(users)
+                query = rng.choice(EN_QUERIES + ZH_QUERIES)
+                t0 = time.perf_counter()
+                resp = await client.post(
+                    f"/v1/memory/{u}/search", json={"query": query, "top_k": 10}, headers=headers[u]
+                )
+                latencies.append((time.perf_counter() - t0) * 1000)
+                resp.raise_for_status()
+    finally:
+        chroma.stop()
+        redis.stop()
+
+    return {
+        "memories": stored,
+        "users": args.users,
+        "shards": args.shards,
+        "queries": args.queries,
+        "search_p50_ms": round(percentile(latencies, 50), 1),
+        "search_p95_ms": round(percentile(latencies, 95), 1),
+        "search_mean_ms": round(statistics.fmean(latencies), 1),
+        "ingest_memories_per_s": round(stored / ingest_seconds, 1),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--shards", type=int, default=16)
+    parser.add_argument("--batch", type=int, default=100, help="messages per /messages call")
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    result = asyncio.run(run(args))
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"search_latency_{result['memories']}.json").write_text(json.dumps(result, indent=2))
+    width = max(len(k) for k in result)
+    sys.stdout.write("\n".join(f"{k:<{width}}  {v}" for k, v in result.items()) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `make run`: install, make sure Redis and Chroma answer (starting local ones if not), serve on :8000.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/bootstrap.sh
+py=.venv/bin/python
+
+if [ ! -f .env ]; then
+    echo "AUTH_JWT_SECRET=$($py -c 'import secrets; print(secrets.token_urlsafe(48))')" > .env
+    chmod 600 .env
+    echo "==> wrote a random AUTH_JWT_SECRET to .env (keep it; tokens are signed with it)"
+fi
+set -a
+# shellcheck disable=SC1091
+. ./.env
+set +a
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+export CHROMA_URL="${CHROMA_URL:-http://127.0.0.1:8001}"
+mkdir -p data/redis data/chroma
+
+if $py scripts/probe.py redis "$REDIS_URL"; then
+    echo "==> using the Redis at $REDIS_URL"
+else
+    scripts/ensure_redis_server.sh
+    port="$($py scripts/probe.py port "$REDIS_URL")"
+    echo "==> starting redis-server on 127.0.0.1:$port (data in ./data/redis, AOF on)"
+    redis-server --port "$port" --bind 127.0.0.1 --daemonize yes --dir "$PWD/data/redis" \
+        --appendonly yes --save "60 1" --logfile "$PWD/data/redis/redis.log" --pidfile "$PWD/data/redis/redis.pid"
+    $py scripts/probe.py redis "$REDIS_URL" --wait 30 || { echo "redis-server did not start; see data/redis/redis.log" >&2; exit 1; }
+fi
+
+if $py scripts/probe.py chroma "$CHROMA_URL"; then
+    echo "==> using the Chroma server at $CHROMA_URL"
+else
+    port="$($py scripts/probe.py port "$CHROMA_URL")"
+    echo "==> starting chroma on 127.0.0.1:$port (data in ./data/chroma)"
+    nohup .venv/bin/chroma run --path "$PWD/data/chroma" --host 127.0.0.1 --port "$port" \
+        > data/chroma/chroma.log 2>&1 &
+    echo $! > data/chroma/chroma.pid
+    $py scripts/probe.py chroma "$CHROMA_URL" --wait 90 || { echo "chroma did not start; see data/chroma/chroma.log" >&2; exit 1; }
+fi
+
+port="${PORT:-8000}"
+cat <<TXT
+
+==> mnemo is starting on http://127.0.0.1:$port with ${WORKERS:-2} workers
+    token:  TOKEN=\$(.venv/bin/python -m app.token --sub alice)
+    store:  curl -s -X POST localhost:$port/v1/memory/alice/messages -H "Authorization: Bearer \$TOKEN" \\
+              -H 'content-type: application/json' \\
+              -d '{"session_id":"s1","messages":[{"role":"user","content":"我住在杭州，记住这个","id":"m1"}]}'
+    search: curl -s -X POST localhost:$port/v1/memory/alice/search -H "Authorization: Bearer \$TOKEN" \\
+              -H 'content-type: application/json' -d '{"query":"我住在哪个城市？"}'
+    stop:   Ctrl-C (then 'make stop' to stop the Redis/Chroma this script started)
+
+TXT
+exec .venv/bin/uvicorn --factory app.main:create_app --host "${HOST:-0.0.0.0}" --port "$port" \
+    --workers "${WORKERS:-2}" --no-access-log

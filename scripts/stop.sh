@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Stop the Redis and Chroma servers that scripts/run.sh started (never ones it found running).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for pidfile in data/chroma/chroma.pid data/redis/redis.pid; do
+    if [ -f "$pidfile" ]; then
+        pid="$(cat "$pidfile")"
+        if kill "$pid" 2>/dev/null; then echo "stopped $pidfile ($pid)"; fi
+        rm -f "$pidfile"
+    fi
+done

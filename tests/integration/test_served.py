@@ -1,0 +1,88 @@
+"""The service as `make run` serves it: `uvicorn --factory app.main:create_app` with 2 workers,
+configured only through environment variables."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.auth import TokenCodec
+from tests.conftest import TEST_SECRET, drop_collections
+from tests.services import ServerProcess, free_port
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def served(tmp_path: Path, redis_server: ServerProcess, chroma_server: ServerProcess) -> Iterator[str]:
+    port = free_port()
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    env = {
+        **os.environ,
+        "REDIS_URL": f"{redis_server.url}/1",
+        "CHROMA_URL": chroma_server.url,
+        "AUTH_JWT_SECRET": TEST_SECRET,
+        "CHROMA_COLLECTION_PREFIX": prefix,
+        "MEMORY_SHARDS": "2",
+    }
+    log = (tmp_path / "uvicorn.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
+        + ["--app-dir", str(Path(__file__).resolve().parents[2])]
+        + ["--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
+        env=env,
+        cwd=tmp_path,  # no .env there: configuration comes from the environment only
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"uvicorn exited: {(tmp_path / 'uvicorn.log').read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        else:
+            pytest.fail("uvicorn did not become ready")
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+        drop_collections(chroma_server.url, prefix)
+
+
+def test_two_workers_serve_the_memory_api(served: str) -> None:
+    headers = {"Authorization": f"Bearer {TokenCodec(TEST_SECRET).mint('alice')}"}
+    with httpx.Client(base_url=served, headers=headers, timeout=30) as http:
+        stored = http.post(
+            "/v1/memory/alice/messages",
+            json={
+                "session_id": "s1",
+                "messages": [
+                    {"role": "user", "content": "我住在杭州，记住这个", "id": "zh"},
+                    {"role": "user", "content": "I keep bees on my rooftop", "id": "en"},
+                ],
+            },
+        )
+        assert stored.status_code == 200, stored.text
+        # Several calls so both workers are very likely to answer at least once.
+        for _ in range(6):
+            zh = http.post("/v1/memory/alice/search", json={"query": "我住在哪个城市？"}).json()
+            en = http.post("/v1/memory/alice/search", json={"query": "what insects do I keep?"}).json()
+            assert zh["results"][0]["source_message_ids"] == ["zh"]
+            assert en["results"][0]["source_message_ids"] == ["en"]
+        assert http.get("/healthz").status_code == 200

@@ -104,7 +104,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             auth_jwt_secret=SECRET,
             memory_shards=args.shards,
             log_level="WARNING",
-        )  # type: ignore[call-arg]
+        )
         tokens = TokenCodec(SECRET)
         app = create_app(settings)
         async with (

@@ -68,12 +68,16 @@ def _wait(check: object, proc: subprocess.Popen[bytes], what: str, log_path: Pat
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise ServiceStartError(f"{what} exited with {proc.returncode}; log:\n{log_path.read_text()[-3000:]}")
+            raise ServiceStartError(
+                f"{what} exited with {proc.returncode}; log:\n{log_path.read_text()[-3000:]}"
+            )
         if check():  # type: ignore[operator]
             return
         time.sleep(0.1)
     proc.kill()
-    raise ServiceStartError(f"{what} not ready after {READY_TIMEOUT_SECONDS}s; log:\n{log_path.read_text()[-3000:]}")
+    raise ServiceStartError(
+        f"{what} not ready after {READY_TIMEOUT_SECONDS}s; log:\n{log_path.read_text()[-3000:]}"
+    )
 
 
 def redis_binary() -> str:
@@ -89,7 +93,9 @@ def chroma_binary() -> str:
     candidate = Path(sys.executable).parent / "chroma"
     binary = str(candidate) if candidate.exists() else shutil.which("chroma")
     if binary is None:
-        raise ServiceStartError("the `chroma` CLI (from the chromadb package) is not installed in this environment")
+        raise ServiceStartError(
+            "the `chroma` CLI (from the chromadb package) is not installed in this environment"
+        )
     return binary
 
 

@@ -18,3 +18,21 @@ class StoreUnavailable(MemoryError_):
         super().__init__(f"{store} unavailable: {reason}")
         self.store = store
         self.reason = reason
+
+
+class SessionBusy(MemoryError_):
+    """Another turn holds the session lock and did not release it within the bounded wait."""
+
+    def __init__(self, session_id: str, waited_seconds: float) -> None:
+        super().__init__(f"session {session_id!r} is busy with another turn (waited {waited_seconds:g}s)")
+        self.session_id = session_id
+
+
+class UpstreamFailed(MemoryError_):
+    """The language model could not produce an answer. `timeout` distinguishes 504 from 502."""
+
+    def __init__(self, reason: str, *, timeout: bool = False, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.timeout = timeout
+        self.status = status

@@ -1,0 +1,56 @@
+"""Every Redis key mnemo uses, built in one place.
+
+Per-user keys carry the user id in a Redis Cluster hash tag (`mnemo:{alice}:...`), so every key of one
+user hashes to one slot and multi-key scripts stay cluster-safe.
+"""
+
+from __future__ import annotations
+
+PREFIX = "mnemo"
+SESSION_PARTS = ("summary", "actions", "buffer", "lock")
+
+
+def user_prefix(user_id: str) -> str:
+    return f"{PREFIX}:{{{user_id}}}"
+
+
+def user_pattern(user_id: str) -> str:
+    """SCAN pattern matching every key of one user (braces are glob-literal; ids never contain []*?)."""
+    return f"{user_prefix(user_id)}:*"
+
+
+def session_prefix(user_id: str, session_id: str) -> str:
+    return f"{user_prefix(user_id)}:s:{session_id}"
+
+
+def summary(user_id: str, session_id: str) -> str:
+    return f"{session_prefix(user_id, session_id)}:summary"
+
+
+def actions(user_id: str, session_id: str) -> str:
+    return f"{session_prefix(user_id, session_id)}:actions"
+
+
+def buffer(user_id: str, session_id: str) -> str:
+    return f"{session_prefix(user_id, session_id)}:buffer"
+
+
+def lock(user_id: str, session_id: str) -> str:
+    return f"{session_prefix(user_id, session_id)}:lock"
+
+
+def slot(user_id: str, session_id: str, name: str) -> str:
+    return f"{session_prefix(user_id, session_id)}:slot:{name}"
+
+
+def slot_pattern(user_id: str, session_id: str) -> str:
+    return f"{session_prefix(user_id, session_id)}:slot:*"
+
+
+def session_pattern(user_id: str, session_id: str) -> str:
+    return f"{session_prefix(user_id, session_id)}:*"
+
+
+# Long-term write outbox: one stream for all users, one consumer group across every worker.
+OUTBOX_STREAM = f"{PREFIX}:outbox"
+OUTBOX_GROUP = "ltm-writers"

@@ -1,0 +1,362 @@
+"""Short-term, per user + session state in Redis: summary, recent actions, message buffer, slots, lock.
+
+Atomicity: one turn is recorded by a single Lua script (buffer add + trim, action push, slots, TTLs),
+the summary is replaced only by compare-and-set on its version, and the session lock is released or
+extended only by the holder of its token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+
+from redis.asyncio import Redis
+
+from memory import keys
+from memory.actions import coding_mode
+from memory.errors import SessionBusy
+from memory.slots import Slot
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], float]
+SLOT_NAMES = ("date", "month", "time", "place", "order_number", "contract_number", "quote_number")
+
+# KEYS: buffer, actions, summary, slot keys...   ARGV: buffer_size, actions_kept, session_ttl, slot_ttl,
+# action_json ('' for none), n_members, score1, member1, ..., then one value per slot key
+_RECORD_TURN = """
+local buffer_size = tonumber(ARGV[1])
+local actions_kept = tonumber(ARGV[2])
+local session_ttl = tonumber(ARGV[3])
+local slot_ttl = tonumber(ARGV[4])
+local n = tonumber(ARGV[6])
+for i = 0, n - 1 do
+  redis.call('ZADD', KEYS[1], ARGV[7 + 2 * i], ARGV[8 + 2 * i])
+end
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(buffer_size + 1))
+redis.call('EXPIRE', KEYS[1], session_ttl)
+if ARGV[5] ~= '' then
+  local seq = redis.call('HINCRBY', KEYS[2], 'seq', 1)
+  redis.call('HSET', KEYS[2], tostring(seq), ARGV[5])
+  local old = seq - actions_kept
+  if old > 0 then redis.call('HDEL', KEYS[2], tostring(old)) end
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], session_ttl) end
+if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], session_ttl) end
+local first_slot_arg = 7 + 2 * n
+for k = 4, #KEYS do
+  redis.call('SET', KEYS[k], ARGV[first_slot_arg + k - 4], 'EX', slot_ttl)
+end
+return redis.call('ZCARD', KEYS[1])
+"""
+
+# KEYS: summary   ARGV: expected version, new JSON, ttl   -> new version, or -1 when the version moved
+_SUMMARY_CAS = """
+local current = redis.call('GET', KEYS[1])
+local version = 0
+if current then
+  local ok, decoded = pcall(cjson.decode, current)
+  if ok and type(decoded) == 'table' and tonumber(decoded['version']) then
+    version = tonumber(decoded['version'])
+  end
+end
+if version ~= tonumber(ARGV[1]) then return -1 end
+redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
+return version + 1
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+_EXTEND = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLimits:
+    buffer_size: int = 10
+    actions_kept: int = 5
+    session_ttl_seconds: int = 7200
+    slot_ttl_seconds: int = 1800
+    lock_ttl_seconds: int = 5
+    lock_wait_seconds: float = 10.0
+    summary_max_chars: int = 80
+    summary_fresh_seconds: int = 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    text: str
+    last_update: float
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    action_type: str
+    timestamp: float
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class BufferedMessage:
+    id: str
+    role: str
+    content: str
+    timestamp: float
+    name: str | None = None
+
+    def to_member(self) -> str:
+        return json.dumps(
+            {
+                "id": self.id,
+                "role": self.role,
+                "content": self.content,
+                "ts": self.timestamp,
+                "name": self.name,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_member(cls, raw: str) -> BufferedMessage:
+        data = json.loads(raw)
+        return cls(
+            id=data["id"],
+            role=data["role"],
+            content=data["content"],
+            timestamp=data["ts"],
+            name=data.get("name"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SlotValue:
+    raw: str
+    value: str
+    updated_at: float
+    ttl_seconds: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    summary: Summary | None
+    actions: list[Action] = field(default_factory=list)  # oldest first
+    buffer: list[BufferedMessage] = field(default_factory=list)  # oldest first
+    slots: dict[str, SlotValue] = field(default_factory=dict)
+
+    @property
+    def coding_mode(self) -> bool:
+        return coding_mode([a.action_type for a in self.actions])
+
+    @property
+    def mode(self) -> str:
+        return "coding" if self.coding_mode else "default"
+
+    @property
+    def is_empty(self) -> bool:
+        return self.summary is None and not self.actions and not self.buffer and not self.slots
+
+
+class SessionStore:
+    def __init__(
+        self, redis: Redis, limits: SessionLimits | None = None, *, clock: Clock = time.time
+    ) -> None:
+        self._redis = redis
+        self.limits = limits or SessionLimits()
+        self._clock = clock
+        self._record = redis.register_script(_RECORD_TURN)
+        self._cas = redis.register_script(_SUMMARY_CAS)
+        self._release = redis.register_script(_RELEASE)
+        self._extend = redis.register_script(_EXTEND)
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    async def load(self, user_id: str, session_id: str, *, with_ttls: bool = False) -> SessionState:
+        slot_keys = [keys.slot(user_id, session_id, n) for n in SLOT_NAMES]
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.get(keys.summary(user_id, session_id))
+            pipe.hgetall(keys.actions(user_id, session_id))
+            pipe.zrange(keys.buffer(user_id, session_id), 0, -1)
+            pipe.mget(slot_keys)
+            if with_ttls:
+                for key in slot_keys:
+                    pipe.ttl(key)
+            results = await pipe.execute()
+        raw_summary, raw_actions, raw_buffer, raw_slots = results[:4]
+        ttls = results[4:] if with_ttls else [None] * len(slot_keys)
+        return SessionState(
+            summary=_parse_summary(raw_summary),
+            actions=_parse_actions(raw_actions),
+            buffer=[BufferedMessage.from_member(m) for m in raw_buffer],
+            slots={
+                name: _parse_slot(raw, ttl)
+                for name, raw, ttl in zip(SLOT_NAMES, raw_slots, ttls, strict=True)
+                if raw is not None
+            },
+        )
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    async def record_turn(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[BufferedMessage],
+        *,
+        action: Action | None = None,
+        slots: Sequence[Slot] = (),
+    ) -> int:
+        """Add messages to the buffer (trimmed to the newest N in the same step), push the action,
+        store slots, refresh TTLs. Returns the buffer length."""
+        now = self._clock()
+        latest = {s.name: s for s in slots if s.name in SLOT_NAMES}
+        slot_keys = [keys.slot(user_id, session_id, name) for name in latest]
+        slot_values = [
+            json.dumps({"raw": s.raw, "value": s.value, "updated_at": now}, ensure_ascii=False)
+            for s in latest.values()
+        ]
+        action_json = (
+            json.dumps(
+                {
+                    "action_type": action.action_type,
+                    "timestamp": action.timestamp,
+                    "content_hash": action.content_hash,
+                }
+            )
+            if action
+            else ""
+        )
+        lim = self.limits
+        args: list[str | int | float] = [
+            lim.buffer_size,
+            lim.actions_kept,
+            lim.session_ttl_seconds,
+            lim.slot_ttl_seconds,
+            action_json,
+            len(messages),
+        ]
+        for m in messages:
+            args += [m.timestamp, m.to_member()]
+        args += slot_values
+        result = await self._record(
+            keys=[
+                keys.buffer(user_id, session_id),
+                keys.actions(user_id, session_id),
+                keys.summary(user_id, session_id),
+            ]
+            + slot_keys,
+            args=args,
+        )
+        return int(result)
+
+    async def replace_summary(
+        self, user_id: str, session_id: str, text: str, *, expected_version: int
+    ) -> int | None:
+        """Compare-and-set: writes only if the stored version is still `expected_version`.
+        Returns the new version, or None when another writer got there first."""
+        new_version = expected_version + 1
+        payload = json.dumps(
+            {"summary": text, "last_update": self._clock(), "version": new_version}, ensure_ascii=False
+        )
+        result = int(
+            await self._cas(
+                keys=[keys.summary(user_id, session_id)],
+                args=[expected_version, payload, self.limits.session_ttl_seconds],
+            )
+        )
+        return None if result < 0 else result
+
+    async def delete(self, user_id: str, session_id: str) -> int:
+        session_keys = [
+            keys.summary(user_id, session_id),
+            keys.actions(user_id, session_id),
+            keys.buffer(user_id, session_id),
+            keys.lock(user_id, session_id),
+        ] + [keys.slot(user_id, session_id, n) for n in SLOT_NAMES]
+        return int(await self._redis.delete(*session_keys))
+
+    # -- lock ----------------------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def lock(self, user_id: str, session_id: str) -> AsyncIterator[str]:
+        """`SET key token NX EX ttl`; waits at most `lock_wait_seconds`, then raises SessionBusy.
+        While held, a background task extends the TTL so a long LLM call keeps it; if this process
+        dies, the lock expires after `lock_ttl_seconds`."""
+        key = keys.lock(user_id, session_id)
+        token = secrets.token_hex(16)
+        ttl = self.limits.lock_ttl_seconds
+        deadline = time.monotonic() + self.limits.lock_wait_seconds
+        delay = 0.005
+        while not await self._redis.set(key, token, nx=True, ex=ttl):
+            if time.monotonic() >= deadline:
+                raise SessionBusy(session_id, self.limits.lock_wait_seconds)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        keeper = asyncio.create_task(self._keep_alive(key, token, ttl))
+        try:
+            yield token
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+            # shield: a cancelled request must still give the lock back
+            await asyncio.shield(self._release(keys=[key], args=[token]))
+
+    async def _keep_alive(self, key: str, token: str, ttl: int) -> None:
+        while True:
+            await asyncio.sleep(ttl / 2.5)
+            try:
+                if not await self._extend(keys=[key], args=[token, int(ttl * 1000)]):
+                    log.warning("session lock lost before the turn finished", extra={"key": key})
+                    return
+            except Exception:  # Redis hiccup: try again next tick; the lock's TTL still protects us
+                log.warning("could not extend session lock", exc_info=True)
+
+
+def _parse_summary(raw: str | None) -> Summary | None:
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+        return Summary(
+            text=str(data["summary"]), last_update=float(data["last_update"]), version=int(data["version"])
+        )
+    except (ValueError, KeyError, TypeError):
+        log.warning("unreadable summary ignored")
+        return None
+
+
+def _parse_actions(raw: dict[str, str]) -> list[Action]:
+    entries = []
+    for field_name, value in raw.items():
+        if field_name == "seq":
+            continue
+        try:
+            data = json.loads(value)
+            entries.append(
+                (int(field_name), Action(data["action_type"], float(data["timestamp"]), data["content_hash"]))
+            )
+        except (ValueError, KeyError, TypeError):
+            continue
+    return [a for _, a in sorted(entries, key=lambda e: e[0])]
+
+
+def _parse_slot(raw: str, ttl: int | None) -> SlotValue:
+    data = json.loads(raw)
+    return SlotValue(
+        raw=data["raw"],
+        value=data["value"],
+        updated_at=float(data["updated_at"]),
+        ttl_seconds=ttl if ttl and ttl > 0 else None,
+    )

@@ -1,0 +1,282 @@
+"""Slot extraction from user messages (Chinese and English): date, time, place and document numbers.
+
+Each slot keeps the words the user wrote (`raw`) and, when it can be computed, a normalised `value`
+(ISO date, 24 h time, the bare number).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+_ZH_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_WEEKDAYS_ZH = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_WEEKDAYS_EN = {
+    d: i for i, d in enumerate(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])
+}
+_MONTHS_EN = {
+    m: i + 1
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
+    )
+}
+_MONTHS_EN.update({k[:3]: v for k, v in list(_MONTHS_EN.items())})
+_RELATIVE_DAYS = {
+    "今天": 0,
+    "今日": 0,
+    "明天": 1,
+    "明日": 1,
+    "后天": 2,
+    "大后天": 3,
+    "昨天": -1,
+    "前天": -2,
+    "today": 0,
+    "tonight": 0,
+    "tomorrow": 1,
+    "yesterday": -1,
+    "the day after tomorrow": 2,
+}
+
+
+def _zh_number(text: str) -> int | None:
+    """'3', '十二', '二十三', '十' -> int."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        t = _ZH_DIGITS.get(tens, 1) if tens else 1
+        o = _ZH_DIGITS.get(ones, 0) if ones else 0
+        return t * 10 + o
+    if len(text) == 1 and text in _ZH_DIGITS:
+        return _ZH_DIGITS[text]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    name: str  # date | month | time | place | order_number | contract_number | quote_number | id_number
+    raw: str
+    value: str
+
+
+_NUM = r"(?:\d{1,2}|[一二两三四五六七八九十]{1,3})"
+_DATE_PATTERNS = [
+    re.compile(r"(?P<iso>\d{4}-\d{1,2}-\d{1,2})"),
+    re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号]"),
+    re.compile(rf"(?P<m>{_NUM})月(?P<d>{_NUM})[日号]"),
+    re.compile(r"(?P<rel>大后天|今天|今日|明天|明日|后天|昨天|前天)"),
+    re.compile(r"(?P<next>下个?|这个?|本)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"),
+    re.compile(r"\b(?P<rel>the day after tomorrow|today|tonight|tomorrow|yesterday)\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?P<next>next |this |on )?(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\b(?P<mon>[A-Za-z]{3,9})\.? (?P<d>\d{1,2})(?:st|nd|rd|th)?\b"),
+    re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)? (?:of )?(?P<mon>[A-Za-z]{3,9})\b"),
+]
+_MONTH_PATTERNS = [
+    re.compile(rf"(?:(?P<y>\d{{4}})年)?(?P<m>{_NUM})月份?(?![\d一二三四五六七八九十]|[日号])"),
+    re.compile(r"\b(?:in|since|during|last|this) (?P<mon>[A-Za-z]{3,9})\b", re.IGNORECASE),
+]
+_TIME_PATTERNS = [
+    re.compile(
+        rf"(?P<period>凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里)?(?P<h>{_NUM})[点时](?:(?P<half>半)|(?P<min>\d{{1,2}}|[一二三四五六七八九十]{{1,3}})分?)?"
+    ),
+    re.compile(
+        r"\b(?P<h>\d{1,2})(?::(?P<min>\d{2}))?\s*(?P<ampm>a\.?m\.?|p\.?m\.?)(?![A-Za-z])", re.IGNORECASE
+    ),
+    re.compile(r"\b(?P<h>[01]?\d|2[0-3]):(?P<min>[0-5]\d)\b"),
+    re.compile(r"\b(?P<word>noon|midnight)\b", re.IGNORECASE),
+]
+_PLACE_SUFFIX = r"国际机场|机场|火车站|高铁站|汽车站|地铁站|车站|酒店|宾馆|医院|大学|学院|公园|广场|大厦|中心|商场|博物馆|体育馆|码头|景区"
+_ZH_PLACE_SUFFIX_RE = re.compile(rf"(?:{_PLACE_SUFFIX})")
+# Characters that end a place name when walking back from its suffix (verbs, particles, pronouns).
+_ZH_PLACE_STOP = set("去到在从往回的了点半号日月年是我你他她们和与跟给把被坐乘飞住送接离开至由向这那个")
+_PLACE_PATTERNS = [
+    re.compile(
+        r"\b(?:to|at|in|from|near)\s+(?:the\s+)?(?P<place>(?:[A-Z][\w'-]+\s){0,3}"
+        r"(?:Airport|Station|Hotel|Hospital|University|Park|Square|Center|Centre|Museum|Mall|Stadium))\b"
+    ),
+    re.compile(r"\b(?:to|at|in|from|near)\s+(?P<place>[A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2})\b"),
+]
+
+
+# Cities that need no suffix (the ones users name most); anything with a suffix is found by the rule.
+_ZH_CITIES = re.compile(
+    "北京|上海|广州|深圳|杭州|南京|苏州|成都|重庆|武汉|西安|天津|长沙|青岛|厦门|大连|宁波|昆明|郑州|济南|合肥|福州|"
+    "沈阳|哈尔滨|无锡|珠海|三亚|拉萨|桂林|丽江|香港|澳门|台北|东京|大阪|京都|首尔|新加坡|曼谷|纽约|伦敦|巴黎|悉尼|"
+    "洛杉矶|旧金山|柏林|罗马|迪拜"
+)
+
+
+def _zh_places(text: str) -> list[tuple[str, str]]:
+    """Chinese place names: a known suffix (机场, 酒店, 广场...) plus up to 8 ideographs before it,
+    else a well-known city name."""
+    places = []
+    for match in _ZH_PLACE_SUFFIX_RE.finditer(text):
+        start = match.start()
+        while start > 0 and match.start() - start < 8:
+            ch = text[start - 1]
+            if not ("\u4e00" <= ch <= "\u9fff") or ch in _ZH_PLACE_STOP:
+                break
+            start -= 1
+        if start < match.start():
+            name = text[start : match.end()]
+            places.append((name, name))
+    if not places:
+        places.extend((m.group(0), m.group(0)) for m in _ZH_CITIES.finditer(text))
+    return places
+
+
+_DOC_PATTERNS = [
+    ("order_number", re.compile(r"订单(?:编号|号码|号)?[是为:：\s#]*(?P<num>[A-Za-z0-9][A-Za-z0-9-]{3,39})")),
+    (
+        "contract_number",
+        re.compile(r"合同(?:编号|号码|号)[是为:：\s#]*(?P<num>[A-Za-z0-9][A-Za-z0-9-]{3,39})"),
+    ),
+    (
+        "quote_number",
+        re.compile(r"报价单?(?:编号|号码|号)[是为:：\s#]*(?P<num>[A-Za-z0-9][A-Za-z0-9-]{3,39})"),
+    ),
+    (
+        "order_number",
+        re.compile(
+            r"\border\s*(?:no\.?|number|num|id|#)\s*(?:is\s*)?[:#]?\s*(?P<num>[A-Za-z0-9-]{4,40})", re.I
+        ),
+    ),
+    (
+        "contract_number",
+        re.compile(
+            r"\bcontract\s*(?:no\.?|number|id|#)\s*(?:is\s*)?[:#]?\s*(?P<num>[A-Za-z0-9-]{4,40})", re.I
+        ),
+    ),
+    (
+        "quote_number",
+        re.compile(
+            r"\bquot(?:e|ation)\s*(?:no\.?|number|id|#)\s*(?:is\s*)?[:#]?\s*(?P<num>[A-Za-z0-9-]{4,40})", re.I
+        ),
+    ),
+]
+_EN_STOP_PLACES = {"I", "The", "A", "An", "My", "It", "This", "That", "We", "You", "He", "She", "They"}
+
+
+def _date(match: re.Match[str], now: datetime) -> str:
+    groups = match.groupdict()
+    if groups.get("iso"):
+        y, m, d = (int(x) for x in groups["iso"].split("-"))
+        return f"{y:04d}-{m:02d}-{d:02d}"
+    if groups.get("rel"):
+        return (now + timedelta(days=_RELATIVE_DAYS[groups["rel"].lower()])).date().isoformat()
+    if groups.get("wd"):
+        wd_raw = groups["wd"].lower()
+        target = _WEEKDAYS_ZH.get(wd_raw, _WEEKDAYS_EN.get(wd_raw, 0))
+        which = (groups.get("next") or "").strip().lower()
+        monday = now - timedelta(days=now.weekday())
+        if which.startswith(("下", "next")):  # next calendar week
+            day = monday + timedelta(days=7 + target)
+        elif which.startswith(("这", "本", "this")):  # this calendar week
+            day = monday + timedelta(days=target)
+        else:  # the next time that weekday comes (today counts)
+            day = now + timedelta(days=(target - now.weekday()) % 7)
+        return day.date().isoformat()
+    month_raw = groups.get("m")
+    mon_name = (groups.get("mon") or "").lower()
+    mo: int | None = _zh_number(month_raw) if month_raw else _MONTHS_EN.get(mon_name)
+    dd: int | None = _zh_number(groups["d"]) if groups.get("d") else None
+    y = int(groups["y"]) if groups.get("y") else now.year
+    if mo and dd and 1 <= mo <= 12 and 1 <= dd <= 31:
+        return f"{y:04d}-{mo:02d}-{dd:02d}"
+    return ""
+
+
+def _month(match: re.Match[str], now: datetime) -> str:
+    """'3月' / 'in March' -> 'YYYY-MM': the given year, else the latest such month not in the future."""
+    g = match.groupdict()
+    month = _zh_number(g["m"]) if g.get("m") else _MONTHS_EN.get((g.get("mon") or "").lower())
+    if not month or not 1 <= month <= 12:
+        return ""
+    year = int(g["y"]) if g.get("y") else (now.year if month <= now.month else now.year - 1)
+    return f"{year:04d}-{month:02d}"
+
+
+def _time(match: re.Match[str]) -> str:
+    g = match.groupdict()
+    if g.get("word"):
+        return "12:00" if g["word"].lower() == "noon" else "00:00"
+    hour = _zh_number(g["h"])
+    if hour is None:
+        return ""
+    minute = 30 if g.get("half") else (_zh_number(g["min"]) if g.get("min") else 0) or 0
+    period = g.get("period") or ""
+    ampm = (g.get("ampm") or "").lower().replace(".", "")
+    if (period in {"下午", "傍晚", "晚上", "夜里"} or ampm == "pm") and hour < 12:
+        hour += 12
+    if period == "中午" and hour < 6:
+        hour += 12
+    if ampm == "am" and hour == 12:
+        hour = 0
+    if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        return ""
+    return f"{hour:02d}:{minute:02d}"
+
+
+def extract_slots(text: str, *, now: datetime | None = None) -> list[Slot]:
+    """Every slot found in `text`; the first match per slot name wins."""
+    now = now or datetime.now(UTC)
+    found: dict[str, Slot] = {}
+    for pattern in _DATE_PATTERNS:
+        for match in pattern.finditer(text):
+            value = _date(match, now)
+            if value and "date" not in found:
+                found["date"] = Slot("date", match.group(0).strip(), value)
+    if "date" not in found:
+        for pattern in _MONTH_PATTERNS:
+            for match in pattern.finditer(text):
+                value = _month(match, now)
+                if value and "month" not in found:
+                    found["month"] = Slot("month", match.group(0).strip(), value)
+    for pattern in _TIME_PATTERNS:
+        for match in pattern.finditer(text):
+            value = _time(match)
+            if value and "time" not in found:
+                found["time"] = Slot("time", match.group(0).strip(), value)
+    for raw, place in _zh_places(text):
+        found.setdefault("place", Slot("place", raw, place))
+    for pattern in _PLACE_PATTERNS:
+        for match in pattern.finditer(text):
+            place = match.group("place").strip()
+            if place in _EN_STOP_PLACES or place.lower() in _MONTHS_EN or place.lower() in _WEEKDAYS_EN:
+                continue
+            if "place" not in found:
+                found["place"] = Slot("place", place, place)
+    for name, pattern in _DOC_PATTERNS:
+        doc = pattern.search(text)
+        if doc and name not in found:
+            found[name] = Slot(name, doc.group(0).strip(), doc.group("num").upper())
+    return list(found.values())

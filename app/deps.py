@@ -10,6 +10,9 @@ from redis.asyncio import Redis
 from app.auth import USER_ID_PATTERN, Principal, bearer_token, ensure_can_act_for
 from app.settings import Settings
 from memory import ChromaLongTermStore, MemoryService
+from memory.conversation import ConversationService
+from memory.llm import ChatModel
+from memory.session_store import SessionStore
 
 
 def get_settings(request: Request) -> Settings:
@@ -26,6 +29,18 @@ def get_store(request: Request) -> ChromaLongTermStore:
 
 def get_memory(request: Request) -> MemoryService:
     return request.state.memory  # type: ignore[no-any-return]
+
+
+def get_sessions(request: Request) -> SessionStore:
+    return request.state.sessions  # type: ignore[no-any-return]
+
+
+def get_conversation(request: Request) -> ConversationService:
+    return request.state.conversation  # type: ignore[no-any-return]
+
+
+def get_llm(request: Request) -> ChatModel:
+    return request.state.llm  # type: ignore[no-any-return]
 
 
 def get_principal(request: Request, authorization: Annotated[str | None, Header()] = None) -> Principal:
@@ -45,5 +60,8 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 RedisDep = Annotated[Redis, Depends(get_redis)]
 StoreDep = Annotated[ChromaLongTermStore, Depends(get_store)]
 MemoryDep = Annotated[MemoryService, Depends(get_memory)]
+SessionsDep = Annotated[SessionStore, Depends(get_sessions)]
+ConversationDep = Annotated[ConversationService, Depends(get_conversation)]
+LLMDep = Annotated[ChatModel, Depends(get_llm)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 ActingUser = Annotated[str, Depends(get_acting_user)]

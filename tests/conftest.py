@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ import httpx
 import pytest
 import redis
 from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
 
 from app.auth import TokenCodec
 from app.main import create_app
@@ -76,15 +78,28 @@ def drop_collections(chroma_url: str, prefix: str) -> None:
             client.delete_collection(name)
 
 
+@contextlib.asynccontextmanager
+async def app_client(
+    settings: Settings,
+    embedder: SentenceTransformerEmbedder,
+    llm_transport: httpx.AsyncBaseTransport | None = None,
+) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
+    """The app with its real lifespan, reached in-process; yields (client, app-with-state)."""
+    app = create_app(settings, embedder=embedder, llm_transport=llm_transport)
+    async with (
+        LifespanManager(app, startup_timeout=120) as manager,
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=manager.app), base_url="http://mnemo.test", timeout=60
+        ) as c,
+    ):
+        yield c, app
+
+
 @pytest.fixture
 async def client(
     settings: Settings, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(settings, embedder=embedder)
-    async with (
-        LifespanManager(app, startup_timeout=120) as manager,
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=manager.app), base_url="http://mnemo.test") as c,
-    ):
+    async with app_client(settings, embedder) as (c, _):
         yield c
 
 

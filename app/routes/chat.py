@@ -1,0 +1,168 @@
+"""POST /v1/chat/completions: OpenAI-compatible, with memory. Thin: map to ChatInput and back."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header
+from sse_starlette import EventSourceResponse
+
+from app.auth import ensure_can_act_for
+from app.chat_schemas import (
+    ChatCompletionRequest,
+    ChatCompletionResponse,
+    Choice,
+    ChoiceMessage,
+    TurnDebugOut,
+    Usage,
+    chunk,
+)
+from app.deps import ConversationDep, LLMDep, PrincipalDep
+from app.errors import BadRequest
+from app.schemas import ID_PATTERN
+from memory.conversation import ChatInput, TurnDebug, TurnStream
+from memory.errors import UpstreamFailed
+from memory.llm import GenerationParams, PromptMessage, estimate_tokens
+
+router = APIRouter(tags=["chat"])
+log = logging.getLogger(__name__)
+DEFAULT_SESSION = "default"
+_SESSION_RE = re.compile(ID_PATTERN)
+_PLACEHOLDER_MODELS = {"", "mnemo", "default", "mnemo-offline"}
+_ROUTE_KEYS = {
+    "model",
+    "messages",
+    "stream",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "stop",
+    "n",
+    "user",
+    "user_id",
+    "session_id",
+    "debug",
+    "stream_options",
+}
+
+
+def _to_input(body: ChatCompletionRequest, user_id: str, session_id: str) -> ChatInput:
+    last_user = max(i for i, m in enumerate(body.messages) if m.role == "user")
+    history = [
+        PromptMessage(m.role, m.text, m.name)
+        for m in body.messages[:last_user]
+        if m.role in {"user", "assistant"} and m.text.strip()
+    ]
+    model = body.model if body.model and body.model not in _PLACEHOLDER_MODELS else None
+    extra: dict[str, Any] = {k: v for k, v in (body.model_extra or {}).items() if k not in _ROUTE_KEYS}
+    return ChatInput(
+        user_id=user_id,
+        session_id=session_id,
+        message=body.messages[last_user].text,
+        name=body.messages[last_user].name,
+        client_system=[m.text for m in body.messages if m.role in {"system", "developer"} and m.text.strip()],
+        client_history=history,
+        params=GenerationParams(
+            model=model,
+            temperature=body.temperature,
+            top_p=body.top_p,
+            max_tokens=body.max_completion_tokens or body.max_tokens,
+            stop=body.stop_list(),
+            extra=extra,
+        ),
+    )
+
+
+def _debug_out(debug: TurnDebug, total_tokens: int, session_id: str) -> TurnDebugOut:
+    return TurnDebugOut(
+        redis_summary_used=debug.redis_summary_used,
+        chroma_retrieved_count=debug.chroma_retrieved_count,
+        context_length=debug.context_length,
+        total_tokens=total_tokens,
+        memory_ids=debug.memory_ids,
+        mode=debug.mode,
+        recall_degraded=debug.recall_degraded,
+        session_id=session_id,
+    )
+
+
+@router.post("/v1/chat/completions", response_model=ChatCompletionResponse, response_model_exclude_none=True)
+async def chat_completions(
+    body: ChatCompletionRequest,
+    principal: PrincipalDep,
+    conversation: ConversationDep,
+    llm: LLMDep,
+    x_session_id: Annotated[str | None, Header()] = None,
+) -> Any:
+    """One chat turn that remembers: recalls, answers through the upstream LLM, updates memory."""
+    user_id = body.user_id or principal.user_id
+    ensure_can_act_for(principal, user_id)
+    session_id = body.session_id or x_session_id or DEFAULT_SESSION
+    if body.session_id is None and x_session_id is not None and not _SESSION_RE.match(x_session_id):
+        raise BadRequest(
+            "X-Session-ID must be 1-128 characters of [A-Za-z0-9_.@:|+-]", code="validation_error"
+        )
+    chat = _to_input(body, user_id, session_id)
+    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+    created = int(time.time())
+
+    if body.stream:
+        turn = await conversation.open_stream(chat, llm)
+        return EventSourceResponse(
+            _sse(turn, completion_id, created, session_id),
+            ping=15,
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    result = await conversation.turn(chat, llm)
+    c = result.completion
+    prompt_tokens = c.prompt_tokens if c.prompt_tokens is not None else result.debug.estimated_prompt_tokens
+    completion_tokens = c.completion_tokens if c.completion_tokens is not None else estimate_tokens(c.text)
+    total = prompt_tokens + completion_tokens
+    return ChatCompletionResponse(
+        id=completion_id,
+        created=created,
+        model=c.model,
+        choices=[Choice(message=ChoiceMessage(content=c.text), finish_reason=c.finish_reason)],
+        usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=total),
+        response=c.text,
+        debug=_debug_out(result.debug, total, session_id),
+    )
+
+
+async def _sse(turn: TurnStream, completion_id: str, created: int, session_id: str) -> AsyncIterator[str]:
+    model = turn.model_name
+    yield json.dumps(
+        chunk(completion_id, created, model, {"role": "assistant", "content": ""}), ensure_ascii=False
+    )
+    try:
+        async for delta in turn.deltas():
+            yield json.dumps(chunk(completion_id, created, model, {"content": delta}), ensure_ascii=False)
+    except UpstreamFailed as exc:
+        # Output has started, so the status line is already 200: report in-band, as OpenAI does.
+        log.warning("upstream failed mid-stream", extra={"reason": exc.reason})
+        yield json.dumps(
+            {"error": {"message": exc.reason, "type": "upstream_error", "code": "upstream_error"}}
+        )
+        yield "[DONE]"
+        return
+    final = chunk(completion_id, created, model, {}, finish_reason="stop")
+    prompt_tokens = turn.prepared.prompt.estimated_tokens
+    final["usage"] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": turn.completion_tokens,
+        "total_tokens": prompt_tokens + turn.completion_tokens,
+    }
+    final["response"] = turn.text
+    final["debug"] = _debug_out(
+        turn.prepared.debug(), prompt_tokens + turn.completion_tokens, session_id
+    ).model_dump()
+    yield json.dumps(final, ensure_ascii=False)
+    yield "[DONE]"

@@ -1,0 +1,311 @@
+"""One chat turn, end to end: lock, load, recall, assemble, answer, commit, hand off to long-term memory.
+
+The route only parses and maps; everything a turn does to memory happens here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from memory.actions import classify_action, coding_mode
+from memory.context import AssembledPrompt, assemble_prompt
+from memory.errors import StoreUnavailable
+from memory.language import detect_language
+from memory.llm import ChatModel, Completion, GenerationParams, PromptMessage, TurnFacts, estimate_tokens
+from memory.models import Message, ScoredMemory, SearchFilters
+from memory.outbox import Outbox, OutboxEntry
+from memory.service import MemoryService, content_hash
+from memory.session_store import Action, BufferedMessage, SessionState, SessionStore
+from memory.slots import extract_slots
+from memory.summary import ExtractiveSummarizer, Summarizer
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], float]
+CODE_RE = re.compile(
+    r"```|\bdef |\bclass |\bfunction\b|\bimport |\bSELECT\b|\breturn\b|=>|代码|函数|脚本|\bpython\b|\bsql\b|\bjava\b",
+    re.IGNORECASE,
+)
+CODE_BOOST = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class ChatInput:
+    user_id: str
+    session_id: str
+    message: str  # the newest user message
+    name: str | None = None
+    client_system: Sequence[str] = ()
+    client_history: Sequence[PromptMessage] = ()  # used only while the session buffer is empty
+    params: GenerationParams = field(default_factory=GenerationParams)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDebug:
+    turn_id: str
+    redis_summary_used: bool
+    chroma_retrieved_count: int
+    context_length: int
+    estimated_prompt_tokens: int
+    memory_ids: list[str]
+    mode: str
+    recall_degraded: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedTurn:
+    turn_id: str
+    now: float
+    language: str
+    state: SessionState
+    action: str
+    coding: bool
+    recalled: list[ScoredMemory]
+    recall_degraded: str | None
+    summary_used: bool
+    prompt: AssembledPrompt
+
+    @property
+    def facts(self) -> TurnFacts:
+        return TurnFacts(self.language, self.recalled, self.now, self.recall_degraded)
+
+    def debug(self) -> TurnDebug:
+        return TurnDebug(
+            turn_id=self.turn_id,
+            redis_summary_used=self.summary_used,
+            chroma_retrieved_count=len(self.recalled),
+            context_length=self.prompt.context_chars,
+            estimated_prompt_tokens=self.prompt.estimated_tokens,
+            memory_ids=[h.memory.id for h in self.recalled],
+            mode="coding" if self.coding else "default",
+            recall_degraded=self.recall_degraded,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    completion: Completion
+    debug: TurnDebug
+
+
+class ConversationService:
+    def __init__(
+        self,
+        sessions: SessionStore,
+        memory: MemoryService,
+        outbox: Outbox,
+        *,
+        summarizer: Summarizer | None = None,
+        recall_k: int = 3,
+        recall_min_similarity: float = 0.2,
+        clock: Clock = time.time,
+    ) -> None:
+        self._sessions = sessions
+        self._memory = memory
+        self._outbox = outbox
+        self._extractive = ExtractiveSummarizer()
+        self._refiner = summarizer  # an LLM summarizer refines the extractive one off the request path
+        self._recall_k = recall_k
+        self._recall_min_similarity = recall_min_similarity
+        self._clock = clock
+        self._background: set[asyncio.Task[None]] = set()
+
+    # -- public ------------------------------------------------------------------------------------
+
+    async def turn(self, chat: ChatInput, model: ChatModel) -> TurnResult:
+        async with self._sessions.lock(chat.user_id, chat.session_id):
+            prepared = await self._prepare(chat)
+            completion = await model.complete(prepared.prompt.messages, chat.params, prepared.facts)
+            await self._commit(chat, prepared, completion.text)
+        return TurnResult(completion=completion, debug=prepared.debug())
+
+    async def open_stream(self, chat: ChatInput, model: ChatModel) -> TurnStream:
+        """Takes the lock, prepares, and waits for the first delta, so that failures before any output
+        surface as exceptions (a proper error response), not as a broken stream."""
+        stack = contextlib.AsyncExitStack()
+        await stack.enter_async_context(self._sessions.lock(chat.user_id, chat.session_id))
+        try:
+            prepared = await self._prepare(chat)
+            upstream = model.stream(prepared.prompt.messages, chat.params, prepared.facts).__aiter__()
+            try:
+                first: str | None = await upstream.__anext__()
+            except StopAsyncIteration:
+                first = None
+        except BaseException:
+            await stack.aclose()
+            raise
+        return TurnStream(self, chat, prepared, first, upstream, stack, model.name)
+
+    async def aclose(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+
+    # -- steps -------------------------------------------------------------------------------------
+
+    async def _prepare(self, chat: ChatInput) -> PreparedTurn:
+        now = self._clock()
+        state = await self._sessions.load(chat.user_id, chat.session_id)
+        language = detect_language(chat.message)
+        action = classify_action(chat.message)
+        coding = coding_mode([*(a.action_type for a in state.actions), action])
+        fresh = self._sessions.limits.summary_fresh_seconds
+        summary_used = state.summary is not None and now - state.summary.last_update <= fresh
+        recalled: list[ScoredMemory] = []
+        degraded: str | None = None
+        try:
+            recalled = await self._recall(chat, now, coding)
+        except StoreUnavailable as exc:
+            degraded = f"{exc.store}_unavailable"
+            log.warning("recall degraded", extra={"reason": exc.reason})
+        buffer = [PromptMessage(m.role, m.content, m.name) for m in state.buffer] or list(chat.client_history)
+        prompt = assemble_prompt(
+            language=language,
+            new_message=PromptMessage("user", chat.message, chat.name),
+            now=now,
+            summary=state.summary.text if summary_used and state.summary else None,
+            recalled=recalled,
+            buffer=buffer,
+            client_system=chat.client_system,
+            coding_mode=coding,
+            recall_degraded=degraded is not None,
+        )
+        return PreparedTurn(
+            turn_id=uuid.uuid4().hex,
+            now=now,
+            language=language,
+            state=state,
+            action=action,
+            coding=coding,
+            recalled=recalled,
+            recall_degraded=degraded,
+            summary_used=summary_used,
+            prompt=prompt,
+        )
+
+    async def _recall(self, chat: ChatInput, now: float, coding: bool) -> list[ScoredMemory]:
+        k = self._recall_k
+        hits = await self._memory.search(
+            chat.user_id,
+            chat.message,
+            top_k=k * 3 if coding else k,
+            filters=SearchFilters(exclude_session_id=chat.session_id),
+            as_of=now,
+        )
+        hits = [h for h in hits if h.similarity >= self._recall_min_similarity]
+        if coding:  # code-related memories rank higher in coding collaboration mode
+            hits = sorted(
+                hits,
+                key=lambda h: h.score + (CODE_BOOST if CODE_RE.search(h.memory.content) else 0.0),
+                reverse=True,
+            )
+        return hits[:k]
+
+    async def _commit(self, chat: ChatInput, prepared: PreparedTurn, reply: str) -> None:
+        user_ts = prepared.now
+        reply_ts = max(self._clock(), user_ts + 0.001)
+        user_msg = BufferedMessage(f"{prepared.turn_id}:u", "user", chat.message, user_ts, chat.name)
+        reply_msg = BufferedMessage(f"{prepared.turn_id}:a", "assistant", reply, reply_ts)
+        previous = prepared.state.summary
+        limits = self._sessions.limits
+        summary = await self._extractive.summarize(
+            previous.text if previous else None,
+            [chat.message],
+            prepared.language,
+            max_chars=limits.summary_max_chars,
+        )
+        entry = OutboxEntry(
+            chat.user_id,
+            chat.session_id,
+            (
+                Message("user", chat.message, chat.name, user_msg.id, user_ts),
+                Message("assistant", reply, None, reply_msg.id, reply_ts),
+            ),
+        )
+        version = await self._sessions.commit_turn(
+            chat.user_id,
+            chat.session_id,
+            [user_msg, reply_msg],
+            action=Action(prepared.action, user_ts, content_hash(chat.message)),
+            slots=extract_slots(chat.message, now=datetime.fromtimestamp(user_ts, UTC)),
+            summary=summary,
+            expected_summary_version=previous.version if previous else 0,
+            outbox_stream=self._outbox.stream,
+            outbox_fields=entry.to_fields(),
+        )
+        if version is not None and self._refiner is not None:
+            task = asyncio.create_task(
+                self._refine_summary(chat, prepared, previous.text if previous else None, version)
+            )
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _refine_summary(
+        self, chat: ChatInput, prepared: PreparedTurn, previous: str | None, version: int
+    ) -> None:
+        assert self._refiner is not None
+        try:
+            text = await self._refiner.summarize(
+                previous, [chat.message], prepared.language, max_chars=self._sessions.limits.summary_max_chars
+            )
+            # CAS: dropped if another turn has written a newer summary meanwhile
+            await self._sessions.replace_summary(
+                chat.user_id, chat.session_id, text, expected_version=version
+            )
+        except Exception:
+            log.warning("summary refinement failed", exc_info=True)
+
+
+class TurnStream:
+    """A streaming turn that holds the session lock until the stream ends. The session is committed
+    only when the upstream stream completed; a client that disconnects leaves it unchanged."""
+
+    def __init__(
+        self,
+        service: ConversationService,
+        chat: ChatInput,
+        prepared: PreparedTurn,
+        first: str | None,
+        upstream: AsyncIterator[str],
+        stack: contextlib.AsyncExitStack,
+        model_name: str,
+    ) -> None:
+        self._service = service
+        self._chat = chat
+        self.prepared = prepared
+        self._first = first
+        self._upstream = upstream
+        self._stack = stack
+        self.model_name = model_name
+        self.text = ""
+        self.completed = False
+
+    @property
+    def completion_tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+    async def deltas(self) -> AsyncIterator[str]:
+        parts: list[str] = []
+        try:
+            if self._first is not None:
+                parts.append(self._first)
+                yield self._first
+                async for delta in self._upstream:
+                    parts.append(delta)
+                    yield delta
+            self.text = "".join(parts)
+            await asyncio.shield(self._service._commit(self._chat, self.prepared, self.text))
+            self.completed = True
+        finally:
+            with contextlib.suppress(Exception):
+                aclose = getattr(self._upstream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            await self._stack.aclose()

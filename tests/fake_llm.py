@@ -1,0 +1,73 @@
+"""A fake OpenAI-compatible upstream behind httpx.MockTransport: records every request it gets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+
+class FakeUpstream:
+    def __init__(self, reply: str = "好的，我记住了。OK, noted.", mode: str = "ok") -> None:
+        self.reply = reply
+        self.mode = mode  # ok | down | error500 | timeout | slow_stream
+        self.requests: list[dict[str, Any]] = []
+        self.stream_delay = 0.0
+
+    @property
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handle)
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """Requests for chat turns (not the background summary refinements)."""
+        return [r for r in self.requests if "previous summary:" not in r["messages"][-1]["content"]]
+
+    def system_prompts(self) -> list[str]:
+        return [
+            r["messages"][0]["content"] for r in self.chat_requests() if r["messages"][0]["role"] == "system"
+        ]
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        self.requests.append(body)
+        if self.mode == "down":
+            raise httpx.ConnectError("connection refused", request=request)
+        if self.mode == "timeout":
+            raise httpx.ReadTimeout("read timed out", request=request)
+        if self.mode == "error500":
+            return httpx.Response(500, json={"error": {"message": "boom"}})
+        if body.get("stream"):
+            return httpx.Response(
+                200, headers={"content-type": "text/event-stream"}, content=self._sse(body["model"])
+            )
+        return httpx.Response(
+            200,
+            json={
+                "id": "up-1",
+                "object": "chat.completion",
+                "created": 1,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": self.reply},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+            },
+        )
+
+    async def _sse(self, model: str) -> AsyncIterator[bytes]:
+        for word in self.reply.split(" "):
+            if self.stream_delay:
+                await asyncio.sleep(self.stream_delay)
+            chunk = {
+                "choices": [{"index": 0, "delta": {"content": word + " "}, "finish_reason": None}],
+                "model": model,
+            }
+            yield f"data: {json.dumps(chunk)}\n\n".encode()
+        yield b"data: [DONE]\n\n"

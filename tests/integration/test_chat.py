@@ -1,0 +1,327 @@
+"""POST /v1/chat/completions end to end: real Redis, real Chroma, real model, fake upstream LLM."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aredis
+
+from app.settings import Settings
+from memory import SentenceTransformerEmbedder, keys
+from tests.conftest import AuthHeaders, app_client, make_settings
+from tests.fake_llm import FakeUpstream
+from tests.services import ServerProcess, start_chroma
+
+pytestmark = pytest.mark.integration
+
+
+def llm_settings(settings: Settings, **overrides: Any) -> Settings:
+    return settings.model_copy(
+        update={"llm_base_url": "http://upstream.test/v1", "llm_model": "fake-model", **overrides}
+    )
+
+
+async def chat(
+    client: httpx.AsyncClient,
+    auth: AuthHeaders,
+    text: str,
+    *,
+    user: str = "alice",
+    session: str = "A",
+    **extra: Any,
+) -> httpx.Response:
+    return await client.post(
+        "/v1/chat/completions",
+        json={
+            "model": "mnemo",
+            "messages": [{"role": "user", "content": text}],
+            "session_id": session,
+            **extra,
+        },
+        headers=auth(user),
+    )
+
+
+async def drain(settings: Settings) -> None:
+    """Wait until the long-term outbox is empty (the background worker wrote everything)."""
+    redis = aredis.Redis.from_url(settings.redis_url)
+    for _ in range(600):
+        if await redis.xlen(keys.OUTBOX_STREAM) == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("outbox did not drain")
+
+
+class TestOfflineResponder:
+    async def test_reply_shape_and_session_state(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
+        resp = await chat(client, auth, "I live in Hangzhou, remember that", debug=True)
+        assert resp.status_code == 200, resp.text
+        body = resp.json()
+        assert body["object"] == "chat.completion"
+        assert body["model"] == "mnemo-offline"
+        assert body["id"].startswith("chatcmpl-")
+        text = body["choices"][0]["message"]["content"]
+        assert "No language model is configured" in text
+        assert body["response"] == text
+        assert (
+            body["usage"]["total_tokens"]
+            == body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
+        )
+        debug = body["debug"]
+        assert set(debug) >= {
+            "redis_summary_used",
+            "chroma_retrieved_count",
+            "context_length",
+            "total_tokens",
+            "memory_ids",
+        }
+        assert debug["redis_summary_used"] is False
+
+        state = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
+        assert [m["role"] for m in state["buffer"]] == ["user", "assistant"]
+        assert state["summary"]["version"] == 1
+        assert state["summary"]["summary"].startswith("User lives in Hangzhou")
+        assert len(state["summary"]["summary"]) <= 80
+        assert state["slots"]["place"]["value"] == "Hangzhou"
+        assert state["actions"][0]["action_type"] in {"set_preference", "chit_chat"}
+
+        second = (await chat(client, auth, "what's the weather like?")).json()
+        assert second["debug"]["redis_summary_used"] is True
+
+    async def test_chinese_reply_in_chinese(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
+        body = (await chat(client, auth, "帮我订明天下午3点去浦东机场的车")).json()
+        assert "未配置语言模型" in body["response"]
+        state = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
+        assert state["slots"]["place"]["value"] == "浦东机场"
+        assert state["slots"]["time"]["value"] == "15:00"
+        assert "date" in state["slots"]
+        assert state["summary"]["summary"].startswith("用户")
+
+
+class TestMemoryAcrossSessions:
+    @pytest.mark.parametrize(
+        ("fact", "question", "needle"),
+        [
+            ("我住在杭州，记住这个", "我住在哪个城市？", "杭州"),
+            ("I live in Hangzhou, remember that", "Which city do I live in?", "Hangzhou"),
+        ],
+    )
+    async def test_recall_in_new_session_reaches_upstream_with_age(
+        self,
+        settings: Settings,
+        embedder: SentenceTransformerEmbedder,
+        auth: AuthHeaders,
+        fact: str,
+        question: str,
+        needle: str,
+    ) -> None:
+        upstream = FakeUpstream()
+        async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, app):
+            assert (await chat(client, auth, fact, session="A")).status_code == 200
+            await drain(settings)
+            resp = await chat(client, auth, question, session="B")
+            assert resp.status_code == 200, resp.text
+            assert resp.json()["response"] == upstream.reply
+            assert resp.json()["debug"]["chroma_retrieved_count"] >= 1
+            turn_request = upstream.chat_requests()[-1]
+            system = turn_request["messages"][0]
+            assert system["role"] == "system"
+            memory_lines = [line for line in system["content"].splitlines() if needle in line]
+            assert memory_lines, system["content"]
+            assert re.search(r"\((刚才|\d+分钟前|just now|\d+ minutes? ago)", memory_lines[0])
+            assert turn_request["model"] == "fake-model"
+            assert turn_request["messages"][-1] == {"role": "user", "content": question}
+            summaries = [r for r in upstream.requests if r not in upstream.chat_requests()]
+            assert summaries, "an LLM is configured, so the summary is refined by it"
+
+    async def test_nothing_recalled_is_said_explicitly(
+        self, settings: Settings, embedder: SentenceTransformerEmbedder, auth: AuthHeaders
+    ) -> None:
+        upstream = FakeUpstream()
+        async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, _):
+            await chat(client, auth, "hello there")
+            assert "(no long-term memories were recalled for this message)" in upstream.system_prompts()[-1]
+            await chat(client, auth, "你好", user="carol", session="C")
+            assert "（本轮没有检索到相关的长期记忆）" in upstream.system_prompts()[-1]
+
+
+class TestConcurrency:
+    async def test_twenty_concurrent_turns_on_one_session(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, settings: Settings
+    ) -> None:
+        results = await asyncio.gather(*(chat(client, auth, f"message number {i}") for i in range(20)))
+        assert [r.status_code for r in results] == [200] * 20
+        state = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
+        buffer = state["buffer"]
+        assert len(buffer) == 10
+        stamps = [m["timestamp"] for m in buffer]
+        assert stamps == sorted(stamps)
+        assert [m["role"] for m in buffer] == ["user", "assistant"] * 5
+        assert state["summary"]["version"] == 20  # every turn's compare-and-set won exactly once
+        r = aredis.Redis.from_url(settings.redis_url)
+        assert await r.exists(keys.lock("alice", "A")) == 0
+        assert await r.hlen(keys.actions("alice", "A")) == 5 + 1  # five actions + the sequence counter
+
+    async def test_sessions_and_users_are_isolated(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        await chat(client, auth, "I live in Hangzhou", user="alice", session="A")
+        await chat(client, auth, "I live in Berlin", user="alice", session="B")
+        await chat(client, auth, "I live in Lima", user="bob", session="A")
+        a = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
+        b = (await client.get("/v1/sessions/alice/B", headers=auth("alice"))).json()
+        bob = (await client.get("/v1/sessions/bob/A", headers=auth("bob"))).json()
+        assert [m["content"] for m in a["buffer"] if m["role"] == "user"] == ["I live in Hangzhou"]
+        assert [m["content"] for m in b["buffer"] if m["role"] == "user"] == ["I live in Berlin"]
+        assert [m["content"] for m in bob["buffer"] if m["role"] == "user"] == ["I live in Lima"]
+        assert (await client.get("/v1/sessions/alice/A", headers=auth("bob"))).status_code == 403
+
+
+class TestUpstreamFailures:
+    @pytest.mark.parametrize(
+        ("mode", "status", "code"),
+        [
+            ("down", 502, "upstream_error"),
+            ("error500", 502, "upstream_error"),
+            ("timeout", 504, "upstream_timeout"),
+        ],
+    )
+    async def test_failure_leaves_session_unchanged(
+        self,
+        settings: Settings,
+        embedder: SentenceTransformerEmbedder,
+        auth: AuthHeaders,
+        mode: str,
+        status: int,
+        code: str,
+    ) -> None:
+        upstream = FakeUpstream()
+        no_refine = llm_settings(settings, llm_summary=False)
+        async with app_client(no_refine, embedder, upstream.transport) as (client, _):
+            assert (await chat(client, auth, "first turn works")).status_code == 200
+            before = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
+            r = aredis.Redis.from_url(settings.redis_url)
+            outbox_before = await r.xlen(keys.OUTBOX_STREAM)
+            upstream.mode = mode
+            resp = await chat(client, auth, "second turn fails")
+            assert resp.status_code == status, resp.text
+            assert resp.json()["error"] == code
+            assert resp.json()["request_id"] == resp.headers["x-request-id"]
+            after = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
+            assert after == before
+            assert await r.xlen(keys.OUTBOX_STREAM) <= outbox_before
+            assert await r.exists(keys.lock("alice", "A")) == 0
+            if mode != "timeout":
+                assert len(upstream.requests) == 1 + 3  # retried with backoff, then gave up
+
+
+class TestChromaOutage:
+    async def test_turns_answer_while_chroma_is_down_and_reach_long_term_memory_later(
+        self,
+        tmp_path: Path,
+        redis_server: ServerProcess,
+        embedder: SentenceTransformerEmbedder,
+        auth: AuthHeaders,
+    ) -> None:
+        chroma = start_chroma(tmp_path / "chroma")
+        try:
+            settings = make_settings(redis_server.url, chroma.url)
+            async with app_client(settings, embedder) as (client, app):
+                assert (await chat(client, auth, "warm up", session="W")).status_code == 200
+                await drain(settings)
+                chroma.stop()
+                for i in range(5):
+                    resp = await chat(client, auth, f"outage fact number {i}", session="S")
+                    assert resp.status_code == 200, resp.text
+                    assert resp.json()["debug"]["recall_degraded"] == "chroma_unavailable"
+                r = aredis.Redis.from_url(settings.redis_url)
+                assert await r.xlen(keys.OUTBOX_STREAM) >= 5
+                chroma = start_chroma(tmp_path / "chroma", port=chroma.port)
+                await drain(settings)
+                listed = (await client.get("/v1/memory/alice/list?limit=100", headers=auth("alice"))).json()
+                contents = {m["content"] for m in listed["items"]}
+                assert {f"outage fact number {i}" for i in range(5)} <= contents
+                assert listed["total"] == 2 * 6  # user + assistant for each of the 6 turns, nothing twice
+        finally:
+            chroma.stop()
+
+
+class TestTTLs:
+    async def test_every_ttl(self, client: httpx.AsyncClient, auth: AuthHeaders, settings: Settings) -> None:
+        await chat(client, auth, "订单号：A12345678，明天下午3点送到浦东机场")
+        r = aredis.Redis.from_url(settings.redis_url)
+        for key in (keys.buffer("alice", "A"), keys.actions("alice", "A"), keys.summary("alice", "A")):
+            assert 7190 <= await r.ttl(key) <= 7200, key
+        for slot in ("order_number", "date", "time", "place"):
+            assert 1790 <= await r.ttl(keys.slot("alice", "A", slot)) <= 1800, slot
+        assert await r.exists(keys.lock("alice", "A")) == 0
+
+    async def test_delete_session(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, settings: Settings
+    ) -> None:
+        await chat(client, auth, "明天下午3点去机场")
+        assert (await client.delete("/v1/sessions/alice/A", headers=auth("alice"))).status_code == 204
+        state = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
+        assert state["buffer"] == []
+        assert state["summary"] is None
+        assert state["slots"] == {}
+        r = aredis.Redis.from_url(settings.redis_url)
+        assert [k async for k in r.scan_iter(keys.session_pattern("alice", "A"))] == []
+
+
+class TestChatValidation:
+    @pytest.mark.parametrize(
+        "body",
+        [
+            {"messages": []},
+            {"messages": [{"role": "assistant", "content": "hi"}]},
+            {"messages": [{"role": "user", "content": "   "}]},
+            {"messages": [{"role": "user", "content": "x" * 32_001}]},
+            {"messages": [{"role": "user", "content": "hi"}], "n": 2},
+            {"messages": [{"role": "user", "content": "hi"}], "temperature": 5},
+            {"messages": [{"role": "user", "content": "hi"}], "session_id": "bad id"},
+            {"messages": [{"role": "wizard", "content": "hi"}]},
+        ],
+    )
+    async def test_bad_bodies(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, body: dict[str, Any]
+    ) -> None:
+        resp = await client.post("/v1/chat/completions", json=body, headers=auth("alice"))
+        assert resp.status_code == 422, resp.text
+        assert resp.json()["error"] == "validation_error"
+
+    async def test_user_id_must_match_token(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
+        resp = await chat(client, auth, "hi", user_id="bob")
+        assert resp.status_code == 403
+        admin = await client.post(
+            "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "hi"}], "user_id": "bob"},
+            headers=auth("ops", role="admin"),
+        )
+        assert admin.status_code == 200
+        assert (await client.get("/v1/sessions/bob/default", headers=auth("bob"))).json()["buffer"]
+
+    async def test_session_header(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
+        resp = await client.post(
+            "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "hi"}]},
+            headers={**auth("alice"), "X-Session-ID": "from-header"},
+        )
+        assert resp.json()["debug"]["session_id"] == "from-header"
+        bad = await client.post(
+            "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": "hi"}]},
+            headers={**auth("alice"), "X-Session-ID": "bad{id}"},
+        )
+        assert bad.status_code == 400
+
+    async def test_no_token(self, client: httpx.AsyncClient) -> None:
+        resp = await client.post(
+            "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]}
+        )
+        assert resp.status_code == 401

@@ -59,7 +59,8 @@ _RULES: list[tuple[ActionType, re.Pattern[str]]] = [
     (
         "provide_feedback",
         re.compile(
-            r"谢谢|多谢|感谢|不对|错了|不行|没用|有用|很好|太好了|完美|不错|好的|收到|确认|"
+            r"谢谢|多谢|感谢|不对|错了|没用|有用|太好了|完美|好的|收到|确认|"
+            r"(回答|答案|这个|你说的|说得|方法|代码)[^。！？]{0,4}(很好|不错|对|不行)|"
             r"\bthanks?\b|\bthank you\b|\bwrong\b|\bthat'?s (not )?(right|correct|it)\b|\bgreat\b|\bperfect\b|"
             r"\b(doesn't|does not|didn't) work\b|\bworks\b|\bhelpful\b|\bok(ay)?\b|\bconfirmed?\b|\bgot it\b",
             re.IGNORECASE,

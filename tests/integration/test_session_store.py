@@ -1,0 +1,148 @@
+"""SessionStore and the outbox against a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aredis
+
+from memory import keys
+from memory.errors import SessionBusy, StoreUnavailable
+from memory.models import Message
+from memory.outbox import DEAD_LETTER_STREAM, Outbox, OutboxEntry, OutboxWorker
+from memory.session_store import BufferedMessage, SessionLimits, SessionStore
+from tests.services import ServerProcess
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def r(redis_server: ServerProcess) -> AsyncIterator[aredis.Redis]:
+    client = aredis.Redis.from_url(f"{redis_server.url}/3", decode_responses=True)
+    yield client
+    await client.flushdb()
+    await client.aclose()
+
+
+def msg(i: int) -> BufferedMessage:
+    return BufferedMessage(id=f"m{i}", role="user", content=f"message {i}", timestamp=1000.0 + i)
+
+
+class TestLock:
+    async def test_bounded_wait_then_busy(self, r: aredis.Redis) -> None:
+        store = SessionStore(r, SessionLimits(lock_wait_seconds=0.3))
+        async with store.lock("alice", "s"):
+            assert 0 < await r.pttl(keys.lock("alice", "s")) <= 5000
+            with pytest.raises(SessionBusy):
+                async with store.lock("alice", "s"):
+                    pass
+        assert await r.exists(keys.lock("alice", "s")) == 0
+
+    async def test_only_the_owner_releases(self, r: aredis.Redis) -> None:
+        store = SessionStore(r)
+        async with store.lock("alice", "s"):
+            await r.set(keys.lock("alice", "s"), "someone-else", ex=5)  # our lock expired and was re-taken
+        assert await r.get(keys.lock("alice", "s")) == "someone-else"
+
+    async def test_kept_alive_while_held(self, r: aredis.Redis) -> None:
+        store = SessionStore(r, SessionLimits(lock_ttl_seconds=1))
+        async with store.lock("alice", "s") as token:
+            await asyncio.sleep(2.2)
+            assert await r.get(keys.lock("alice", "s")) == token
+        assert await r.exists(keys.lock("alice", "s")) == 0
+
+    async def test_different_sessions_do_not_block(self, r: aredis.Redis) -> None:
+        store = SessionStore(r, SessionLimits(lock_wait_seconds=0.2))
+        async with store.lock("alice", "s1"), store.lock("alice", "s2"), store.lock("bob", "s1"):
+            pass
+
+
+class TestBufferAndSummary:
+    async def test_buffer_keeps_newest_in_time_order(self, r: aredis.Redis) -> None:
+        store = SessionStore(r)
+        for i in range(25):
+            await store.record_turn("alice", "s", [msg(i)])
+        state = await store.load("alice", "s")
+        assert [m.id for m in state.buffer] == [f"m{i}" for i in range(15, 25)]
+
+    async def test_concurrent_appends_lose_nothing_but_the_oldest(self, r: aredis.Redis) -> None:
+        store = SessionStore(r, SessionLimits(buffer_size=50))
+        await asyncio.gather(*(store.record_turn("alice", "s", [msg(i)]) for i in range(40)))
+        state = await store.load("alice", "s")
+        assert sorted(m.id for m in state.buffer) == sorted(f"m{i}" for i in range(40))
+
+    async def test_summary_compare_and_set(self, r: aredis.Redis) -> None:
+        store = SessionStore(r)
+        assert await store.replace_summary("alice", "s", "用户住在杭州", expected_version=0) == 1
+        assert await store.replace_summary("alice", "s", "stale writer", expected_version=0) is None
+        assert await store.replace_summary("alice", "s", "User lives in Hangzhou", expected_version=1) == 2
+        state = await store.load("alice", "s")
+        assert state.summary is not None
+        assert (state.summary.text, state.summary.version) == ("User lives in Hangzhou", 2)
+        assert 7190 <= await r.ttl(keys.summary("alice", "s")) <= 7200
+
+
+def entry(i: int) -> OutboxEntry:
+    return OutboxEntry("alice", "s", (Message("user", f"fact {i}", None, f"id{i}", 1000.0 + i),))
+
+
+class TestOutbox:
+    async def test_retries_until_the_store_is_back(self, r: aredis.Redis) -> None:
+        outbox = Outbox(r, stream="t:outbox", group="g")
+        await outbox.ensure_group()
+        for i in range(3):
+            await outbox.append(entry(i))
+        calls: list[str] = []
+        failures = 2
+
+        async def handler(e: OutboxEntry) -> None:
+            nonlocal failures
+            if failures:
+                failures -= 1
+                raise StoreUnavailable("chroma", "down")
+            calls.append(e.messages[0].content)
+
+        worker = OutboxWorker(outbox, handler, consumer="c1", block_ms=50, max_backoff_seconds=0.2)
+        task = asyncio.create_task(worker.run())
+        assert await worker.drain(timeout=10)
+        worker.stop()
+        await task
+        assert calls == ["fact 0", "fact 1", "fact 2"]
+        assert await r.xlen("t:outbox") == 0
+        assert (await r.xpending("t:outbox", "g"))["pending"] == 0
+
+    async def test_entry_of_a_crashed_consumer_is_claimed(self, r: aredis.Redis) -> None:
+        outbox = Outbox(r, stream="t:outbox2", group="g")
+        await outbox.ensure_group()
+        await outbox.append(entry(7))
+        # consumer "dead" reads the entry and crashes before acknowledging it
+        await r.xreadgroup("g", "dead", {"t:outbox2": ">"}, count=10)
+        seen: list[str] = []
+
+        async def handler(e: OutboxEntry) -> None:
+            seen.append(e.messages[0].content)
+
+        worker = OutboxWorker(outbox, handler, consumer="alive", block_ms=50, claim_idle_ms=100)
+        task = asyncio.create_task(worker.run())
+        assert await worker.drain(timeout=10)
+        worker.stop()
+        await task
+        assert seen == ["fact 7"]
+
+    async def test_malformed_entry_goes_to_dead_letters(self, r: aredis.Redis) -> None:
+        outbox = Outbox(r, stream="t:outbox3", group="g")
+        await outbox.ensure_group()
+        await r.xadd("t:outbox3", {"user_id": "alice", "messages": "not json"})
+
+        async def handler(e: OutboxEntry) -> None:
+            raise AssertionError("must not be called")
+
+        worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50)
+        task = asyncio.create_task(worker.run())
+        assert await worker.drain(timeout=10)
+        worker.stop()
+        await task
+        assert await r.xlen(DEAD_LETTER_STREAM) == 1
+        await r.delete(DEAD_LETTER_STREAM)

@@ -1,0 +1,210 @@
+"""Action classifier, slot extraction, summary and prompt assembly, in Chinese and English."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memory.actions import classify_action, coding_mode
+from memory.context import assemble_prompt, compress, humanize_age
+from memory.language import detect_language
+from memory.llm import PromptMessage, TurnFacts
+from memory.models import Memory, ScoredMemory
+from memory.offline import offline_reply
+from memory.slots import extract_slots
+from memory.summary import ExtractiveSummarizer, third_person_en, third_person_zh
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a Sunday
+
+
+class TestActions:
+    @pytest.mark.parametrize(
+        ("text", "action"),
+        [
+            ("帮我写一个Python函数，把列表排序", "ask_for_code"),
+            ("Write a function that parses ISO dates", "ask_for_code"),
+            ("这段代码报错了", "ask_for_code"),
+            ("你还记得我住在哪吗？", "ask_recall"),
+            ("Do you remember what I said about my sister?", "ask_recall"),
+            ("我喜欢简短的回答", "set_preference"),
+            ("From now on, answer in English", "set_preference"),
+            ("为什么天空是蓝色的", "request_explanation"),
+            ("Explain how HNSW indexes work", "request_explanation"),
+            ("谢谢，很有用", "provide_feedback"),
+            ("这个回答不错", "provide_feedback"),
+            ("thanks, that works", "provide_feedback"),
+            ("今天天气不错", "chit_chat"),
+            ("how are you doing", "chit_chat"),
+        ],
+    )
+    def test_classify(self, text: str, action: str) -> None:
+        assert classify_action(text) == action
+
+    def test_coding_mode_needs_three_in_a_row(self) -> None:
+        assert not coding_mode(["ask_for_code", "ask_for_code"])
+        assert coding_mode(["chit_chat", "ask_for_code", "ask_for_code", "ask_for_code"])
+        assert not coding_mode(["ask_for_code", "ask_for_code", "ask_for_code", "provide_feedback"])
+
+
+class TestSlots:
+    def _slots(self, text: str) -> dict[str, str]:
+        return {s.name: s.value for s in extract_slots(text, now=NOW)}
+
+    def test_seed_example_zh(self) -> None:
+        assert self._slots("帮我订明天下午3点去浦东机场的车") == {
+            "date": "2026-11-30",
+            "time": "15:00",
+            "place": "浦东机场",
+        }
+
+    def test_same_in_english(self) -> None:
+        assert self._slots("Book me a car to Pudong Airport tomorrow at 3pm") == {
+            "date": "2026-11-30",
+            "time": "15:00",
+            "place": "Pudong Airport",
+        }
+
+    def test_month_without_day(self) -> None:
+        assert self._slots("我3月提交的报价单") == {"month": "2026-03"}
+        assert self._slots("the quote I sent in March") == {"month": "2026-03"}
+
+    @pytest.mark.parametrize(
+        ("text", "name", "value"),
+        [
+            ("订单号：A12345678，帮我查一下", "order_number", "A12345678"),
+            ("合同号HT-2026-001已经签了", "contract_number", "HT-2026-001"),
+            ("报价单号 Q20260301", "quote_number", "Q20260301"),
+            ("my order number is 88231-x", "order_number", "88231-X"),
+            ("contract no. C-7781 is signed", "contract_number", "C-7781"),
+            ("quote #QT-99120", "quote_number", "QT-99120"),
+        ],
+    )
+    def test_document_numbers(self, text: str, name: str, value: str) -> None:
+        assert self._slots(text)[name] == value
+
+    @pytest.mark.parametrize(
+        ("text", "date"),
+        [
+            ("下周三见", "2026-12-02"),
+            ("周五开会", "2026-12-04"),
+            ("next Friday works", "2026-12-04"),
+            ("2026年12月25日", "2026-12-25"),
+            ("12月25号", "2026-12-25"),
+            ("on March 3rd", "2026-03-03"),
+            ("2027-01-05", "2027-01-05"),
+            ("后天", "2026-12-01"),
+        ],
+    )
+    def test_dates(self, text: str, date: str) -> None:
+        assert self._slots(text)["date"] == date
+
+    @pytest.mark.parametrize(
+        ("text", "time"),
+        [
+            ("晚上8点", "20:00"),
+            ("上午十点半", "10:30"),
+            ("3点20分", "03:20"),
+            ("at 7:45 pm", "19:45"),
+            ("at noon", "12:00"),
+            ("15:30", "15:30"),
+        ],
+    )
+    def test_times(self, text: str, time: str) -> None:
+        assert self._slots(text)["time"] == time
+
+    def test_cities_and_nothing(self) -> None:
+        assert self._slots("我住在杭州") == {"place": "杭州"}
+        assert self._slots("I moved to Lisbon") == {"place": "Lisbon"}
+        assert self._slots("hello") == {}
+        assert self._slots("你好") == {}
+
+
+class TestSummary:
+    def test_third_person(self) -> None:
+        assert third_person_en("I live in Hangzhou, remember that") == "User lives in Hangzhou"
+        assert third_person_en("Um, I really like spicy food") == "User likes spicy food"
+        assert (
+            third_person_en("Can you write me a Python function?")
+            == "User asked to write them a Python function"
+        )
+        assert third_person_zh("我住在杭州，记住这个") == "用户住在杭州"
+        assert third_person_zh("嗯，那个我喜欢吃辣") == "用户喜欢吃辣"
+        assert third_person_zh("帮我写一个Python函数") == "用户请求写一个Python函数"
+
+    async def test_rolling_and_bounded(self) -> None:
+        s = ExtractiveSummarizer()
+        first = await s.summarize(None, ["我住在杭州，记住这个"], "zh", max_chars=80)
+        second = await s.summarize(first, ["帮我订明天下午3点去浦东机场的车"], "zh", max_chars=80)
+        assert second == "用户请求订明天下午3点去浦东机场的车；用户住在杭州"
+        long = await s.summarize(second, ["我" + "很" * 200 + "累"], "zh", max_chars=80)
+        assert len(long) <= 80
+        en = await s.summarize(None, ["I prefer short answers"], "en", max_chars=80)
+        assert en == "User prefers short answers"
+
+    def test_language(self) -> None:
+        assert detect_language("我住在哪个城市？") == "zh"
+        assert detect_language("Where do I live?") == "en"
+        assert detect_language("帮我写一个Python function") == "zh"
+
+
+def _hit(content: str, age_days: float, source: str = "user", topic: str | None = None) -> ScoredMemory:
+    m = Memory(
+        id="m",
+        user_id="u",
+        content=content,
+        created_at=NOW.timestamp() - age_days * 86400,
+        session_id="s",
+        source="user" if source == "user" else "assistant",
+        content_hash="h",
+        topic=topic,
+    )
+    return ScoredMemory(memory=m, score=0.9, similarity=0.9)
+
+
+class TestContext:
+    def test_ages(self) -> None:
+        assert humanize_age(3 * 86400 + 5, "zh") == "3天前"
+        assert humanize_age(3 * 86400 + 5, "en") == "3 days ago"
+        assert humanize_age(86400, "zh") == "昨天"
+        assert humanize_age(10, "en") == "just now"
+        assert humanize_age(65 * 86400, "en") == "2 months ago"
+
+    def test_compress_keeps_sentence_boundaries(self) -> None:
+        text = "甲" * 100 + "。" + "乙" * 100
+        assert compress(text, 150) == "甲" * 100 + "。…"
+        assert compress("短句。", 150) == "短句。"
+        assert len(compress("word " * 100, 150)) <= 150
+
+    @pytest.mark.parametrize("lang", ["zh", "en"])
+    def test_prompt_sections(self, lang: str) -> None:
+        prompt = assemble_prompt(
+            language=lang,
+            new_message=PromptMessage("user", "我住在哪？" if lang == "zh" else "Where do I live?"),
+            now=NOW.timestamp(),
+            summary=None,
+            recalled=[_hit("我住在杭州" if lang == "zh" else "I live in Hangzhou", 3, topic="travel")],
+            buffer=[PromptMessage("user", "hi"), PromptMessage("assistant", "hello")],
+            coding_mode=True,
+        )
+        system = prompt.messages[0].content
+        assert [m.role for m in prompt.messages] == ["system", "user", "assistant", "user"]
+        if lang == "zh":
+            assert "不要编造" in system
+            assert "[历史摘要]\n（暂无）" in system
+            assert "- (3天前，你说，关于 travel) 我住在杭州" in system
+            assert "编程协作" in system
+        else:
+            assert "Never invent details" in system
+            assert "[history summary]\n(none yet)" in system
+            assert "- (3 days ago, you said, about travel) I live in Hangzhou" in system
+            assert "coding collaboration" in system
+        assert prompt.context_chars == sum(len(m.content) for m in prompt.messages)
+
+    def test_offline_reply_lists_recalled(self) -> None:
+        zh = offline_reply(TurnFacts("zh", [_hit("我住在杭州", 3)], NOW.timestamp()))
+        en = offline_reply(TurnFacts("en", [], NOW.timestamp()))
+        assert "未配置语言模型" in zh
+        assert "3天前：我住在杭州" in zh
+        assert "No language model is configured" in en
+        assert "Nothing relevant was recalled" in en

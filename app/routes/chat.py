@@ -93,7 +93,7 @@ def _debug_out(debug: TurnDebug, total_tokens: int, session_id: str) -> TurnDebu
     )
 
 
-@router.post("/v1/chat/completions", response_model=ChatCompletionResponse, response_model_exclude_none=True)
+@router.post("/v1/chat/completions", response_model=ChatCompletionResponse)
 async def chat_completions(
     body: ChatCompletionRequest,
     principal: PrincipalDep,

@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     chroma_timeout_seconds: float = Field(10.0, gt=0)
     chroma_collection_prefix: str = Field("mnemo", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
     memory_shards: int = Field(16, ge=1, le=1024)
+    # "hybrid": write policy + dense/keyword fusion + reranking; "naive": every message one memory,
+    # cosine similarity only (kept as the benchmark baseline)
+    retrieval_pipeline: Literal["naive", "hybrid"] = "hybrid"
 
     # auth
     auth_jwt_secret: SecretStr = Field(SecretStr(""), validate_default=True)

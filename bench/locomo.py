@@ -1,0 +1,230 @@
+"""Retrieval quality through the HTTP API on LoCoMo (and mnemo's own Chinese conversation).
+
+    .venv/bin/python bench/locomo.py                                   # LoCoMo dev slice, current pipeline
+    .venv/bin/python bench/locomo.py --pipeline naive                  # the foundation pipeline
+    .venv/bin/python bench/locomo.py --data bench/data/zh_conversation.json
+
+Starts its own redis-server and `chroma run` (temp dir), serves the app in-process with its real
+lifespan and the real embedding model, ingests every session with `POST /v1/memory/{user}/messages`
+(message id = the turn's `dia_id`, name = the speaker, timestamp = the session's date; an image turn
+keeps its caption as "[shares a photo: …]"), then asks every category 1-4 question with
+`POST /v1/memory/{user}/search` (top_k 10, `as_of` = the end of the conversation) and scores the
+`source_message_ids` of the results against the question's evidence ids.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+from asgi_lifespan import LifespanManager  # noqa: E402
+
+from app.auth import TokenCodec  # noqa: E402
+from app.main import create_app  # noqa: E402
+from app.settings import Settings  # noqa: E402
+from tests.services import start_chroma, start_redis  # noqa: E402
+
+SECRET = "bench-" + "s" * 48
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo_dev.json"
+_DIA_RE = re.compile(r"D\d+:\d+")
+
+
+def parse_session_time(text: str) -> float:
+    """'1:56 pm on 8 May, 2023' -> epoch seconds (UTC)."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC).timestamp()
+
+
+def evidence_ids(raw: list[str]) -> set[str]:
+    """Defensive: LoCoMo has 'D:11:26' and several ids in one string."""
+    ids: set[str] = set()
+    for item in raw:
+        fixed = item.replace("D:", "D")
+        ids.update(_DIA_RE.findall(fixed))
+    return ids
+
+
+def sessions_of(conversation: dict[str, Any]) -> list[tuple[int, float, list[dict[str, Any]]]]:
+    out = []
+    for key, turns in conversation.items():
+        m = re.fullmatch(r"session_(\d+)", key)
+        if m and isinstance(turns, list) and turns:
+            n = int(m.group(1))
+            out.append((n, parse_session_time(conversation[f"session_{n}_date_time"]), turns))
+    return sorted(out)
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    text = str(turn.get("text", "")).strip()
+    if turn.get("blip_caption"):
+        text = f"{text} [shares a photo: {turn['blip_caption']}]".strip()
+    return text
+
+
+def ndcg(ranked: list[str], relevant: set[str], k: int) -> float:
+    dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:k]) if d in relevant)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(k, len(relevant))))
+    return dcg / ideal if ideal else 0.0
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    samples = json.loads(Path(args.data).read_text())
+    workdir = Path(tempfile.mkdtemp(prefix="mnemo-locomo-"))
+    redis = start_redis(workdir / "redis")
+    chroma = start_chroma(workdir / "chroma")
+    tokens = TokenCodec(SECRET)
+    per_question: list[dict[str, Any]] = []
+    stored_total = 0
+    latencies: list[float] = []
+    try:
+        settings = Settings(
+            _env_file=None,
+            redis_url=f"{redis.url}/0",
+            chroma_url=chroma.url,
+            auth_jwt_secret=SECRET,
+            retrieval_pipeline=args.pipeline,
+            log_level="WARNING",
+        )
+        app = create_app(settings)
+        async with (
+            LifespanManager(app, startup_timeout=180) as manager,
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=manager.app), base_url="http://bench", timeout=120
+            ) as client,
+        ):
+            for sample in samples:
+                user = re.sub(r"[^A-Za-z0-9_.-]", "-", f"bench-{sample['sample_id']}")
+                headers = {"Authorization": f"Bearer {tokens.mint(user, ttl_seconds=86400)}"}
+                end_of_conversation = 0.0
+                for number, started, turns in sessions_of(sample["conversation"]):
+                    messages = [
+                        {
+                            "role": "user",
+                            "content": turn_text(t),
+                            "name": t["speaker"],
+                            "id": t["dia_id"],
+                            "timestamp": started + i,  # keep turn order inside a session
+                        }
+                        for i, t in enumerate(turns)
+                        if turn_text(t)
+                    ]
+                    end_of_conversation = max(end_of_conversation, started + len(turns))
+                    resp = await client.post(
+                        f"/v1/memory/{user}/messages",
+                        json={"session_id": f"session-{number}", "messages": messages},
+                        headers=headers,
+                    )
+                    resp.raise_for_status()
+                listed = await client.get(f"/v1/memory/{user}/list?limit=1", headers=headers)
+                stored_total += int(listed.json()["total"])
+                for qa in sample["qa"]:
+                    if qa.get("category") not in (1, 2, 3, 4):
+                        continue
+                    relevant = evidence_ids(qa.get("evidence", []))
+                    if not relevant:
+                        continue
+                    t0 = time.perf_counter()
+                    resp = await client.post(
+                        f"/v1/memory/{user}/search",
+                        json={"query": str(qa["question"]), "top_k": 10, "as_of": end_of_conversation},
+                        headers=headers,
+                    )
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                    resp.raise_for_status()
+                    results = resp.json()["results"]
+                    ranked: list[str] = []
+                    for r in results:
+                        for mid in r["source_message_ids"]:
+                            if mid not in ranked:
+                                ranked.append(mid)
+                    chars = sum(len(r["content"]) for r in results[:10])
+                    per_question.append(
+                        {
+                            "sample": sample["sample_id"],
+                            "category": qa["category"],
+                            "question": qa["question"],
+                            "evidence": sorted(relevant),
+                            "ranked": ranked[:10],
+                            "any5": bool(relevant & set(_first_results_ids(results, 5))),
+                            "any10": bool(relevant & set(_first_results_ids(results, 10))),
+                            "all10": relevant <= set(_first_results_ids(results, 10)),
+                            "ndcg10": ndcg(ranked, relevant, 10),
+                            "chars10": chars,
+                        }
+                    )
+    finally:
+        chroma.stop()
+        redis.stop()
+
+    def mean(key: str, rows: list[dict[str, Any]]) -> float:
+        return round(statistics.fmean(float(r[key]) for r in rows), 3) if rows else 0.0
+
+    by_category = {
+        str(c): {"n": len(rows), "any10": mean("any10", rows), "all10": mean("all10", rows)}
+        for c in (1, 2, 3, 4)
+        if (rows := [r for r in per_question if r["category"] == c])
+    }
+    return {
+        "data": Path(args.data).name,
+        "pipeline": args.pipeline,
+        "questions": len(per_question),
+        "recall_any@5": mean("any5", per_question),
+        "recall_any@10": mean("any10", per_question),
+        "recall_all@10": mean("all10", per_question),
+        "ndcg@10": mean("ndcg10", per_question),
+        "mean_chars_top10": round(statistics.fmean(r["chars10"] for r in per_question), 0)
+        if per_question
+        else 0,
+        "search_p50_ms": round(percentile(latencies, 50), 1),
+        "search_p95_ms": round(percentile(latencies, 95), 1),
+        "stored_items": stored_total,
+        "by_category": by_category,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "misses": [r for r in per_question if not r["any10"]][: args.show_misses],
+    }
+
+
+def _first_results_ids(results: list[dict[str, Any]], k: int) -> list[str]:
+    return [mid for r in results[:k] for mid in r["source_message_ids"]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--pipeline", default="hybrid", choices=["naive", "hybrid"])
+    parser.add_argument("--show-misses", type=int, default=0)
+    args = parser.parse_args()
+    result = asyncio.run(run(args))
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    name = f"locomo_{Path(args.data).stem}_{args.pipeline}.json"
+    (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    misses = result.pop("misses")
+    width = max(len(k) for k in result)
+    sys.stdout.write("\n".join(f"{k:<{width}}  {v}" for k, v in result.items()) + "\n")
+    for miss in misses:
+        sys.stdout.write(json.dumps(miss, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

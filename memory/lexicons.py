@@ -1,0 +1,85 @@
+"""Word lists and patterns (Chinese and English) behind scoring, topics, negation and query expansion.
+Data only: the functions that use them live in scoring.py and query.py."""
+
+from __future__ import annotations
+
+import re
+
+# --- importance (seed 001): preference, task, entity ------------------------------------------------
+PREFERENCE_RE = re.compile(
+    r"我(很|最|更|比较|特别|超|真的|一直|从来)?(喜欢|爱吃|爱喝|爱看|爱玩|讨厌|不喜欢|受不了|偏好|习惯|不吃|不喝|过敏)|"
+    r"最(喜欢|爱|讨厌)|以后(都|请|就|别|不要)|从现在(开始|起)|请(一直|总是|始终|不要)|别再|不要再|我是(素食|吃素)|"
+    r"\bi (really |truly |absolutely )?(like|love|adore|enjoy|prefer|hate|dislike|can't stand|don't like|"
+    r"am allergic|never eat|always)\b|\bfrom now on\b|\bplease (always|never|don't)\b|\bmy (favou?rite|preference)\b|"
+    r"\bi'?m (a )?(vegetarian|vegan|allergic)\b",
+    re.IGNORECASE,
+)
+TASK_RE = re.compile(
+    r"帮我(查|找|订|买|约|安排|预约|预订|记|看|发|写)|提醒我|记得(要|去|帮)|预订|预约|订(一?张|个|机票|酒店|餐)|"
+    r"安排|截止|待办|别忘了(帮|提醒)|需要(在|去)|要在.{0,6}(之前|前)|"
+    r"\bremind me\b|\b(book|reserve|schedule|order|buy|cancel|reschedule)\b|\bdeadline\b|\bto-?do\b|"
+    r"\b(i|we) (need|have|must|should) to\b|\bdue (on|by)\b|\bappointment\b",
+    re.IGNORECASE,
+)
+REMEMBER_RE = re.compile(
+    r"记住|别忘了|不要忘|记一下|\bremember (this|that|it)\b|\bdon'?t forget\b|\bkeep in mind\b|\bnote that\b",
+    re.I,
+)
+CONFIRMATION_RE = re.compile(
+    r"^\s*(好的|好|行|可以|确认|已收到|收到|没问题|就这样|就这么办|ok(ay)?|confirmed?|sounds good|got it|"
+    r"yes,? (please|do it|that works)|perfect|deal|great,? thanks?)[\s,.!，。！~]*(谢谢|thanks?|thank you)?[\s,.!，。！~]*$",
+    re.IGNORECASE,
+)
+DOC_NUMBER_RE = re.compile(
+    r"(订单|合同|报价单?|发票|工单|快递单|身份证|护照)(编号|号码|号)|"
+    r"\b(order|contract|quote|quotation|invoice|ticket|tracking|booking|confirmation|passport|id)\s*(no\.?|number|#|id)\b",
+    re.IGNORECASE,
+)
+
+# --- topics ------------------------------------------------------------------------------------------
+# fmt: off
+TOPICS: dict[str, tuple[str, ...]] = {
+    'work': tuple(w.replace("_", " ") for w in '工作 上班 公司 同事 老板 项目 会议 加班 面试 跳槽 辞职 客户 合同 报价 work job office colleague boss manager project meeting interview career promotion client contract quote salary company coworker'.split()),
+    'family': tuple(w.replace("_", " ") for w in '家人 爸爸 妈妈 父母 孩子 儿子 女儿 老公 老婆 丈夫 妻子 哥哥 姐姐 弟弟 妹妹 奶奶 爷爷 外婆 婚礼 family mom dad mother father parents kids kid children son daughter husband wife brother sister grandma grandpa wedding baby'.split()),
+    'travel': tuple(w.replace("_", " ") for w in '旅行 旅游 出差 机票 航班 酒店 签证 行程 度假 机场 高铁 景点 出国 travel trip flight hotel visa vacation holiday airport itinerary journey tour road_trip camping beach'.split()),
+    'food': tuple(w.replace("_", " ") for w in '吃 餐厅 饭 菜 火锅 咖啡 茶 早餐 午餐 晚餐 做饭 烘焙 甜点 素食 food eat restaurant dinner lunch breakfast cook cooking recipe coffee tea bake baking dessert vegetarian pizza sushi'.split()),
+    'health': tuple(w.replace("_", " ") for w in '健康 医院 医生 生病 感冒 发烧 药 体检 过敏 健身 跑步 睡眠 减肥 health hospital doctor sick ill flu fever medicine allergy allergic gym workout run running sleep diet therapy injury yoga'.split()),
+    'study': tuple(w.replace("_", " ") for w in '学习 考试 课程 学校 大学 论文 作业 老师 毕业 读书 复习 培训 考研 study exam course class school university college thesis homework teacher graduate degree learn learning lecture'.split()),
+    'tech': tuple(w.replace("_", " ") for w in '代码 编程 程序 函数 电脑 手机 软件 服务器 数据库 算法 bug python java sql code coding program programming function computer laptop software server database algorithm api app javascript deploy'.split()),
+    'finance': tuple(w.replace("_", " ") for w in '钱 工资 存款 投资 股票 基金 理财 贷款 房贷 信用卡 账单 发票 报销 预算 money salary savings invest investment stock fund loan mortgage credit_card bill invoice budget tax bank payment refund'.split()),
+    'shopping': tuple(w.replace("_", " ") for w in '买 购物 订单 快递 下单 退货 网购 商场 打折 优惠 淘宝 京东 buy bought shopping order delivery package return refund discount sale store shop purchase amazon'.split()),
+    'entertainment': tuple(w.replace("_", " ") for w in '电影 电视剧 音乐 演唱会 游戏 小说 综艺 动漫 画画 绘画 唱歌 movie film series show music concert game gaming novel book painting paint art song guitar piano dance festival museum'.split()),
+    'pets': tuple(w.replace("_", " ") for w in '宠物 猫 狗 小猫 小狗 猫咪 狗狗 养猫 养狗 pet pets cat dog puppy kitten vet'.split()),
+    'sports': tuple(w.replace("_", " ") for w in '运动 足球 篮球 网球 游泳 比赛 骑车 爬山 徒步 滑雪 sport sports football soccer basketball tennis swim swimming match cycling hiking hike skiing marathon'.split()),
+    'home': tuple(w.replace("_", " ") for w in '家里 房子 搬家 租房 装修 家具 房东 邻居 home house apartment move moved moving rent landlord furniture neighbor renovation'.split()),
+}
+# fmt: on
+
+# --- query understanding -----------------------------------------------------------------------------
+NEGATION_RE = re.compile(
+    r"(?:不要|别|不想|不需要|不用|不必|除了|排除|不再)(?:再)?(?:给我)?(?:推荐|建议|提|说|要|买|看|介绍)?(?P<zh>[\u4e00-\u9fffA-Za-z0-9]{1,12})|"
+    r"\b(?:don'?t|do not|never|no more|stop|avoid|without|except|not)\s+(?:(?:suggest|recommend|show|give|mention|"
+    r"want|need|like|buy|use)(?:ing)?\s+(?:me\s+)?)?(?:any\s+|more\s+|the\s+|a\s+|an\s+)?(?P<en>[a-z][a-z -]{1,40}?)"
+    r"(?=[.,;!?]|$| and | or | but | please)",
+    re.IGNORECASE,
+)
+DOC_TYPE_ALIASES: dict[str, tuple[str, ...]] = {
+    "bill": ("账单", "发票", "invoice", "bill", "receipt", "收据", "单据"),
+    "quote": ("报价单", "报价", "quote", "quotation", "estimate"),
+    "contract": ("合同", "协议", "contract", "agreement"),
+    "order": ("订单", "order", "purchase"),
+    "ticket": ("机票", "车票", "门票", "ticket", "boarding pass"),
+    "report": ("报告", "周报", "月报", "report"),
+}
+
+EN_STOPWORDS = frozenset(
+    "a an the and or but if then so of to in on at by for with from about as into over after before is are was "
+    "were be been being am do does did doing have has had having i me my mine myself you your yours he him his "
+    "she her hers it its we us our they them their what which who whom whose when where why how this that these "
+    "those there here can could would should will shall may might must not no yes just very too also than up "
+    "down out off again once all any both each few more most other some such only own same s t don now ever "
+    "really tell told say said think know get got like go going went one let".split()
+)
+ZH_STOPWORDS = frozenset(
+    "的 了 吗 呢 吧 啊 呀 哦 嗯 是 在 有 和 与 就 也 都 还 很 我 你 他 她 它 们 这 那 个 么 什么 怎么 哪 谁".split()
+)

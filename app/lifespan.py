@@ -25,11 +25,15 @@ from app.settings import Settings
 from app.upstream import OpenAICompatibleLLM
 from memory import ChromaLongTermStore, Embedder, MemoryService, SentenceTransformerEmbedder
 from memory.conversation import ConversationService
+from memory.keyword_index import KeywordIndexCache
 from memory.llm import ChatModel
 from memory.offline import OfflineResponder
 from memory.outbox import Outbox, OutboxWorker
+from memory.retrieval import HybridRetriever, RankingWeights
 from memory.session_store import SessionLimits, SessionStore
 from memory.summary import LLMSummarizer
+from memory.versions import LtmVersions
+from memory.write_policy import WritePipeline, WritePolicy
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +105,36 @@ def build_embedder(settings: Settings) -> Embedder:
     )
 
 
+def build_memory_service(
+    settings: Settings, store: ChromaLongTermStore, embedder: Embedder, redis: Redis
+) -> MemoryService:
+    if settings.retrieval_pipeline == "naive":
+        return MemoryService(store, embedder)
+    versions = LtmVersions(redis)
+    writer = WritePipeline(
+        store,
+        embedder,
+        redis,
+        versions,
+        WritePolicy(
+            threshold=settings.importance_threshold, near_duplicate=settings.near_duplicate_similarity
+        ),
+    )
+    retriever = HybridRetriever(
+        store,
+        embedder,
+        versions,
+        KeywordIndexCache(settings.keyword_cache_memories),
+        RankingWeights(
+            dense_candidates=settings.retrieval_candidates,
+            time=settings.retrieval_time_weight,
+            tau_days=settings.retrieval_tau_days,
+            clustering=settings.retrieval_clustering,
+        ),
+    )
+    return MemoryService(store, embedder, writer=writer, retriever=retriever, versions=versions)
+
+
 def session_limits(settings: Settings) -> SessionLimits:
     return SessionLimits(
         buffer_size=settings.session_buffer_size,
@@ -150,7 +184,7 @@ def make_lifespan(
             await store.ping()
         except Exception as exc:  # start anyway: /readyz reports it, calls retry the connection
             log.warning("chroma not reachable at startup", extra={"reason": str(exc)})
-        memory = MemoryService(store, model)
+        memory = build_memory_service(settings, store, model, redis)
         sessions = SessionStore(redis, session_limits(settings))
         outbox = Outbox(redis)
         llm_client = build_llm_client(settings, llm_transport)

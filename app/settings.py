@@ -46,6 +46,13 @@ class Settings(BaseSettings):
     # "hybrid": write policy + dense/keyword fusion + reranking; "naive": every message one memory,
     # cosine similarity only (kept as the benchmark baseline)
     retrieval_pipeline: Literal["naive", "hybrid"] = "hybrid"
+    importance_threshold: float = Field(0.65, ge=0, le=1)
+    near_duplicate_similarity: float = Field(0.95, gt=0, le=1)
+    retrieval_candidates: int = Field(15, ge=1, le=200)  # Chroma n_results for the dense channel
+    retrieval_time_weight: float = Field(0.05, ge=0, le=1)
+    retrieval_tau_days: float = Field(14.0, gt=0)
+    retrieval_clustering: bool = False
+    keyword_cache_memories: int = Field(200_000, ge=0)  # per worker, across users
 
     # auth
     auth_jwt_secret: SecretStr = Field(SecretStr(""), validate_default=True)

@@ -22,10 +22,12 @@ from memory.language import detect_language
 from memory.llm import ChatModel, Completion, GenerationParams, PromptMessage, TurnFacts, estimate_tokens
 from memory.models import Message, ScoredMemory, SearchFilters
 from memory.outbox import Outbox, OutboxEntry
-from memory.service import MemoryService, content_hash
+from memory.service import MemoryService
+from memory.service_ids import content_hash
 from memory.session_store import Action, BufferedMessage, SessionState, SessionStore
 from memory.slots import extract_slots
 from memory.summary import ExtractiveSummarizer, Summarizer
+from memory.write_policy import sanitize
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
@@ -211,49 +213,52 @@ class ConversationService:
     async def _commit(self, chat: ChatInput, prepared: PreparedTurn, reply: str) -> None:
         user_ts = prepared.now
         reply_ts = max(self._clock(), user_ts + 0.001)
-        user_msg = BufferedMessage(f"{prepared.turn_id}:u", "user", chat.message, user_ts, chat.name)
-        reply_msg = BufferedMessage(f"{prepared.turn_id}:a", "assistant", reply, reply_ts)
+        # No PII is stored: Redis (buffer, summary, slots, outbox) only ever gets redacted text.
+        said, answered = sanitize(chat.message), sanitize(reply)
+        user_msg = BufferedMessage(f"{prepared.turn_id}:u", "user", said, user_ts, chat.name)
+        reply_msg = BufferedMessage(f"{prepared.turn_id}:a", "assistant", answered, reply_ts)
         previous = prepared.state.summary
         limits = self._sessions.limits
         summary = await self._extractive.summarize(
-            previous.text if previous else None,
-            [chat.message],
-            prepared.language,
-            max_chars=limits.summary_max_chars,
+            previous.text if previous else None, [said], prepared.language, max_chars=limits.summary_max_chars
+        )
+        before = tuple(
+            Message("assistant" if m.role == "assistant" else "user", m.content, m.name, m.id, m.timestamp)
+            for m in prepared.state.buffer[-2:]
         )
         entry = OutboxEntry(
             chat.user_id,
             chat.session_id,
             (
-                Message("user", chat.message, chat.name, user_msg.id, user_ts),
-                Message("assistant", reply, None, reply_msg.id, reply_ts),
+                Message("user", said, chat.name, user_msg.id, user_ts),
+                Message("assistant", answered, None, reply_msg.id, reply_ts),
             ),
+            before,
         )
         version = await self._sessions.commit_turn(
             chat.user_id,
             chat.session_id,
             [user_msg, reply_msg],
-            action=Action(prepared.action, user_ts, content_hash(chat.message)),
-            slots=extract_slots(chat.message, now=datetime.fromtimestamp(user_ts, UTC)),
+            action=Action(prepared.action, user_ts, content_hash(said)),
+            slots=extract_slots(said, now=datetime.fromtimestamp(user_ts, UTC)),
             summary=summary,
             expected_summary_version=previous.version if previous else 0,
             outbox_stream=self._outbox.stream,
             outbox_fields=entry.to_fields(),
         )
         if version is not None and self._refiner is not None:
-            task = asyncio.create_task(
-                self._refine_summary(chat, prepared, previous.text if previous else None, version)
-            )
+            refine = self._refine_summary(chat, said, prepared, previous.text if previous else None, version)
+            task = asyncio.create_task(refine)
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
     async def _refine_summary(
-        self, chat: ChatInput, prepared: PreparedTurn, previous: str | None, version: int
+        self, chat: ChatInput, said: str, prepared: PreparedTurn, previous: str | None, version: int
     ) -> None:
         assert self._refiner is not None
         try:
             text = await self._refiner.summarize(
-                previous, [chat.message], prepared.language, max_chars=self._sessions.limits.summary_max_chars
+                previous, [said], prepared.language, max_chars=self._sessions.limits.summary_max_chars
             )
             # CAS: dropped if another turn has written a newer summary meanwhile
             await self._sessions.replace_summary(

@@ -54,3 +54,19 @@ def session_pattern(user_id: str, session_id: str) -> str:
 # Long-term write outbox: one stream for all users, one consumer group across every worker.
 OUTBOX_STREAM = f"{PREFIX}:outbox"
 OUTBOX_GROUP = "ltm-writers"
+
+
+# Long-term memory bookkeeping, per user.
+def ltm_version(user_id: str) -> str:
+    """Bumped on every long-term write or delete: keyword indexes cached in workers key on it."""
+    return f"{user_prefix(user_id)}:ltm:version"
+
+
+def ltm_lock(user_id: str) -> str:
+    """Held around check-then-insert, so concurrent writes of one fact cannot both insert it."""
+    return f"{user_prefix(user_id)}:ltm:lock"
+
+
+def ltm_entities(user_id: str) -> str:
+    """Hash: entity -> the session it was last mentioned in (first-mention-in-new-session anchors)."""
+    return f"{user_prefix(user_id)}:ltm:entities"

@@ -41,6 +41,14 @@ class LongTermStore(Protocol):
         self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True
     ) -> list[Memory]: ...
 
+    async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]: ...
+
+    async def embeddings(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
+
+    async def nearest(
+        self, user_id: str, embeddings: Vectors, *, n_results: int = 1
+    ) -> list[list[tuple[Memory, float]]]: ...
+
     async def delete(self, user_id: str, ids: Sequence[str]) -> None: ...
 
     async def count(self, user_id: str) -> int: ...
@@ -96,6 +104,12 @@ def to_metadata(memory: Memory) -> dict[str, Any]:
         meta["name"] = memory.name
     if memory.source_message_ids:
         meta["source_message_ids"] = list(memory.source_message_ids)
+    if memory.tier is not None:
+        meta["tier"] = memory.tier
+    if memory.entities:
+        meta["entities"] = list(memory.entities)
+    if memory.context:
+        meta["context"] = memory.context
     return meta
 
 
@@ -113,6 +127,11 @@ def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> M
         topic=meta.get("topic"),
         name=meta.get("name"),
         source_message_ids=tuple(str(x) for x in meta.get("source_message_ids") or ()),
+        tier="fact"
+        if meta.get("tier") == "fact"
+        else ("episodic" if meta.get("tier") == "episodic" else None),
+        entities=tuple(str(x) for x in meta.get("entities") or ()),
+        context=str(meta.get("context") or ""),
     )
 
 
@@ -251,6 +270,54 @@ class ChromaLongTermStore:
         docs = result.get("documents") or [None] * len(result["ids"])
         metas = result.get("metadatas") or [{}] * len(result["ids"])
         return [from_record(i, d, dict(m or {})) for i, d, m in zip(result["ids"], docs, metas, strict=True)]
+
+    async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]:
+        """Memories of this user whose content hash is one of `hashes` (exact-duplicate check)."""
+        if not hashes:
+            return []
+        where = all_of([{"user_id": user_id}, {"content_hash": {"$in": sorted(set(hashes))}}])
+        result = await self._run(user_id, lambda c: c.get(where=where, include=["metadatas", "documents"]))
+        docs = result.get("documents") or [None] * len(result["ids"])
+        metas = result.get("metadatas") or [{}] * len(result["ids"])
+        return [from_record(i, d, dict(m or {})) for i, d, m in zip(result["ids"], docs, metas, strict=True)]
+
+    async def embeddings(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        where = where_for(user_id)
+        result = await self._run(user_id, lambda c: c.get(ids=list(ids), where=where, include=["embeddings"]))
+        vectors = result.get("embeddings")
+        if vectors is None:
+            return {}
+        return {i: [float(x) for x in v] for i, v in zip(result["ids"], vectors, strict=True)}
+
+    async def nearest(
+        self, user_id: str, embeddings: Vectors, *, n_results: int = 1
+    ) -> list[list[tuple[Memory, float]]]:
+        """For each vector, this user's nearest memories as (memory, cosine similarity)."""
+        if len(embeddings) == 0:
+            return []
+        where = where_for(user_id)
+        result = await self._run(
+            user_id,
+            lambda c: c.query(
+                query_embeddings=[[float(x) for x in v] for v in embeddings],
+                n_results=n_results,
+                where=where,
+                include=["documents", "metadatas", "distances"],
+            ),
+        )
+        out: list[list[tuple[Memory, float]]] = []
+        for ids, docs, metas, dists in zip(
+            result["ids"], result["documents"], result["metadatas"], result["distances"], strict=True
+        ):
+            out.append(
+                [
+                    (from_record(i, d, dict(m or {})), 1.0 - float(dist))
+                    for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
+                ]
+            )
+        return out
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
         if not ids:

@@ -7,6 +7,7 @@ from typing import Literal
 
 Role = Literal["user", "assistant"]
 SortOrder = Literal["recent", "importance"]
+Tier = Literal["fact", "episodic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,19 @@ class Memory:
     topic: str | None = None
     name: str | None = None
     source_message_ids: tuple[str, ...] = ()
+    tier: Tier | None = None  # None: written by the naive pipeline
+    entities: tuple[str, ...] = ()
+    context: str = ""  # the preceding messages, indexed for keyword search (never returned)
+
+    @property
+    def index_text(self) -> str:
+        """What the keyword channel indexes: speaker, preceding context and the memory itself."""
+        own = f"{self.name}: {self.content}" if self.name else self.content
+        return f"{self.context} {own}".strip()
+
+    @property
+    def embed_text(self) -> str:
+        return f"{self.name}: {self.content}" if self.name else self.content
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,24 +33,14 @@ class OutboxEntry:
     user_id: str
     session_id: str
     messages: tuple[Message, ...]
+    previous: tuple[Message, ...] = ()  # the messages just before (context, confirmations)
 
     def to_fields(self) -> dict[str, str]:
         return {
             "user_id": self.user_id,
             "session_id": self.session_id,
-            "messages": json.dumps(
-                [
-                    {
-                        "role": m.role,
-                        "content": m.content,
-                        "name": m.name,
-                        "id": m.id,
-                        "timestamp": m.timestamp,
-                    }
-                    for m in self.messages
-                ],
-                ensure_ascii=False,
-            ),
+            "messages": _dump(self.messages),
+            "previous": _dump(self.previous),
         }
 
     @classmethod
@@ -58,17 +48,32 @@ class OutboxEntry:
         return cls(
             user_id=fields["user_id"],
             session_id=fields["session_id"],
-            messages=tuple(
-                Message(
-                    role="assistant" if m["role"] == "assistant" else "user",
-                    content=m["content"],
-                    name=m.get("name"),
-                    id=m.get("id"),
-                    timestamp=m.get("timestamp"),
-                )
-                for m in json.loads(fields["messages"])
-            ),
+            messages=_load(fields["messages"]),
+            previous=_load(fields.get("previous", "[]")),
         )
+
+
+def _dump(messages: tuple[Message, ...]) -> str:
+    return json.dumps(
+        [
+            {"role": m.role, "content": m.content, "name": m.name, "id": m.id, "timestamp": m.timestamp}
+            for m in messages
+        ],
+        ensure_ascii=False,
+    )
+
+
+def _load(raw: str) -> tuple[Message, ...]:
+    return tuple(
+        Message(
+            role="assistant" if m["role"] == "assistant" else "user",
+            content=m["content"],
+            name=m.get("name"),
+            id=m.get("id"),
+            timestamp=m.get("timestamp"),
+        )
+        for m in json.loads(raw)
+    )
 
 
 class Outbox:

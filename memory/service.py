@@ -1,49 +1,64 @@
 """The long-term memory use cases: ingest messages, search, list, delete.
 
-This is the foundation pipeline: every message becomes one memory and search ranks by cosine
-similarity alone. Later stages (write policy, hybrid recall, reranking) plug in behind the same calls.
+Two pipelines share this interface:
+- `hybrid` (default): the write policy (cleaning, PII redaction, importance/anchors, de-duplication)
+  and hybrid recall (dense + BM25 keyword channel, reranked with a time blend);
+- `naive`: the foundation's pipeline, kept as the benchmark baseline: every message one memory as
+  written, ranked by cosine similarity alone.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-import unicodedata
-import uuid
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from memory.embeddings import Embedder
 from memory.errors import MemoryNotFound
 from memory.long_term_store import LongTermStore
 from memory.models import Memory, MemoryPage, Message, ScoredMemory, SearchFilters, SortOrder
 from memory.outbox import OutboxEntry
+from memory.retrieval import HybridRetriever
+from memory.service_ids import content_hash, memory_id_for
+from memory.versions import LtmVersions
+from memory.write_policy import WritePipeline
 
 Clock = Callable[[], float]
-
-
-def content_hash(text: str) -> str:
-    """Hash of the text after Unicode NFKC, case folding and whitespace collapsing."""
-    normalised = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()[:32]
-
-
-def memory_id_for(user_id: str, session_id: str, message: Message) -> str:
-    """Deterministic for messages that carry a client id (so a retried request overwrites, never
-    duplicates); random otherwise."""
-    if message.id is None:
-        return f"mem_{uuid.uuid4().hex}"
-    key = "\x1f".join((user_id, session_id, message.id))
-    return f"mem_{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}"
+Pipeline = Literal["naive", "hybrid"]
 
 
 class MemoryService:
-    def __init__(self, store: LongTermStore, embedder: Embedder, *, clock: Clock = time.time) -> None:
+    def __init__(
+        self,
+        store: LongTermStore,
+        embedder: Embedder,
+        *,
+        writer: WritePipeline | None = None,
+        retriever: HybridRetriever | None = None,
+        versions: LtmVersions | None = None,
+        clock: Clock = time.time,
+    ) -> None:
+        """Without `writer`/`retriever` the service runs the naive pipeline."""
         self._store = store
         self._embedder = embedder
+        self._writer = writer
+        self._retriever = retriever
+        self._versions = versions
         self._clock = clock
 
-    async def ingest(self, user_id: str, session_id: str, messages: Sequence[Message]) -> list[Memory]:
-        """Store the messages; returns once they are searchable."""
+    @property
+    def pipeline(self) -> Pipeline:
+        return "hybrid" if self._writer is not None else "naive"
+
+    async def ingest(
+        self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
+    ) -> list[Memory]:
+        """Store the messages; returns once the written memories are searchable. `previous` are the
+        messages just before these (context, and the answer a leading confirmation refers to)."""
+        if self._writer is not None:
+            written = await self._writer.write(user_id, session_id, messages, previous)
+            self._forget_cached_index(user_id)
+            return written
         now = self._clock()
         memories = [
             Memory(
@@ -67,7 +82,7 @@ class MemoryService:
 
     async def ingest_entry(self, entry: OutboxEntry) -> None:
         """Outbox handler: idempotent, because chat turns carry message ids."""
-        await self.ingest(entry.user_id, entry.session_id, entry.messages)
+        await self.ingest(entry.user_id, entry.session_id, entry.messages, entry.previous)
 
     async def search(
         self,
@@ -78,13 +93,18 @@ class MemoryService:
         filters: SearchFilters | None = None,
         as_of: float | None = None,
     ) -> list[ScoredMemory]:
-        """Best `top_k` memories for `query`. `as_of` is "now" for time-aware ranking (unused by the
-        similarity-only ranking of this stage, accepted so the contract is stable)."""
-        del as_of
+        """Best `top_k` memories for `query`; `as_of` is "now" for time-aware ranking."""
+        filters = filters or SearchFilters()
+        if self._retriever is not None:
+            return await self._retriever.search(
+                user_id,
+                query,
+                top_k=top_k,
+                filters=filters,
+                as_of=as_of if as_of is not None else self._clock(),
+            )
         vectors = await self._embedder.embed([query])
-        hits = await self._store.query(
-            user_id, vectors[0].tolist(), n_results=top_k, filters=filters or SearchFilters()
-        )
+        hits = await self._store.query(user_id, vectors[0].tolist(), n_results=top_k, filters=filters)
         ranked = [ScoredMemory(memory=m, score=sim, similarity=sim) for m, sim in hits]
         ranked.sort(key=lambda s: s.score, reverse=True)
         return ranked[:top_k]
@@ -104,3 +124,11 @@ class MemoryService:
         if not found:
             raise MemoryNotFound(memory_id)
         await self._store.delete(user_id, [memory_id])
+        if self._versions is not None:
+            await self._versions.bump(user_id)
+        self._forget_cached_index(user_id)
+
+    def _forget_cached_index(self, user_id: str) -> None:
+        # Our own worker never serves a stale index, even if bumping the Redis version failed.
+        if self._retriever is not None:
+            self._retriever.cache.drop(user_id)

@@ -7,13 +7,11 @@ extended only by the holder of its token.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
-import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +20,7 @@ from redis.asyncio import Redis
 from memory import keys
 from memory.actions import coding_mode
 from memory.errors import SessionBusy
+from memory.locks import RedisLocks
 from memory.slots import Slot
 
 log = logging.getLogger(__name__)
@@ -69,16 +68,6 @@ end
 if version ~= tonumber(ARGV[1]) then return -1 end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', tonumber(ARGV[3]))
 return version + 1
-"""
-
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-_EXTEND = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
 """
 
 
@@ -178,8 +167,7 @@ class SessionStore:
         self._clock = clock
         self._record = redis.register_script(_RECORD_TURN)
         self._cas = redis.register_script(_SUMMARY_CAS)
-        self._release = redis.register_script(_RELEASE)
-        self._extend = redis.register_script(_EXTEND)
+        self._locks = RedisLocks(redis)
 
     # -- reads -------------------------------------------------------------------------------------
 
@@ -326,40 +314,15 @@ class SessionStore:
 
     # -- lock ----------------------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def lock(self, user_id: str, session_id: str) -> AsyncIterator[str]:
-        """`SET key token NX EX ttl`; waits at most `lock_wait_seconds`, then raises SessionBusy.
-        While held, a background task extends the TTL so a long LLM call keeps it; if this process
-        dies, the lock expires after `lock_ttl_seconds`."""
-        key = keys.lock(user_id, session_id)
-        token = secrets.token_hex(16)
-        ttl = self.limits.lock_ttl_seconds
-        deadline = time.monotonic() + self.limits.lock_wait_seconds
-        delay = 0.005
-        while not await self._redis.set(key, token, nx=True, ex=ttl):
-            if time.monotonic() >= deadline:
-                raise SessionBusy(session_id, self.limits.lock_wait_seconds)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.1)
-        keeper = asyncio.create_task(self._keep_alive(key, token, ttl))
-        try:
-            yield token
-        finally:
-            keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keeper
-            # shield: a cancelled request must still give the lock back
-            await asyncio.shield(self._release(keys=[key], args=[token]))
-
-    async def _keep_alive(self, key: str, token: str, ttl: int) -> None:
-        while True:
-            await asyncio.sleep(ttl / 2.5)
-            try:
-                if not await self._extend(keys=[key], args=[token, int(ttl * 1000)]):
-                    log.warning("session lock lost before the turn finished", extra={"key": key})
-                    return
-            except Exception:  # Redis hiccup: try again next tick; the lock's TTL still protects us
-                log.warning("could not extend session lock", exc_info=True)
+    def lock(self, user_id: str, session_id: str) -> contextlib.AbstractAsyncContextManager[str]:
+        """The session's turn lock (`SET NX EX lock_ttl`, owner-only release, kept alive while held).
+        Waits at most `lock_wait_seconds`, then raises SessionBusy."""
+        return self._locks.hold(
+            keys.lock(user_id, session_id),
+            ttl_seconds=self.limits.lock_ttl_seconds,
+            wait_seconds=self.limits.lock_wait_seconds,
+            on_timeout=lambda: SessionBusy(session_id, self.limits.lock_wait_seconds),
+        )
 
 
 def _parse_summary(raw: str | None) -> Summary | None:

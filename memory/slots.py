@@ -102,7 +102,7 @@ _DATE_PATTERNS = [
 ]
 _MONTH_PATTERNS = [
     re.compile(rf"(?:(?P<y>\d{{4}})年)?(?P<m>{_NUM})月份?(?![\d一二三四五六七八九十]|[日号])"),
-    re.compile(r"\b(?:in|since|during|last|this) (?P<mon>[A-Za-z]{3,9})\b", re.IGNORECASE),
+    re.compile(r"\b(?:in|since|during|last|this|from) (?P<mon>[A-Za-z]{3,9})\b", re.IGNORECASE),
 ]
 _TIME_PATTERNS = [
     re.compile(

@@ -1,0 +1,209 @@
+"""Hybrid recall: dense candidates from Chroma + a BM25 keyword channel, fused and reranked.
+
+    relevance = w_dense·norm(cosine) + w_keyword·norm(bm25)            (min-max over the candidates)
+              + name_boost   if the memory's speaker is named in the query
+              + doc_boost    if the memory mentions a document type the query asks for (账单 ↔ invoice ↔ bill)
+              + month_boost  if the query names a month and the memory was written then
+              × negation_penalty if the memory contains what the query says not to suggest
+    score     = (1 − w_time)·relevance + w_time·e^(−Δt/τ)·(1+ln(1+importance))/(1+ln 2)
+
+Time enters additively with a small weight: a multiplicative decay would make every memory older than a
+few τ invisible, however relevant. Dense candidates that only the keyword channel found get their
+cosine from their stored vectors, so both channels score every candidate exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import anyio.to_thread
+import numpy as np
+
+from memory.embeddings import Embedder
+from memory.keyword_index import BM25Index, KeywordIndexCache, tokenize
+from memory.lexicons import DOC_TYPE_ALIASES
+from memory.long_term_store import LongTermStore
+from memory.models import Memory, ScoredMemory, SearchFilters
+from memory.query import QueryPlan, plan_query
+from memory.scoring import month_range, recency_importance
+from memory.versions import UNKNOWN, LtmVersions
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RankingWeights:
+    dense: float = 0.5
+    keyword: float = 0.5
+    name_boost: float = 0.1
+    doc_boost: float = 0.1
+    month_boost: float = 0.1
+    fact_boost: float = 0.0
+    negation_penalty: float = 0.3
+    time: float = 0.05
+    tau_days: float = 14.0
+    dense_candidates: int = 15
+    keyword_candidates: int = 30
+    clustering: bool = False
+    cluster_boost: float = 0.05
+
+
+def _minmax(values: dict[str, float]) -> dict[str, float]:
+    if not values:
+        return {}
+    lo, hi = min(values.values()), max(values.values())
+    if hi - lo < 1e-12:
+        return dict.fromkeys(values, 1.0)
+    return {k: (v - lo) / (hi - lo) for k, v in values.items()}
+
+
+def passes(m: Memory, f: SearchFilters) -> bool:
+    return (
+        (f.session_id is None or m.session_id == f.session_id)
+        and (f.exclude_session_id is None or m.session_id != f.exclude_session_id)
+        and (f.topic is None or m.topic == f.topic)
+        and (f.since is None or m.created_at >= f.since)
+        and (f.until is None or m.created_at <= f.until)
+    )
+
+
+def mentions_doc_type(m: Memory, doc_types: Sequence[str]) -> bool:
+    low = m.content.lower()
+    return any(
+        (alias in m.content) if re.search(r"[\u4e00-\u9fff]", alias) else (alias in low)
+        for d in doc_types
+        for alias in DOC_TYPE_ALIASES[d]
+    )
+
+
+def cluster_members(vectors: np.ndarray, query: np.ndarray, k: int = 3, iterations: int = 10) -> np.ndarray:
+    """k-means (k ≤ 3) over candidate vectors; a boolean mask of the cluster nearest the query."""
+    n = len(vectors)
+    k = min(k, max(1, n // 3))
+    if k <= 1:
+        return np.ones(n, dtype=bool)
+    # deterministic init: the most query-similar vector, then farthest-point
+    centroids = [vectors[int(np.argmax(vectors @ query))]]
+    for _ in range(1, k):
+        dist = np.min([1 - vectors @ c for c in centroids], axis=0)
+        centroids.append(vectors[int(np.argmax(dist))])
+    c = np.stack(centroids)
+    labels = np.zeros(n, dtype=int)
+    for _ in range(iterations):
+        labels = np.argmax(vectors @ c.T, axis=1)
+        for j in range(k):
+            members = vectors[labels == j]
+            if len(members):
+                centre = members.mean(axis=0)
+                c[j] = centre / (np.linalg.norm(centre) or 1.0)
+    best = int(np.argmax(c @ query))
+    return np.asarray(labels == best)
+
+
+class HybridRetriever:
+    def __init__(
+        self,
+        store: LongTermStore,
+        embedder: Embedder,
+        versions: LtmVersions,
+        cache: KeywordIndexCache | None = None,
+        weights: RankingWeights = RankingWeights(),
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._versions = versions
+        self.cache = cache or KeywordIndexCache()
+        self.weights = weights
+
+    async def keyword_index(self, user_id: str) -> BM25Index:
+        version = await self._versions.get(user_id)
+        if version != UNKNOWN:
+            cached = self.cache.get(user_id, version)
+            if cached is not None:
+                return cached
+        memories = await self._store.get(user_id)
+        index = await anyio.to_thread.run_sync(BM25Index, memories)
+        if version != UNKNOWN:
+            self.cache.put(user_id, version, index)
+        return index
+
+    async def search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        top_k: int,
+        filters: SearchFilters,
+        as_of: float,
+    ) -> list[ScoredMemory]:
+        w = self.weights
+        index = await self.keyword_index(user_id)
+        if not len(index):
+            return []
+        plan = plan_query(query, known_names=index.names, now=as_of)
+        qvec = (await self._embedder.embed([plan.semantic_text]))[0]
+        dense_hits = await self._store.query(
+            user_id, qvec.tolist(), n_results=max(w.dense_candidates, top_k), filters=filters
+        )
+        candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
+        cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
+        keyword: dict[str, float] = {}
+        for mid, score in index.search(plan.keyword_tokens, limit=max(w.keyword_candidates, top_k)):
+            memory = index.memories[mid]
+            if passes(memory, filters):
+                keyword[mid] = score
+                candidates.setdefault(mid, memory)
+        missing = [mid for mid in candidates if mid not in cosine]
+        if missing:
+            vectors = await self._store.embeddings(user_id, missing)
+            for mid, vec in vectors.items():
+                cosine[mid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
+        for mid in candidates:
+            cosine.setdefault(mid, 0.0)
+            keyword.setdefault(mid, 0.0)
+        in_cluster: set[str] = set()
+        if w.clustering and len(candidates) >= 6:
+            vectors = await self._store.embeddings(user_id, list(candidates))
+            ids = [mid for mid in candidates if mid in vectors]
+            mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
+            in_cluster = {mid for mid, keep in zip(ids, mask, strict=True) if keep}
+        return self._rank(plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k)
+
+    def _rank(
+        self,
+        plan: QueryPlan,
+        candidates: dict[str, Memory],
+        cosine: dict[str, float],
+        keyword: dict[str, float],
+        in_cluster: set[str],
+        *,
+        as_of: float,
+        top_k: int,
+    ) -> list[ScoredMemory]:
+        w = self.weights
+        dense_n, keyword_n = _minmax(cosine), _minmax(keyword)
+        month = month_range(plan.month) if plan.month else None
+        names = {n.lower() for n in plan.names}
+        scored: list[ScoredMemory] = []
+        for mid, m in candidates.items():
+            relevance = w.dense * dense_n[mid] + w.keyword * keyword_n[mid]
+            if m.name and m.name.lower() in names:
+                relevance += w.name_boost
+            if plan.doc_types and mentions_doc_type(m, plan.doc_types):
+                relevance += w.doc_boost
+            if month and month[0] <= m.created_at < month[1]:
+                relevance += w.month_boost
+            if m.tier == "fact":
+                relevance += w.fact_boost
+            if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
+                relevance += w.cluster_boost
+            if plan.negated_tokens and plan.negated_tokens & set(tokenize(m.content)):
+                relevance *= w.negation_penalty
+            recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
+            score = (1 - w.time) * relevance + w.time * recency
+            scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid]))
+        scored.sort(key=lambda s: s.score, reverse=True)
+        return scored[:top_k]

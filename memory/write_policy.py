@@ -1,0 +1,234 @@
+"""What becomes a long-term memory, and how it is written.
+
+Every message is cleaned (emoji/control characters out), PII-redacted, and split into segments of at
+most 400 characters; each segment becomes one memory with importance (0.4·preference + 0.35·task +
+0.25·entity), topic, entities and the preceding messages as keyword context. A memory is a `fact` when
+its importance reaches the threshold (0.65) or an anchor fires, otherwise `episodic` (kept and
+searchable: the LoCoMo benchmark shows most answers sit in plain narrative turns, see README).
+
+Anchors: an explicit "remember this" (记住/别忘了/remember/don't forget), a document or ID number
+(订单号/合同号/报价单号, order/contract/quote no.), a user's confirmation right after an assistant's
+answer (that answer becomes a fact), and the first mention in a new session of an entity from an earlier one.
+
+Writes hold a per-user Redis lock around check-then-insert: an exact duplicate (same normalised content
+hash) is never stored twice, and a near duplicate (cosine ≥ 0.95) merges into the existing memory,
+keeping the newer text and the union of provenance.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from redis.asyncio import Redis
+
+from memory import keys
+from memory.cleaning import clean_text, segment
+from memory.embeddings import Embedder
+from memory.lexicons import CONFIRMATION_RE
+from memory.locks import RedisLocks
+from memory.long_term_store import LongTermStore
+from memory.models import Memory, Message
+from memory.privacy import redact
+from memory.scoring import entities, importance, is_explicit_anchor, topic_of
+from memory.service_ids import content_hash, memory_id_for
+from memory.versions import LtmVersions
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True, slots=True)
+class WritePolicy:
+    threshold: float = 0.65
+    near_duplicate: float = 0.95
+    context_messages: int = 2
+    segment_chars: int = 400
+    lock_ttl_seconds: int = 10
+    lock_wait_seconds: float = 30.0
+
+
+def sanitize(text: str) -> str:
+    """Clean, then redact: what may be stored or embedded of a user's text."""
+    return redact(clean_text(text))
+
+
+def _speaker_line(message: Message, text: str) -> str:
+    return f"{message.name}: {text}" if message.name else text
+
+
+class WritePipeline:
+    def __init__(
+        self,
+        store: LongTermStore,
+        embedder: Embedder,
+        redis: Redis,
+        versions: LtmVersions,
+        policy: WritePolicy = WritePolicy(),
+        *,
+        clock: Clock = time.time,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._redis = redis
+        self._versions = versions
+        self._locks = RedisLocks(redis)
+        self.policy = policy
+        self._clock = clock
+
+    def prepare(
+        self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
+    ) -> list[Memory]:
+        """Pure: the memories these messages make, before de-duplication."""
+        now = self._clock()
+        p = self.policy
+        history: list[str] = [_speaker_line(m, sanitize(m.content)) for m in previous][-p.context_messages :]
+        last_message: Message | None = previous[-1] if previous else None
+        out: list[Memory] = []
+        by_message: dict[int, list[int]] = {}
+        for i, message in enumerate(messages):
+            text = sanitize(message.content)
+            if not text:
+                continue
+            confirmation = (
+                message.role == "user"
+                and CONFIRMATION_RE.match(text) is not None
+                and last_message is not None
+                and last_message.role == "assistant"
+            )
+            if confirmation and i > 0:
+                for j in by_message.get(i - 1, []):
+                    out[j] = _as_fact(out[j], p.threshold)
+            elif confirmation and i == 0 and last_message is not None:
+                out.extend(
+                    _as_fact(m, p.threshold)
+                    for m in self._memories_of(user_id, session_id, last_message, [], now, p)
+                )
+            made = self._memories_of(user_id, session_id, message, history, now, p)
+            by_message[i] = list(range(len(out), len(out) + len(made)))
+            out.extend(made)
+            history = [*history, _speaker_line(message, text)][-p.context_messages :]
+            last_message = message
+        return out
+
+    def _memories_of(
+        self, user_id: str, session_id: str, message: Message, history: list[str], now: float, p: WritePolicy
+    ) -> list[Memory]:
+        text = sanitize(message.content)
+        parts = segment(text, p.segment_chars)
+        base_id = memory_id_for(user_id, session_id, message)
+        made = []
+        for n, part in enumerate(parts):
+            score = importance(part)
+            anchor = is_explicit_anchor(part)
+            made.append(
+                Memory(
+                    id=base_id if len(parts) == 1 else f"{base_id}-{n}",
+                    user_id=user_id,
+                    content=part,
+                    created_at=message.timestamp if message.timestamp is not None else now,
+                    session_id=session_id,
+                    source=message.role,
+                    content_hash=content_hash(part),
+                    importance=max(score.score, p.threshold) if anchor else score.score,
+                    topic=topic_of(part),
+                    name=message.name,
+                    source_message_ids=(message.id,) if message.id else (),
+                    tier="fact" if anchor or score.score >= p.threshold else "episodic",
+                    entities=tuple(entities(part)[:20]),
+                    context=" ".join(history),
+                )
+            )
+        return made
+
+    async def write(
+        self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
+    ) -> list[Memory]:
+        prepared = self.prepare(user_id, session_id, messages, previous)
+        if not prepared:
+            return []
+        p = self.policy
+        async with self._locks.hold(
+            keys.ltm_lock(user_id), ttl_seconds=p.lock_ttl_seconds, wait_seconds=p.lock_wait_seconds
+        ):
+            prepared = await self._mark_first_mentions(user_id, session_id, prepared)
+            merged = _merge_within_batch(prepared)
+            existing = {
+                m.content_hash: m
+                for m in await self._store.find_by_hashes(user_id, [m.content_hash for m in merged])
+            }
+            merged = [
+                _merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged
+            ]
+            vectors = await self._embedder.embed([m.embed_text for m in merged])
+            fresh = [i for i, m in enumerate(merged) if m.content_hash not in existing]
+            if fresh:
+                nearest = await self._store.nearest(user_id, vectors[fresh], n_results=1)
+                batch_ids = {m.id for m in merged}
+                for i, hits in zip(fresh, nearest, strict=True):
+                    if hits and hits[0][1] >= p.near_duplicate and hits[0][0].id not in batch_ids:
+                        merged[i] = _merge(hits[0][0], merged[i])
+            final, final_vectors = _dedupe_ids(merged, vectors)
+            await self._store.upsert(final, final_vectors)
+            await self._versions.bump(user_id)
+        return final
+
+    async def _mark_first_mentions(
+        self, user_id: str, session_id: str, memories: list[Memory]
+    ) -> list[Memory]:
+        """An entity mentioned in an earlier session and now for the first time in this one is an anchor."""
+        names = sorted({e.lower() for m in memories for e in m.entities})
+        if not names:
+            return memories
+        key = keys.ltm_entities(user_id)
+        seen = dict(zip(names, await self._redis.hmget(key, names), strict=True))
+        out = []
+        for m in memories:
+            earlier = [e for e in m.entities if seen.get(e.lower()) not in (None, session_id)]
+            out.append(_as_fact(m, self.policy.threshold) if earlier else m)
+        await self._redis.hset(key, mapping=dict.fromkeys(names, session_id))
+        return out
+
+
+def _as_fact(m: Memory, threshold: float) -> Memory:
+    return replace(m, tier="fact", importance=max(m.importance or 0.0, threshold))
+
+
+def _merge(old: Memory, new: Memory) -> Memory:
+    """Keep the newer text and time, the union of provenance, the higher importance, the older id."""
+    newer, older = (new, old) if new.created_at >= old.created_at else (old, new)
+    ids = tuple(dict.fromkeys([*old.source_message_ids, *new.source_message_ids]))
+    return replace(
+        newer,
+        id=old.id,
+        source_message_ids=ids,
+        importance=max(old.importance or 0.0, new.importance or 0.0),
+        tier="fact" if "fact" in (old.tier, new.tier) else newer.tier,
+        entities=tuple(dict.fromkeys([*newer.entities, *older.entities]))[:20],
+        context=newer.context or older.context,
+    )
+
+
+def _merge_within_batch(memories: list[Memory]) -> list[Memory]:
+    by_hash: dict[str, Memory] = {}
+    for m in memories:
+        by_hash[m.content_hash] = _merge(by_hash[m.content_hash], m) if m.content_hash in by_hash else m
+    return list(by_hash.values())
+
+
+def _dedupe_ids(memories: list[Memory], vectors: np.ndarray) -> tuple[list[Memory], np.ndarray]:
+    """Two candidates merged into the same existing memory: keep one record per id (merged)."""
+    chosen: dict[str, int] = {}
+    out: list[Memory] = []
+    rows: list[int] = []
+    for row, m in enumerate(memories):
+        if m.id in chosen:
+            j = chosen[m.id]
+            out[j] = _merge(out[j], m)
+            rows[j] = row  # the merged record keeps the newer candidate's vector
+        else:
+            chosen[m.id] = len(out)
+            out.append(m)
+            rows.append(row)
+    return out, vectors[rows]

@@ -128,6 +128,7 @@ def build_memory_service(
         RankingWeights(
             dense_candidates=settings.retrieval_candidates,
             time=settings.retrieval_time_weight,
+            time_recent=settings.retrieval_recent_time_weight,
             tau_days=settings.retrieval_tau_days,
             clustering=settings.retrieval_clustering,
         ),

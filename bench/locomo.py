@@ -76,6 +76,13 @@ def turn_text(turn: dict[str, Any]) -> str:
     return text
 
 
+def would_be_fact(text: str) -> bool:
+    """Would the seed's threshold alone (importance >= 0.65, or an explicit anchor) keep this turn?"""
+    from memory.scoring import importance, is_explicit_anchor
+
+    return importance(text).score >= 0.65 or is_explicit_anchor(text)
+
+
 def ndcg(ranked: list[str], relevant: set[str], k: int) -> float:
     dcg = sum(1.0 / math.log2(i + 2) for i, d in enumerate(ranked[:k]) if d in relevant)
     ideal = sum(1.0 / math.log2(i + 2) for i in range(min(k, len(relevant))))
@@ -103,6 +110,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             chroma_url=chroma.url,
             auth_jwt_secret=SECRET,
             retrieval_pipeline=args.pipeline,
+            retrieval_time_weight=args.time_weight,
+            retrieval_clustering=args.clustering,
             log_level="WARNING",
         )
         app = create_app(settings)
@@ -137,12 +146,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     resp.raise_for_status()
                 listed = await client.get(f"/v1/memory/{user}/list?limit=1", headers=headers)
                 stored_total += int(listed.json()["total"])
+                texts = {
+                    t["dia_id"]: turn_text(t)
+                    for _, _, turns in sessions_of(sample["conversation"])
+                    for t in turns
+                }
                 for qa in sample["qa"]:
                     if qa.get("category") not in (1, 2, 3, 4):
                         continue
                     relevant = evidence_ids(qa.get("evidence", []))
                     if not relevant:
                         continue
+                    kept_by_threshold = any(would_be_fact(texts.get(e, "")) for e in relevant)
                     t0 = time.perf_counter()
                     resp = await client.post(
                         f"/v1/memory/{user}/search",
@@ -170,6 +185,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                             "all10": relevant <= set(_first_results_ids(results, 10)),
                             "ndcg10": ndcg(ranked, relevant, 10),
                             "chars10": chars,
+                            "threshold_keeps_evidence": kept_by_threshold,
                         }
                     )
     finally:
@@ -198,6 +214,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "search_p50_ms": round(percentile(latencies, 50), 1),
         "search_p95_ms": round(percentile(latencies, 95), 1),
         "stored_items": stored_total,
+        "threshold_only_recall_ceiling": mean("threshold_keeps_evidence", per_question),
         "by_category": by_category,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "misses": [r for r in per_question if not r["any10"]][: args.show_misses],
@@ -213,11 +230,14 @@ def main() -> None:
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--pipeline", default="hybrid", choices=["naive", "hybrid"])
     parser.add_argument("--show-misses", type=int, default=0)
+    parser.add_argument("--time-weight", type=float, default=0.0, help="RETRIEVAL_TIME_WEIGHT")
+    parser.add_argument("--clustering", action="store_true", help="RETRIEVAL_CLUSTERING on")
     args = parser.parse_args()
     result = asyncio.run(run(args))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    name = f"locomo_{Path(args.data).stem}_{args.pipeline}.json"
+    variant = f"_t{args.time_weight}" + ("_cluster" if args.clustering else "")
+    name = f"locomo_{Path(args.data).stem}_{args.pipeline}{variant}.json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))
     misses = result.pop("misses")
     width = max(len(k) for k in result)

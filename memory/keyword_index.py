@@ -16,9 +16,17 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import snowballstemmer
 
-from memory.lexicons import EN_STOPWORDS, ZH_STOPWORDS
+from memory.lexicons import (
+    EN_CANONICAL,
+    EN_STOPWORDS,
+    ZH_CANONICAL,
+    ZH_QUESTION_CHARS,
+    ZH_QUESTION_WORDS,
+    ZH_STOPWORDS,
+)
 from memory.models import Memory
 
 _TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
@@ -27,19 +35,32 @@ _stemmer = snowballstemmer.stemmer("english")
 _stem_lock = threading.Lock()
 
 
+_ZH_CANON = {v: k for k, vs in ZH_CANONICAL.items() for v in (k, *vs)}
+_ZH_CANON_RE = re.compile("|".join(sorted(_ZH_CANON, key=len, reverse=True)))
+_EN_CANON = {v: k for k, vs in EN_CANONICAL.items() for v in vs}
+UNIGRAM = "u:"  # prefix of CJK single-character tokens: they match 爸 in 我爸 for 爸爸, at a lower weight
+
+
 def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     for match in _TOKEN_RE.finditer(text):
         run = match.group(0)
         if _CJK_RE.match(run):
-            if len(run) == 1:
-                if run not in ZH_STOPWORDS:
-                    tokens.append(run)
-            else:
-                tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+            run = _ZH_CANON_RE.sub(lambda m: _ZH_CANON[m.group(0)], run)
+            tokens.extend(
+                run[i : i + 2]
+                for i in range(len(run) - 1)
+                if run[i] not in ZH_QUESTION_CHARS
+                and run[i + 1] not in ZH_QUESTION_CHARS
+                and run[i : i + 2] not in ZH_QUESTION_WORDS
+            )
+            tokens.extend(
+                UNIGRAM + ch for ch in run if ch not in ZH_STOPWORDS and ch not in ZH_QUESTION_CHARS
+            )
         else:
             word = run.lower().replace("’", "'")
             word = word.split("'")[0] if word.endswith(("'s", "'re", "'ve", "'ll", "'d", "'m")) else word
+            word = _EN_CANON.get(word, word)
             if word in EN_STOPWORDS or len(word) < 2 and not word.isdigit():
                 continue
             with _stem_lock:  # snowballstemmer objects are not thread-safe
@@ -51,20 +72,34 @@ def tokenize(text: str) -> list[str]:
 class BM25Params:
     k1: float = 1.2
     b: float = 0.75
+    unigram_weight: float = 0.3
+    context_weight: float = 0.5  # a term in the surrounding messages counts this much of one in the memory
 
 
 class BM25Index:
-    def __init__(self, memories: Sequence[Memory], params: BM25Params = BM25Params()) -> None:
+    """BM25 over one user's memories, plus their vectors (float16) so that candidates found only by
+    keywords get an exact cosine without another round trip to the vector store."""
+
+    def __init__(
+        self, memories: Sequence[Memory], vectors: np.ndarray | None = None, params: BM25Params = BM25Params()
+    ) -> None:
         self.memories = {m.id: m for m in memories}
+        self._row = {m.id: i for i, m in enumerate(memories)}
+        self._vectors = (
+            np.asarray(vectors, dtype=np.float16)
+            if vectors is not None and len(vectors) == len(memories)
+            else None
+        )
         self._params = params
-        self._tf: dict[str, Counter[str]] = {}
-        self._len: dict[str, int] = {}
+        self._tf: dict[str, dict[str, float]] = {}
+        self._len: dict[str, float] = {}
         postings: dict[str, list[str]] = {}
         for m in memories:
-            tokens = tokenize(m.index_text)
-            tf = Counter(tokens)
+            own = Counter(tokenize(m.embed_text))
+            around = Counter(tokenize(m.context)) if m.context else Counter()
+            tf = {t: own.get(t, 0) + params.context_weight * around.get(t, 0) for t in own.keys() | around.keys()}
             self._tf[m.id] = tf
-            self._len[m.id] = len(tokens)
+            self._len[m.id] = sum(tf.values())
             for token in tf:
                 postings.setdefault(token, []).append(m.id)
         self._postings = postings
@@ -76,6 +111,16 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self.memories)
 
+    def cosine(self, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
+        """Cosine of the query with the stored vectors of `ids` (vectors are unit length)."""
+        if self._vectors is None:
+            return {}
+        rows = [self._row[i] for i in ids if i in self._row]
+        if not rows:
+            return {}
+        sims = self._vectors[rows].astype(np.float32) @ query.astype(np.float32)
+        return {i: float(x) for i, x in zip([i for i in ids if i in self._row], sims, strict=True)}
+
     def search(self, query_tokens: Iterable[str], *, limit: int) -> list[tuple[str, float]]:
         k1, b = self._params.k1, self._params.b
         scores: dict[str, float] = {}
@@ -83,6 +128,8 @@ class BM25Index:
             idf = self._idf.get(token)
             if idf is None:
                 continue
+            if token.startswith(UNIGRAM):
+                idf *= self._params.unigram_weight
             for mid in self._postings[token]:
                 tf = self._tf[mid][token]
                 norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)

@@ -83,3 +83,38 @@ EN_STOPWORDS = frozenset(
 ZH_STOPWORDS = frozenset(
     "的 了 吗 呢 吧 啊 呀 哦 嗯 是 在 有 和 与 就 也 都 还 很 我 你 他 她 它 们 这 那 个 么 什么 怎么 哪 谁".split()
 )
+# Characters of Chinese question words (什么 哪里 谁 多少 几 吗 呢 怎么 为什么): never useful as keywords.
+ZH_QUESTION_CHARS = frozenset("什么哪谁几吗呢怎为啥")
+ZH_QUESTION_WORDS = frozenset("多少 是否 有没 是不 打算 分别 请问 一下 知道 记得".split())
+
+# Everyday synonyms folded to one form before keyword indexing, so "我爸" matches "爸爸" and "dad" matches
+# "father". General kinship and household words only: no topic-specific tuning.
+ZH_CANONICAL: dict[str, tuple[str, ...]] = {
+    "爸爸": ("父亲", "老爸", "我爸", "俺爸", "老爹", "爸"),
+    "妈妈": ("母亲", "老妈", "我妈", "俺妈", "妈"),
+    "丈夫": ("老公", "先生", "爱人"),
+    "妻子": ("老婆", "媳妇", "太太"),
+    "孩子": ("小孩", "娃娃", "孩儿"),
+    "男友": ("男朋友",),
+    "女友": ("女朋友",),
+    "猫咪": ("猫猫", "小猫", "猫"),
+    "狗狗": ("小狗", "狗子", "狗"),
+    "工作": ("上班", "职位", "岗位"),
+    "公司": ("单位", "东家"),
+}
+EN_CANONICAL: dict[str, tuple[str, ...]] = {
+    "father": ("dad", "daddy", "papa", "pa"),
+    "mother": ("mom", "mum", "mommy", "mummy", "mama", "ma"),
+    "husband": ("hubby",),
+    "child": ("kid", "kids", "children", "child", "kiddo"),
+    "cat": ("kitty", "kitten", "kittens"),
+    "dog": ("puppy", "puppies", "pup", "doggo"),
+    "job": ("work", "career", "employment"),
+}
+
+# A query that asks about the present or the latest state: only then does recency weigh in ranking.
+RECENCY_RE = re.compile(
+    r"最近|最新|现在|目前|如今|刚刚|刚才|这几天|近期|近来|还在|仍然|眼下|"
+    r"\b(recent|recently|latest|lately|now|currently|current|these days|nowadays|still|anymore|newest|last time)\b",
+    re.IGNORECASE,
+)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
+import numpy as np
 
 from memory.embeddings import Vectors
 from memory.errors import StoreUnavailable
@@ -42,6 +43,8 @@ class LongTermStore(Protocol):
     ) -> list[Memory]: ...
 
     async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]: ...
+
+    async def get_with_vectors(self, user_id: str) -> tuple[list[Memory], Vectors]: ...
 
     async def embeddings(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
 
@@ -270,6 +273,20 @@ class ChromaLongTermStore:
         docs = result.get("documents") or [None] * len(result["ids"])
         metas = result.get("metadatas") or [{}] * len(result["ids"])
         return [from_record(i, d, dict(m or {})) for i, d, m in zip(result["ids"], docs, metas, strict=True)]
+
+    async def get_with_vectors(self, user_id: str) -> tuple[list[Memory], Vectors]:
+        """Every memory of the user with its stored vector (to build in-process indexes)."""
+        where = where_for(user_id)
+        result = await self._run(
+            user_id, lambda c: c.get(where=where, include=["metadatas", "documents", "embeddings"])
+        )
+        ids = result["ids"]
+        docs = result.get("documents") or [None] * len(ids)
+        metas = result.get("metadatas") or [{}] * len(ids)
+        raw = result.get("embeddings")
+        vectors = np.asarray(raw if raw is not None and len(raw) else np.zeros((0, 0)), dtype=np.float32)
+        memories = [from_record(i, d, dict(m or {})) for i, d, m in zip(ids, docs, metas, strict=True)]
+        return memories, vectors
 
     async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]:
         """Memories of this user whose content hash is one of `hashes` (exact-duplicate check)."""

@@ -5,10 +5,12 @@
               + doc_boost    if the memory mentions a document type the query asks for (账单 ↔ invoice ↔ bill)
               + month_boost  if the query names a month and the memory was written then
               × negation_penalty if the memory contains what the query says not to suggest
-    score     = (1 − w_time)·relevance + w_time·e^(−Δt/τ)·(1+ln(1+importance))/(1+ln 2)
+    score     = relevance · (1 − w_time + w_time · e^(−Δt/τ)·(1+ln(1+importance))/(1+ln 2))
 
-Time enters additively with a small weight: a multiplicative decay would make every memory older than a
-few τ invisible, however relevant. Dense candidates that only the keyword channel found get their
+Recency can take at most `w_time` of a memory's score away (a pure multiplicative decay would make
+every memory older than a few τ invisible, however relevant). `w_time` is 0.3 when the query asks about
+the present (最近/现在/recently/now/still...) and 0 otherwise: on both benchmarks any always-on weight
+cost recall, because their questions are about old facts (see README for the numbers). Dense candidates that only the keyword channel found get their
 cosine from their stored vectors, so both channels score every candidate exactly.
 """
 
@@ -24,6 +26,7 @@ import numpy as np
 
 from memory.embeddings import Embedder
 from memory.keyword_index import BM25Index, KeywordIndexCache, tokenize
+from memory.language import detect_language
 from memory.lexicons import DOC_TYPE_ALIASES
 from memory.long_term_store import LongTermStore
 from memory.models import Memory, ScoredMemory, SearchFilters
@@ -38,12 +41,16 @@ log = logging.getLogger(__name__)
 class RankingWeights:
     dense: float = 0.5
     keyword: float = 0.5
+    # all-MiniLM-L6-v2 is an English model: for Chinese queries the keyword channel leads
+    dense_zh: float = 0.3
+    keyword_zh: float = 0.7
     name_boost: float = 0.1
     doc_boost: float = 0.1
     month_boost: float = 0.1
     fact_boost: float = 0.0
     negation_penalty: float = 0.3
-    time: float = 0.05
+    time: float = 0.0  # share of the score that recency can take away from an old memory...
+    time_recent: float = 0.3  # ...and when the query asks about now/recently/最近
     tau_days: float = 14.0
     dense_candidates: int = 15
     keyword_candidates: int = 30
@@ -124,8 +131,8 @@ class HybridRetriever:
             cached = self.cache.get(user_id, version)
             if cached is not None:
                 return cached
-        memories = await self._store.get(user_id)
-        index = await anyio.to_thread.run_sync(BM25Index, memories)
+        memories, vectors = await self._store.get_with_vectors(user_id)
+        index = await anyio.to_thread.run_sync(BM25Index, memories, vectors)
         if version != UNKNOWN:
             self.cache.put(user_id, version, index)
         return index
@@ -158,9 +165,12 @@ class HybridRetriever:
                 candidates.setdefault(mid, memory)
         missing = [mid for mid in candidates if mid not in cosine]
         if missing:
-            vectors = await self._store.embeddings(user_id, missing)
-            for mid, vec in vectors.items():
-                cosine[mid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
+            cosine.update(index.cosine(missing, qvec))
+            still = [mid for mid in missing if mid not in cosine]
+            if still:  # index built without vectors: ask the store
+                vectors = await self._store.embeddings(user_id, still)
+                for mid, vec in vectors.items():
+                    cosine[mid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
         for mid in candidates:
             cosine.setdefault(mid, 0.0)
             keyword.setdefault(mid, 0.0)
@@ -184,12 +194,14 @@ class HybridRetriever:
         top_k: int,
     ) -> list[ScoredMemory]:
         w = self.weights
+        zh = detect_language(plan.text) == "zh"
+        w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
         dense_n, keyword_n = _minmax(cosine), _minmax(keyword)
         month = month_range(plan.month) if plan.month else None
         names = {n.lower() for n in plan.names}
         scored: list[ScoredMemory] = []
         for mid, m in candidates.items():
-            relevance = w.dense * dense_n[mid] + w.keyword * keyword_n[mid]
+            relevance = w_dense * dense_n[mid] + w_keyword * keyword_n[mid]
             if m.name and m.name.lower() in names:
                 relevance += w.name_boost
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
@@ -203,7 +215,8 @@ class HybridRetriever:
             if plan.negated_tokens and plan.negated_tokens & set(tokenize(m.content)):
                 relevance *= w.negation_penalty
             recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
-            score = (1 - w.time) * relevance + w.time * recency
+            time_weight = w.time_recent if plan.wants_recent else w.time
+            score = relevance * (1 - time_weight + time_weight * recency)
             scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid]))
         scored.sort(key=lambda s: s.score, reverse=True)
         return scored[:top_k]

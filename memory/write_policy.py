@@ -44,6 +44,7 @@ class WritePolicy:
     threshold: float = 0.65
     near_duplicate: float = 0.95
     context_messages: int = 2
+    context_after: bool = True  # the reply that follows is indexed with a message too
     segment_chars: int = 400
     lock_ttl_seconds: int = 10
     lock_wait_seconds: float = 30.0
@@ -110,6 +111,12 @@ class WritePipeline:
             out.extend(made)
             history = [*history, _speaker_line(message, text)][-p.context_messages :]
             last_message = message
+        if p.context_after:
+            lines = {i: _speaker_line(m, sanitize(m.content)) for i, m in enumerate(messages)}
+            for i, positions in by_message.items():
+                if i + 1 in lines:
+                    for j in positions:
+                        out[j] = replace(out[j], context=f"{out[j].context} {lines[i + 1]}".strip())
         return out
 
     def _memories_of(

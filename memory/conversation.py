@@ -22,12 +22,12 @@ from memory.language import detect_language
 from memory.llm import ChatModel, Completion, GenerationParams, PromptMessage, TurnFacts, estimate_tokens
 from memory.models import Message, ScoredMemory, SearchFilters
 from memory.outbox import Outbox, OutboxEntry
+from memory.privacy import redact
 from memory.service import MemoryService
 from memory.service_ids import content_hash
 from memory.session_store import Action, BufferedMessage, SessionState, SessionStore
 from memory.slots import extract_slots
 from memory.summary import ExtractiveSummarizer, Summarizer
-from memory.write_policy import sanitize
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
@@ -213,8 +213,9 @@ class ConversationService:
     async def _commit(self, chat: ChatInput, prepared: PreparedTurn, reply: str) -> None:
         user_ts = prepared.now
         reply_ts = max(self._clock(), user_ts + 0.001)
-        # No PII is stored: Redis (buffer, summary, slots, outbox) only ever gets redacted text.
-        said, answered = sanitize(chat.message), sanitize(reply)
+        # No PII is stored: Redis (buffer, summary, slots, outbox) only ever gets redacted text. Layout
+        # (newlines, code blocks) is kept here; long-term memory cleans it further when it writes.
+        said, answered = redact(chat.message), redact(reply)
         user_msg = BufferedMessage(f"{prepared.turn_id}:u", "user", said, user_ts, chat.name)
         reply_msg = BufferedMessage(f"{prepared.turn_id}:a", "assistant", answered, reply_ts)
         previous = prepared.state.summary

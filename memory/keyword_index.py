@@ -73,7 +73,7 @@ class BM25Params:
     k1: float = 1.2
     b: float = 0.75
     unigram_weight: float = 0.3
-    context_weight: float = 1.0  # a term in the surrounding messages counts this much of one in the memory
+    context_weight: float = 0.9  # a term in the surrounding messages counts this much of one in the memory
 
 
 class BM25Index:

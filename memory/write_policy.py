@@ -17,6 +17,7 @@ keeping the newer text and the union of provenance.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -27,6 +28,7 @@ from redis.asyncio import Redis
 from memory import keys
 from memory.cleaning import clean_text, segment
 from memory.embeddings import Embedder
+from memory.keyword_index import tokenize
 from memory.lexicons import CONFIRMATION_RE
 from memory.locks import RedisLocks
 from memory.long_term_store import LongTermStore
@@ -174,7 +176,12 @@ class WritePipeline:
                 nearest = await self._store.nearest(user_id, vectors[fresh], n_results=1)
                 batch_ids = {m.id for m in merged}
                 for i, hits in zip(fresh, nearest, strict=True):
-                    if hits and hits[0][1] >= p.near_duplicate and hits[0][0].id not in batch_ids:
+                    if (
+                        hits
+                        and hits[0][1] >= p.near_duplicate
+                        and hits[0][0].id not in batch_ids
+                        and same_facts(hits[0][0], merged[i])
+                    ):
                         merged[i] = _merge(hits[0][0], merged[i])
             final, final_vectors = _dedupe_ids(merged, vectors)
             await self._store.upsert(final, final_vectors)
@@ -196,6 +203,22 @@ class WritePipeline:
             out.append(_as_fact(m, self.policy.threshold) if earlier else m)
         await self._redis.hset(key, mapping=dict.fromkeys(names, session_id))
         return out
+
+
+_DIGITS_RE = re.compile(r"\d+")
+LEXICAL_OVERLAP = 0.6
+
+
+def same_facts(a: Memory, b: Memory) -> bool:
+    """Cosine alone is not enough to merge: MiniLM puts "我住在杭州" and "我住在苏州" above 0.95, and
+    "order A123" / "order A124" too. A near-duplicate must also name the same numbers and entities and
+    share most of its words."""
+    if _DIGITS_RE.findall(a.content) != _DIGITS_RE.findall(b.content):
+        return False
+    if {e.lower() for e in a.entities} != {e.lower() for e in b.entities}:
+        return False
+    ta, tb = set(tokenize(a.content)), set(tokenize(b.content))
+    return not (ta or tb) or len(ta & tb) / len(ta | tb) >= LEXICAL_OVERLAP
 
 
 def _as_fact(m: Memory, threshold: float) -> Memory:

@@ -136,7 +136,7 @@ class TestSearch:
         # zh-2 is at epoch 1793404800 (2026-10-31T00:00Z); zh-1 at 2026-11-01T02:00Z; en-* at "now"
         assert set(await ids(until="2026-10-31T23:59:59Z")) == {"zh-2"}
         assert "zh-2" not in await ids(since=1793404801)
-        assert await ids(topic="travel") == []  # no topics before the write-policy stage
+        assert await ids(topic="travel") == ["en-2"]  # "your flight to Lisbon" is about travel
 
     async def test_empty_user_gets_empty_results(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
         resp = await client.post(

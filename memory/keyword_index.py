@@ -97,7 +97,10 @@ class BM25Index:
         for m in memories:
             own = Counter(tokenize(m.embed_text))
             around = Counter(tokenize(m.context)) if m.context else Counter()
-            tf = {t: own.get(t, 0) + params.context_weight * around.get(t, 0) for t in own.keys() | around.keys()}
+            tf = {
+                t: own.get(t, 0) + params.context_weight * around.get(t, 0)
+                for t in own.keys() | around.keys()
+            }
             self._tf[m.id] = tf
             self._len[m.id] = sum(tf.values())
             for token in tf:

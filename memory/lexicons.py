@@ -118,3 +118,36 @@ RECENCY_RE = re.compile(
     r"\b(recent|recently|latest|lately|now|currently|current|these days|nowadays|still|anymore|newest|last time)\b",
     re.IGNORECASE,
 )
+
+# What kind of answer a question wants, and what a memory holding such an answer contains (zh + en).
+_ZH_NUM = "[0-9０-９一二两三四五六七八九十百千万几]"
+ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "quantity": (
+        re.compile(r"多少|几[个只次天年岁桌位口家件本回]|\bhow (many|much|long|old|often|far)\b", re.I),
+        re.compile(
+            rf"{_ZH_NUM}+\s*[个只次天年岁桌位口家件本回元块万%]|\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|dozen|hundred)\b",
+            re.I,
+        ),
+    ),
+    "time": (
+        re.compile(
+            r"什么时候|哪天|几号|几点|哪一年|哪年|哪个月|\bwhen\b|\bwhat (time|date|day|year|month)\b", re.I
+        ),
+        re.compile(
+            r"[0-9一二三四五六七八九十]+[月号日点]|今天|明天|昨天|前天|后天|上周|下周|周[一二三四五六日末]|去年|今年|明年|"
+            r"\b(yesterday|today|tomorrow|tonight|last|next|ago|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+            r"january|february|march|april|may|june|july|august|september|october|november|december|\d{4})\b",
+            re.I,
+        ),
+    ),
+    "organisation": (
+        re.compile(
+            r"哪家(公司|单位|医院|银行|餐厅|店)|什么公司|\b(which|what) (company|firm|employer|store|shop|bank)\b|\bwork(s|ed)? (at|for)\b",
+            re.I,
+        ),
+        re.compile(
+            r"[\u4e00-\u9fff]{2,6}(科技|公司|集团|银行|游戏|工作室|医院|大学|餐厅|酒店)|\b[A-Z][a-z]+ (Inc|Ltd|Corp|Company|Bank|Studio|Labs?)\b|\boffer\b",
+            re.I,
+        ),
+    ),
+}

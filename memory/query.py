@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from memory.keyword_index import tokenize
-from memory.lexicons import DOC_TYPE_ALIASES, NEGATION_RE, RECENCY_RE
+from memory.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES, NEGATION_RE, RECENCY_RE
 from memory.slots import extract_slots
 
 
@@ -24,6 +24,7 @@ class QueryPlan:
     month: str | None = None  # "YYYY-MM" when the query names a month ("我3月提交的报价单")
     names: list[str] = field(default_factory=list)
     wants_recent: bool = False  # "最近/现在/recently/now...": recency weighs in ranking
+    answer_types: list[str] = field(default_factory=list)  # quantity / time / organisation
 
 
 def negations(text: str) -> list[tuple[str, str]]:
@@ -81,4 +82,5 @@ def plan_query(text: str, *, known_names: Iterable[str] = (), now: float | None 
         month=month,
         names=names,
         wants_recent=RECENCY_RE.search(text) is not None,
+        answer_types=[name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(text)],
     )

@@ -27,7 +27,7 @@ import numpy as np
 from memory.embeddings import Embedder
 from memory.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.language import detect_language
-from memory.lexicons import DOC_TYPE_ALIASES
+from memory.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
 from memory.long_term_store import LongTermStore
 from memory.models import Memory, ScoredMemory, SearchFilters
 from memory.query import QueryPlan, plan_query
@@ -44,9 +44,10 @@ class RankingWeights:
     # all-MiniLM-L6-v2 is an English model: for Chinese queries the keyword channel leads
     dense_zh: float = 0.3
     keyword_zh: float = 0.7
-    name_boost: float = 0.1
+    name_boost: float = 0.3
     doc_boost: float = 0.1
     month_boost: float = 0.1
+    answer_type_boost: float = 0.1
     fact_boost: float = 0.0
     negation_penalty: float = 0.3
     time: float = 0.0  # share of the score that recency can take away from an old memory...
@@ -208,6 +209,8 @@ class HybridRetriever:
                 relevance += w.doc_boost
             if month and month[0] <= m.created_at < month[1]:
                 relevance += w.month_boost
+            if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
+                relevance += w.answer_type_boost
             if m.tier == "fact":
                 relevance += w.fact_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters

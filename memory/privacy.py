@@ -45,6 +45,7 @@ def redact(text: str) -> str:
         digits = re.sub(r"[ -]", "", m.group(1))
         return "[CARD]" if 13 <= len(digits) <= 19 and luhn_ok(digits) else m.group(0)
 
-    text = _CARD_RE.sub(card, text)
+    # phones first: a "+86 138 ..." number can pass a Luhn check by chance
     text = _CN_MOBILE_RE.sub("[PHONE]", text)
-    return _INTL_PHONE_RE.sub("[PHONE]", text)
+    text = _INTL_PHONE_RE.sub("[PHONE]", text)
+    return _CARD_RE.sub(card, text)

@@ -3,9 +3,12 @@
     relevance = w_dense·norm(cosine) + w_keyword·norm(bm25)            (min-max over the candidates)
               + name_boost   if the memory's speaker is named in the query
               + doc_boost    if the memory mentions a document type the query asks for (账单 ↔ invoice ↔ bill)
-              + month_boost  if the query names a month and the memory was written then
-              × negation_penalty if the memory contains what the query says not to suggest
     score     = relevance · (1 − w_time + w_time · e^(−Δt/τ)·(1+ln(1+importance))/(1+ln 2))
+
+When the query names a month ("我3月提交的报价单", "the quote from March"), candidates written in that
+month rank first (a filter that falls back to the rest instead of returning nothing). A memory that
+contains what the query says not to suggest ("不要推荐咖啡机", "don't suggest coffee
+machines") is ranked below every other candidate.
 
 Recency can take at most `w_time` of a memory's score away (a pure multiplicative decay would make
 every memory older than a few τ invisible, however relevant). `w_time` is 0.3 when the query asks about
@@ -46,10 +49,8 @@ class RankingWeights:
     keyword_zh: float = 0.7
     name_boost: float = 0.3
     doc_boost: float = 0.1
-    month_boost: float = 0.1
     answer_type_boost: float = 0.1
     fact_boost: float = 0.0
-    negation_penalty: float = 0.3
     time: float = 0.0  # share of the score that recency can take away from an old memory...
     time_recent: float = 0.3  # ...and when the query asks about now/recently/最近
     tau_days: float = 14.0
@@ -201,6 +202,8 @@ class HybridRetriever:
         month = month_range(plan.month) if plan.month else None
         names = {n.lower() for n in plan.names}
         scored: list[ScoredMemory] = []
+        demoted: set[str] = set()
+        in_month: set[str] = set()
         for mid, m in candidates.items():
             relevance = w_dense * dense_n[mid] + w_keyword * keyword_n[mid]
             if m.name and m.name.lower() in names:
@@ -208,18 +211,23 @@ class HybridRetriever:
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
                 relevance += w.doc_boost
             if month and month[0] <= m.created_at < month[1]:
-                relevance += w.month_boost
+                in_month.add(mid)
             if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
                 relevance += w.answer_type_boost
             if m.tier == "fact":
                 relevance += w.fact_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
                 relevance += w.cluster_boost
-            if plan.negated_tokens and plan.negated_tokens & set(tokenize(m.content)):
-                relevance *= w.negation_penalty
+            negated = bool(plan.negated_tokens and plan.negated_tokens & set(tokenize(m.content)))
             recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
             time_weight = w.time_recent if plan.wants_recent else w.time
             score = relevance * (1 - time_weight + time_weight * recency)
             scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid]))
-        scored.sort(key=lambda s: s.score, reverse=True)
+            if negated:
+                demoted.add(mid)
+        # what the user said not to suggest goes below everything else, whatever its score; when the
+        # query names a month ("我3月提交的报价单"), what was written in that month comes first
+        scored.sort(
+            key=lambda s: (s.memory.id not in demoted, s.memory.id in in_month, s.score), reverse=True
+        )
         return scored[:top_k]

@@ -8,6 +8,7 @@ never tries to download or run a model of its own.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -91,33 +92,36 @@ def where_for(user_id: str, filters: SearchFilters | None = None) -> Where:
 
 
 def to_metadata(memory: Memory) -> dict[str, Any]:
-    meta: dict[str, Any] = {
+    """Every key is always written and lists travel as JSON strings: with chromadb 1.5.9 we saw a record
+    without an array key come back carrying another record's array value (tests/integration)."""
+    return {
         "user_id": memory.user_id,
         "session_id": memory.session_id,
         "source": memory.source,
         "created_at": float(memory.created_at),
         "content_hash": memory.content_hash,
+        "importance": float(memory.importance) if memory.importance is not None else -1.0,
+        "topic": memory.topic or "",
+        "name": memory.name or "",
+        "source_message_ids": json.dumps(list(memory.source_message_ids), ensure_ascii=False),
+        "tier": memory.tier or "",
+        "entities": json.dumps(list(memory.entities), ensure_ascii=False),
+        "context": memory.context,
     }
-    # Chroma metadata has no null and no empty list: absent keys mean "unset".
-    if memory.importance is not None:
-        meta["importance"] = float(memory.importance)
-    if memory.topic is not None:
-        meta["topic"] = memory.topic
-    if memory.name is not None:
-        meta["name"] = memory.name
-    if memory.source_message_ids:
-        meta["source_message_ids"] = list(memory.source_message_ids)
-    if memory.tier is not None:
-        meta["tier"] = memory.tier
-    if memory.entities:
-        meta["entities"] = list(memory.entities)
-    if memory.context:
-        meta["context"] = memory.context
-    return meta
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return (value,) if value else ()
+    return tuple(str(x) for x in value or ())
 
 
 def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> Memory:
     importance = meta.get("importance")
+    tier = meta.get("tier")
     return Memory(
         id=memory_id,
         user_id=str(meta["user_id"]),
@@ -126,14 +130,12 @@ def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> M
         session_id=str(meta["session_id"]),
         source="assistant" if meta.get("source") == "assistant" else "user",
         content_hash=str(meta.get("content_hash", "")),
-        importance=float(importance) if importance is not None else None,
-        topic=meta.get("topic"),
-        name=meta.get("name"),
-        source_message_ids=tuple(str(x) for x in meta.get("source_message_ids") or ()),
-        tier="fact"
-        if meta.get("tier") == "fact"
-        else ("episodic" if meta.get("tier") == "episodic" else None),
-        entities=tuple(str(x) for x in meta.get("entities") or ()),
+        importance=float(importance) if importance is not None and importance >= 0 else None,
+        topic=meta.get("topic") or None,
+        name=meta.get("name") or None,
+        source_message_ids=_strings(meta.get("source_message_ids")),
+        tier="fact" if tier == "fact" else ("episodic" if tier == "episodic" else None),
+        entities=_strings(meta.get("entities")),
         context=str(meta.get("context") or ""),
     )
 

@@ -147,7 +147,7 @@ class TestDuplicates:
             session="s2",
         )
         listed = (await client.get("/v1/memory/alice/list", headers=auth("alice"))).json()
-        assert listed["total"] == 1
+        assert listed["total"] == 1, listed
         only = listed["items"][0]
         assert sorted(only["source_message_ids"]) == ["a", "b"]
         assert only["content"].endswith("!!")

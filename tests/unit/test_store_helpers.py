@@ -66,6 +66,22 @@ class TestMetadata:
             id="m1", user_id="u", content="x", created_at=1.0, session_id="s", source="user", content_hash="h"
         )
         meta = to_metadata(m)
-        assert "importance" not in meta
-        assert "source_message_ids" not in meta
+        assert meta["importance"] == -1.0
+        assert meta["source_message_ids"] == "[]"
         assert from_record("m1", "x", meta) == m
+
+    def test_lists_are_json_strings(self) -> None:
+        m = Memory(
+            id="m1",
+            user_id="u",
+            content="x",
+            created_at=1.0,
+            session_id="s",
+            source="user",
+            content_hash="h",
+            source_message_ids=("a", "b"),
+            entities=("杭州",),
+        )
+        meta = to_metadata(m)
+        assert all(not isinstance(v, list) for v in meta.values())
+        assert from_record("m1", "x", meta).entities == ("杭州",)

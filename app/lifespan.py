@@ -24,6 +24,7 @@ from app.auth import TokenCodec
 from app.settings import Settings
 from app.upstream import OpenAICompatibleLLM
 from memory import ChromaLongTermStore, Embedder, MemoryService, SentenceTransformerEmbedder
+from memory.compression import LLMCompressor
 from memory.conversation import ConversationService
 from memory.keyword_index import KeywordIndexCache
 from memory.llm import ChatModel
@@ -199,6 +200,9 @@ def make_lifespan(
             memory,
             outbox,
             summarizer=LLMSummarizer(llm) if llm_client is not None and settings.llm_summary else None,
+            compressor=LLMCompressor(llm)
+            if llm_client is not None and settings.llm_compress_memories
+            else None,
             recall_k=settings.recall_top_k,
             recall_min_similarity=settings.recall_min_similarity,
         )

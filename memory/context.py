@@ -90,7 +90,7 @@ def compress(text: str, limit: int = MEMORY_MAX_CHARS) -> str:
     return cut + "…"
 
 
-def memory_line(hit: ScoredMemory, *, now: float, language: str) -> str:
+def memory_line(hit: ScoredMemory, *, now: float, language: str, text: str | None = None) -> str:
     labels = LABELS[language]
     m = hit.memory
     who = labels["you"] if m.source == "user" else labels["assistant"]
@@ -98,7 +98,7 @@ def memory_line(hit: ScoredMemory, *, now: float, language: str) -> str:
     if m.topic:
         parts.append(f"{labels['about']} {m.topic}")
     sep = "，" if language == "zh" else ", "
-    return f"- ({sep.join(parts)}) {compress(m.content)}"
+    return f"- ({sep.join(parts)}) {compress(text if text is not None else m.content)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +119,26 @@ def assemble_prompt(
     client_system: Sequence[str] = (),
     coding_mode: bool = False,
     recall_degraded: bool = False,
+    compressed: Sequence[str] | None = None,
+    memory_token_budget: int = 600,
 ) -> AssembledPrompt:
+    """`compressed`: the recalled memories' texts as they should appear (same order), e.g. from an LLM
+    compressor; memories are added best first until `memory_token_budget` (estimated tokens) is spent."""
     labels = LABELS.get(language, LABELS["en"])
     lang = language if language in LABELS else "en"
     if recall_degraded:
         memory_block = labels["degraded"]
     elif recalled:
-        memory_block = "\n".join(memory_line(h, now=now, language=lang) for h in recalled)
+        lines: list[str] = []
+        spent = 0
+        for i, hit in enumerate(recalled):
+            line = memory_line(hit, now=now, language=lang, text=compressed[i] if compressed else None)
+            cost = estimate_tokens(line)
+            if lines and spent + cost > memory_token_budget:
+                break
+            lines.append(line)
+            spent += cost
+        memory_block = "\n".join(lines)
     else:
         memory_block = labels["none_recalled"]
     sections = [*client_system, RULES[lang]]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from memory.actions import classify_action, coding_mode
+from memory.compression import LLMCompressor
 from memory.context import AssembledPrompt, assemble_prompt
 from memory.errors import StoreUnavailable
 from memory.language import detect_language
@@ -105,6 +106,7 @@ class ConversationService:
         outbox: Outbox,
         *,
         summarizer: Summarizer | None = None,
+        compressor: LLMCompressor | None = None,
         recall_k: int = 3,
         recall_min_similarity: float = 0.2,
         clock: Clock = time.time,
@@ -114,6 +116,7 @@ class ConversationService:
         self._outbox = outbox
         self._extractive = ExtractiveSummarizer()
         self._refiner = summarizer  # an LLM summarizer refines the extractive one off the request path
+        self._compressor = compressor
         self._recall_k = recall_k
         self._recall_min_similarity = recall_min_similarity
         self._clock = clock
@@ -168,6 +171,11 @@ class ConversationService:
             degraded = f"{exc.store}_unavailable"
             log.warning("recall degraded", extra={"reason": exc.reason})
         buffer = [PromptMessage(m.role, m.content, m.name) for m in state.buffer] or list(chat.client_history)
+        compressed = (
+            await self._compressor.compress([h.memory.content for h in recalled], language)
+            if self._compressor is not None and recalled
+            else None
+        )
         prompt = assemble_prompt(
             language=language,
             new_message=PromptMessage("user", chat.message, chat.name),
@@ -178,6 +186,7 @@ class ConversationService:
             client_system=chat.client_system,
             coding_mode=coding,
             recall_degraded=degraded is not None,
+            compressed=compressed,
         )
         return PreparedTurn(
             turn_id=uuid.uuid4().hex,

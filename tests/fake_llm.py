@@ -23,7 +23,12 @@ class FakeUpstream:
 
     def chat_requests(self) -> list[dict[str, Any]]:
         """Requests for chat turns (not the background summary refinements)."""
-        return [r for r in self.requests if "previous summary:" not in r["messages"][-1]["content"]]
+        return [
+            r
+            for r in self.requests
+            if "previous summary:" not in r["messages"][-1]["content"]
+            and not r["messages"][0]["content"].startswith(("Compress each memory", "把下面每条记忆"))
+        ]
 
     def system_prompts(self) -> list[str]:
         return [

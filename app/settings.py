@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     importance_threshold: float = Field(0.65, ge=0, le=1)
     near_duplicate_similarity: float = Field(0.95, gt=0, le=1)
     retrieval_candidates: int = Field(15, ge=1, le=200)  # Chroma n_results for the dense channel
-    retrieval_time_weight: float = Field(0.0, ge=0, le=1)  # recency's share for ordinary queries
+    retrieval_time_weight: float = Field(0.05, ge=0, le=1)  # recency's share for ordinary queries
     retrieval_recent_time_weight: float = Field(0.3, ge=0, le=1)  # ... for "最近/now/recently" queries
     retrieval_tau_days: float = Field(14.0, gt=0)
     retrieval_clustering: bool = False

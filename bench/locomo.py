@@ -110,9 +110,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             chroma_url=chroma.url,
             auth_jwt_secret=SECRET,
             retrieval_pipeline=args.pipeline,
-            retrieval_time_weight=args.time_weight,
             retrieval_clustering=args.clustering,
             log_level="WARNING",
+            **({} if args.time_weight is None else {"retrieval_time_weight": args.time_weight}),
         )
         app = create_app(settings)
         async with (
@@ -230,13 +230,17 @@ def main() -> None:
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--pipeline", default="hybrid", choices=["naive", "hybrid"])
     parser.add_argument("--show-misses", type=int, default=0)
-    parser.add_argument("--time-weight", type=float, default=0.0, help="RETRIEVAL_TIME_WEIGHT")
+    parser.add_argument(
+        "--time-weight", type=float, default=None, help="RETRIEVAL_TIME_WEIGHT (default: the setting's)"
+    )
     parser.add_argument("--clustering", action="store_true", help="RETRIEVAL_CLUSTERING on")
     args = parser.parse_args()
     result = asyncio.run(run(args))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    variant = f"_t{args.time_weight}" + ("_cluster" if args.clustering else "")
+    variant = ("" if args.time_weight is None else f"_t{args.time_weight}") + (
+        "_cluster" if args.clustering else ""
+    )
     name = f"locomo_{Path(args.data).stem}_{args.pipeline}{variant}.json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))
     misses = result.pop("misses")

@@ -18,12 +18,9 @@ import argparse
 import asyncio
 import json
 import math
-import os
-import platform
 import re
 import statistics
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,15 +29,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
-from asgi_lifespan import LifespanManager  # noqa: E402
-
 from app.auth import TokenCodec  # noqa: E402
-from app.main import create_app  # noqa: E402
-from app.settings import Settings  # noqa: E402
-from tests.services import start_chroma, start_redis  # noqa: E402
+from bench.common import SECRET, machine, percentile, served_app  # noqa: E402
 
-SECRET = "bench-" + "s" * 48
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo_dev.json"
 _DIA_RE = re.compile(r"D\d+:\d+")
 
@@ -89,108 +80,83 @@ def ndcg(ranked: list[str], relevant: set[str], k: int) -> float:
     return dcg / ideal if ideal else 0.0
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
-
-
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     samples = json.loads(Path(args.data).read_text())
-    workdir = Path(tempfile.mkdtemp(prefix="mnemo-locomo-"))
-    redis = start_redis(workdir / "redis")
-    chroma = start_chroma(workdir / "chroma")
     tokens = TokenCodec(SECRET)
     per_question: list[dict[str, Any]] = []
     stored_total = 0
     latencies: list[float] = []
-    try:
-        settings = Settings(
-            _env_file=None,
-            redis_url=f"{redis.url}/0",
-            chroma_url=chroma.url,
-            auth_jwt_secret=SECRET,
-            retrieval_pipeline=args.pipeline,
-            retrieval_clustering=args.clustering,
-            log_level="WARNING",
-            **({} if args.time_weight is None else {"retrieval_time_weight": args.time_weight}),
-        )
-        app = create_app(settings)
-        async with (
-            LifespanManager(app, startup_timeout=180) as manager,
-            httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=manager.app), base_url="http://bench", timeout=120
-            ) as client,
-        ):
-            for sample in samples:
-                user = re.sub(r"[^A-Za-z0-9_.-]", "-", f"bench-{sample['sample_id']}")
-                headers = {"Authorization": f"Bearer {tokens.mint(user, ttl_seconds=86400)}"}
-                end_of_conversation = 0.0
-                for number, started, turns in sessions_of(sample["conversation"]):
-                    messages = [
-                        {
-                            "role": "user",
-                            "content": turn_text(t),
-                            "name": t["speaker"],
-                            "id": t["dia_id"],
-                            "timestamp": started + i,  # keep turn order inside a session
-                        }
-                        for i, t in enumerate(turns)
-                        if turn_text(t)
-                    ]
-                    end_of_conversation = max(end_of_conversation, started + len(turns))
-                    resp = await client.post(
-                        f"/v1/memory/{user}/messages",
-                        json={"session_id": f"session-{number}", "messages": messages},
-                        headers=headers,
-                    )
-                    resp.raise_for_status()
-                listed = await client.get(f"/v1/memory/{user}/list?limit=1", headers=headers)
-                stored_total += int(listed.json()["total"])
-                texts = {
-                    t["dia_id"]: turn_text(t)
-                    for _, _, turns in sessions_of(sample["conversation"])
-                    for t in turns
-                }
-                for qa in sample["qa"]:
-                    if qa.get("category") not in (1, 2, 3, 4):
-                        continue
-                    relevant = evidence_ids(qa.get("evidence", []))
-                    if not relevant:
-                        continue
-                    kept_by_threshold = any(would_be_fact(texts.get(e, "")) for e in relevant)
-                    t0 = time.perf_counter()
-                    resp = await client.post(
-                        f"/v1/memory/{user}/search",
-                        json={"query": str(qa["question"]), "top_k": 10, "as_of": end_of_conversation},
-                        headers=headers,
-                    )
-                    latencies.append((time.perf_counter() - t0) * 1000)
-                    resp.raise_for_status()
-                    results = resp.json()["results"]
-                    ranked: list[str] = []
-                    for r in results:
-                        for mid in r["source_message_ids"]:
-                            if mid not in ranked:
-                                ranked.append(mid)
-                    chars = sum(len(r["content"]) for r in results[:10])
-                    per_question.append(
-                        {
-                            "sample": sample["sample_id"],
-                            "category": qa["category"],
-                            "question": qa["question"],
-                            "evidence": sorted(relevant),
-                            "ranked": ranked[:10],
-                            "any5": bool(relevant & set(_first_results_ids(results, 5))),
-                            "any10": bool(relevant & set(_first_results_ids(results, 10))),
-                            "all10": relevant <= set(_first_results_ids(results, 10)),
-                            "ndcg10": ndcg(ranked, relevant, 10),
-                            "chars10": chars,
-                            "threshold_keeps_evidence": kept_by_threshold,
-                        }
-                    )
-    finally:
-        chroma.stop()
-        redis.stop()
+    options: dict[str, Any] = {"retrieval_pipeline": args.pipeline, "retrieval_clustering": args.clustering}
+    if args.time_weight is not None:
+        options["retrieval_time_weight"] = args.time_weight
+    async with served_app(**options) as client:
+        for sample in samples:
+            user = re.sub(r"[^A-Za-z0-9_.-]", "-", f"bench-{sample['sample_id']}")
+            headers = {"Authorization": f"Bearer {tokens.mint(user, ttl_seconds=86400)}"}
+            end_of_conversation = 0.0
+            for number, started, turns in sessions_of(sample["conversation"]):
+                messages = [
+                    {
+                        "role": "user",
+                        "content": turn_text(t),
+                        "name": t["speaker"],
+                        "id": t["dia_id"],
+                        "timestamp": started + i,  # keep turn order inside a session
+                    }
+                    for i, t in enumerate(turns)
+                    if turn_text(t)
+                ]
+                end_of_conversation = max(end_of_conversation, started + len(turns))
+                resp = await client.post(
+                    f"/v1/memory/{user}/messages",
+                    json={"session_id": f"session-{number}", "messages": messages},
+                    headers=headers,
+                )
+                resp.raise_for_status()
+            listed = await client.get(f"/v1/memory/{user}/list?limit=1", headers=headers)
+            stored_total += int(listed.json()["total"])
+            texts = {
+                t["dia_id"]: turn_text(t)
+                for _, _, turns in sessions_of(sample["conversation"])
+                for t in turns
+            }
+            for qa in sample["qa"]:
+                if qa.get("category") not in (1, 2, 3, 4):
+                    continue
+                relevant = evidence_ids(qa.get("evidence", []))
+                if not relevant:
+                    continue
+                kept_by_threshold = any(would_be_fact(texts.get(e, "")) for e in relevant)
+                t0 = time.perf_counter()
+                resp = await client.post(
+                    f"/v1/memory/{user}/search",
+                    json={"query": str(qa["question"]), "top_k": 10, "as_of": end_of_conversation},
+                    headers=headers,
+                )
+                latencies.append((time.perf_counter() - t0) * 1000)
+                resp.raise_for_status()
+                results = resp.json()["results"]
+                ranked: list[str] = []
+                for r in results:
+                    for mid in r["source_message_ids"]:
+                        if mid not in ranked:
+                            ranked.append(mid)
+                chars = sum(len(r["content"]) for r in results[:10])
+                per_question.append(
+                    {
+                        "sample": sample["sample_id"],
+                        "category": qa["category"],
+                        "question": qa["question"],
+                        "evidence": sorted(relevant),
+                        "ranked": ranked[:10],
+                        "any5": bool(relevant & set(_first_results_ids(results, 5))),
+                        "any10": bool(relevant & set(_first_results_ids(results, 10))),
+                        "all10": relevant <= set(_first_results_ids(results, 10)),
+                        "ndcg10": ndcg(ranked, relevant, 10),
+                        "chars10": chars,
+                        "threshold_keeps_evidence": kept_by_threshold,
+                    }
+                )
 
     def mean(key: str, rows: list[dict[str, Any]]) -> float:
         return round(statistics.fmean(float(r[key]) for r in rows), 3) if rows else 0.0
@@ -216,7 +182,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "stored_items": stored_total,
         "threshold_only_recall_ceiling": mean("threshold_keeps_evidence", per_question),
         "by_category": by_category,
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": machine(),
         "misses": [r for r in per_question if not r["any10"]][: args.show_misses],
     }
 

@@ -15,27 +15,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
-from asgi_lifespan import LifespanManager  # noqa: E402
-
 from app.auth import TokenCodec  # noqa: E402
-from app.main import create_app  # noqa: E402
-from app.settings import Settings  # noqa: E402
-from tests.services import start_chroma, start_redis  # noqa: E402
+from bench.common import SECRET, machine, percentile, served_app  # noqa: E402
 
-SECRET = "bench-" + "s" * 48
 EN_FACTS = [
     "I moved to {city} last {month} for a new job as a {job}.",
     "My favourite food is {food}, I eat it every weekend.",
@@ -86,82 +77,53 @@ def fact(rng: random.Random) -> str:
     return template.format(**values)
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
-
-
 async def run(args: argparse.Namespace) -> dict[str, object]:
     rng = random.Random(args.seed)
-    workdir = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
-    redis = start_redis(workdir / "redis")
-    chroma = start_chroma(workdir / "chroma")
-    try:
-        settings = Settings(
-            _env_file=None,
-            redis_url=f"{redis.url}/0",
-            chroma_url=chroma.url,
-            auth_jwt_secret=SECRET,
-            memory_shards=args.shards,
-            log_level="WARNING",
-        )
-        tokens = TokenCodec(SECRET)
-        app = create_app(settings)
-        async with (
-            LifespanManager(app, startup_timeout=180) as manager,
-            httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=manager.app), base_url="http://bench", timeout=120
-            ) as client,
-        ):
-            users = [f"user-{i:05d}" for i in range(args.users)]
-            headers = {u: {"Authorization": f"Bearer {tokens.mint(u, ttl_seconds=86400)}"} for u in users}
-            per_user = args.memories // args.users
-            start = time.perf_counter()
-            base_ts = 1_700_000_000
-            for u in users:
-                for offset in range(0, per_user, args.batch):
-                    n = min(args.batch, per_user - offset)
-                    messages = [
-                        {
-                            "role": "user",
-                            "content": fact(rng),
-                            "id": f"{u}-{offset + i}",
-                            "timestamp": base_ts + offset + i,
-                        }
-                        for i in range(n)
-                    ]
-                    resp = await client.post(
-                        f"/v1/memory/{u}/messages",
-                        json={"session_id": f"s{offset // args.batch}", "messages": messages},
-                        headers=headers[u],
-                    )
-                    resp.raise_for_status()
-            ingest_seconds = time.perf_counter() - start
-            stored = per_user * len(users)
+    tokens = TokenCodec(SECRET)
+    async with served_app(memory_shards=args.shards) as client:
+        users = [f"user-{i:05d}" for i in range(args.users)]
+        headers = {u: {"Authorization": f"Bearer {tokens.mint(u, ttl_seconds=86400)}"} for u in users}
+        per_user = args.memories // args.users
+        start = time.perf_counter()
+        base_ts = 1_700_000_000
+        for u in users:
+            for offset in range(0, per_user, args.batch):
+                n = min(args.batch, per_user - offset)
+                messages = [
+                    {
+                        "role": "user",
+                        "content": fact(rng),
+                        "id": f"{u}-{offset + i}",
+                        "timestamp": base_ts + offset + i,
+                    }
+                    for i in range(n)
+                ]
+                resp = await client.post(
+                    f"/v1/memory/{u}/messages",
+                    json={"session_id": f"s{offset // args.batch}", "messages": messages},
+                    headers=headers[u],
+                )
+                resp.raise_for_status()
+        ingest_seconds = time.perf_counter() - start
+        stored = per_user * len(users)
 
-            # The first search of a user builds its keyword index in this worker: timed apart ("cold").
-            cold: list[float] = []
-            for u in users:
-                t0 = time.perf_counter()
-                resp = await client.post(
-                    f"/v1/memory/{u}/search", json={"query": "warm up"}, headers=headers[u]
-                )
-                cold.append((time.perf_counter() - t0) * 1000)
-                resp.raise_for_status()
-            latencies: list[float] = []
-            for _ in range(args.queries):
-                u = rng.choice(users)
-                query = rng.choice(EN_QUERIES + ZH_QUERIES)
-                t0 = time.perf_counter()
-                resp = await client.post(
-                    f"/v1/memory/{u}/search", json={"query": query, "top_k": 10}, headers=headers[u]
-                )
-                latencies.append((time.perf_counter() - t0) * 1000)
-                resp.raise_for_status()
-    finally:
-        chroma.stop()
-        redis.stop()
+        # The first search of a user builds its keyword index in this worker: timed apart ("cold").
+        cold: list[float] = []
+        for u in users:
+            t0 = time.perf_counter()
+            resp = await client.post(f"/v1/memory/{u}/search", json={"query": "warm up"}, headers=headers[u])
+            cold.append((time.perf_counter() - t0) * 1000)
+            resp.raise_for_status()
+        latencies: list[float] = []
+        for _ in range(args.queries):
+            u = rng.choice(users)
+            query = rng.choice(EN_QUERIES + ZH_QUERIES)
+            t0 = time.perf_counter()
+            resp = await client.post(
+                f"/v1/memory/{u}/search", json={"query": query, "top_k": 10}, headers=headers[u]
+            )
+            latencies.append((time.perf_counter() - t0) * 1000)
+            resp.raise_for_status()
 
     return {
         "memories": stored,
@@ -174,7 +136,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "search_p95_ms": round(percentile(latencies, 95), 1),
         "search_mean_ms": round(statistics.fmean(latencies), 1),
         "ingest_memories_per_s": round(stored / ingest_seconds, 1),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": machine(),
     }
 
 

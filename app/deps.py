@@ -8,6 +8,7 @@ from fastapi import Depends, Header, Path, Request
 from redis.asyncio import Redis
 
 from app.auth import USER_ID_PATTERN, Principal, bearer_token, ensure_can_act_for
+from app.errors import RateLimited
 from app.settings import Settings
 from memory import ChromaLongTermStore, MemoryService
 from memory.conversation import ConversationService
@@ -43,8 +44,18 @@ def get_llm(request: Request) -> ChatModel:
     return request.state.llm  # type: ignore[no-any-return]
 
 
-def get_principal(request: Request, authorization: Annotated[str | None, Header()] = None) -> Principal:
-    return request.state.tokens.verify(bearer_token(authorization))  # type: ignore[no-any-return]
+async def get_principal(request: Request, authorization: Annotated[str | None, Header()] = None) -> Principal:
+    """The caller, authenticated and counted against their per-minute limit."""
+    principal: Principal = request.state.tokens.verify(bearer_token(authorization))
+    decision = await request.state.rate_limiter.hit(principal.user_id)
+    if decision is not None:
+        request.state.rate_limit = decision  # RequestContextMiddleware turns it into X-RateLimit-* headers
+        if not decision.allowed:
+            raise RateLimited(
+                f"more than {decision.limit} requests per minute; retry in {decision.reset_seconds}s",
+                headers={"Retry-After": str(decision.reset_seconds)},
+            )
+    return principal
 
 
 UserIdPath = Annotated[str, Path(pattern=USER_ID_PATTERN, description="the user whose memory this is")]

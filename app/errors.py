@@ -62,6 +62,11 @@ class PayloadTooLarge(ServiceError):
     code = "payload_too_large"
 
 
+class RateLimited(ServiceError):
+    status_code = 429
+    code = "rate_limited"
+
+
 class ServiceUnavailable(ServiceError):
     status_code = 503
     code = "service_unavailable"
@@ -182,7 +187,7 @@ def _error_body_schema() -> dict[int | str, dict[str, object]]:
 
     return {
         status: {"model": ErrorBody, "description": "error envelope"}
-        for status in (400, 401, 403, 404, 409, 413, 422, 502, 503, 504)
+        for status in (400, 401, 403, 404, 409, 413, 422, 429, 502, 503, 504)
     }
 
 

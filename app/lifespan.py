@@ -21,6 +21,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from app.auth import TokenCodec
+from app.rate_limit import RateLimiter
 from app.settings import Settings
 from app.upstream import OpenAICompatibleLLM
 from memory import ChromaLongTermStore, Embedder, MemoryService, SentenceTransformerEmbedder
@@ -48,13 +49,14 @@ class State(TypedDict):
     embedder: Embedder
     memory: MemoryService
     tokens: TokenCodec
+    rate_limiter: RateLimiter
     sessions: SessionStore
     outbox: Outbox
     conversation: ConversationService
     llm: ChatModel
 
 
-def build_redis(settings: Settings) -> Redis:
+def build_redis(settings: Settings, client_name: str = "mnemo") -> Redis:
     pool = BlockingConnectionPool.from_url(
         settings.redis_url,
         max_connections=settings.redis_max_connections,
@@ -62,7 +64,7 @@ def build_redis(settings: Settings) -> Redis:
         socket_timeout=settings.redis_socket_timeout,
         socket_connect_timeout=settings.redis_socket_timeout,
         health_check_interval=30,
-        client_name="mnemo",
+        client_name=client_name,
         decode_responses=True,
         retry=Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.02), retries=3),
         retry_on_error=[RedisConnectionError, RedisTimeoutError],
@@ -177,6 +179,7 @@ def make_lifespan(
             embedder if embedder is not None else await anyio.to_thread.run_sync(build_embedder, settings)
         )
         redis = build_redis(settings)
+        limiter_redis = build_redis(settings, "mnemo-ratelimit")  # limiting never waits on the main pool
         store = ChromaLongTermStore(
             chroma_client_factory(settings),
             shards=settings.memory_shards,
@@ -221,6 +224,7 @@ def make_lifespan(
                 embedder=model,
                 memory=memory,
                 tokens=TokenCodec(settings.auth_jwt_secret.get_secret_value()),
+                rate_limiter=RateLimiter(limiter_redis, limit=settings.rate_limit_per_minute),
                 sessions=sessions,
                 outbox=outbox,
                 conversation=conversation,
@@ -237,6 +241,7 @@ def make_lifespan(
             if llm_client is not None:
                 await llm_client.aclose()
             await redis.aclose(close_connection_pool=True)
+            await limiter_redis.aclose(close_connection_pool=True)
             log.info("clients closed")
 
     return lifespan

@@ -51,7 +51,9 @@ class RequestContextMiddleware:
                     request_id = candidate
                 break
         request_id = request_id or uuid.uuid4().hex
-        scope.setdefault("state", {})["request_id"] = request_id
+        # A per-request copy: servers are meant to copy the lifespan state for each request, but not every
+        # ASGI host does, and per-request values (request id, rate-limit decision) must never leak.
+        scope["state"] = {**scope.get("state", {}), "request_id": request_id}
 
         too_large = f"request body exceeds {self.max_body_bytes} bytes"
         for name, value in scope.get("headers", []):
@@ -86,6 +88,13 @@ class RequestContextMiddleware:
                 started = True
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
                 headers.append((b"x-request-id", request_id.encode()))
+                decision = scope.get("state", {}).get("rate_limit")
+                if decision is not None:
+                    headers += [
+                        (b"x-ratelimit-limit", str(decision.limit).encode()),
+                        (b"x-ratelimit-remaining", str(decision.remaining).encode()),
+                        (b"x-ratelimit-reset", str(decision.reset_seconds).encode()),
+                    ]
                 message = {**message, "headers": headers}
             await send(message)
 

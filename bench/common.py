@@ -47,7 +47,7 @@ async def served_app(**settings: Any) -> AsyncIterator[httpx.AsyncClient]:
             redis_url=f"{redis.url}/0",
             chroma_url=chroma.url,
             auth_jwt_secret=SECRET,
-            **{"log_level": "WARNING", **settings},
+            **{"log_level": "WARNING", "rate_limit_per_minute": 10_000_000, **settings},
         )
         app = create_app(config)
         async with (

@@ -70,3 +70,8 @@ def ltm_lock(user_id: str) -> str:
 def ltm_entities(user_id: str) -> str:
     """Hash: entity -> the session it was last mentioned in (first-mention-in-new-session anchors)."""
     return f"{user_prefix(user_id)}:ltm:entities"
+
+
+def rate_limit(user_id: str) -> str:
+    """Sorted set of this user's request times in the current window."""
+    return f"{user_prefix(user_id)}:rl"

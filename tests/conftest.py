@@ -51,6 +51,7 @@ def make_settings(redis_url: str, chroma_url: str, **overrides: object) -> Setti
         "chroma_collection_prefix": f"t{uuid.uuid4().hex[:12]}",
         "memory_shards": 4,
         "log_level": "WARNING",
+        "rate_limit_per_minute": 100_000,  # the limiter has its own tests
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[arg-type]

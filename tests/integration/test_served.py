@@ -3,6 +3,7 @@ configured only through environment variables."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -23,6 +24,14 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def served(tmp_path: Path, redis_server: ServerProcess, chroma_server: ServerProcess) -> Iterator[str]:
+    with serve(tmp_path, redis_server, chroma_server, {"RATE_LIMIT_PER_MINUTE": "100000"}) as base:
+        yield base
+
+
+@contextlib.contextmanager
+def serve(
+    tmp_path: Path, redis_server: ServerProcess, chroma_server: ServerProcess, extra_env: dict[str, str]
+) -> Iterator[str]:
     port = free_port()
     prefix = f"t{uuid.uuid4().hex[:12]}"
     env = {
@@ -32,6 +41,7 @@ def served(tmp_path: Path, redis_server: ServerProcess, chroma_server: ServerPro
         "AUTH_JWT_SECRET": TEST_SECRET,
         "CHROMA_COLLECTION_PREFIX": prefix,
         "MEMORY_SHARDS": "2",
+        **extra_env,
     }
     log = (tmp_path / "uvicorn.log").open("wb")
     proc = subprocess.Popen(
@@ -86,3 +96,33 @@ def test_two_workers_serve_the_memory_api(served: str) -> None:
             assert zh["results"][0]["source_message_ids"] == ["zh"]
             assert en["results"][0]["source_message_ids"] == ["en"]
         assert http.get("/healthz").status_code == 200
+
+
+def test_rate_limit_holds_across_two_workers(
+    tmp_path: Path, redis_server: ServerProcess, chroma_server: ServerProcess
+) -> None:
+    headers = {"Authorization": f"Bearer {TokenCodec(TEST_SECRET).mint('limited')}"}
+    with (
+        serve(
+            tmp_path,
+            redis_server,
+            chroma_server,
+            {"RATE_LIMIT_PER_MINUTE": "7", "REDIS_URL": f"{redis_server.url}/2"},
+        ) as base,
+        httpx.Client(base_url=base, headers=headers, timeout=30) as http,
+    ):
+        # new connections each time, so the two workers share the requests between them
+        statuses = []
+        last = None
+        for _ in range(10):
+            last = httpx.post(
+                f"{base}/v1/memory/limited/search", json={"query": "x"}, headers=headers, timeout=30
+            )
+            statuses.append(last.status_code)
+        assert statuses == [200] * 7 + [429] * 3
+        assert last is not None
+        assert last.json()["error"] == "rate_limited"
+        assert 1 <= int(last.headers["retry-after"]) <= 60
+        assert last.headers["x-ratelimit-limit"] == "7"
+        assert last.headers["x-ratelimit-remaining"] == "0"
+        assert http.get("/healthz").status_code == 200  # never limited

@@ -32,25 +32,52 @@ class Principal:
 
 
 class TokenCodec:
-    """Mints and verifies tokens. Only HS256 is accepted: `none` and every other algorithm fail."""
+    """Mints (HS256) and verifies tokens. Accepted: HS256 signed with the shared secret, and RS256 signed
+    by an identity provider when its public key is configured. `none` and every other algorithm fail;
+    the algorithm is pinned per key, so an RS256 public key can never be used as an HMAC secret."""
 
-    def __init__(self, secret: str) -> None:
+    def __init__(
+        self,
+        secret: str,
+        *,
+        public_key: str | None = None,
+        audience: str | None = None,
+        issuer: str | None = None,
+    ) -> None:
         self._secret = secret
+        self._public_key = public_key
+        self._audience = audience
+        self._issuer = issuer
 
     def mint(self, sub: str, *, role: str | None = None, ttl_seconds: int = 3600) -> str:
         now = int(time.time())
         claims: dict[str, Any] = {"sub": sub, "iat": now, "exp": now + ttl_seconds}
+        if self._audience:
+            claims["aud"] = self._audience
+        if self._issuer:
+            claims["iss"] = self._issuer
         if role:
             claims["role"] = role
         return jwt.encode(claims, self._secret, algorithm=ALGORITHM)
 
     def verify(self, token: str) -> Principal:
         try:
+            alg = jwt.get_unverified_header(token).get("alg")
+            key, algorithm = (
+                (self._public_key, "RS256")
+                if alg == "RS256" and self._public_key
+                else (self._secret, ALGORITHM)
+            )
+            required = (
+                ["exp", "sub"] + (["aud"] if self._audience else []) + (["iss"] if self._issuer else [])
+            )
             claims = jwt.decode(
                 token,
-                self._secret,
-                algorithms=[ALGORITHM],
-                options={"require": ["exp", "sub"]},
+                key,
+                algorithms=[algorithm],
+                options={"require": required},
+                audience=self._audience,
+                issuer=self._issuer,
                 leeway=LEEWAY_SECONDS,
             )
         except jwt.ExpiredSignatureError as exc:

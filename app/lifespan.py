@@ -56,6 +56,15 @@ class State(TypedDict):
     llm: ChatModel
 
 
+def token_codec(settings: Settings) -> TokenCodec:
+    return TokenCodec(
+        settings.auth_jwt_secret.get_secret_value(),
+        public_key=settings.auth_jwt_public_key,
+        audience=settings.auth_jwt_audience,
+        issuer=settings.auth_jwt_issuer,
+    )
+
+
 def build_redis(settings: Settings, client_name: str = "mnemo") -> Redis:
     pool = BlockingConnectionPool.from_url(
         settings.redis_url,
@@ -223,7 +232,7 @@ def make_lifespan(
                 store=store,
                 embedder=model,
                 memory=memory,
-                tokens=TokenCodec(settings.auth_jwt_secret.get_secret_value()),
+                tokens=token_codec(settings),
                 rate_limiter=RateLimiter(limiter_redis, limit=settings.rate_limit_per_minute),
                 sessions=sessions,
                 outbox=outbox,

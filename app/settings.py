@@ -57,6 +57,9 @@ class Settings(BaseSettings):
 
     # auth
     auth_jwt_secret: SecretStr = Field(SecretStr(""), validate_default=True)
+    auth_jwt_public_key: str | None = None  # PEM; when set, RS256 tokens from an identity provider pass too
+    auth_jwt_audience: str | None = None  # when set, tokens must carry this `aud`
+    auth_jwt_issuer: str | None = None  # when set, tokens must carry this `iss`
 
     # upstream LLM (OpenAI-compatible); no base URL means the offline responder answers
     llm_base_url: str | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.auth import TokenCodec
+from app.lifespan import token_codec
 from app.settings import Settings
 
 
@@ -21,11 +21,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.ttl <= 0:
         parser.error("--ttl must be positive")
     try:
-        secret = Settings().auth_jwt_secret.get_secret_value()
+        codec = token_codec(Settings())
     except ValueError as exc:
         sys.stderr.write(f"{exc}\n")
         return 2
-    sys.stdout.write(TokenCodec(secret).mint(args.sub, role=args.role, ttl_seconds=args.ttl) + "\n")
+    sys.stdout.write(codec.mint(args.sub, role=args.role, ttl_seconds=args.ttl) + "\n")
     return 0
 
 

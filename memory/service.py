@@ -109,8 +109,24 @@ class MemoryService:
         ranked.sort(key=lambda s: s.score, reverse=True)
         return ranked[:top_k]
 
-    async def list(self, user_id: str, *, limit: int, offset: int, sort: SortOrder) -> MemoryPage:
-        headers = await self._store.get(user_id, include_content=False)
+    async def list(
+        self,
+        user_id: str,
+        *,
+        limit: int,
+        offset: int,
+        sort: SortOrder,
+        topic: str | None = None,
+        session_id: str | None = None,
+        source: str | None = None,
+    ) -> MemoryPage:
+        headers = [
+            m
+            for m in await self._store.get(user_id, include_content=False)
+            if (topic is None or m.topic == topic)
+            and (session_id is None or m.session_id == session_id)
+            and (source is None or m.source == source)
+        ]
         if sort == "importance":
             headers.sort(key=lambda m: (m.importance or 0.0, m.created_at), reverse=True)
         else:

@@ -44,9 +44,14 @@ async def list_memories(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     sort: Annotated[Literal["recent", "importance"], Query()] = "recent",
+    topic: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
+    session_id: Annotated[str | None, Query(pattern=ID_PATTERN)] = None,
+    source: Annotated[Literal["user", "assistant"] | None, Query()] = None,
 ) -> ListResponse:
-    """A page of the user's memories, newest first or most important first."""
-    page = await memory.list(user_id, limit=limit, offset=offset, sort=sort)
+    """A page of the user's memories, newest first or most important first, optionally filtered."""
+    page = await memory.list(
+        user_id, limit=limit, offset=offset, sort=sort, topic=topic, session_id=session_id, source=source
+    )
     return ListResponse(total=page.total, items=[MemoryOut.of(m) for m in page.items])
 
 

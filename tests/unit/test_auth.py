@@ -95,3 +95,79 @@ class TestActFor:
     def test_non_admin_role_is_not_enough(self) -> None:
         with pytest.raises(Forbidden):
             ensure_can_act_for(Principal("bob", role="editor"), "alice")
+
+
+class TestIdentityProviderTokens:
+    """RS256 from an identity provider, audience/issuer checks, clock-skew leeway."""
+
+    def _keys(self) -> tuple[rsa.RSAPrivateKey, str]:
+        from cryptography.hazmat.primitives import serialization
+
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        pem = (
+            key.public_key()
+            .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+            .decode()
+        )
+        return key, pem
+
+    def test_rs256_accepted_with_the_configured_public_key(self) -> None:
+        key, pem = self._keys()
+        codec = TokenCodec(SECRET, public_key=pem)
+        token = jwt.encode(
+            {"sub": "alice", "exp": int(time.time()) + 60, "role": "admin"}, key, algorithm="RS256"
+        )
+        assert codec.verify(token) == Principal("alice", "admin")
+        # HS256 with the shared secret still works beside it
+        assert codec.verify(TokenCodec(SECRET).mint("bob")).user_id == "bob"
+
+    def test_public_key_is_never_an_hmac_secret(self) -> None:
+        _, pem = self._keys()
+        # pyjwt refuses to sign like this, so forge by hand: HS256 keyed with the (public) PEM
+        import hashlib
+        import hmac
+
+        signing_input = (
+            f"{_b64({'alg': 'HS256', 'typ': 'JWT'})}.{_b64({'sub': 'alice', 'exp': time.time() + 60})}"
+        )
+        mac = hmac.new(pem.encode(), signing_input.encode(), hashlib.sha256).digest()
+        forged = f"{signing_input}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
+        with pytest.raises(Unauthorized):
+            TokenCodec(SECRET, public_key=pem).verify(forged)
+
+    def test_rs256_from_an_unknown_key_is_rejected(self) -> None:
+        _, pem = self._keys()
+        other, _ = self._keys()
+        token = jwt.encode({"sub": "alice", "exp": int(time.time()) + 60}, other, algorithm="RS256")
+        with pytest.raises(Unauthorized):
+            TokenCodec(SECRET, public_key=pem).verify(token)
+
+    @pytest.mark.parametrize(
+        ("extra", "ok"),
+        [
+            ({"aud": "mnemo", "iss": "https://idp.example"}, True),
+            ({"aud": "other", "iss": "https://idp.example"}, False),
+            ({"aud": "mnemo", "iss": "https://evil.example"}, False),
+            ({"iss": "https://idp.example"}, False),
+            ({"aud": "mnemo"}, False),
+        ],
+    )
+    def test_audience_and_issuer(self, extra: dict[str, str], ok: bool) -> None:
+        codec = TokenCodec(SECRET, audience="mnemo", issuer="https://idp.example")
+        token = jwt.encode({"sub": "alice", "exp": int(time.time()) + 60, **extra}, SECRET, algorithm="HS256")
+        if ok:
+            assert codec.verify(token).user_id == "alice"
+        else:
+            with pytest.raises(Unauthorized):
+                codec.verify(token)
+
+    def test_minted_tokens_carry_audience_and_issuer(self) -> None:
+        codec = TokenCodec(SECRET, audience="mnemo", issuer="https://idp.example")
+        assert codec.verify(codec.mint("alice")).user_id == "alice"
+
+    def test_small_clock_skew_is_tolerated(self) -> None:
+        just_expired = jwt.encode({"sub": "alice", "exp": int(time.time()) - 10}, SECRET, algorithm="HS256")
+        assert TokenCodec(SECRET).verify(just_expired).user_id == "alice"
+        long_expired = jwt.encode({"sub": "alice", "exp": int(time.time()) - 120}, SECRET, algorithm="HS256")
+        with pytest.raises(Unauthorized):
+            TokenCodec(SECRET).verify(long_expired)

@@ -12,6 +12,7 @@ from app.errors import RateLimited
 from app.settings import Settings
 from memory import ChromaLongTermStore, MemoryService
 from memory.conversation import ConversationService
+from memory.erasure import Eraser
 from memory.llm import ChatModel
 from memory.session_store import SessionStore
 
@@ -38,6 +39,10 @@ def get_sessions(request: Request) -> SessionStore:
 
 def get_conversation(request: Request) -> ConversationService:
     return request.state.conversation  # type: ignore[no-any-return]
+
+
+def get_eraser(request: Request) -> Eraser:
+    return request.state.eraser  # type: ignore[no-any-return]
 
 
 def get_llm(request: Request) -> ChatModel:
@@ -74,5 +79,6 @@ MemoryDep = Annotated[MemoryService, Depends(get_memory)]
 SessionsDep = Annotated[SessionStore, Depends(get_sessions)]
 ConversationDep = Annotated[ConversationService, Depends(get_conversation)]
 LLMDep = Annotated[ChatModel, Depends(get_llm)]
+EraserDep = Annotated[Eraser, Depends(get_eraser)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 ActingUser = Annotated[str, Depends(get_acting_user)]

@@ -27,6 +27,7 @@ from app.upstream import OpenAICompatibleLLM
 from memory import ChromaLongTermStore, Embedder, MemoryService, SentenceTransformerEmbedder
 from memory.compression import LLMCompressor
 from memory.conversation import ConversationService
+from memory.erasure import Eraser
 from memory.keyword_index import KeywordIndexCache
 from memory.llm import ChatModel
 from memory.offline import OfflineResponder
@@ -50,6 +51,7 @@ class State(TypedDict):
     memory: MemoryService
     tokens: TokenCodec
     rate_limiter: RateLimiter
+    eraser: Eraser
     sessions: SessionStore
     outbox: Outbox
     conversation: ConversationService
@@ -234,6 +236,7 @@ def make_lifespan(
                 memory=memory,
                 tokens=token_codec(settings),
                 rate_limiter=RateLimiter(limiter_redis, limit=settings.rate_limit_per_minute),
+                eraser=Eraser(store, redis, memory),
                 sessions=sessions,
                 outbox=outbox,
                 conversation=conversation,

@@ -166,6 +166,11 @@ class ListResponse(BaseModel):
     items: list[MemoryOut]
 
 
+class ErasureOut(BaseModel):
+    deleted: dict[str, int]
+    at: str
+
+
 class ErrorBody(BaseModel):
     """The envelope of every non-2xx answer."""
 

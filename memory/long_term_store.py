@@ -344,6 +344,18 @@ class ChromaLongTermStore:
         where = where_for(user_id)
         await self._run(user_id, lambda c: c.delete(ids=list(ids), where=where))
 
+    async def delete_user(self, user_id: str) -> int:
+        """Delete every record of this user (only theirs: the shard collection is shared)."""
+        where = where_for(user_id)
+
+        def _delete(c: Any) -> int:
+            ids = c.get(where=where, include=[])["ids"]
+            if ids:
+                c.delete(ids=ids, where=where)
+            return len(ids)
+
+        return await self._run(user_id, _delete)
+
     async def count(self, user_id: str) -> int:
         where = where_for(user_id)
         result = await self._run(user_id, lambda c: c.get(where=where, include=[]))

@@ -144,6 +144,9 @@ class MemoryService:
             await self._versions.bump(user_id)
         self._forget_cached_index(user_id)
 
+    def forget_user_caches(self, user_id: str) -> None:
+        self._forget_cached_index(user_id)
+
     def _forget_cached_index(self, user_id: str) -> None:
         # Our own worker never serves a stale index, even if bumping the Redis version failed.
         if self._retriever is not None:

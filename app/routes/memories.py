@@ -6,9 +6,10 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Response
 
-from app.deps import ActingUser, MemoryDep
+from app.deps import ActingUser, EraserDep, MemoryDep
 from app.schemas import (
     ID_PATTERN,
+    ErasureOut,
     IngestRequest,
     IngestResponse,
     ListResponse,
@@ -16,6 +17,7 @@ from app.schemas import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+    iso_utc,
 )
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
@@ -53,6 +55,13 @@ async def list_memories(
         user_id, limit=limit, offset=offset, sort=sort, topic=topic, session_id=session_id, source=source
     )
     return ListResponse(total=page.total, items=[MemoryOut.of(m) for m in page.items])
+
+
+@router.delete("/{user_id}", response_model=ErasureOut)
+async def erase_user(user_id: ActingUser, eraser: EraserDep) -> ErasureOut:
+    """Erase everything mnemo holds about the user (GDPR); returns what was deleted where."""
+    receipt = await eraser.erase(user_id)
+    return ErasureOut(deleted=receipt.deleted, at=iso_utc(receipt.at))
 
 
 @router.delete("/{user_id}/{memory_id}", status_code=204, response_class=Response)

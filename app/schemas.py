@@ -166,6 +166,30 @@ class ListResponse(BaseModel):
     items: list[MemoryOut]
 
 
+class ForgetRequest(Strict):
+    topic: Topic | None = None
+    session_id: SessionId | None = None
+    before: Timestamp | None = None
+    after: Timestamp | None = None
+    query: str | None = Field(None, min_length=1, max_length=4000)
+    min_similarity: float = Field(0.5, ge=-1, le=1)
+    dry_run: bool = False
+
+    @model_validator(mode="after")
+    def _needs_a_criterion(self) -> ForgetRequest:
+        if all(v is None for v in (self.topic, self.session_id, self.before, self.after, self.query)):
+            raise ValueError(
+                "give at least one of topic, session_id, before, after, query (to erase everything, DELETE the user)"
+            )
+        return self
+
+
+class ForgetResponse(BaseModel):
+    count: int
+    ids: list[str]
+    dry_run: bool
+
+
 class ErasureOut(BaseModel):
     deleted: dict[str, int]
     at: str

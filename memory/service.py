@@ -9,9 +9,12 @@ Two pipelines share this interface:
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Callable, Sequence
 from typing import Literal
+
+import numpy as np
 
 from memory.embeddings import Embedder
 from memory.errors import MemoryNotFound
@@ -143,6 +146,44 @@ class MemoryService:
         if self._versions is not None:
             await self._versions.bump(user_id)
         self._forget_cached_index(user_id)
+
+    async def forget(
+        self,
+        user_id: str,
+        *,
+        topic: str | None = None,
+        session_id: str | None = None,
+        before: float | None = None,
+        after: float | None = None,
+        query: str | None = None,
+        min_similarity: float = 0.5,
+        dry_run: bool = False,
+    ) -> builtins.list[str]:  # `list` is a method of this class
+        """Delete (or, with `dry_run`, only name) the memories matching every given criterion: topic,
+        session, time range, and meaning (cosine to `query` ≥ `min_similarity`)."""
+        chosen = [
+            m
+            for m in await self._store.get(user_id, include_content=False)
+            if (topic is None or m.topic == topic)
+            and (session_id is None or m.session_id == session_id)
+            and (before is None or m.created_at < before)
+            and (after is None or m.created_at > after)
+        ]
+        ids = [m.id for m in chosen]
+        if query is not None and ids:
+            qvec = (await self._embedder.embed([query]))[0]
+            vectors = await self._store.embeddings(user_id, ids)
+            ids = [
+                i
+                for i in ids
+                if i in vectors and float(np.dot(np.asarray(vectors[i]), qvec)) >= min_similarity
+            ]
+        if ids and not dry_run:
+            await self._store.delete(user_id, ids)
+            if self._versions is not None:
+                await self._versions.bump(user_id)
+            self._forget_cached_index(user_id)
+        return sorted(ids)
 
     def forget_user_caches(self, user_id: str) -> None:
         self._forget_cached_index(user_id)

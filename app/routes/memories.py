@@ -10,6 +10,8 @@ from app.deps import ActingUser, EraserDep, MemoryDep
 from app.schemas import (
     ID_PATTERN,
     ErasureOut,
+    ForgetRequest,
+    ForgetResponse,
     IngestRequest,
     IngestResponse,
     ListResponse,
@@ -55,6 +57,22 @@ async def list_memories(
         user_id, limit=limit, offset=offset, sort=sort, topic=topic, session_id=session_id, source=source
     )
     return ListResponse(total=page.total, items=[MemoryOut.of(m) for m in page.items])
+
+
+@router.post("/{user_id}/forget", response_model=ForgetResponse)
+async def forget_memories(user_id: ActingUser, body: ForgetRequest, memory: MemoryDep) -> ForgetResponse:
+    """Delete the memories matching every given criterion; `dry_run` only lists them."""
+    ids = await memory.forget(
+        user_id,
+        topic=body.topic,
+        session_id=body.session_id,
+        before=body.before,
+        after=body.after,
+        query=body.query,
+        min_similarity=body.min_similarity,
+        dry_run=body.dry_run,
+    )
+    return ForgetResponse(count=len(ids), ids=ids, dry_run=body.dry_run)
 
 
 @router.delete("/{user_id}", response_model=ErasureOut)

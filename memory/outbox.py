@@ -132,9 +132,12 @@ class OutboxWorker:
         """Loop until `stop()`: own pending entries first, then claimed ones, then new ones."""
         redis, stream, group = self._outbox.redis, self._outbox.stream, self._outbox.group
         backoff = 0.0
+        group_ready = False
         while not self._stopping.is_set():
             try:
-                await self._outbox.ensure_group()
+                if not group_ready:  # once, and again only after Redis lost it (NOGROUP below)
+                    await self._outbox.ensure_group()
+                    group_ready = True
                 entries = await self._read(redis, stream, group, "0", block=None)
                 if not entries:
                     claimed: Any = await redis.xautoclaim(
@@ -146,6 +149,8 @@ class OutboxWorker:
                 await self._process(redis, stream, group, entries)
                 backoff = 0.0
             except (StoreUnavailable, RedisError, OSError) as exc:
+                if "NOGROUP" in str(exc):
+                    group_ready = False
                 backoff = min(self._max_backoff, max(0.2, backoff * 2))
                 log.warning("outbox write deferred", extra={"reason": str(exc), "retry_in_s": backoff})
                 await self._sleep(backoff)

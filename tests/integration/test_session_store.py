@@ -146,3 +146,21 @@ class TestOutbox:
         await task
         assert await r.xlen(DEAD_LETTER_STREAM) == 1
         await r.delete(DEAD_LETTER_STREAM)
+
+    async def test_group_recreated_after_redis_loses_it(self, r: aredis.Redis) -> None:
+        outbox = Outbox(r, stream="t:outbox4", group="g")
+        seen: list[str] = []
+
+        async def handler(e: OutboxEntry) -> None:
+            seen.append(e.messages[0].content)
+
+        worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50, max_backoff_seconds=0.2)
+        task = asyncio.create_task(worker.run())
+        await outbox.append(entry(1))
+        assert await worker.drain(timeout=10)
+        await r.delete("t:outbox4")  # stream and group gone, as after a flush
+        await outbox.append(entry(2))  # XADD recreates the stream, not the group
+        assert await worker.drain(timeout=10)
+        worker.stop()
+        await task
+        assert seen == ["fact 1", "fact 2"]

@@ -7,12 +7,15 @@ from typing import Annotated
 from fastapi import Depends, Header, Path, Request
 from redis.asyncio import Redis
 
+from app.audit import RequestAudit
 from app.auth import USER_ID_PATTERN, Principal, bearer_token, ensure_can_act_for
-from app.errors import RateLimited
+from app.errors import Forbidden, RateLimited, request_id_of
 from app.settings import Settings
 from memory import ChromaLongTermStore, MemoryService
+from memory.audit import AuditLog
 from memory.conversation import ConversationService
 from memory.erasure import Eraser
+from memory.export import UserExport
 from memory.llm import ChatModel
 from memory.session_store import SessionStore
 
@@ -45,6 +48,14 @@ def get_eraser(request: Request) -> Eraser:
     return request.state.eraser  # type: ignore[no-any-return]
 
 
+def get_exporter(request: Request) -> UserExport:
+    return request.state.exporter  # type: ignore[no-any-return]
+
+
+def get_audit_log(request: Request) -> AuditLog:
+    return request.state.audit  # type: ignore[no-any-return]
+
+
 def get_llm(request: Request) -> ChatModel:
     return request.state.llm  # type: ignore[no-any-return]
 
@@ -52,6 +63,7 @@ def get_llm(request: Request) -> ChatModel:
 async def get_principal(request: Request, authorization: Annotated[str | None, Header()] = None) -> Principal:
     """The caller, authenticated and counted against their per-minute limit."""
     principal: Principal = request.state.tokens.verify(bearer_token(authorization))
+    request.state.user_digest = request.state.tokens.digest(principal.user_id)  # for the access log
     decision = await request.state.rate_limiter.hit(principal.user_id)
     if decision is not None:
         request.state.rate_limit = decision  # RequestContextMiddleware turns it into X-RateLimit-* headers
@@ -72,6 +84,18 @@ def get_acting_user(user_id: UserIdPath, principal: Annotated[Principal, Depends
     return user_id
 
 
+def get_request_audit(
+    request: Request, principal: Annotated[Principal, Depends(get_principal)]
+) -> RequestAudit:
+    return RequestAudit(request.state.audit, principal, request_id_of(request))
+
+
+def require_admin(principal: Annotated[Principal, Depends(get_principal)]) -> Principal:
+    if not principal.is_admin:
+        raise Forbidden("this route is for admins")
+    return principal
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RedisDep = Annotated[Redis, Depends(get_redis)]
 StoreDep = Annotated[ChromaLongTermStore, Depends(get_store)]
@@ -81,4 +105,8 @@ ConversationDep = Annotated[ConversationService, Depends(get_conversation)]
 LLMDep = Annotated[ChatModel, Depends(get_llm)]
 EraserDep = Annotated[Eraser, Depends(get_eraser)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+AdminDep = Annotated[Principal, Depends(require_admin)]
+AuditDep = Annotated[RequestAudit, Depends(get_request_audit)]
+AuditLogDep = Annotated[AuditLog, Depends(get_audit_log)]
+ExporterDep = Annotated[UserExport, Depends(get_exporter)]
 ActingUser = Annotated[str, Depends(get_acting_user)]

@@ -25,18 +25,23 @@ from app.rate_limit import RateLimiter
 from app.settings import Settings
 from app.upstream import OpenAICompatibleLLM
 from memory import ChromaLongTermStore, Embedder, MemoryService, SentenceTransformerEmbedder
+from memory.audit import AuditLog
 from memory.compression import LLMCompressor
 from memory.conversation import ConversationService
 from memory.erasure import Eraser
+from memory.export import UserExport
 from memory.keyword_index import KeywordIndexCache
 from memory.llm import ChatModel
 from memory.offline import OfflineResponder
+from memory.onnx_embedder import OnnxEmbedder
 from memory.outbox import Outbox, OutboxWorker
 from memory.retrieval import HybridRetriever, RankingWeights
 from memory.session_store import SessionLimits, SessionStore
 from memory.summary import LLMSummarizer
+from memory.tombstones import Tombstones
 from memory.versions import LtmVersions
 from memory.write_policy import WritePipeline, WritePolicy
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +61,8 @@ class State(TypedDict):
     outbox: Outbox
     conversation: ConversationService
     llm: ChatModel
+    audit: AuditLog
+    exporter: UserExport
 
 
 def token_codec(settings: Settings) -> TokenCodec:
@@ -111,6 +118,12 @@ def chroma_client_factory(settings: Settings) -> Callable[[], Any]:
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedding_backend == "onnx":
+        return OnnxEmbedder(
+            settings.embedding_model or None,
+            batch_size=settings.embedding_batch_size,
+            threads=settings.embedding_threads,
+        )
     return SentenceTransformerEmbedder(
         settings.embedding_model or None,
         device=settings.embedding_device,
@@ -120,7 +133,11 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build_memory_service(
-    settings: Settings, store: ChromaLongTermStore, embedder: Embedder, redis: Redis
+    settings: Settings,
+    store: ChromaLongTermStore,
+    embedder: Embedder,
+    redis: Redis,
+    outbox: Outbox | None = None,
 ) -> MemoryService:
     if settings.retrieval_pipeline == "naive":
         return MemoryService(store, embedder)
@@ -147,7 +164,15 @@ def build_memory_service(
             clustering=settings.retrieval_clustering,
         ),
     )
-    return MemoryService(store, embedder, writer=writer, retriever=retriever, versions=versions)
+    return MemoryService(
+        store,
+        embedder,
+        writer=writer,
+        retriever=retriever,
+        versions=versions,
+        tombstones=Tombstones(redis),
+        outbox=outbox,
+    )
 
 
 def session_limits(settings: Settings) -> SessionLimits:
@@ -179,6 +204,17 @@ def build_llm_client(
     )
 
 
+async def _sample_gauges(outbox: Outbox, every_seconds: float = 5.0) -> None:
+    """Gauges that are read, not counted: this worker's RSS and the outbox backlog."""
+    while True:
+        metrics.RESIDENT_MEMORY.set(metrics.resident_memory_bytes())
+        try:
+            metrics.OUTBOX_PENDING.set(await outbox.pending())
+        except Exception:  # Redis down: keep the last value; /readyz reports the outage
+            log.debug("outbox backlog not sampled", exc_info=True)
+        await asyncio.sleep(every_seconds)
+
+
 def make_lifespan(
     settings: Settings,
     embedder: Embedder | None = None,
@@ -200,9 +236,9 @@ def make_lifespan(
             await store.ping()
         except Exception as exc:  # start anyway: /readyz reports it, calls retry the connection
             log.warning("chroma not reachable at startup", extra={"reason": str(exc)})
-        memory = build_memory_service(settings, store, model, redis)
-        sessions = SessionStore(redis, session_limits(settings))
         outbox = Outbox(redis)
+        memory = build_memory_service(settings, store, model, redis, outbox)
+        sessions = SessionStore(redis, session_limits(settings))
         llm_client = build_llm_client(settings, llm_transport)
         llm: ChatModel = (
             OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
@@ -227,6 +263,8 @@ def make_lifespan(
                 outbox, memory.ingest_entry, consumer=f"{socket.gethostname()}-{os.getpid()}"
             )
             worker_task = asyncio.create_task(worker.run(), name="outbox-worker")
+        metrics.mark_dead_workers()
+        sampler = asyncio.create_task(_sample_gauges(outbox), name="metrics-sampler")
         try:
             yield State(
                 settings=settings,
@@ -236,13 +274,16 @@ def make_lifespan(
                 memory=memory,
                 tokens=token_codec(settings),
                 rate_limiter=RateLimiter(limiter_redis, limit=settings.rate_limit_per_minute),
-                eraser=Eraser(store, redis, memory),
+                eraser=Eraser(store, redis, memory, outbox),
                 sessions=sessions,
                 outbox=outbox,
                 conversation=conversation,
                 llm=llm,
+                audit=AuditLog(redis),
+                exporter=UserExport(store, sessions, outbox),
             )
         finally:
+            sampler.cancel()
             if worker is not None and worker_task is not None:
                 worker.stop()
                 try:
@@ -254,6 +295,7 @@ def make_lifespan(
                 await llm_client.aclose()
             await redis.aclose(close_connection_pool=True)
             await limiter_redis.aclose(close_connection_pool=True)
+            metrics.mark_self_dead()
             log.info("clients closed")
 
     return lifespan

@@ -8,10 +8,11 @@ from fastapi import FastAPI
 from app.errors import ErrorBodyResponses, install_error_handlers
 from app.lifespan import make_lifespan
 from app.middleware import RequestContextMiddleware
-from app.routes import chat, health, memories, sessions
+from app.routes import audit, chat, health, memories, sessions
 from app.settings import Settings
 from memory import Embedder
 from monitoring.logging import configure_logging
+from monitoring.middleware import MetricsMiddleware
 
 
 def create_app(
@@ -33,8 +34,10 @@ def create_app(
     )
     install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(MetricsMiddleware)  # added last: outermost, so it also sees 413s and 500s
     app.include_router(health.router)
     app.include_router(memories.router)
     app.include_router(sessions.router)
     app.include_router(chat.router)
+    app.include_router(audit.router)
     return app

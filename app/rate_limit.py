@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from memory import keys
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,11 @@ class RateLimiter:
                 keys=[keys.rate_limit(user_id)], args=[self.limit, self.window_ms, secrets.token_hex(4)]
             )
         except RedisError:
+            metrics.RATE_LIMITER_ERRORS.inc()
             log.warning("rate limiter unavailable; request let through", exc_info=True)
             return None
+        if not allowed:
+            metrics.RATE_LIMITED.inc()
         return RateDecision(
             allowed=bool(allowed),
             limit=self.limit,

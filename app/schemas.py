@@ -9,7 +9,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from memory.audit import AuditRecord
 from memory.models import Memory, Message, ScoredMemory, SearchFilters
+from memory.session_store import SessionState
 
 ID_PATTERN = r"^[A-Za-z0-9_.@:|+-]{1,128}$"
 MAX_CONTENT_CHARS = 32_000
@@ -201,3 +203,75 @@ class ErrorBody(BaseModel):
     error: str
     detail: str
     request_id: str
+
+
+def session_view(user_id: str, session_id: str, state: SessionState) -> dict[str, Any]:
+    """Summary, mode, recent actions, message buffer and slots of one session, as JSON."""
+    summary = state.summary
+    return {
+        "user_id": user_id,
+        "session_id": session_id,
+        "summary": None
+        if summary is None
+        else {
+            "summary": summary.text,
+            "last_update": iso_utc(summary.last_update),
+            "version": summary.version,
+        },
+        "mode": state.mode,
+        "actions": [
+            {"action_type": a.action_type, "timestamp": iso_utc(a.timestamp), "content_hash": a.content_hash}
+            for a in state.actions
+        ],
+        "buffer": [
+            {
+                "id": m.id,
+                "role": m.role,
+                "content": m.content,
+                "timestamp": iso_utc(m.timestamp),
+                "name": m.name,
+            }
+            for m in state.buffer
+        ],
+        "slots": {
+            name: {
+                "raw": s.raw,
+                "value": s.value,
+                "updated_at": iso_utc(s.updated_at),
+                "ttl_seconds": s.ttl_seconds,
+            }
+            for name, s in state.slots.items()
+        },
+    }
+
+
+class AuditEntryOut(BaseModel):
+    id: str
+    at: str
+    action: str
+    actor: str
+    actor_role: str
+    user_id: str
+    count: int
+    request_id: str
+    details: dict[str, str]
+
+    @classmethod
+    def of(cls, r: AuditRecord) -> AuditEntryOut:
+        e = r.event
+        return cls(
+            id=r.id,
+            at=iso_utc(r.at),
+            action=e.action,
+            actor=e.actor,
+            actor_role=e.actor_role,
+            user_id=e.subject,
+            count=e.count,
+            request_id=e.request_id,
+            details=dict(e.details),
+        )
+
+
+class AuditResponse(BaseModel):
+    items: list[AuditEntryOut]
+    next_before: str | None

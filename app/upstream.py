@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from memory.errors import UpstreamFailed
 from memory.llm import Completion, GenerationParams, PromptMessage, TurnFacts
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = {429, 500, 502, 503, 504}
@@ -71,6 +73,19 @@ class OpenAICompatibleLLM:
     async def complete(
         self, prompt: Sequence[PromptMessage], params: GenerationParams, facts: TurnFacts
     ) -> Completion:
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            completion = await self._complete(prompt, params)
+            outcome = "ok"
+            return completion
+        except UpstreamFailed as exc:
+            outcome = "timeout" if exc.timeout else "error"
+            raise
+        finally:
+            metrics.LLM_DURATION.labels(outcome).observe(time.perf_counter() - started)
+
+    async def _complete(self, prompt: Sequence[PromptMessage], params: GenerationParams) -> Completion:
         payload = self._payload(prompt, params, stream=False)
         try:
             async for attempt in self._retrying():
@@ -106,6 +121,22 @@ class OpenAICompatibleLLM:
     async def stream(
         self, prompt: Sequence[PromptMessage], params: GenerationParams, facts: TurnFacts
     ) -> AsyncIterator[str]:
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            async for delta in self._stream(prompt, params):
+                yield delta
+            outcome = "ok"
+        except GeneratorExit:  # the client went away mid-stream
+            outcome = "cancelled"
+            raise
+        except UpstreamFailed as exc:
+            outcome = "timeout" if exc.timeout else "error"
+            raise
+        finally:
+            metrics.LLM_DURATION.labels(outcome).observe(time.perf_counter() - started)
+
+    async def _stream(self, prompt: Sequence[PromptMessage], params: GenerationParams) -> AsyncIterator[str]:
         payload = self._payload(prompt, params, stream=True)
         response: httpx.Response | None = None
         try:

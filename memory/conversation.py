@@ -29,6 +29,7 @@ from memory.service_ids import content_hash
 from memory.session_store import Action, BufferedMessage, SessionState, SessionStore
 from memory.slots import extract_slots
 from memory.summary import ExtractiveSummarizer, Summarizer
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
@@ -125,19 +126,25 @@ class ConversationService:
     # -- public ------------------------------------------------------------------------------------
 
     async def turn(self, chat: ChatInput, model: ChatModel) -> TurnResult:
+        started = time.perf_counter()
         async with self._sessions.lock(chat.user_id, chat.session_id):
             prepared = await self._prepare(chat)
+            llm_started = time.perf_counter()
             completion = await model.complete(prepared.prompt.messages, chat.params, prepared.facts)
+            llm_seconds = time.perf_counter() - llm_started
             await self._commit(chat, prepared, completion.text)
+        metrics.CHAT_TURN_OVERHEAD.observe(time.perf_counter() - started - llm_seconds)
         return TurnResult(completion=completion, debug=prepared.debug())
 
     async def open_stream(self, chat: ChatInput, model: ChatModel) -> TurnStream:
         """Takes the lock, prepares, and waits for the first delta, so that failures before any output
         surface as exceptions (a proper error response), not as a broken stream."""
+        started = time.perf_counter()
         stack = contextlib.AsyncExitStack()
         await stack.enter_async_context(self._sessions.lock(chat.user_id, chat.session_id))
         try:
             prepared = await self._prepare(chat)
+            prepare_seconds = time.perf_counter() - started
             upstream = model.stream(prepared.prompt.messages, chat.params, prepared.facts).__aiter__()
             try:
                 first: str | None = await upstream.__anext__()
@@ -146,7 +153,7 @@ class ConversationService:
         except BaseException:
             await stack.aclose()
             raise
-        return TurnStream(self, chat, prepared, first, upstream, stack, model.name)
+        return TurnStream(self, chat, prepared, first, upstream, stack, model.name, prepare_seconds)
 
     async def aclose(self) -> None:
         for task in list(self._background):
@@ -291,6 +298,7 @@ class TurnStream:
         upstream: AsyncIterator[str],
         stack: contextlib.AsyncExitStack,
         model_name: str,
+        prepare_seconds: float = 0.0,
     ) -> None:
         self._service = service
         self._chat = chat
@@ -299,6 +307,7 @@ class TurnStream:
         self._upstream = upstream
         self._stack = stack
         self.model_name = model_name
+        self._prepare_seconds = prepare_seconds
         self.text = ""
         self.completed = False
 
@@ -316,8 +325,10 @@ class TurnStream:
                     parts.append(delta)
                     yield delta
             self.text = "".join(parts)
+            commit_started = time.perf_counter()
             await asyncio.shield(self._service._commit(self._chat, self.prepared, self.text))
             self.completed = True
+            metrics.CHAT_TURN_OVERHEAD.observe(self._prepare_seconds + time.perf_counter() - commit_started)
         finally:
             with contextlib.suppress(Exception):
                 aclose = getattr(self._upstream, "aclose", None)

@@ -13,6 +13,8 @@ import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
+from monitoring import metrics
+
 log = logging.getLogger(__name__)
 
 Vectors = npt.NDArray[np.float32]
@@ -74,7 +76,8 @@ class SentenceTransformerEmbedder:
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        with self._lock:
+        with self._lock, metrics.EMBEDDING_DURATION.time():
+            metrics.EMBEDDING_BATCH.observe(len(texts))
             vectors = self._model.encode(
                 list(texts),
                 batch_size=self._batch_size,

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from redis.asyncio import Redis
 
 from memory import keys
 from memory.locks import RedisLocks
 from memory.long_term_store import ChromaLongTermStore
+from memory.outbox import Outbox
 from memory.service import MemoryService
+from memory.tombstones import Tombstones
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,23 +29,22 @@ class ErasureReceipt:
 
 class Eraser:
     def __init__(
-        self,
-        store: ChromaLongTermStore,
-        redis: Redis,
-        memory: MemoryService,
-        *,
-        outbox_stream: str = keys.OUTBOX_STREAM,
+        self, store: ChromaLongTermStore, redis: Redis, memory: MemoryService, outbox: Outbox
     ) -> None:
         self._store = store
         self._redis = redis
         self._memory = memory
-        self._stream = outbox_stream
+        self._outbox = outbox
         self._locks = RedisLocks(redis)
+        self._tombstones = Tombstones(redis)
 
     async def erase(self, user_id: str) -> ErasureReceipt:
-        outbox = await self._drop_outbox_entries(user_id)
+        outbox = await self._outbox.drop_user(user_id)
         async with self._locks.hold(keys.ltm_lock(user_id), ttl_seconds=30, wait_seconds=60):
             chroma = await self._store.delete_user(user_id)
+            # still under the lock: a write issued before this moment, already read from the outbox
+            # by some worker, finds the marker when it gets the lock and is dropped
+            await self._tombstones.mark_erased(user_id)
         redis_keys = 0
         async for key in self._redis.scan_iter(match=keys.user_pattern(user_id), count=500):
             redis_keys += int(await self._redis.unlink(key))
@@ -52,18 +52,3 @@ class Eraser:
         return ErasureReceipt(
             deleted={"chroma": chroma, "redis_keys": redis_keys, "outbox": outbox}, at=time.time()
         )
-
-    async def _drop_outbox_entries(self, user_id: str) -> int:
-        dropped = 0
-        start = "-"
-        while True:
-            batch: Any = await self._redis.xrange(self._stream, min=start, count=500)
-            if not batch:
-                return dropped
-            mine = [entry_id for entry_id, fields in batch if fields.get("user_id") == user_id]
-            if mine:
-                dropped += int(await self._redis.xdel(self._stream, *mine))
-            last = batch[-1][0]
-            start = f"({last}"
-            if len(batch) < 500:
-                return dropped

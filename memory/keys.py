@@ -6,6 +6,8 @@ user hashes to one slot and multi-key scripts stay cluster-safe.
 
 from __future__ import annotations
 
+import hashlib
+
 PREFIX = "mnemo"
 SESSION_PARTS = ("summary", "actions", "buffer", "lock")
 
@@ -75,3 +77,19 @@ def ltm_entities(user_id: str) -> str:
 def rate_limit(user_id: str) -> str:
     """Sorted set of this user's request times in the current window."""
     return f"{user_prefix(user_id)}:rl"
+
+
+def ltm_tombstones(user_id: str) -> str:
+    """Hash: deleted memory id -> when. A late write (a redelivered outbox entry) must not revive it."""
+    return f"{user_prefix(user_id)}:ltm:tombstones"
+
+
+def erased_marker(user_id: str) -> str:
+    """When this user was last erased. Outside the user's prefix (an erase deletes that), keyed by a hash
+    of the id, so no readable identifier of an erased user stays in Redis."""
+    digest = hashlib.blake2b(user_id.encode(), digest_size=16).hexdigest()
+    return f"{PREFIX}:erased:{digest}"
+
+
+# Governance: one append-only stream of who listed, exported, forgot, deleted or erased what.
+AUDIT_STREAM = f"{PREFIX}:audit"

@@ -12,7 +12,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
@@ -44,6 +44,8 @@ class LongTermStore(Protocol):
     ) -> list[Memory]: ...
 
     async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]: ...
+
+    def pages(self, user_id: str, page_size: int = 500) -> AsyncIterator[list[Memory]]: ...
 
     async def get_with_vectors(self, user_id: str) -> tuple[list[Memory], Vectors]: ...
 
@@ -117,6 +119,10 @@ def _strings(value: Any) -> tuple[str, ...]:
         except ValueError:
             return (value,) if value else ()
     return tuple(str(x) for x in value or ())
+
+
+def _page_reader(where: Where, limit: int, offset: int) -> Callable[[Any], Any]:
+    return lambda c: c.get(where=where, include=["metadatas", "documents"], limit=limit, offset=offset)
 
 
 def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> Memory:
@@ -275,6 +281,21 @@ class ChromaLongTermStore:
         docs = result.get("documents") or [None] * len(result["ids"])
         metas = result.get("metadatas") or [{}] * len(result["ids"])
         return [from_record(i, d, dict(m or {})) for i, d, m in zip(result["ids"], docs, metas, strict=True)]
+
+    async def pages(self, user_id: str, page_size: int = 500) -> AsyncIterator[list[Memory]]:
+        """Every memory of the user, `page_size` at a time (export: never the whole user at once)."""
+        where = where_for(user_id)
+        offset = 0
+        while True:
+            result = await self._run(user_id, _page_reader(where, page_size, offset))
+            ids = result["ids"]
+            docs = result.get("documents") or [None] * len(ids)
+            metas = result.get("metadatas") or [{}] * len(ids)
+            if ids:
+                yield [from_record(i, d, dict(m or {})) for i, d, m in zip(ids, docs, metas, strict=True)]
+            if len(ids) < page_size:
+                return
+            offset += page_size
 
     async def get_with_vectors(self, user_id: str) -> tuple[list[Memory], Vectors]:
         """Every memory of the user with its stored vector (to build in-process indexes)."""

@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from redis.asyncio import Redis
@@ -34,6 +34,7 @@ class OutboxEntry:
     session_id: str
     messages: tuple[Message, ...]
     previous: tuple[Message, ...] = ()  # the messages just before (context, confirmations)
+    enqueued_at: float | None = None  # from the stream entry id (Redis' clock); not a field of its own
 
     def to_fields(self) -> dict[str, str]:
         return {
@@ -44,12 +45,13 @@ class OutboxEntry:
         }
 
     @classmethod
-    def from_fields(cls, fields: dict[str, str]) -> OutboxEntry:
+    def from_fields(cls, fields: dict[str, str], entry_id: str | None = None) -> OutboxEntry:
         return cls(
             user_id=fields["user_id"],
             session_id=fields["session_id"],
             messages=_load(fields["messages"]),
             previous=_load(fields.get("previous", "[]")),
+            enqueued_at=int(entry_id.split("-", 1)[0]) / 1000 if entry_id else None,
         )
 
 
@@ -98,6 +100,43 @@ class Outbox:
     async def pending(self) -> int:
         """Entries not yet written to long-term memory (acknowledged entries are deleted)."""
         return int(await self.redis.xlen(self.stream))
+
+    async def entries_of(self, user_id: str, page: int = 500) -> AsyncIterator[tuple[str, OutboxEntry]]:
+        """This user's entries not yet written, oldest first (a scan of the whole stream, in pages)."""
+        start = "-"
+        while True:
+            batch: Any = await self.redis.xrange(self.stream, min=start, count=page)
+            for entry_id, fields in batch:
+                if fields.get("user_id") == user_id:
+                    with contextlib.suppress(KeyError, ValueError, TypeError):
+                        yield str(entry_id), OutboxEntry.from_fields(fields, str(entry_id))
+            if len(batch) < page:
+                return
+            start = f"({batch[-1][0]}"
+
+    async def drop_user(self, user_id: str) -> int:
+        """Delete every pending entry of this user (erasure)."""
+        ids = [entry_id async for entry_id, _ in self.entries_of(user_id)]
+        return int(await self.redis.xdel(self.stream, *ids)) if ids else 0
+
+    async def scrub(self, user_id: str, message_ids: Collection[str]) -> int:
+        """Remove these messages from the user's pending entries (a deleted memory must not stay in,
+        or come back from, the outbox). An entry left with no message is deleted, otherwise it is
+        replaced by one without them. Returns how many entries changed."""
+        if not message_ids:
+            return 0
+        changed = 0
+        async for entry_id, entry in self.entries_of(user_id):
+            kept = tuple(m for m in entry.messages if m.id not in message_ids)
+            if len(kept) == len(entry.messages):
+                continue
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.xdel(self.stream, entry_id)
+                if kept:
+                    pipe.xadd(self.stream, replace(entry, messages=kept).to_fields())  # type: ignore[arg-type]
+                await pipe.execute()
+            changed += 1
+        return changed
 
 
 Handler = Callable[[OutboxEntry], Awaitable[None]]
@@ -170,14 +209,19 @@ class OutboxWorker:
             return []
         # RESP2 answers [[stream, entries]], RESP3 answers {stream: [entries]}
         items = response[stream][0] if isinstance(response, dict) else response[0][1]
+        gone = [str(i) for i, f in items if not f]  # deleted while pending (erase, scrub): settle them
+        if gone:
+            await redis.xack(stream, group, *gone)
         return [(str(i), dict(f)) for i, f in items if f]
 
     async def _process(
         self, redis: Redis, stream: str, group: str, entries: Sequence[tuple[str, dict[str, str]]]
     ) -> None:
         for entry_id, fields in entries:
+            if self._stopping.is_set():  # shutting down: the rest stay pending for the next reader
+                return
             try:
-                entry = OutboxEntry.from_fields(fields)
+                entry = OutboxEntry.from_fields(fields, entry_id)
             except (KeyError, ValueError, TypeError):
                 log.error("malformed outbox entry moved to dead letters", extra={"entry_id": entry_id})
                 dead: dict[Any, Any] = {**fields, "source_id": entry_id}

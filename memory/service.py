@@ -20,11 +20,13 @@ from memory.embeddings import Embedder
 from memory.errors import MemoryNotFound
 from memory.long_term_store import LongTermStore
 from memory.models import Memory, MemoryPage, Message, ScoredMemory, SearchFilters, SortOrder
-from memory.outbox import OutboxEntry
+from memory.outbox import Outbox, OutboxEntry
 from memory.retrieval import HybridRetriever
 from memory.service_ids import content_hash, memory_id_for
+from memory.tombstones import Tombstones
 from memory.versions import LtmVersions
 from memory.write_policy import WritePipeline
+from monitoring import metrics
 
 Clock = Callable[[], float]
 Pipeline = Literal["naive", "hybrid"]
@@ -39,14 +41,19 @@ class MemoryService:
         writer: WritePipeline | None = None,
         retriever: HybridRetriever | None = None,
         versions: LtmVersions | None = None,
+        tombstones: Tombstones | None = None,
+        outbox: Outbox | None = None,
         clock: Clock = time.time,
     ) -> None:
-        """Without `writer`/`retriever` the service runs the naive pipeline."""
+        """Without `writer`/`retriever` the service runs the naive pipeline. With `tombstones` and
+        `outbox`, deleted memories are also scrubbed from pending outbox entries and never rewritten."""
         self._store = store
         self._embedder = embedder
         self._writer = writer
         self._retriever = retriever
         self._versions = versions
+        self._tombstones = tombstones
+        self._outbox = outbox
         self._clock = clock
 
     @property
@@ -54,12 +61,19 @@ class MemoryService:
         return "hybrid" if self._writer is not None else "naive"
 
     async def ingest(
-        self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        previous: Sequence[Message] = (),
+        *,
+        issued_at: float | None = None,
     ) -> list[Memory]:
         """Store the messages; returns once the written memories are searchable. `previous` are the
-        messages just before these (context, and the answer a leading confirmation refers to)."""
+        messages just before these (context, and the answer a leading confirmation refers to);
+        `issued_at` is when the write was asked for (see `WritePipeline.write`)."""
         if self._writer is not None:
-            written = await self._writer.write(user_id, session_id, messages, previous)
+            written = await self._writer.write(user_id, session_id, messages, previous, issued_at=issued_at)
             self._forget_cached_index(user_id)
             return written
         now = self._clock()
@@ -85,7 +99,9 @@ class MemoryService:
 
     async def ingest_entry(self, entry: OutboxEntry) -> None:
         """Outbox handler: idempotent, because chat turns carry message ids."""
-        await self.ingest(entry.user_id, entry.session_id, entry.messages, entry.previous)
+        await self.ingest(
+            entry.user_id, entry.session_id, entry.messages, entry.previous, issued_at=entry.enqueued_at
+        )
 
     async def search(
         self,
@@ -97,6 +113,18 @@ class MemoryService:
         as_of: float | None = None,
     ) -> list[ScoredMemory]:
         """Best `top_k` memories for `query`; `as_of` is "now" for time-aware ranking."""
+        with metrics.RETRIEVAL_DURATION.labels(self.pipeline).time():
+            return await self._search(user_id, query, top_k=top_k, filters=filters, as_of=as_of)
+
+    async def _search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        top_k: int,
+        filters: SearchFilters | None,
+        as_of: float | None,
+    ) -> list[ScoredMemory]:
         filters = filters or SearchFilters()
         if self._retriever is not None:
             return await self._retriever.search(
@@ -142,10 +170,7 @@ class MemoryService:
         found = await self._store.get(user_id, ids=[memory_id], include_content=False)
         if not found:
             raise MemoryNotFound(memory_id)
-        await self._store.delete(user_id, [memory_id])
-        if self._versions is not None:
-            await self._versions.bump(user_id)
-        self._forget_cached_index(user_id)
+        await self._remove(user_id, found)
 
     async def forget(
         self,
@@ -179,11 +204,23 @@ class MemoryService:
                 if i in vectors and float(np.dot(np.asarray(vectors[i]), qvec)) >= min_similarity
             ]
         if ids and not dry_run:
-            await self._store.delete(user_id, ids)
-            if self._versions is not None:
-                await self._versions.bump(user_id)
-            self._forget_cached_index(user_id)
+            keep = set(ids)
+            await self._remove(user_id, [m for m in chosen if m.id in keep])
         return sorted(ids)
+
+    async def _remove(self, user_id: str, memories: Sequence[Memory]) -> None:
+        """Delete from the store and from everything derived from it or about to write it: tombstones
+        first (a write in flight sees them under its lock), then the record, the pending outbox
+        messages it came from, the keyword-index version (other workers' caches) and our own cache."""
+        ids = [m.id for m in memories]
+        if self._tombstones is not None:
+            await self._tombstones.bury(user_id, ids)
+        await self._store.delete(user_id, ids)
+        if self._outbox is not None:
+            await self._outbox.scrub(user_id, {i for m in memories for i in m.source_message_ids})
+        if self._versions is not None:
+            await self._versions.bump(user_id)
+        self._forget_cached_index(user_id)
 
     def forget_user_caches(self, user_id: str) -> None:
         self._forget_cached_index(user_id)

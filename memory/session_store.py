@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -195,6 +196,16 @@ class SessionStore:
             },
         )
 
+    async def session_ids(self, user_id: str) -> list[str]:
+        """Every session of the user that still has short-term state, sorted."""
+        prefix = keys.session_prefix(user_id, "")
+        found: set[str] = set()
+        async for key in self._redis.scan_iter(match=f"{prefix}*", count=500):
+            match = _SESSION_KEY_RE.match(str(key)[len(prefix) :])
+            if match:
+                found.add(match.group(1))
+        return sorted(found)
+
     # -- writes ------------------------------------------------------------------------------------
 
     def _record_call(
@@ -323,6 +334,10 @@ class SessionStore:
             wait_seconds=self.limits.lock_wait_seconds,
             on_timeout=lambda: SessionBusy(session_id, self.limits.lock_wait_seconds),
         )
+
+
+# what follows `mnemo:{user}:s:` in a session key; session ids may contain ':', slot names do not
+_SESSION_KEY_RE = re.compile(r"^(.+):(?:summary|actions|buffer|lock|slot:[^:]+)$")
 
 
 def _parse_summary(raw: str | None) -> Summary | None:

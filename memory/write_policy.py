@@ -36,7 +36,9 @@ from memory.models import Memory, Message
 from memory.privacy import redact
 from memory.scoring import entities, importance, is_explicit_anchor, topic_of
 from memory.service_ids import content_hash, memory_id_for
+from memory.tombstones import Tombstones
 from memory.versions import LtmVersions
+from monitoring import metrics
 
 Clock = Callable[[], float]
 
@@ -77,6 +79,7 @@ class WritePipeline:
         self._redis = redis
         self._versions = versions
         self._locks = RedisLocks(redis)
+        self._tombstones = Tombstones(redis)
         self.policy = policy
         self._clock = clock
 
@@ -152,15 +155,35 @@ class WritePipeline:
         return made
 
     async def write(
-        self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        previous: Sequence[Message] = (),
+        *,
+        issued_at: float | None = None,
     ) -> list[Memory]:
+        """`issued_at` is when the write was asked for (an outbox entry's enqueue time); a write issued
+        before the user's last erase is dropped, as is any memory deleted since (tombstoned id)."""
         prepared = self.prepare(user_id, session_id, messages, previous)
         if not prepared:
             return []
         p = self.policy
+        # wall clock, not the injectable one: it is compared with erase times taken from Redis' clock
+        issued = issued_at if issued_at is not None else time.time()
         async with self._locks.hold(
             keys.ltm_lock(user_id), ttl_seconds=p.lock_ttl_seconds, wait_seconds=p.lock_wait_seconds
         ):
+            erased = await self._tombstones.erased_at(user_id)
+            if erased is not None and issued <= erased:
+                metrics.MEMORY_WRITES.labels("skipped_erased").inc(len(prepared))
+                return []
+            buried = await self._tombstones.buried(user_id, [m.id for m in prepared])
+            if buried:
+                metrics.MEMORY_WRITES.labels("skipped_deleted").inc(sum(m.id in buried for m in prepared))
+                prepared = [m for m in prepared if m.id not in buried]
+            if not prepared:
+                return []
             prepared = await self._mark_first_mentions(user_id, session_id, prepared)
             merged = _merge_within_batch(prepared)
             existing = {
@@ -186,6 +209,10 @@ class WritePipeline:
             final, final_vectors = _dedupe_ids(merged, vectors)
             await self._store.upsert(final, final_vectors)
             await self._versions.bump(user_id)
+        new_ids = {m.id for m in prepared}
+        stored = sum(m.id in new_ids for m in final)
+        metrics.MEMORY_WRITES.labels("stored").inc(stored)
+        metrics.MEMORY_WRITES.labels("merged").inc(len(prepared) - stored)
         return final
 
     async def _mark_first_mentions(

@@ -18,6 +18,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
+            "pid": record.process,  # several uvicorn workers write to one stream
         }
         for key, value in vars(record).items():
             if key not in _STANDARD and not key.startswith("_"):

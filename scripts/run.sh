@@ -41,6 +41,11 @@ else
     $py scripts/probe.py chroma "$CHROMA_URL" --wait 90 || { echo "chroma did not start; see data/chroma/chroma.log" >&2; exit 1; }
 fi
 
+# Prometheus multiprocess mode: every worker writes its metrics here; wiped before each start.
+export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-$PWD/data/metrics}"
+rm -rf "$PROMETHEUS_MULTIPROC_DIR"
+mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+
 port="${PORT:-8000}"
 cat <<TXT
 
@@ -51,6 +56,7 @@ cat <<TXT
               -d '{"session_id":"s1","messages":[{"role":"user","content":"我住在杭州，记住这个","id":"m1"}]}'
     search: curl -s -X POST localhost:$port/v1/memory/alice/search -H "Authorization: Bearer \$TOKEN" \\
               -H 'content-type: application/json' -d '{"query":"我住在哪个城市？"}'
+    metrics: curl -s localhost:$port/metrics
     stop:   Ctrl-C (then 'make stop' to stop the Redis/Chroma this script started)
 
 TXT

@@ -88,7 +88,7 @@ async def app_client(
     """The app with its real lifespan, reached in-process; yields (client, app-with-state)."""
     app = create_app(settings, embedder=embedder, llm_transport=llm_transport)
     async with (
-        LifespanManager(app, startup_timeout=120) as manager,
+        LifespanManager(app, startup_timeout=120, shutdown_timeout=30) as manager,
         httpx.AsyncClient(
             transport=httpx.ASGITransport(app=manager.app), base_url="http://mnemo.test", timeout=60
         ) as c,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from app.deps import RedisDep, StoreDep
 from app.errors import ServiceUnavailable
+from monitoring import metrics
 
 router = APIRouter(tags=["health"])
 PING_TIMEOUT_SECONDS = 2.0
@@ -38,3 +39,11 @@ async def readyz(redis: RedisDep, store: StoreDep) -> dict[str, str]:
     if failed:
         raise ServiceUnavailable(f"not ready: {', '.join(failed)} unreachable", code="not_ready")
     return {"status": "ready", "redis": "ok", "chroma": "ok"}
+
+
+@router.get("/metrics", include_in_schema=False)
+async def prometheus_metrics() -> Response:
+    """Prometheus exposition across every worker (no token, never rate limited: scrape from inside the
+    deployment's network only)."""
+    body, content_type = metrics.exposition()
+    return Response(content=body, media_type=content_type)

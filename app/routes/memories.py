@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Response
+from fastapi.responses import StreamingResponse
 
-from app.deps import ActingUser, EraserDep, MemoryDep
+from app.deps import ActingUser, AuditDep, EraserDep, ExporterDep, MemoryDep
+from app.export import export_document
 from app.schemas import (
     ID_PATTERN,
     ErasureOut,
@@ -45,6 +48,7 @@ async def search_memories(user_id: ActingUser, body: SearchRequest, memory: Memo
 async def list_memories(
     user_id: ActingUser,
     memory: MemoryDep,
+    audit: AuditDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     sort: Annotated[Literal["recent", "importance"], Query()] = "recent",
@@ -56,11 +60,17 @@ async def list_memories(
     page = await memory.list(
         user_id, limit=limit, offset=offset, sort=sort, topic=topic, session_id=session_id, source=source
     )
+    filters = [name for name, v in (("topic", topic), ("session_id", session_id), ("source", source)) if v]
+    await audit.record(
+        "list", user_id, len(page.items), {"sort": sort, "offset": str(offset), "filters": ",".join(filters)}
+    )
     return ListResponse(total=page.total, items=[MemoryOut.of(m) for m in page.items])
 
 
 @router.post("/{user_id}/forget", response_model=ForgetResponse)
-async def forget_memories(user_id: ActingUser, body: ForgetRequest, memory: MemoryDep) -> ForgetResponse:
+async def forget_memories(
+    user_id: ActingUser, body: ForgetRequest, memory: MemoryDep, audit: AuditDep
+) -> ForgetResponse:
     """Delete the memories matching every given criterion; `dry_run` only lists them."""
     ids = await memory.forget(
         user_id,
@@ -72,13 +82,23 @@ async def forget_memories(user_id: ActingUser, body: ForgetRequest, memory: Memo
         min_similarity=body.min_similarity,
         dry_run=body.dry_run,
     )
+    # the criteria's names, never their values: a query or topic can itself be personal data
+    criteria = [
+        k for k in ("topic", "session_id", "before", "after", "query") if getattr(body, k) is not None
+    ]
+    await audit.record(
+        "forget", user_id, len(ids), {"criteria": ",".join(criteria), "dry_run": str(body.dry_run).lower()}
+    )
     return ForgetResponse(count=len(ids), ids=ids, dry_run=body.dry_run)
 
 
 @router.delete("/{user_id}", response_model=ErasureOut)
-async def erase_user(user_id: ActingUser, eraser: EraserDep) -> ErasureOut:
+async def erase_user(user_id: ActingUser, eraser: EraserDep, audit: AuditDep) -> ErasureOut:
     """Erase everything mnemo holds about the user (GDPR); returns what was deleted where."""
     receipt = await eraser.erase(user_id)
+    await audit.record(
+        "erase", user_id, receipt.deleted.get("chroma", 0), {k: str(v) for k, v in receipt.deleted.items()}
+    )
     return ErasureOut(deleted=receipt.deleted, at=iso_utc(receipt.at))
 
 
@@ -87,7 +107,33 @@ async def delete_memory(
     user_id: ActingUser,
     memory_id: Annotated[str, Path(pattern=ID_PATTERN)],
     memory: MemoryDep,
+    audit: AuditDep,
 ) -> Response:
     """Delete one memory; 404 when this user has no memory with that id."""
     await memory.delete(user_id, memory_id)
+    await audit.record("delete", user_id, 1, {"memory_id": memory_id})
     return Response(status_code=204)
+
+
+@router.get(
+    "/{user_id}/export",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/json": {}}, "description": "the export document, streamed"}},
+)
+async def export_user(user_id: ActingUser, exporter: ExporterDep, audit: AuditDep) -> StreamingResponse:
+    """Everything mnemo holds about the user: memories with provenance, session state and writes
+    still pending, as one JSON document streamed page by page."""
+    pages = exporter.memories(user_id)
+    first = await anext(pages, None)  # an outage shows here, as a 503, before any byte is sent
+
+    async def done(counts: Mapping[str, int], complete: bool) -> None:
+        details = {k: str(v) for k, v in counts.items() if k != "memories"}
+        await audit.record(
+            "export", user_id, counts["memories"], {**details, "complete": str(complete).lower()}
+        )
+
+    return StreamingResponse(
+        export_document(exporter, user_id, first, pages, done),
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="mnemo-export-{user_id}.json"'},
+    )

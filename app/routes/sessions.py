@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Response
 
 from app.deps import ActingUser, SessionsDep
-from app.schemas import ID_PATTERN, iso_utc
+from app.schemas import ID_PATTERN, session_view
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 SessionIdPath = Annotated[str, Path(pattern=ID_PATTERN)]
@@ -19,42 +19,7 @@ async def get_session(
 ) -> dict[str, Any]:
     """Summary, mode, recent actions, message buffer and slots of one session."""
     state = await sessions.load(user_id, session_id, with_ttls=True)
-    summary = state.summary
-    return {
-        "user_id": user_id,
-        "session_id": session_id,
-        "summary": None
-        if summary is None
-        else {
-            "summary": summary.text,
-            "last_update": iso_utc(summary.last_update),
-            "version": summary.version,
-        },
-        "mode": state.mode,
-        "actions": [
-            {"action_type": a.action_type, "timestamp": iso_utc(a.timestamp), "content_hash": a.content_hash}
-            for a in state.actions
-        ],
-        "buffer": [
-            {
-                "id": m.id,
-                "role": m.role,
-                "content": m.content,
-                "timestamp": iso_utc(m.timestamp),
-                "name": m.name,
-            }
-            for m in state.buffer
-        ],
-        "slots": {
-            name: {
-                "raw": s.raw,
-                "value": s.value,
-                "updated_at": iso_utc(s.updated_at),
-                "ttl_seconds": s.ttl_seconds,
-            }
-            for name, s in state.slots.items()
-        },
-    }
+    return session_view(user_id, session_id, state)
 
 
 @router.delete("/{user_id}/{session_id}", status_code=204, response_class=Response)

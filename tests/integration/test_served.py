@@ -4,6 +4,7 @@ configured only through environment variables."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from app.auth import TokenCodec
 from tests.conftest import TEST_SECRET, drop_collections
@@ -34,6 +36,8 @@ def serve(
 ) -> Iterator[str]:
     port = free_port()
     prefix = f"t{uuid.uuid4().hex[:12]}"
+    metrics_dir = tmp_path / "metrics"  # what the launcher does: a fresh, empty directory per start
+    metrics_dir.mkdir()
     env = {
         **os.environ,
         "REDIS_URL": f"{redis_server.url}/1",
@@ -41,6 +45,7 @@ def serve(
         "AUTH_JWT_SECRET": TEST_SECRET,
         "CHROMA_COLLECTION_PREFIX": prefix,
         "MEMORY_SHARDS": "2",
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
         **extra_env,
     }
     log = (tmp_path / "uvicorn.log").open("wb")
@@ -126,3 +131,53 @@ def test_rate_limit_holds_across_two_workers(
         assert last.headers["x-ratelimit-limit"] == "7"
         assert last.headers["x-ratelimit-remaining"] == "0"
         assert http.get("/healthz").status_code == 200  # never limited
+
+
+def _pids_that_served(log_path: Path, route: str) -> set[int]:
+    pids = set()
+    for line in log_path.read_text().splitlines():
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if record.get("route") == route and record.get("msg") == "request":
+                pids.add(int(record["pid"]))
+    return pids
+
+
+def _sample(exposition: str, name: str, **labels: str) -> float:
+    """The value of one sample in a Prometheus text exposition (0 when absent)."""
+    for family in text_string_to_metric_families(exposition):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()):
+                return float(sample.value)
+    return 0.0
+
+
+def test_metrics_add_up_across_two_workers(tmp_path: Path, served: str) -> None:
+    """Requests answered by both workers; one scrape (served by either) shows the totals of both."""
+    headers = {"Authorization": f"Bearer {TokenCodec(TEST_SECRET).mint('metered')}"}
+    route = "/v1/memory/{user_id}/search"
+    sent = 0
+    while sent < 80 and (sent < 10 or len(_pids_that_served(tmp_path / "uvicorn.log", route)) < 2):
+        # a new connection each time, so either worker may accept it
+        resp = httpx.post(
+            f"{served}/v1/memory/metered/search", json={"query": "杭州 weather"}, headers=headers
+        )
+        assert resp.status_code == 200
+        sent += 1
+    assert len(_pids_that_served(tmp_path / "uvicorn.log", route)) == 2, "one worker answered everything"
+    assert httpx.get(f"{served}/v1/no-such-route").status_code == 404
+
+    text = httpx.get(f"{served}/metrics").text
+    assert _sample(text, "mnemo_http_requests_total", route=route, method="POST", status="200") == sent
+    assert _sample(text, "mnemo_http_request_duration_seconds_count", route=route, method="POST") == sent
+    assert _sample(text, "mnemo_http_requests_total", route="unmatched", method="GET", status="404") == 1
+    assert _sample(text, "mnemo_retrieval_duration_seconds_count", pipeline="hybrid") == sent
+    assert "metered" not in text  # user ids never become label values
+    rss = [
+        s
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == "mnemo_process_resident_memory_bytes"
+    ]
+    assert len({s.labels["pid"] for s in rss}) == 2
+    assert all(s.value > 50e6 for s in rss)  # a worker with a model loaded

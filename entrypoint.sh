@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Container entrypoint: wait for Redis and Chroma (bounded), load the embedding model once so a
+# broken image fails here rather than on the first request, reset the Prometheus multiprocess
+# directory, then exec uvicorn (PID 1 receives the stop signal directly).
+set -euo pipefail
+cd /app
+
+: "${REDIS_URL:?REDIS_URL is not set}"
+: "${CHROMA_URL:?CHROMA_URL is not set}"
+wait_timeout="${WAIT_TIMEOUT_SECONDS:-60}"
+data_dir="${DATA_DIR:-/app/data}"
+metrics_dir="${PROMETHEUS_MULTIPROC_DIR:-/tmp/mnemo-metrics}"
+
+log() { printf '%s entrypoint: %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >&2; }
+
+mkdir -p "$data_dir"
+
+# URLs are logged without their user:password part.
+redis_target="${REDIS_URL#*://}"
+redis_target="${redis_target##*@}"
+log "waiting up to ${wait_timeout}s for Redis at $redis_target"
+if ! python scripts/probe.py redis "$REDIS_URL" --wait "$wait_timeout"; then
+    log "ERROR: Redis at $redis_target did not answer PING within ${wait_timeout}s (REDIS_URL, WAIT_TIMEOUT_SECONDS)"
+    exit 1
+fi
+
+chroma_target="${CHROMA_URL#*://}"
+chroma_target="${chroma_target##*@}"
+log "waiting up to ${wait_timeout}s for Chroma at $chroma_target"
+if ! python scripts/probe.py chroma "$CHROMA_URL" --wait "$wait_timeout"; then
+    log "ERROR: Chroma at $chroma_target did not answer GET /api/v2/heartbeat within ${wait_timeout}s (CHROMA_URL, WAIT_TIMEOUT_SECONDS)"
+    exit 1
+fi
+
+log "loading the embedding model"
+python -c 'from memory.embeddings import SentenceTransformerEmbedder; SentenceTransformerEmbedder()'
+
+# Stale per-pid files from a previous run would be summed into the new process's metrics.
+case "$metrics_dir" in
+    "" | "/") log "ERROR: refusing PROMETHEUS_MULTIPROC_DIR='$metrics_dir'"; exit 1 ;;
+esac
+mkdir -p -- "$metrics_dir"
+find "$metrics_dir" -mindepth 1 -delete
+export PROMETHEUS_MULTIPROC_DIR="$metrics_dir"
+
+log "starting uvicorn on port ${PORT:-8000} with ${WORKERS:-2} workers"
+exec uvicorn --factory app.main:create_app --host 0.0.0.0 --port "${PORT:-8000}" \
+    --workers "${WORKERS:-2}" --no-access-log

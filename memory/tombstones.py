@@ -1,0 +1,54 @@
+"""Deletions that late writes must respect.
+
+A write can be in flight when a memory is deleted or a user erased: an outbox entry the worker read
+just before, or redelivered after a crash (writes are idempotent by message id, so it would recreate
+the same memory). The write pipeline asks `Tombstones` under the user's write lock and drops what was
+deleted: single memories by id, and everything issued before the user's last erase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from redis.asyncio import Redis
+
+from memory import keys
+
+TOMBSTONE_TTL_SECONDS = 30 * 24 * 3600  # longer than any outbox entry waits for a Chroma outage
+ERASE_MARKER_TTL_SECONDS = 30 * 24 * 3600
+
+
+class Tombstones:
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+
+    async def now(self) -> float:
+        """Redis' clock: outbox entry ids carry it too, so erase times compare with enqueue times."""
+        seconds, micros = await self._redis.time()
+        return float(seconds) + float(micros) / 1e6
+
+    async def bury(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        key = keys.ltm_tombstones(user_id)
+        when = f"{await self.now():.3f}"
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(key, mapping=dict.fromkeys(memory_ids, when))
+            pipe.expire(key, TOMBSTONE_TTL_SECONDS)
+            await pipe.execute()
+
+    async def buried(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
+        if not memory_ids:
+            return set()
+        ids = list(dict.fromkeys(memory_ids))
+        found = await self._redis.hmget(keys.ltm_tombstones(user_id), ids)
+        return {i for i, v in zip(ids, found, strict=True) if v is not None}
+
+    async def mark_erased(self, user_id: str) -> float:
+        at = await self.now()
+        await self._redis.set(keys.erased_marker(user_id), f"{at:.6f}", ex=ERASE_MARKER_TTL_SECONDS)
+        return at
+
+    async def erased_at(self, user_id: str) -> float | None:
+        raw = await self._redis.get(keys.erased_marker(user_id))
+        return float(raw) if raw is not None else None

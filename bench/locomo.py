@@ -3,6 +3,7 @@
     .venv/bin/python bench/locomo.py                                   # LoCoMo dev slice, current pipeline
     .venv/bin/python bench/locomo.py --pipeline naive                  # the foundation pipeline
     .venv/bin/python bench/locomo.py --data bench/data/zh_conversation.json
+    .venv/bin/python bench/locomo.py --embedding-backend torch         # sentence-transformers embedder
 
 Starts its own redis-server and `chroma run` (temp dir), serves the app in-process with its real
 lifespan and the real embedding model, ingests every session with `POST /v1/memory/{user}/messages`
@@ -86,7 +87,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     per_question: list[dict[str, Any]] = []
     stored_total = 0
     latencies: list[float] = []
-    options: dict[str, Any] = {"retrieval_pipeline": args.pipeline, "retrieval_clustering": args.clustering}
+    options: dict[str, Any] = {
+        "retrieval_pipeline": args.pipeline,
+        "retrieval_clustering": args.clustering,
+        "embedding_backend": args.embedding_backend,
+    }
     if args.time_weight is not None:
         options["retrieval_time_weight"] = args.time_weight
     async with served_app(**options) as client:
@@ -169,6 +174,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "data": Path(args.data).name,
         "pipeline": args.pipeline,
+        "embedding_backend": args.embedding_backend,
         "questions": len(per_question),
         "recall_any@5": mean("any5", per_question),
         "recall_any@10": mean("any10", per_question),
@@ -200,12 +206,20 @@ def main() -> None:
         "--time-weight", type=float, default=None, help="RETRIEVAL_TIME_WEIGHT (default: the setting's)"
     )
     parser.add_argument("--clustering", action="store_true", help="RETRIEVAL_CLUSTERING on")
+    parser.add_argument(
+        "--embedding-backend",
+        default="onnx",
+        choices=["onnx", "torch"],
+        help="EMBEDDING_BACKEND: int8 ONNX MiniLM (default) or sentence-transformers",
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    variant = ("" if args.time_weight is None else f"_t{args.time_weight}") + (
-        "_cluster" if args.clustering else ""
+    variant = (
+        f"_{args.embedding_backend}"
+        + ("" if args.time_weight is None else f"_t{args.time_weight}")
+        + ("_cluster" if args.clustering else "")
     )
     name = f"locomo_{Path(args.data).stem}_{args.pipeline}{variant}.json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))

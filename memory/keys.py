@@ -93,3 +93,9 @@ def erased_marker(user_id: str) -> str:
 
 # Governance: one append-only stream of who listed, exported, forgot, deleted or erased what.
 AUDIT_STREAM = f"{PREFIX}:audit"
+
+
+def ltm_changes(user_id: str) -> str:
+    """Stream of this user's long-term writes and deletes (ids only), one entry per version: workers
+    update their cached keyword index from it instead of rebuilding it."""
+    return f"{user_prefix(user_id)}:ltm:changes"

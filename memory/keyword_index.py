@@ -9,6 +9,7 @@ every worker sees a change on its next search.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -41,6 +42,12 @@ _EN_CANON = {v: k for k, vs in EN_CANONICAL.items() for v in vs}
 UNIGRAM = "u:"  # prefix of CJK single-character tokens: they match 爸 in 我爸 for 爸爸, at a lower weight
 
 
+@functools.lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    with _stem_lock:  # snowballstemmer objects are not thread-safe
+        return str(_stemmer.stemWord(word))
+
+
 def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     for match in _TOKEN_RE.finditer(text):
@@ -63,8 +70,7 @@ def tokenize(text: str) -> list[str]:
             word = _EN_CANON.get(word, word)
             if word in EN_STOPWORDS or len(word) < 2 and not word.isdigit():
                 continue
-            with _stem_lock:  # snowballstemmer objects are not thread-safe
-                tokens.append(_stemmer.stemWord(word))
+            tokens.append(_stem(word))
     return tokens
 
 
@@ -78,38 +84,71 @@ class BM25Params:
 
 class BM25Index:
     """BM25 over one user's memories, plus their vectors (float16) so that candidates found only by
-    keywords get an exact cosine without another round trip to the vector store."""
+    keywords get an exact cosine without another round trip to the vector store.
+
+    Immutable once built: `updated()` returns a new index that shares every unchanged memory's term
+    frequencies, so a write costs the tokenisation of the changed memories, not of all of them, and
+    a search running in another thread never sees a half-applied change."""
 
     def __init__(
         self, memories: Sequence[Memory], vectors: np.ndarray | None = None, params: BM25Params = BM25Params()
     ) -> None:
-        self.memories = {m.id: m for m in memories}
-        self._row = {m.id: i for i, m in enumerate(memories)}
-        self._vectors = (
-            np.asarray(vectors, dtype=np.float16)
-            if vectors is not None and len(vectors) == len(memories)
-            else None
-        )
         self._params = params
-        self._tf: dict[str, dict[str, float]] = {}
-        self._len: dict[str, float] = {}
+        tfs = {m.id: _term_frequencies(m, params) for m in memories}
+        usable = vectors is not None and len(vectors) == len(memories)
+        rows = {m.id: i for i, m in enumerate(memories)} if usable else {}
+        matrix = np.asarray(vectors, dtype=np.float16) if usable and vectors is not None else None
+        self._set({m.id: m for m in memories}, tfs, rows, matrix)
+
+    def _set(
+        self,
+        memories: dict[str, Memory],
+        tfs: dict[str, dict[str, float]],
+        rows: dict[str, int],
+        matrix: np.ndarray | None,
+    ) -> None:
+        self.memories = memories
+        self._tf = tfs
+        self._row = rows
+        self._vectors = matrix
+        self._len = {mid: sum(tf.values()) for mid, tf in tfs.items()}
         postings: dict[str, list[str]] = {}
-        for m in memories:
-            own = Counter(tokenize(m.embed_text))
-            around = Counter(tokenize(m.context)) if m.context else Counter()
-            tf = {
-                t: own.get(t, 0) + params.context_weight * around.get(t, 0)
-                for t in own.keys() | around.keys()
-            }
-            self._tf[m.id] = tf
-            self._len[m.id] = sum(tf.values())
+        for mid, tf in tfs.items():
             for token in tf:
-                postings.setdefault(token, []).append(m.id)
+                postings.setdefault(token, []).append(mid)
         self._postings = postings
         n = max(1, len(memories))
         self._avg_len = (sum(self._len.values()) / n) or 1.0
         self._idf = {t: math.log(1 + (n - len(ids) + 0.5) / (len(ids) + 0.5)) for t, ids in postings.items()}
-        self.names = frozenset(m.name for m in memories if m.name)
+        self.names = frozenset(m.name for m in memories.values() if m.name)
+
+    def updated(
+        self, upserted: Sequence[Memory], vectors: np.ndarray | None, deleted: Iterable[str]
+    ) -> BM25Index:
+        """A new index with `upserted` added or replaced (with their vectors) and `deleted` removed."""
+        gone = set(deleted) | {m.id for m in upserted}
+        memories = {mid: m for mid, m in self.memories.items() if mid not in gone}
+        tfs = {mid: tf for mid, tf in self._tf.items() if mid not in gone}
+        for m in upserted:
+            memories[m.id] = m
+            tfs[m.id] = _term_frequencies(m, self._params)
+        rows: dict[str, int] = {}
+        matrix: np.ndarray | None = None
+        if self._vectors is not None and vectors is not None and len(vectors) == len(upserted):
+            new_ids = {m.id for m in upserted}
+            kept = [mid for mid in memories if mid not in new_ids and mid in self._row]
+            if len(kept) + len(upserted) == len(memories):  # every memory has a vector
+                new = np.asarray(vectors, dtype=np.float16)
+                if not kept:  # also when the old index was empty (its matrix has no columns)
+                    matrix = new
+                elif self._vectors.shape[1] == new.shape[1]:
+                    matrix = np.concatenate([self._vectors[[self._row[mid] for mid in kept]], new])
+                if matrix is not None:
+                    rows = {mid: i for i, mid in enumerate([*kept, *(m.id for m in upserted)])}
+        fresh = BM25Index.__new__(BM25Index)
+        fresh._params = self._params
+        fresh._set(memories, tfs, rows, matrix)
+        return fresh
 
     def __len__(self) -> int:
         return len(self.memories)
@@ -140,6 +179,12 @@ class BM25Index:
         return sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
 
 
+def _term_frequencies(m: Memory, params: BM25Params) -> dict[str, float]:
+    own = Counter(tokenize(m.embed_text))
+    around = Counter(tokenize(m.context)) if m.context else Counter()
+    return {t: own.get(t, 0) + params.context_weight * around.get(t, 0) for t in own.keys() | around.keys()}
+
+
 class KeywordIndexCache:
     """LRU of per-user indexes, bounded by the total number of memories held."""
 
@@ -148,6 +193,11 @@ class KeywordIndexCache:
         self._items: OrderedDict[str, tuple[int, BM25Index]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
+
+    def latest(self, user_id: str) -> tuple[int, BM25Index] | None:
+        """The cached index of this user at whatever version it was built (to update it)."""
+        with self._lock:
+            return self._items.get(user_id)
 
     def get(self, user_id: str, version: int) -> BM25Index | None:
         with self._lock:

@@ -47,7 +47,9 @@ class LongTermStore(Protocol):
 
     def pages(self, user_id: str, page_size: int = 500) -> AsyncIterator[list[Memory]]: ...
 
-    async def get_with_vectors(self, user_id: str) -> tuple[list[Memory], Vectors]: ...
+    async def get_with_vectors(
+        self, user_id: str, ids: Sequence[str] | None = None
+    ) -> tuple[list[Memory], Vectors]: ...
 
     async def embeddings(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
 
@@ -297,18 +299,25 @@ class ChromaLongTermStore:
                 return
             offset += page_size
 
-    async def get_with_vectors(self, user_id: str) -> tuple[list[Memory], Vectors]:
-        """Every memory of the user with its stored vector (to build in-process indexes)."""
+    async def get_with_vectors(
+        self, user_id: str, ids: Sequence[str] | None = None
+    ) -> tuple[list[Memory], Vectors]:
+        """Every memory of the user (or those of `ids` that exist) with its stored vector, to build or
+        update in-process indexes."""
         where = where_for(user_id)
+        id_list = list(ids) if ids is not None else None
+        if id_list == []:
+            return [], np.zeros((0, 0), dtype=np.float32)
         result = await self._run(
-            user_id, lambda c: c.get(where=where, include=["metadatas", "documents", "embeddings"])
+            user_id,
+            lambda c: c.get(ids=id_list, where=where, include=["metadatas", "documents", "embeddings"]),
         )
-        ids = result["ids"]
-        docs = result.get("documents") or [None] * len(ids)
-        metas = result.get("metadatas") or [{}] * len(ids)
+        ids_out = result["ids"]
+        docs = result.get("documents") or [None] * len(ids_out)
+        metas = result.get("metadatas") or [{}] * len(ids_out)
         raw = result.get("embeddings")
         vectors = np.asarray(raw if raw is not None and len(raw) else np.zeros((0, 0)), dtype=np.float32)
-        memories = [from_record(i, d, dict(m or {})) for i, d, m in zip(ids, docs, metas, strict=True)]
+        memories = [from_record(i, d, dict(m or {})) for i, d, m in zip(ids_out, docs, metas, strict=True)]
         return memories, vectors
 
     async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]:

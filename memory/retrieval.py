@@ -112,6 +112,9 @@ def cluster_members(vectors: np.ndarray, query: np.ndarray, k: int = 3, iteratio
     return np.asarray(labels == best)
 
 
+MAX_INCREMENTAL = 200  # more changes than this (or than half the index) since the cached version: rebuild
+
+
 class HybridRetriever:
     def __init__(
         self,
@@ -128,16 +131,35 @@ class HybridRetriever:
         self.weights = weights
 
     async def keyword_index(self, user_id: str) -> BM25Index:
+        """This user's index at the current version: cached, updated from the change log (only the
+        changed memories are fetched and tokenised), or rebuilt from the store."""
         version = await self._versions.get(user_id)
         if version != UNKNOWN:
-            cached = self.cache.get(user_id, version)
-            if cached is not None:
-                return cached
+            latest = self.cache.latest(user_id)
+            if latest is not None and latest[0] == version:
+                return self.cache.get(user_id, version) or latest[1]
+            if latest is not None and latest[0] < version:
+                updated = await self._update(user_id, latest[0], latest[1], version)
+                if updated is not None:
+                    return updated
         memories, vectors = await self._store.get_with_vectors(user_id)
         index = await anyio.to_thread.run_sync(BM25Index, memories, vectors)
         if version != UNKNOWN:
             self.cache.put(user_id, version, index)
         return index
+
+    async def _update(self, user_id: str, cached_at: int, index: BM25Index, version: int) -> BM25Index | None:
+        changes = await self._versions.changes(user_id, cached_at, version)
+        if changes is None or len(changes) > max(MAX_INCREMENTAL, len(index) // 2):
+            return None
+        memories, vectors = await self._store.get_with_vectors(user_id, sorted(changes.upserted))
+        found = {m.id for m in memories}
+        gone = changes.deleted | (changes.upserted - found)  # upserted, then deleted since
+        fresh = await anyio.to_thread.run_sync(
+            index.updated, memories, vectors if len(memories) else None, gone
+        )
+        self.cache.put(user_id, version, fresh)
+        return fresh
 
     async def search(
         self,

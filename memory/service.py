@@ -73,9 +73,9 @@ class MemoryService:
         messages just before these (context, and the answer a leading confirmation refers to);
         `issued_at` is when the write was asked for (see `WritePipeline.write`)."""
         if self._writer is not None:
-            written = await self._writer.write(user_id, session_id, messages, previous, issued_at=issued_at)
-            self._forget_cached_index(user_id)
-            return written
+            # every worker's cached keyword index (this one's too) catches up from the change log that
+            # the write appended with its version: no rebuild, only the new memories are tokenised
+            return await self._writer.write(user_id, session_id, messages, previous, issued_at=issued_at)
         now = self._clock()
         memories = [
             Memory(
@@ -219,13 +219,13 @@ class MemoryService:
         if self._outbox is not None:
             await self._outbox.scrub(user_id, {i for m in memories for i in m.source_message_ids})
         if self._versions is not None:
-            await self._versions.bump(user_id)
+            await self._versions.bump(user_id, deleted=ids)
         self._forget_cached_index(user_id)
 
     def forget_user_caches(self, user_id: str) -> None:
         self._forget_cached_index(user_id)
 
     def _forget_cached_index(self, user_id: str) -> None:
-        # Our own worker never serves a stale index, even if bumping the Redis version failed.
+        # After a delete our own worker never serves a stale index, even if bumping the version failed.
         if self._retriever is not None:
             self._retriever.cache.drop(user_id)

@@ -1,8 +1,22 @@
-"""Per-user long-term write versions in Redis (cache invalidation across workers)."""
+"""Per-user long-term write versions in Redis, with a log of what each version changed.
+
+Every write and delete moves the user's version forward and appends `{prev, v, up, del}` (memory ids,
+never content) to a short per-user stream, in one Lua script. A worker holding a keyword index built
+at version `a` that sees version `b` follows the log from `b` back to `a` and applies just those
+changes; when the chain is broken (log trimmed, user erased) it rebuilds from the store.
+
+Versions come from Redis' clock (microseconds, and always above the previous one), so they are never
+reused: after an erase deletes the counter, new versions still exceed every version a worker may
+have cached for that user, and a stale index can never pass for a current one.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -11,11 +25,36 @@ from memory import keys
 
 log = logging.getLogger(__name__)
 UNKNOWN = -1
+CHANGES_KEPT = 256
+
+_BUMP = """
+local prev = tonumber(redis.call('GET', KEYS[1]) or '0')
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local v = math.max(prev + 1, now)
+local vs = string.format('%d', v)
+redis.call('SET', KEYS[1], vs)
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
+    'prev', string.format('%d', prev), 'v', vs, 'up', ARGV[1], 'del', ARGV[2])
+return vs
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """Net effect of a run of versions: ids to (re)load from the store, ids to drop."""
+
+    upserted: frozenset[str]
+    deleted: frozenset[str]
+
+    def __len__(self) -> int:
+        return len(self.upserted) + len(self.deleted)
 
 
 class LtmVersions:
     def __init__(self, redis: Redis) -> None:
         self._redis = redis
+        self._bump = redis.register_script(_BUMP)
 
     async def get(self, user_id: str) -> int:
         """The current version; UNKNOWN when Redis cannot say (callers then must not trust a cache)."""
@@ -26,8 +65,44 @@ class LtmVersions:
             return UNKNOWN
         return int(raw) if raw is not None else 0
 
-    async def bump(self, user_id: str) -> None:
+    async def bump(self, user_id: str, *, upserted: Sequence[str] = (), deleted: Sequence[str] = ()) -> int:
+        """Record a change; returns the new version, or UNKNOWN if Redis failed (logged)."""
         try:
-            await self._redis.incr(keys.ltm_version(user_id))
+            raw = await self._bump(
+                keys=[keys.ltm_version(user_id), keys.ltm_changes(user_id)],
+                args=[json.dumps(list(upserted)), json.dumps(list(deleted)), CHANGES_KEPT],
+            )
         except RedisError:
             log.warning("could not bump ltm version", exc_info=True)
+            return UNKNOWN
+        return int(raw)
+
+    async def changes(self, user_id: str, since: int, until: int, *, max_steps: int = 64) -> Changes | None:
+        """What changed from version `since` to `until`, or None when the log cannot say."""
+        if until <= since:
+            return None
+        try:
+            raw: Any = await self._redis.xrevrange(keys.ltm_changes(user_id), count=max_steps)
+        except RedisError:
+            return None
+        by_version = {int(f["v"]): f for _, f in raw if "v" in f and "prev" in f}
+        chain: list[dict[str, str]] = []
+        at = until
+        while at != since:
+            entry = by_version.get(at)
+            if entry is None:
+                return None
+            chain.append(entry)
+            at = int(entry["prev"])
+            if at < since:
+                return None
+        upserted: set[str] = set()
+        deleted: set[str] = set()
+        for entry in reversed(chain):  # oldest first: the last word on an id wins
+            for i in json.loads(entry["up"]):
+                upserted.add(i)
+                deleted.discard(i)
+            for i in json.loads(entry["del"]):
+                deleted.add(i)
+                upserted.discard(i)
+        return Changes(frozenset(upserted), frozenset(deleted))

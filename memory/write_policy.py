@@ -208,7 +208,7 @@ class WritePipeline:
                         merged[i] = _merge(hits[0][0], merged[i])
             final, final_vectors = _dedupe_ids(merged, vectors)
             await self._store.upsert(final, final_vectors)
-            await self._versions.bump(user_id)
+            await self._versions.bump(user_id, upserted=[m.id for m in final])
         new_ids = {m.id for m in prepared}
         stored = sum(m.id in new_ids for m in final)
         metrics.MEMORY_WRITES.labels("stored").inc(stored)

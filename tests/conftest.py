@@ -16,7 +16,8 @@ from fastapi import FastAPI
 from app.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
-from memory import SentenceTransformerEmbedder
+from memory import Embedder
+from memory.onnx_embedder import OnnxEmbedder
 from tests.services import ServerProcess, start_chroma, start_redis
 
 TEST_SECRET = "test-secret-" + "x" * 40
@@ -38,9 +39,10 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
 
 
 @pytest.fixture(scope="session")
-def embedder() -> SentenceTransformerEmbedder:
-    """The real bundled model, loaded once for the whole run."""
-    return SentenceTransformerEmbedder()
+def embedder() -> Embedder:
+    """The real model as the service runs it by default (int8 ONNX, one thread), loaded once for the
+    whole run. tests/integration/test_onnx_embedder.py checks it against the sentence-transformers one."""
+    return OnnxEmbedder(threads=1)
 
 
 def make_settings(redis_url: str, chroma_url: str, **overrides: object) -> Settings:
@@ -82,7 +84,7 @@ def drop_collections(chroma_url: str, prefix: str) -> None:
 @contextlib.asynccontextmanager
 async def app_client(
     settings: Settings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     llm_transport: httpx.AsyncBaseTransport | None = None,
 ) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
     """The app with its real lifespan, reached in-process; yields (client, app-with-state)."""
@@ -97,9 +99,7 @@ async def app_client(
 
 
 @pytest.fixture
-async def client(
-    settings: Settings, embedder: SentenceTransformerEmbedder
-) -> AsyncIterator[httpx.AsyncClient]:
+async def client(settings: Settings, embedder: Embedder) -> AsyncIterator[httpx.AsyncClient]:
     async with app_client(settings, embedder) as (c, _):
         yield c
 

@@ -12,7 +12,7 @@ import pytest
 import redis.asyncio as aredis
 
 from app.settings import Settings
-from memory import SentenceTransformerEmbedder, keys
+from memory import Embedder, keys
 from tests.conftest import AuthHeaders, app_client, make_settings
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, start_chroma
@@ -114,7 +114,7 @@ class TestMemoryAcrossSessions:
     async def test_recall_in_new_session_reaches_upstream_with_age(
         self,
         settings: Settings,
-        embedder: SentenceTransformerEmbedder,
+        embedder: Embedder,
         auth: AuthHeaders,
         fact: str,
         question: str,
@@ -140,7 +140,7 @@ class TestMemoryAcrossSessions:
             assert summaries, "an LLM is configured, so the summary is refined by it"
 
     async def test_nothing_recalled_is_said_explicitly(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder, auth: AuthHeaders
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
     ) -> None:
         upstream = FakeUpstream()
         async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, _):
@@ -194,7 +194,7 @@ class TestUpstreamFailures:
     async def test_failure_leaves_session_unchanged(
         self,
         settings: Settings,
-        embedder: SentenceTransformerEmbedder,
+        embedder: Embedder,
         auth: AuthHeaders,
         mode: str,
         status: int,
@@ -225,7 +225,7 @@ class TestChromaOutage:
         self,
         tmp_path: Path,
         redis_server: ServerProcess,
-        embedder: SentenceTransformerEmbedder,
+        embedder: Embedder,
         auth: AuthHeaders,
     ) -> None:
         chroma = start_chroma(tmp_path / "chroma")

@@ -10,7 +10,7 @@ import redis.asyncio as aredis
 from chromadb.config import Settings as ChromaSettings
 
 from app.settings import Settings
-from memory import SentenceTransformerEmbedder, keys
+from memory import Embedder, keys
 from tests.conftest import AuthHeaders, app_client
 
 pytestmark = pytest.mark.integration
@@ -30,7 +30,7 @@ def records_of(settings: Settings, user: str) -> int:
 
 
 async def test_erase_removes_one_user_from_every_store(
-    settings: Settings, embedder: SentenceTransformerEmbedder, auth: AuthHeaders
+    settings: Settings, embedder: Embedder, auth: AuthHeaders
 ) -> None:
     no_worker = settings.model_copy(update={"outbox_worker": False})  # keep chat turns pending in the outbox
     async with app_client(no_worker, embedder) as (client, _):

@@ -15,7 +15,7 @@ import redis.asyncio as aredis
 from app.export import export_document
 from app.lifespan import build_memory_service, chroma_client_factory
 from app.settings import Settings
-from memory import ChromaLongTermStore, SentenceTransformerEmbedder, keys
+from memory import ChromaLongTermStore, Embedder, keys
 from memory.erasure import Eraser
 from memory.export import UserExport
 from memory.models import Memory, Message
@@ -42,7 +42,7 @@ async def _ingest(client: httpx.AsyncClient, auth: AuthHeaders, user: str, texts
 
 class TestExport:
     async def test_export_holds_memories_sessions_and_pending_writes_of_one_user(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder, auth: AuthHeaders
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
     ) -> None:
         no_worker = settings.model_copy(update={"outbox_worker": False})  # chat turns stay pending
         async with app_client(no_worker, embedder) as (client, _):
@@ -215,7 +215,7 @@ class TestAudit:
 
 
 async def _domain(
-    settings: Settings, embedder: SentenceTransformerEmbedder
+    settings: Settings, embedder: Embedder
 ) -> AsyncIterator[tuple[MemoryService, Outbox, Eraser, aredis.Redis]]:
     redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
     store = ChromaLongTermStore(
@@ -231,7 +231,7 @@ async def _domain(
 
 class TestDeletedStaysDeleted:
     async def test_delete_scrubs_pending_outbox_and_a_redelivery_does_not_revive_it(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder
+        self, settings: Settings, embedder: Embedder
     ) -> None:
         async for memory, outbox, _, redis in _domain(settings, embedder):
             fact = Message("user", "我的护照号码放在书房抽屉里", id="t1:u", timestamp=time.time())
@@ -263,7 +263,7 @@ class TestDeletedStaysDeleted:
             assert [m.source_message_ids for m in again] == [("t9:u",)]
 
     async def test_forget_tombstones_every_forgotten_memory(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder
+        self, settings: Settings, embedder: Embedder
     ) -> None:
         async for memory, _, _, _ in _domain(settings, embedder):
             msgs = [
@@ -276,7 +276,7 @@ class TestDeletedStaysDeleted:
             assert await memory.ingest("erin", "s1", msgs) == []
 
     async def test_a_write_issued_before_an_erase_does_not_land_after_it(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder
+        self, settings: Settings, embedder: Embedder
     ) -> None:
         async for memory, outbox, eraser, redis in _domain(settings, embedder):
             await memory.ingest("frank", "s1", [Message("user", "I live in Porto 我住在波尔图", id="f0")])

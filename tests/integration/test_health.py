@@ -10,16 +10,14 @@ import pytest
 from asgi_lifespan import LifespanManager
 
 from app.main import create_app
-from memory import SentenceTransformerEmbedder
+from memory import Embedder
 from tests.conftest import AuthHeaders, make_settings
 from tests.services import ServerProcess, free_port, start_chroma
 
 pytestmark = pytest.mark.integration
 
 
-async def _client_for(
-    app_settings: object, embedder: SentenceTransformerEmbedder
-) -> AsyncIterator[httpx.AsyncClient]:
+async def _client_for(app_settings: object, embedder: Embedder) -> AsyncIterator[httpx.AsyncClient]:
     app = create_app(app_settings, embedder=embedder)  # type: ignore[arg-type]
     async with (
         LifespanManager(app, startup_timeout=120) as manager,
@@ -45,7 +43,7 @@ class TestReadyz:
         self,
         tmp_path: Path,
         redis_server: ServerProcess,
-        embedder: SentenceTransformerEmbedder,
+        embedder: Embedder,
         auth: AuthHeaders,
     ) -> None:
         chroma = start_chroma(tmp_path / "chroma")
@@ -85,7 +83,7 @@ class TestReadyz:
             chroma.stop()
 
     async def test_names_redis_when_it_is_unreachable(
-        self, chroma_server: ServerProcess, embedder: SentenceTransformerEmbedder
+        self, chroma_server: ServerProcess, embedder: Embedder
     ) -> None:
         settings = make_settings(
             f"redis://127.0.0.1:{free_port()}", chroma_server.url, redis_socket_timeout=0.5
@@ -96,7 +94,7 @@ class TestReadyz:
             assert resp.json()["detail"] == "not ready: redis unreachable"
 
     async def test_app_starts_while_chroma_is_down(
-        self, redis_server: ServerProcess, embedder: SentenceTransformerEmbedder
+        self, redis_server: ServerProcess, embedder: Embedder
     ) -> None:
         settings = make_settings(redis_server.url, f"http://127.0.0.1:{free_port()}")
         async for client in _client_for(settings, embedder):

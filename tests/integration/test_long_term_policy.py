@@ -14,7 +14,7 @@ import redis.asyncio as aredis
 from chromadb.config import Settings as ChromaSettings
 
 from app.settings import Settings
-from memory import SentenceTransformerEmbedder
+from memory import Embedder
 from tests.conftest import AuthHeaders, app_client
 
 pytestmark = pytest.mark.integration
@@ -165,7 +165,7 @@ class TestDuplicates:
 
 class TestWritePolicy:
     async def test_importance_topic_and_tiers(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder, auth: AuthHeaders
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
     ) -> None:
         async with app_client(settings, embedder) as (client, _):
             body = (

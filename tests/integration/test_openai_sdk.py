@@ -16,7 +16,7 @@ import uvicorn
 from app.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
-from memory import SentenceTransformerEmbedder, keys
+from memory import Embedder, keys
 from tests.conftest import TEST_SECRET
 from tests.fake_llm import FakeUpstream
 from tests.services import free_port
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 @contextmanager
 def live_server(
     settings: Settings,
-    embedder: SentenceTransformerEmbedder,
+    embedder: Embedder,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> Iterator[str]:
     app = create_app(settings, embedder=embedder, llm_transport=transport)
@@ -61,7 +61,7 @@ def session_state(base: str, session: str, sub: str = "alice") -> dict[str, obje
 
 class TestOpenAISDK:
     def test_sync_and_streaming_with_the_offline_responder(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder
+        self, settings: Settings, embedder: Embedder
     ) -> None:
         with live_server(settings, embedder) as base:
             client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
@@ -89,9 +89,7 @@ class TestOpenAISDK:
             assert [m["role"] for m in buffer] == ["user", "assistant", "user", "assistant"]
             assert buffer[-1]["content"] == text
 
-    def test_streaming_passes_the_upstream_through(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder
-    ) -> None:
+    def test_streaming_passes_the_upstream_through(self, settings: Settings, embedder: Embedder) -> None:
         upstream = FakeUpstream(reply="Hangzhou is where you said you live")
         configured = settings.model_copy(
             update={"llm_base_url": "http://upstream.test/v1", "llm_summary": False}
@@ -111,7 +109,7 @@ class TestOpenAISDK:
             assert upstream.requests[-1]["stream"] is True
 
     def test_upstream_failure_before_output_is_an_error_status(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder
+        self, settings: Settings, embedder: Embedder
     ) -> None:
         upstream = FakeUpstream(mode="down")
         configured = settings.model_copy(
@@ -127,7 +125,7 @@ class TestOpenAISDK:
             assert session_state(base, "default")["buffer"] == []
 
     def test_client_disconnect_mid_stream_leaves_session_consistent(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder
+        self, settings: Settings, embedder: Embedder
     ) -> None:
         upstream = FakeUpstream(reply=" ".join(f"word{i}" for i in range(40)))
         upstream.stream_delay = 0.1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.settings import Settings
-from memory import SentenceTransformerEmbedder
+from memory import Embedder
 from tests.conftest import AuthHeaders, app_client, make_settings
 from tests.services import ServerProcess, free_port
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 class TestRateLimit:
     async def test_exactly_the_limit_then_429_with_headers(
-        self, settings: Settings, embedder: SentenceTransformerEmbedder, auth: AuthHeaders
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
     ) -> None:
         limited = settings.model_copy(update={"rate_limit_per_minute": 3})
         async with app_client(limited, embedder) as (client, _):
@@ -45,7 +45,7 @@ class TestRateLimit:
             assert chat.status_code == 429
 
     async def test_fails_open_when_redis_is_down(
-        self, chroma_server: ServerProcess, embedder: SentenceTransformerEmbedder, auth: AuthHeaders
+        self, chroma_server: ServerProcess, embedder: Embedder, auth: AuthHeaders
     ) -> None:
         down = make_settings(
             f"redis://127.0.0.1:{free_port()}",

@@ -1,0 +1,80 @@
+"""The keyword index updated in place of a rebuild gives exactly what a rebuild gives."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memory.keyword_index import BM25Index, tokenize
+from memory.models import Memory
+from tests.fakes import HashEmbedder
+
+TEXTS = [
+    "我住在杭州，在一家银行做数据分析",
+    "I moved to Lisbon last May for a new job",
+    "我对花生过敏，记住这个",
+    "My sister Anna is a nurse in Porto",
+    "提醒我周五下午三点给王老师打电话",
+    "Remind me to renew the car insurance on Monday",
+    "我最近在学吉他，每周二上课",
+    "Anna's husband works at the hospital in Porto too",
+]
+QUERIES = ["Where does Anna work?", "我住在哪个城市", "吉他课是哪天", "insurance Monday", "花生"]
+EMBED = HashEmbedder()
+
+
+def memory(i: int, text: str, context: str = "") -> Memory:
+    return Memory(
+        id=f"m{i}",
+        user_id="u",
+        content=text,
+        created_at=float(i),
+        session_id="s",
+        source="user",
+        content_hash=f"h{i}",
+        context=context,
+    )
+
+
+def build(memories: list[Memory]) -> BM25Index:
+    return BM25Index(memories, EMBED.embed_sync([m.embed_text for m in memories]))
+
+
+def results(index: BM25Index) -> list[list[tuple[str, float]]]:
+    return [[(i, round(s, 9)) for i, s in index.search(tokenize(q), limit=5)] for q in QUERIES]
+
+
+def test_update_equals_rebuild_for_adds_replacements_and_deletes() -> None:
+    base = [memory(i, t) for i, t in enumerate(TEXTS[:5])]
+    added = [memory(i, t) for i, t in enumerate(TEXTS[5:], start=5)]
+    replaced = memory(1, "I moved to Berlin last May for a new job", context="我们聊到了搬家")
+    index = build(base)
+
+    updated = index.updated(
+        [*added, replaced], EMBED.embed_sync([m.embed_text for m in [*added, replaced]]), deleted=["m2"]
+    )
+    expected = build([m for m in base if m.id not in {"m1", "m2"}] + [*added, replaced])
+
+    assert sorted(updated.memories) == sorted(expected.memories)
+    assert results(updated) == results(expected)
+    q = EMBED.embed_sync(["Anna nurse Porto"])[0]
+    ids = sorted(updated.memories)
+    assert updated.cosine(ids, q) == expected.cosine(ids, q)
+    # the original is untouched: a search running on it meanwhile sees a consistent index
+    assert sorted(index.memories) == [f"m{i}" for i in range(5)]
+    assert results(index) == results(build(base))
+
+
+def test_update_without_vectors_keeps_keywords_but_drops_cosines() -> None:
+    index = build([memory(i, t) for i, t in enumerate(TEXTS[:3])])
+    updated = index.updated([memory(9, "Lisbon trams are yellow")], None, deleted=[])
+    assert "m9" in dict(updated.search(tokenize("Lisbon"), limit=5))
+    assert updated.cosine(["m0"], np.ones(64, dtype=np.float32)) == {}
+
+
+def test_update_of_an_empty_index() -> None:
+    empty = BM25Index([], np.zeros((0, 0), dtype=np.float32))
+    m = memory(1, "我住在杭州")
+    updated = empty.updated([m], EMBED.embed_sync([m.embed_text]), deleted=[])
+    assert results(updated) == results(build([m]))
+    q = EMBED.embed_sync(["杭州"])[0]
+    assert updated.cosine(["m1"], q) == build([m]).cosine(["m1"], q)

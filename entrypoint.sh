@@ -32,8 +32,9 @@ if ! python scripts/probe.py chroma "$CHROMA_URL" --wait "$wait_timeout"; then
     exit 1
 fi
 
-log "loading the embedding model"
-python -c 'from memory.embeddings import SentenceTransformerEmbedder; SentenceTransformerEmbedder()'
+# Also validates the configuration: a missing or placeholder secret fails here, with its message.
+log "checking the configuration and loading the embedding model"
+python -c 'from app.lifespan import build_embedder; from app.settings import Settings; build_embedder(Settings())'
 
 # Stale per-pid files from a previous run would be summed into the new process's metrics.
 case "$metrics_dir" in

@@ -28,7 +28,9 @@ class Served:
 
 
 @contextlib.contextmanager
-def served(workers: int = 2, **env: str) -> Iterator[Served]:
+def served(workers: int = 2, writer: bool = False, **env: str) -> Iterator[Served]:
+    """`writer`: run the long-term writer as its own niced process (`python -m app.writer`) and keep
+    the API workers from writing (OUTBOX_WORKER=false), as `make run` and the compose file do."""
     workdir = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
     redis = start_redis(workdir / "redis")
     chroma = start_chroma(workdir / "chroma")
@@ -44,9 +46,11 @@ def served(workers: int = 2, **env: str) -> Iterator[Served]:
         "RATE_LIMIT_PER_MINUTE": "10000000",
         "LOG_LEVEL": "WARNING",
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
+        **({"OUTBOX_WORKER": "false"} if writer else {}),
         **env,
     }
     proc: subprocess.Popen[bytes] | None = None
+    writer_proc: subprocess.Popen[bytes] | None = None
     try:
         with log_path.open("wb") as log:
             proc = subprocess.Popen(
@@ -57,6 +61,14 @@ def served(workers: int = 2, **env: str) -> Iterator[Served]:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
+            if writer:
+                writer_proc = subprocess.Popen(
+                    [sys.executable, "-m", "app.writer"],
+                    env={**environment, "PYTHONPATH": str(ROOT)},
+                    cwd=workdir,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -70,8 +82,9 @@ def served(workers: int = 2, **env: str) -> Iterator[Served]:
             raise RuntimeError("uvicorn did not become ready")
         yield Served(base, redis, chroma, log_path)
     finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=30)
+        for p in (proc, writer_proc):
+            if p is not None:
+                p.terminate()
+                p.wait(timeout=30)
         chroma.stop()
         redis.stop()

@@ -105,7 +105,7 @@ async def drain(redis_url: str, timeout: float = 300.0) -> tuple[float, int]:
 
 
 async def scenario(
-    base: str, redis_url: str, users: int, paced: bool, seconds: float, tag: str
+    base: str, redis_url: str, users: int, paced: bool, seconds: float, tag: str, *, wait_drain: bool = True
 ) -> dict[str, Any]:
     codec = TokenCodec(SECRET)
     latencies: list[float] = []
@@ -121,7 +121,7 @@ async def scenario(
             )
         )
         elapsed = time.perf_counter() - started
-    drain_s, backlog = await drain(redis_url)
+    drain_s, backlog = await drain(redis_url, timeout=300 if wait_drain else 0)
     return {
         "users": users,
         "mode": "paced 1/s" if paced else "unpaced",
@@ -147,20 +147,29 @@ def worker_rss(base: str) -> list[float]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    env = {"EMBEDDING_BACKEND": args.backend}
+    env = {"EMBEDDING_BACKEND": args.backend, **dict(kv.split("=", 1) for kv in args.env)}
     results = []
-    with served(workers=args.workers, **env) as svc:
+    with served(workers=args.workers, writer=args.writer, **env) as svc:
         # warm-up: model caches, connection pools, Chroma collections
-        await scenario(svc.base_url, f"{svc.redis.url}/0", 2, False, 3, "warm")
+        await scenario(svc.base_url, f"{svc.redis.url}/0", 2, False, 3, "warm", wait_drain=False)
         for users in args.users:
             for paced in (True, False):
                 tag = f"{'p' if paced else 'u'}{users}"
-                row = await scenario(svc.base_url, f"{svc.redis.url}/0", users, paced, args.seconds, tag)
+                row = await scenario(
+                    svc.base_url,
+                    f"{svc.redis.url}/0",
+                    users,
+                    paced,
+                    args.seconds,
+                    tag,
+                    wait_drain=args.writer or env.get("OUTBOX_WORKER", "true").lower() != "false",
+                )
                 results.append(row)
                 print(json.dumps(row, ensure_ascii=False), flush=True)  # noqa: T201
         rss = worker_rss(svc.base_url)
     return {
         "machine": machine(),
+        "writer": "separate niced process" if args.writer else "in the API workers",
         "workers": args.workers,
         "backend": args.backend,
         "seconds": args.seconds,
@@ -177,6 +186,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--backend", choices=["onnx", "torch"], default="onnx")
+    parser.add_argument(
+        "--writer",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="long-term writes in a separate niced process (default, as make run) or in the API workers",
+    )
+    parser.add_argument(
+        "--env", nargs="*", default=[], metavar="NAME=VALUE", help="extra settings for the service"
+    )
     args = parser.parse_args()
     report = asyncio.run(run(args))
     lines = [
@@ -189,13 +207,15 @@ def main() -> None:
             f"| {r['p95_ms']} | {r['outbox_backlog']} | {r['outbox_drain_s']} |"
         )
     lines.append(
-        f"\nworkers: {report['workers']}, embedder: {report['backend']}, RSS per worker (MiB): {report['worker_rss_mib']}"
+        f"\nlong-term writer: {report['writer']}; API workers: {report['workers']}, embedder: {report['backend']}, RSS per worker (MiB): {report['worker_rss_mib']}"
     )
     lines.append(f"machine: {report['machine']}")
     print("\n".join(lines))  # noqa: T201
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "turn_load.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    (out / f"turn_load_{'writer' if args.writer else 'inprocess'}.json").write_text(
+        json.dumps(report, indent=2, ensure_ascii=False)
+    )
 
 
 if __name__ == "__main__":

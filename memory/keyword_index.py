@@ -14,7 +14,7 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,6 +162,29 @@ class BM25Index:
             return {}
         sims = self._vectors[rows].astype(np.float32) @ query.astype(np.float32)
         return {i: float(x) for i, x in zip([i for i in ids if i in self._row], sims, strict=True)}
+
+    @property
+    def has_vectors(self) -> bool:
+        return self._vectors is not None and len(self._row) == len(self.memories)
+
+    def nearest(
+        self, query: np.ndarray, *, limit: int, keep: Callable[[Memory], bool] | None = None
+    ) -> list[tuple[Memory, float]]:
+        """Exact cosine nearest neighbours among this user's memories (brute force over the float16
+        copy; a few thousand rows take well under a millisecond), best first, `keep` applied."""
+        if self._vectors is None or not len(self._row):
+            return []
+        ids = list(self._row)
+        sims = self._vectors[[self._row[i] for i in ids]].astype(np.float32) @ query.astype(np.float32)
+        order = np.argsort(-sims, kind="stable")
+        out: list[tuple[Memory, float]] = []
+        for j in order:
+            m = self.memories[ids[int(j)]]
+            if keep is None or keep(m):
+                out.append((m, float(sims[int(j)])))
+                if len(out) == limit:
+                    break
+        return out
 
     def search(self, query_tokens: Iterable[str], *, limit: int) -> list[tuple[str, float]]:
         k1, b = self._params.k1, self._params.b

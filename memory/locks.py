@@ -52,7 +52,7 @@ class RedisLocks:
             if time.monotonic() >= deadline:
                 raise on_timeout() if on_timeout else LockTimeout(key)
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.1)
+            delay = min(delay * 2, 0.02)  # locks here are held for milliseconds: poll often
         keeper = asyncio.create_task(self._keep_alive(key, token, ttl_seconds))
         try:
             yield token

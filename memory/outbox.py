@@ -142,6 +142,23 @@ class Outbox:
 Handler = Callable[[OutboxEntry], Awaitable[None]]
 
 
+def coalesce(items: Sequence[tuple[str, OutboxEntry]], limit: int) -> list[tuple[list[str], OutboxEntry]]:
+    """Consecutive entries of one user and session become one write of all their messages (one lock,
+    one embedding call, one round of store calls instead of one per turn): what a backlog needs.
+    The merged entry keeps the first one's preceding messages (the later ones' are the earlier turns,
+    now inside it) and the earliest enqueue time (so an erase after any of them drops the write)."""
+    out: list[tuple[list[str], OutboxEntry]] = []
+    for entry_id, entry in items:
+        if out and len(out[-1][0]) < limit:
+            ids, last = out[-1]
+            if last.user_id == entry.user_id and last.session_id == entry.session_id:
+                ids.append(entry_id)
+                out[-1] = (ids, replace(last, messages=last.messages + entry.messages))
+                continue
+        out.append(([entry_id], entry))
+    return out
+
+
 class OutboxWorker:
     def __init__(
         self,
@@ -153,6 +170,8 @@ class OutboxWorker:
         block_ms: int = 1000,
         claim_idle_ms: int = 30_000,
         max_backoff_seconds: float = 5.0,
+        concurrency: int = 1,
+        coalesce: int = 8,
     ) -> None:
         self._outbox = outbox
         self._handler = handler
@@ -161,6 +180,8 @@ class OutboxWorker:
         self._block_ms = block_ms
         self._claim_idle_ms = claim_idle_ms
         self._max_backoff = max_backoff_seconds
+        self._concurrency = concurrency
+        self._coalesce = coalesce
         self._stopping = asyncio.Event()
         self.processed = 0
 
@@ -217,9 +238,11 @@ class OutboxWorker:
     async def _process(
         self, redis: Redis, stream: str, group: str, entries: Sequence[tuple[str, dict[str, str]]]
     ) -> None:
+        """Entries of one user in stream order (a later turn may merge into an earlier one's memory);
+        different users concurrently, up to `concurrency` at a time, so one user's store round trips
+        overlap another's. A failure leaves that user's remaining entries pending and is re-raised."""
+        by_user: dict[str, list[tuple[str, OutboxEntry]]] = {}
         for entry_id, fields in entries:
-            if self._stopping.is_set():  # shutting down: the rest stay pending for the next reader
-                return
             try:
                 entry = OutboxEntry.from_fields(fields, entry_id)
             except (KeyError, ValueError, TypeError):
@@ -228,14 +251,29 @@ class OutboxWorker:
                 await redis.xadd(DEAD_LETTER_STREAM, dead)
                 await self._ack(redis, stream, group, entry_id)
                 continue
-            await self._handler(entry)  # raises StoreUnavailable -> stays pending, retried
-            await self._ack(redis, stream, group, entry_id)
-            self.processed += 1
+            by_user.setdefault(entry.user_id, []).append((entry_id, entry))
+        gate = asyncio.Semaphore(self._concurrency)
 
-    async def _ack(self, redis: Redis, stream: str, group: str, entry_id: str) -> None:
+        async def one_user(items: list[tuple[str, OutboxEntry]]) -> None:
+            async with gate:
+                for ids, entry in coalesce(items, self._coalesce):
+                    if self._stopping.is_set():  # shutting down: the rest stay pending for the next reader
+                        return
+                    await self._handler(entry)  # raises StoreUnavailable -> stays pending, retried
+                    await self._ack(redis, stream, group, *ids)
+                    self.processed += len(ids)
+
+        results = await asyncio.gather(
+            *(one_user(items) for items in by_user.values()), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+
+    async def _ack(self, redis: Redis, stream: str, group: str, *entry_ids: str) -> None:
         async with redis.pipeline(transaction=True) as pipe:
-            pipe.xack(stream, group, entry_id)
-            pipe.xdel(stream, entry_id)
+            pipe.xack(stream, group, *entry_ids)
+            pipe.xdel(stream, *entry_ids)
             await pipe.execute()
 
     async def _sleep(self, seconds: float) -> None:

@@ -58,6 +58,9 @@ class RankingWeights:
     keyword_candidates: int = 30
     clustering: bool = False
     cluster_boost: float = 0.05
+    # users with at most this many memories get their dense channel from the in-process index (exact
+    # cosine over its float16 vectors); larger ones ask Chroma's HNSW index
+    in_process_dense_max: int = 20_000
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -176,9 +179,13 @@ class HybridRetriever:
             return []
         plan = plan_query(query, known_names=index.names, now=as_of)
         qvec = (await self._embedder.embed([plan.semantic_text]))[0]
-        dense_hits = await self._store.query(
-            user_id, qvec.tolist(), n_results=max(w.dense_candidates, top_k), filters=filters
-        )
+        n_dense = max(w.dense_candidates, top_k)
+        if index.has_vectors and len(index) <= w.in_process_dense_max:
+            # the index holds every vector of this user at the current version: exact cosine here,
+            # no round trip to the vector store on the read path
+            dense_hits = index.nearest(qvec, limit=n_dense, keep=lambda m: passes(m, filters))
+        else:
+            dense_hits = await self._store.query(user_id, qvec.tolist(), n_results=n_dense, filters=filters)
         candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
         cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
         keyword: dict[str, float] = {}

@@ -1,0 +1,42 @@
+"""A backlog of chat turns is written in fewer, larger writes without changing what is written."""
+
+from __future__ import annotations
+
+from memory.models import Message
+from memory.outbox import OutboxEntry, coalesce
+
+
+def turn(user: str, session: str, n: int, at: float) -> tuple[str, OutboxEntry]:
+    msgs = (
+        Message("user", f"第{n}句 message {n}", id=f"{n}:u"),
+        Message("assistant", f"reply {n}", id=f"{n}:a"),
+    )
+    previous = (Message("user", f"第{n - 1}句", id=f"{n - 1}:u"),) if n else ()
+    return f"{int(at * 1000)}-0", OutboxEntry(user, session, msgs, previous, enqueued_at=at)
+
+
+def test_consecutive_turns_of_one_session_merge_in_order() -> None:
+    items = [
+        turn("ann", "s1", 0, 10.0),
+        turn("ann", "s1", 1, 11.0),
+        turn("ann", "s2", 2, 12.0),
+        turn("ann", "s2", 3, 13.0),
+    ]
+    merged = coalesce(items, limit=8)
+    assert [ids for ids, _ in merged] == [["10000-0", "11000-0"], ["12000-0", "13000-0"]]
+    first = merged[0][1]
+    assert [m.id for m in first.messages] == ["0:u", "0:a", "1:u", "1:a"]
+    assert first.previous == items[0][1].previous
+    assert first.enqueued_at == 10.0  # the earliest: an erase after any of them drops the write
+    assert merged[1][1].previous == items[2][1].previous
+
+
+def test_limit_and_other_users_split_runs() -> None:
+    items = [turn("ann", "s", i, float(i)) for i in range(5)] + [
+        turn("bob", "s", 5, 5.0),
+        turn("ann", "s", 6, 6.0),
+    ]
+    merged = coalesce(items, limit=2)
+    assert [len(ids) for ids, _ in merged] == [2, 2, 1, 1, 1]
+    assert [e.user_id for _, e in merged] == ["ann", "ann", "ann", "bob", "ann"]
+    assert sum(len(e.messages) for _, e in merged) == 2 * len(items)

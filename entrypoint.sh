@@ -44,6 +44,11 @@ mkdir -p -- "$metrics_dir"
 find "$metrics_dir" -mindepth 1 -delete
 export PROMETHEUS_MULTIPROC_DIR="$metrics_dir"
 
+if [ "${1:-api}" = "writer" ]; then
+    log "starting the long-term writer"
+    exec python -m app.writer
+fi
+
 log "starting uvicorn on port ${PORT:-8000} with ${WORKERS:-2} workers"
 exec uvicorn --factory app.main:create_app --host 0.0.0.0 --port "${PORT:-8000}" \
     --workers "${WORKERS:-2}" --no-access-log

@@ -70,7 +70,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--nice", type=int, default=10, help="scheduling niceness increment (0: none)")
-    parser.add_argument("--concurrency", type=int, default=2, help="users written at the same time")
+    parser.add_argument("--concurrency", type=int, default=4, help="users written at the same time")
     args = parser.parse_args()
     settings = Settings()
     configure_logging(settings.log_level)

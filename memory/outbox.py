@@ -166,7 +166,7 @@ class OutboxWorker:
         handler: Handler,
         *,
         consumer: str,
-        batch: int = 16,
+        batch: int = 64,
         block_ms: int = 1000,
         claim_idle_ms: int = 30_000,
         max_backoff_seconds: float = 5.0,

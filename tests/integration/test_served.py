@@ -181,3 +181,78 @@ def test_metrics_add_up_across_two_workers(tmp_path: Path, served: str) -> None:
     ]
     assert len({s.labels["pid"] for s in rss}) == 2
     assert all(s.value > 50e6 for s in rss)  # a worker with a model loaded
+
+
+def test_writer_process_drains_the_outbox_and_stops_cleanly(
+    tmp_path: Path, redis_server: ServerProcess, chroma_server: ServerProcess
+) -> None:
+    """`python -m app.writer` (what `make run` and the compose `writer` service run) writes pending chat
+    turns to long-term memory, and a SIGTERM stops it without losing what it has not written."""
+    import asyncio
+
+    import redis.asyncio as aredis
+
+    from memory.models import Message
+    from memory.outbox import Outbox, OutboxEntry
+
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    redis_url = f"{redis_server.url}/3"
+
+    async def append(n: int) -> None:
+        r = aredis.Redis.from_url(redis_url, decode_responses=True)
+        for i in range(n):
+            msgs = (Message("user", f"我住在杭州 note {i}: I keep bees", id=f"{i}:u"),)
+            await Outbox(r).append(OutboxEntry("wendy", "s1", msgs))
+        await r.aclose()
+
+    async def pending() -> int:
+        r = aredis.Redis.from_url(redis_url, decode_responses=True)
+        try:
+            return await Outbox(r).pending()
+        finally:
+            await r.aclose()
+
+    asyncio.run(append(5))
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "CHROMA_URL": chroma_server.url,
+        "AUTH_JWT_SECRET": TEST_SECRET,
+        "CHROMA_COLLECTION_PREFIX": prefix,
+        "MEMORY_SHARDS": "2",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    }
+    log = (tmp_path / "writer.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.writer", "--nice", "0"],
+        env=env,
+        cwd=tmp_path,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while asyncio.run(pending()) and time.monotonic() < deadline:
+            assert proc.poll() is None, (tmp_path / "writer.log").read_text()[-2000:]
+            time.sleep(0.2)
+        assert asyncio.run(pending()) == 0
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        client = chromadb.HttpClient(
+            host="127.0.0.1", port=chroma_server.port, settings=ChromaSettings(anonymized_telemetry=False)
+        )
+        stored = sum(
+            len(client.get_collection(c.name).get(where={"user_id": "wendy"}, include=[])["ids"])
+            for c in client.list_collections()
+            if c.name.startswith(prefix)
+        )
+        assert stored == 5  # written to Chroma, not just taken off the stream
+        proc.send_signal(15)
+        assert proc.wait(timeout=30) == 0
+        assert "writer stopped" in (tmp_path / "writer.log").read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+        drop_collections(chroma_server.url, prefix)

@@ -32,7 +32,7 @@ EXTRA_APP_ENV = {
     "HF_HUB_OFFLINE",
     "TRANSFORMERS_OFFLINE",
 }
-CORE_SERVICES = {"redis", "chroma", "app"}
+CORE_SERVICES = {"redis", "chroma", "app", "writer"}
 PROFILED_SERVICES = {"prometheus": "monitoring", "grafana": "monitoring", "ollama": "llm"}
 DASHBOARD_METRICS = {
     "mnemo_http_requests_total",
@@ -189,13 +189,23 @@ def test_core_services_wiring(project: Path, tmp_path: Path) -> None:
     assert app["environment"]["AUTH_JWT_SECRET"] == SECRET
     assert app["environment"]["REDIS_URL"] == "redis://redis:6379/0"
     assert app["environment"]["CHROMA_URL"] == "http://chroma:8000"
+    assert app["environment"]["OUTBOX_WORKER"] == "false", "long-term writes belong to the writer service"
+
+    writer = services["writer"]
+    assert writer["build"]["dockerfile"] == "Dockerfile"
+    assert writer["command"] == ["writer"]
+    assert writer["depends_on"] == app["depends_on"]
+    assert not writer.get("ports")
+    for key in ("REDIS_URL", "CHROMA_URL", "AUTH_JWT_SECRET"):
+        assert writer["environment"][key] == app["environment"][key]
 
 
 def test_app_environment_names_are_known(project: Path, tmp_path: Path) -> None:
-    app = compose_config(project, tmp_path)["services"]["app"]
+    services = compose_config(project, tmp_path)["services"]
     settings_names = {name.upper() for name in Settings.model_fields}
-    unknown = set(app["environment"]) - settings_names - EXTRA_APP_ENV
-    assert not unknown, f"app environment variables that nothing reads: {sorted(unknown)}"
+    for name in ("app", "writer"):
+        unknown = set(services[name]["environment"]) - settings_names - EXTRA_APP_ENV
+        assert not unknown, f"{name} environment variables that nothing reads: {sorted(unknown)}"
 
 
 def test_env_file_is_optional_dotenv() -> None:

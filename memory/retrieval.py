@@ -155,12 +155,18 @@ class HybridRetriever:
         changes = await self._versions.changes(user_id, cached_at, version)
         if changes is None or len(changes) > max(MAX_INCREMENTAL, len(index) // 2):
             return None
-        memories, vectors = await self._store.get_with_vectors(user_id, sorted(changes.upserted))
+        logged = [changes.records[i] for i in sorted(changes.upserted) if i in changes.records]
+        missing = sorted(i for i in changes.upserted if i not in changes.records)
+        memories = [m for m, _ in logged]
+        rows = [v for _, v in logged]
+        if missing:  # written without records in the log (a large write): ask the store
+            fetched, fetched_vectors = await self._store.get_with_vectors(user_id, missing)
+            memories += fetched
+            rows += list(fetched_vectors) if len(fetched) else []
         found = {m.id for m in memories}
         gone = changes.deleted | (changes.upserted - found)  # upserted, then deleted since
-        fresh = await anyio.to_thread.run_sync(
-            index.updated, memories, vectors if len(memories) else None, gone
-        )
+        vectors = np.asarray(rows, dtype=np.float32) if rows and len(rows) == len(memories) else None
+        fresh = await anyio.to_thread.run_sync(index.updated, memories, vectors, gone)
         self.cache.put(user_id, version, fresh)
         return fresh
 

@@ -208,7 +208,9 @@ class WritePipeline:
                         merged[i] = _merge(hits[0][0], merged[i])
             final, final_vectors = _dedupe_ids(merged, vectors)
             await self._store.upsert(final, final_vectors)
-            await self._versions.bump(user_id, upserted=[m.id for m in final])
+            await self._versions.bump(
+                user_id, upserted=[m.id for m in final], records=list(zip(final, final_vectors, strict=True))
+            )
         new_ids = {m.id for m in prepared}
         stored = sum(m.id in new_ids for m in final)
         metrics.MEMORY_WRITES.labels("stored").inc(stored)

@@ -39,18 +39,20 @@ async def test_versions_log_what_changed(settings: Settings) -> None:
     versions = LtmVersions(redis)
     try:
         v1 = await versions.bump("ann", upserted=["a", "b"])
-        v2 = await versions.bump("ann", deleted=["a"])
-        v3 = await versions.bump("ann", upserted=["c", "a"])
-        assert 0 < v1 < v2 < v3 == await versions.get("ann")
-        whole = await versions.changes("ann", 0, v3)
-        assert whole is not None
-        assert whole.upserted == {"a", "b", "c"}
-        assert not whole.deleted
-        tail = await versions.changes("ann", v1, v2)
+        v2 = await versions.bump("ann", upserted=["c"])
+        assert 0 < v1 < v2 == await versions.get("ann")
+        both = await versions.changes("ann", 0, v2)
+        assert both is not None
+        assert both.upserted == {"a", "b", "c"}
+        assert not both.deleted
+        assert await versions.changes("ann", v1 + 1, v2) is None  # not a version we logged
+        # a delete clears the log (it carries written text), so only the step across it is known
+        v3 = await versions.bump("ann", deleted=["a"])
+        assert await versions.changes("ann", v1, v3) is None
+        tail = await versions.changes("ann", v2, v3)
         assert tail is not None
         assert not tail.upserted
         assert tail.deleted == {"a"}
-        assert await versions.changes("ann", v1 + 1, v3) is None  # not a version we logged
         # an erase deletes the counter and the log; later versions still exceed every old one
         await redis.delete(keys.ltm_version("ann"), keys.ltm_changes("ann"))
         v4 = await versions.bump("ann", upserted=["z"])
@@ -92,13 +94,42 @@ async def test_two_workers_update_their_indexes_from_the_log(settings: Settings,
         for w in (a, b):
             hits = await w.search("gus", "Where does Anna live?", top_k=3)
             assert hits[0].memory.id == new[0].id
-        assert store.loads == [[new[0].id], [new[0].id]]  # only the new memory was fetched
+        assert store.loads == []  # the change log carried the new memory: no store read at all
 
         store.loads.clear()
         await a.delete("gus", new[0].id)  # a drops its own cache; b follows the log
         for w in (a, b):
             hits = await w.search("gus", "Where does Anna live?", top_k=3)
             assert new[0].id not in [h.memory.id for h in hits]
-        assert store.loads == [None, []]  # a rebuilt after its own delete; b fetched nothing
+        assert store.loads == [None]  # a rebuilt after its own delete; b followed the log
+    finally:
+        await redis.aclose()
+
+
+async def test_the_log_carries_written_records_and_a_delete_clears_them(
+    settings: Settings, embedder: Embedder
+) -> None:
+    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    store = ChromaLongTermStore(
+        chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
+    )
+    versions = LtmVersions(redis)
+    writer = WritePipeline(store, embedder, redis, versions)
+    try:
+        before = await versions.get("hal")
+        written = await writer.write("hal", "s1", [Message("user", "我对花生过敏 peanut allergy", id="p")])
+        after = await versions.get("hal")
+        changes = await versions.changes("hal", before, after)
+        assert changes is not None
+        memory, vector = changes.records[written[0].id]
+        assert memory.content == written[0].content
+        assert memory.source_message_ids == ("p",)
+        stored, stored_vectors = await store.get_with_vectors("hal", [written[0].id])
+        assert float(vector @ stored_vectors[0]) > 0.999  # float16 in the log, float32 in Chroma
+        await versions.bump("hal", deleted=[written[0].id])
+        raw = await redis.xrange(keys.ltm_changes("hal"))
+        assert raw
+        assert all("花生" not in str(fields) for _, fields in raw)  # the deleted text left the log
+        assert 0 < await redis.pttl(keys.ltm_changes("hal")) <= 15 * 60 * 1000
     finally:
         await redis.aclose()

@@ -33,6 +33,7 @@ UNKNOWN = -1
 CHANGES_KEPT = 32  # entries per user; a worker further behind than this rebuilds
 CHANGES_TTL_MS = 15 * 60 * 1000  # the log of a user idle this long goes; workers then rebuild
 MAX_RECORDS_BYTES = 64 * 1024  # larger writes log ids only; workers fetch those from the store
+MAX_LOGGED_RECORDS = 32
 
 # A delete clears the log first: it carries the text of written memories, and a deleted one must not
 # linger there (workers behind the delete rebuild, which is rare and cheap).
@@ -90,7 +91,8 @@ class LtmVersions:
     ) -> int:
         """Record a change; returns the new version, or UNKNOWN if Redis failed (logged). `records` are
         the written memories with their vectors, logged so other workers update without a store read."""
-        data = _encode(records)
+        # a big write (a bulk import) logs ids only: encoding it would cost more than the read it saves
+        data = _encode(records) if len(records) <= MAX_LOGGED_RECORDS else "[]"
         try:
             raw = await self._bump(
                 keys=[keys.ltm_version(user_id), keys.ltm_changes(user_id)],

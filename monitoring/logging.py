@@ -35,8 +35,13 @@ def configure_logging(level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+    for name in ("uvicorn", "uvicorn.error"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+    # mnemo writes its own access line (monitoring/middleware.py: route template, status, duration,
+    # request id, hashed user); uvicorn logs access whenever its logger has a handler, so it gets none
+    access = logging.getLogger("uvicorn.access")
+    access.handlers[:] = []
+    access.propagate = False
     # httpx logs every Chroma request at INFO; keep only its warnings.
     logging.getLogger("httpx").setLevel(logging.WARNING)

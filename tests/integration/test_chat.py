@@ -233,12 +233,30 @@ class TestChromaOutage:
             settings = make_settings(redis_server.url, chroma.url)
             async with app_client(settings, embedder) as (client, app):
                 assert (await chat(client, auth, "warm up", session="W")).status_code == 200
+                stored = await client.post(
+                    "/v1/memory/bob/messages",
+                    json={
+                        "session_id": "b",
+                        "messages": [{"role": "user", "content": "bob likes green tea"}],
+                    },
+                    headers=auth("bob"),
+                )
+                assert stored.status_code == 200
                 await drain(settings)
+                # alice's keyword index (with her vectors) is now cached in this worker; bob's is not
+                assert (await chat(client, auth, "what did I warm up?", session="X")).status_code == 200
                 chroma.stop()
                 for i in range(5):
                     resp = await chat(client, auth, f"outage fact number {i}", session="S")
                     assert resp.status_code == 200, resp.text
-                    assert resp.json()["debug"]["recall_degraded"] == "chroma_unavailable"
+                    # recall is served from the worker's index: Chroma is not on the read path
+                    assert resp.json()["debug"]["recall_degraded"] is None
+                cold = await chat(
+                    client, auth, "我喜欢喝什么茶？ what tea do I like?", user="bob", session="S"
+                )
+                assert cold.status_code == 200, cold.text
+                # bob's index would have to be read from Chroma: the turn answers without recall
+                assert cold.json()["debug"]["recall_degraded"] == "chroma_unavailable"
                 r = aredis.Redis.from_url(settings.redis_url)
                 assert await r.xlen(keys.OUTBOX_STREAM) >= 5
                 chroma = start_chroma(tmp_path / "chroma", port=chroma.port)
@@ -249,7 +267,7 @@ class TestChromaOutage:
                 # every message of every turn is in long-term memory (identical offline replies are
                 # one memory whose provenance lists each of them), and none twice
                 provenance = [mid for m in listed["items"] for mid in m["source_message_ids"]]
-                assert len(provenance) == len(set(provenance)) == 2 * 6
+                assert len(provenance) == len(set(provenance)) == 2 * 7
         finally:
             chroma.stop()
 

@@ -102,7 +102,7 @@ class TestOutbox:
             if failures:
                 failures -= 1
                 raise StoreUnavailable("chroma", "down")
-            calls.append(e.messages[0].content)
+            calls.extend(m.content for m in e.messages)  # consecutive turns arrive as one write
 
         worker = OutboxWorker(outbox, handler, consumer="c1", block_ms=50, max_backoff_seconds=0.2)
         task = asyncio.create_task(worker.run())

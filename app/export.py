@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 
-from app.schemas import iso_utc, session_view
+from app.schemas import iso_utc, memory_fields, session_view
 from memory.export import UserExport
 from memory.models import Memory
 from memory.outbox import OutboxEntry
@@ -24,16 +24,9 @@ FORMAT = "mnemo-export/1"
 def memory_record(m: Memory) -> dict[str, Any]:
     """A memory with its provenance: where it came from, how it was scored, what it is indexed with."""
     return {
-        "id": m.id,
-        "content": m.content,
-        "created_at": iso_utc(m.created_at),
-        "session_id": m.session_id,
-        "source": m.source,
+        **memory_fields(m),
         "speaker_name": m.name,
-        "source_message_ids": list(m.source_message_ids),
-        "importance": m.importance,
         "tier": m.tier,
-        "topic": m.topic,
         "entities": list(m.entities),
         "context": m.context,
         "content_hash": m.content_hash,

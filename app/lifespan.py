@@ -117,6 +117,14 @@ def chroma_client_factory(settings: Settings) -> Callable[[], Any]:
     return factory
 
 
+def build_store(settings: Settings) -> ChromaLongTermStore:
+    return ChromaLongTermStore(
+        chroma_client_factory(settings),
+        shards=settings.memory_shards,
+        collection_prefix=settings.chroma_collection_prefix,
+    )
+
+
 def build_embedder(settings: Settings) -> Embedder:
     if settings.embedding_backend == "onnx":
         return OnnxEmbedder(
@@ -204,8 +212,8 @@ def build_llm_client(
     )
 
 
-async def _sample_gauges(outbox: Outbox, every_seconds: float = 5.0) -> None:
-    """Gauges that are read, not counted: this worker's RSS and the outbox backlog."""
+async def sample_gauges(outbox: Outbox, every_seconds: float = 5.0) -> None:
+    """Gauges that are read, not counted: this process's RSS and the outbox backlog."""
     while True:
         metrics.RESIDENT_MEMORY.set(metrics.resident_memory_bytes())
         try:
@@ -227,11 +235,7 @@ def make_lifespan(
         )
         redis = build_redis(settings)
         limiter_redis = build_redis(settings, "mnemo-ratelimit")  # limiting never waits on the main pool
-        store = ChromaLongTermStore(
-            chroma_client_factory(settings),
-            shards=settings.memory_shards,
-            collection_prefix=settings.chroma_collection_prefix,
-        )
+        store = build_store(settings)
         try:
             await store.ping()
         except Exception as exc:  # start anyway: /readyz reports it, calls retry the connection
@@ -264,7 +268,7 @@ def make_lifespan(
             )
             worker_task = asyncio.create_task(worker.run(), name="outbox-worker")
         metrics.mark_dead_workers()
-        sampler = asyncio.create_task(_sample_gauges(outbox), name="metrics-sampler")
+        sampler = asyncio.create_task(sample_gauges(outbox), name="metrics-sampler")
         try:
             yield State(
                 settings=settings,

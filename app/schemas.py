@@ -129,10 +129,10 @@ class MemoryOut(BaseModel):
 
     @classmethod
     def of(cls, m: Memory) -> MemoryOut:
-        return cls(**_memory_fields(m))
+        return cls(**memory_fields(m))
 
 
-def _memory_fields(m: Memory) -> dict[str, Any]:
+def memory_fields(m: Memory) -> dict[str, Any]:
     return {
         "id": m.id,
         "content": m.content,
@@ -151,7 +151,7 @@ class SearchHit(MemoryOut):
 
     @classmethod
     def of_scored(cls, s: ScoredMemory) -> SearchHit:
-        return cls(**_memory_fields(s.memory), score=round(s.score, 6), similarity=round(s.similarity, 6))
+        return cls(**memory_fields(s.memory), score=round(s.score, 6), similarity=round(s.similarity, 6))
 
 
 class IngestResponse(BaseModel):

@@ -18,9 +18,8 @@ import socket
 
 import anyio.to_thread
 
-from app.lifespan import build_embedder, build_memory_service, build_redis, chroma_client_factory
+from app.lifespan import build_embedder, build_memory_service, build_redis, build_store, sample_gauges
 from app.settings import Settings
-from memory import ChromaLongTermStore
 from memory.outbox import Outbox, OutboxWorker
 from monitoring import metrics
 from monitoring.logging import configure_logging
@@ -31,11 +30,7 @@ log = logging.getLogger("mnemo.writer")
 async def run(settings: Settings, *, concurrency: int) -> None:
     embedder = await anyio.to_thread.run_sync(build_embedder, settings)
     redis = build_redis(settings, "mnemo-writer")
-    store = ChromaLongTermStore(
-        chroma_client_factory(settings),
-        shards=settings.memory_shards,
-        collection_prefix=settings.chroma_collection_prefix,
-    )
+    store = build_store(settings)
     outbox = Outbox(redis)
     memory = build_memory_service(settings, store, embedder, redis, outbox)
     worker = OutboxWorker(
@@ -49,7 +44,7 @@ async def run(settings: Settings, *, concurrency: int) -> None:
         loop.add_signal_handler(sig, worker.stop)
     metrics.mark_dead_workers()
     log.info("writer started", extra={"concurrency": concurrency})
-    sampler = asyncio.create_task(_sample_rss())
+    sampler = asyncio.create_task(sample_gauges(outbox))
     try:
         await worker.run()
     finally:
@@ -57,12 +52,6 @@ async def run(settings: Settings, *, concurrency: int) -> None:
         await redis.aclose(close_connection_pool=True)
         metrics.mark_self_dead()
         log.info("writer stopped", extra={"written": worker.processed})
-
-
-async def _sample_rss(every_seconds: float = 5.0) -> None:
-    while True:
-        metrics.RESIDENT_MEMORY.set(metrics.resident_memory_bytes())
-        await asyncio.sleep(every_seconds)
 
 
 def main() -> None:

@@ -101,22 +101,27 @@ class Outbox:
         """Entries not yet written to long-term memory (acknowledged entries are deleted)."""
         return int(await self.redis.xlen(self.stream))
 
-    async def entries_of(self, user_id: str, page: int = 500) -> AsyncIterator[tuple[str, OutboxEntry]]:
-        """This user's entries not yet written, oldest first (a scan of the whole stream, in pages)."""
+    async def _fields_of(self, user_id: str, page: int = 500) -> AsyncIterator[tuple[str, dict[str, str]]]:
+        """This user's raw entries not yet written, oldest first (a scan of the whole stream, in pages)."""
         start = "-"
         while True:
             batch: Any = await self.redis.xrange(self.stream, min=start, count=page)
             for entry_id, fields in batch:
                 if fields.get("user_id") == user_id:
-                    with contextlib.suppress(KeyError, ValueError, TypeError):
-                        yield str(entry_id), OutboxEntry.from_fields(fields, str(entry_id))
+                    yield str(entry_id), fields
             if len(batch) < page:
                 return
             start = f"({batch[-1][0]}"
 
+    async def entries_of(self, user_id: str) -> AsyncIterator[tuple[str, OutboxEntry]]:
+        """This user's readable entries not yet written, oldest first."""
+        async for entry_id, fields in self._fields_of(user_id):
+            with contextlib.suppress(KeyError, ValueError, TypeError):
+                yield entry_id, OutboxEntry.from_fields(fields, entry_id)
+
     async def drop_user(self, user_id: str) -> int:
-        """Delete every pending entry of this user (erasure)."""
-        ids = [entry_id async for entry_id, _ in self.entries_of(user_id)]
+        """Delete every pending entry of this user (erasure), unreadable ones included."""
+        ids = [entry_id async for entry_id, _ in self._fields_of(user_id)]
         return int(await self.redis.xdel(self.stream, *ids)) if ids else 0
 
     async def scrub(self, user_id: str, message_ids: Collection[str]) -> int:

@@ -7,15 +7,11 @@ from collections.abc import Sequence
 import pytest
 import redis.asyncio as aredis
 
-from app.lifespan import chroma_client_factory
+from app.lifespan import build_memory_service, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, keys
 from memory.embeddings import Vectors
-from memory.keyword_index import KeywordIndexCache
 from memory.models import Memory, Message
-from memory.retrieval import HybridRetriever
-from memory.service import MemoryService
-from memory.tombstones import Tombstones
 from memory.versions import LtmVersions
 from memory.write_policy import WritePipeline
 
@@ -68,21 +64,8 @@ async def test_two_workers_update_their_indexes_from_the_log(settings: Settings,
         chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
     )
     store.loads = []
-    versions = LtmVersions(redis)
-    writer = WritePipeline(store, embedder, redis, versions)
-
-    def worker() -> MemoryService:
-        retriever = HybridRetriever(store, embedder, versions, KeywordIndexCache())
-        return MemoryService(
-            store,
-            embedder,
-            writer=writer,
-            retriever=retriever,
-            versions=versions,
-            tombstones=Tombstones(redis),
-        )
-
-    a, b = worker(), worker()
+    # two workers as the app builds them: each with its own keyword-index cache
+    a, b = (build_memory_service(settings, store, embedder, redis) for _ in range(2))
     try:
         await a.ingest("gus", "s1", [Message("user", "我住在杭州，在银行上班", id="1")])
         for w in (a, b):

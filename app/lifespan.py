@@ -150,15 +150,6 @@ def build_memory_service(
     if settings.retrieval_pipeline == "naive":
         return MemoryService(store, embedder)
     versions = LtmVersions(redis)
-    writer = WritePipeline(
-        store,
-        embedder,
-        redis,
-        versions,
-        WritePolicy(
-            threshold=settings.importance_threshold, near_duplicate=settings.near_duplicate_similarity
-        ),
-    )
     retriever = HybridRetriever(
         store,
         embedder,
@@ -170,7 +161,20 @@ def build_memory_service(
             time_recent=settings.retrieval_recent_time_weight,
             tau_days=settings.retrieval_tau_days,
             clustering=settings.retrieval_clustering,
+            in_process_dense_max=settings.in_process_index_max,
         ),
+    )
+    writer = WritePipeline(
+        store,
+        embedder,
+        redis,
+        versions,
+        WritePolicy(
+            threshold=settings.importance_threshold,
+            near_duplicate=settings.near_duplicate_similarity,
+            in_process_max=settings.in_process_index_max,
+        ),
+        index=retriever.keyword_index,  # duplicate checks against the index recall keeps current
     )
     return MemoryService(
         store,

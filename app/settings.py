@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     retrieval_tau_days: float = Field(14.0, gt=0)
     retrieval_clustering: bool = False
     keyword_cache_memories: int = Field(200_000, ge=0)  # per worker, across users
+    # users with at most this many memories are searched (dense channel) and de-duplicated on write
+    # in process, by exact cosine over the cached index's vectors; larger ones through Chroma's index
+    in_process_index_max: int = Field(20_000, ge=0)
 
     # auth
     auth_jwt_secret: SecretStr = Field(SecretStr(""), validate_default=True)

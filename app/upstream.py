@@ -43,6 +43,10 @@ class OpenAICompatibleLLM:
     def name(self) -> str:
         return self._model
 
+    @property
+    def remember_replies(self) -> bool:
+        return True
+
     def _payload(
         self, prompt: Sequence[PromptMessage], params: GenerationParams, stream: bool
     ) -> dict[str, Any]:

@@ -132,7 +132,7 @@ class ConversationService:
             llm_started = time.perf_counter()
             completion = await model.complete(prepared.prompt.messages, chat.params, prepared.facts)
             llm_seconds = time.perf_counter() - llm_started
-            await self._commit(chat, prepared, completion.text)
+            await self._commit(chat, prepared, completion.text, remember_reply=model.remember_replies)
         metrics.CHAT_TURN_OVERHEAD.observe(time.perf_counter() - started - llm_seconds)
         return TurnResult(completion=completion, debug=prepared.debug())
 
@@ -153,7 +153,9 @@ class ConversationService:
         except BaseException:
             await stack.aclose()
             raise
-        return TurnStream(self, chat, prepared, first, upstream, stack, model.name, prepare_seconds)
+        return TurnStream(
+            self, chat, prepared, first, upstream, stack, model.name, prepare_seconds, model.remember_replies
+        )
 
     async def aclose(self) -> None:
         for task in list(self._background):
@@ -226,14 +228,21 @@ class ConversationService:
             )
         return hits[:k]
 
-    async def _commit(self, chat: ChatInput, prepared: PreparedTurn, reply: str) -> None:
+    async def _commit(
+        self, chat: ChatInput, prepared: PreparedTurn, reply: str, *, remember_reply: bool = True
+    ) -> None:
+        """Session state and the outbox entry, in one transaction. A reply that is not to be
+        remembered (the offline responder's) stays in the session buffer but never reaches long-term
+        memory, neither as a message nor as the context or confirmation target of a later one."""
         user_ts = prepared.now
         reply_ts = max(self._clock(), user_ts + 0.001)
         # No PII is stored: Redis (buffer, summary, slots, outbox) only ever gets redacted text. Layout
         # (newlines, code blocks) is kept here; long-term memory cleans it further when it writes.
         said, answered = redact(chat.message), redact(reply)
         user_msg = BufferedMessage(f"{prepared.turn_id}:u", "user", said, user_ts, chat.name)
-        reply_msg = BufferedMessage(f"{prepared.turn_id}:a", "assistant", answered, reply_ts)
+        reply_msg = BufferedMessage(
+            f"{prepared.turn_id}:a", "assistant", answered, reply_ts, remember=remember_reply
+        )
         previous = prepared.state.summary
         limits = self._sessions.limits
         summary = await self._extractive.summarize(
@@ -242,15 +251,12 @@ class ConversationService:
         before = tuple(
             Message("assistant" if m.role == "assistant" else "user", m.content, m.name, m.id, m.timestamp)
             for m in prepared.state.buffer[-2:]
+            if m.remember
         )
+        said_msg = Message("user", said, chat.name, user_msg.id, user_ts)
+        reply_out = Message("assistant", answered, None, reply_msg.id, reply_ts)
         entry = OutboxEntry(
-            chat.user_id,
-            chat.session_id,
-            (
-                Message("user", said, chat.name, user_msg.id, user_ts),
-                Message("assistant", answered, None, reply_msg.id, reply_ts),
-            ),
-            before,
+            chat.user_id, chat.session_id, (said_msg, reply_out) if remember_reply else (said_msg,), before
         )
         version = await self._sessions.commit_turn(
             chat.user_id,
@@ -299,6 +305,7 @@ class TurnStream:
         stack: contextlib.AsyncExitStack,
         model_name: str,
         prepare_seconds: float = 0.0,
+        remember_reply: bool = True,
     ) -> None:
         self._service = service
         self._chat = chat
@@ -308,6 +315,7 @@ class TurnStream:
         self._stack = stack
         self.model_name = model_name
         self._prepare_seconds = prepare_seconds
+        self._remember_reply = remember_reply
         self.text = ""
         self.completed = False
 
@@ -326,7 +334,10 @@ class TurnStream:
                     yield delta
             self.text = "".join(parts)
             commit_started = time.perf_counter()
-            await asyncio.shield(self._service._commit(self._chat, self.prepared, self.text))
+            commit = self._service._commit(
+                self._chat, self.prepared, self.text, remember_reply=self._remember_reply
+            )
+            await asyncio.shield(commit)
             self.completed = True
             metrics.CHAT_TURN_OVERHEAD.observe(self._prepare_seconds + time.perf_counter() - commit_started)
         finally:

@@ -121,6 +121,7 @@ class BM25Index:
         self._avg_len = (sum(self._len.values()) / n) or 1.0
         self._idf = {t: math.log(1 + (n - len(ids) + 0.5) / (len(ids) + 0.5)) for t, ids in postings.items()}
         self.names = frozenset(m.name for m in memories.values() if m.name)
+        self._by_hash: dict[str, Memory] | None = None  # built on first use (the writer's)
 
     def updated(
         self, upserted: Sequence[Memory], vectors: np.ndarray | None, deleted: Iterable[str]
@@ -152,6 +153,15 @@ class BM25Index:
 
     def __len__(self) -> int:
         return len(self.memories)
+
+    def with_hashes(self, hashes: Iterable[str]) -> list[Memory]:
+        """Memories whose content hash is one of `hashes` (the writer's exact-duplicate check)."""
+        if self._by_hash is None:
+            by_hash: dict[str, Memory] = {}
+            for m in self.memories.values():
+                by_hash.setdefault(m.content_hash, m)
+            self._by_hash = by_hash
+        return [self._by_hash[h] for h in dict.fromkeys(hashes) if h in self._by_hash]
 
     def cosine(self, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
         """Cosine of the query with the stored vectors of `ids` (vectors are unit length)."""

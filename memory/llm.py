@@ -49,6 +49,12 @@ class ChatModel(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def remember_replies(self) -> bool:
+        """Whether its replies belong in long-term memory: a model's answers do; the offline
+        responder's do not (they only echo what was recalled, and would be recalled as memories)."""
+        ...
+
     async def complete(
         self, prompt: Sequence[PromptMessage], params: GenerationParams, facts: TurnFacts
     ) -> Completion: ...

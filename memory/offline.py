@@ -43,6 +43,7 @@ def offline_reply(facts: TurnFacts) -> str:
 
 class OfflineResponder:
     name = OFFLINE_MODEL
+    remember_replies = False  # canned text listing recalled memories: not conversation to remember
 
     async def complete(
         self, prompt: Sequence[PromptMessage], params: GenerationParams, facts: TurnFacts

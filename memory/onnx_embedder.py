@@ -50,6 +50,28 @@ def _max_seq_length(tokenizer_dir: Path) -> int:
     return _DEFAULT_MAX_SEQ_LENGTH
 
 
+PADDING_SLACK = 0.7  # a batch's shortest text has at least this share of its longest one's tokens
+
+
+def length_buckets(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Positions grouped into batches of similar token length, longest first: every text in a batch
+    is padded to the batch's longest, and padding is computed like real tokens. Measured on 2 cores
+    (README): a batch of 5 short chat turns and 5 replies 3x as long costs 12.1 ms per text padded
+    together and 9.3 split in two."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    for i in order:
+        if (
+            batches
+            and len(batches[-1]) < batch_size
+            and lengths[i] >= PADDING_SLACK * lengths[batches[-1][0]]
+        ):
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
 class OnnxEmbedder:
     """Same contract as `SentenceTransformerEmbedder`: L2-normalised float32 vectors, `embed` off-loop."""
 
@@ -80,12 +102,12 @@ class OnnxEmbedder:
             raise FileNotFoundError(f"tokenizer.json not found in {tok_dir}")
 
         self._tokenizer = Tokenizer.from_file(str(tok_file))
-        # tokenizer.json of this model pads every input to a fixed 128: pad to the longest in the
-        # batch instead, and truncate where sentence-transformers does.
+        # tokenizer.json of this model pads every input to a fixed 128: no padding there; batches are
+        # padded here to their longest text. Truncation where sentence-transformers truncates.
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=_max_seq_length(tok_dir))
         pad_id = self._tokenizer.token_to_id("[PAD]")
-        self._tokenizer.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
+        self._pad_id = 0 if pad_id is None else pad_id
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -122,34 +144,34 @@ class OnnxEmbedder:
     def dimension(self) -> int:
         return self._dimension
 
-    def _run(self, texts: list[str]) -> Vectors:
-        encodings = self._tokenizer.encode_batch(texts)
-        arrays = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
+    def _run(self, encodings: Sequence[Any]) -> Vectors:
+        longest = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), longest), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), longest), dtype=np.int64)
+        types = np.zeros((len(encodings), longest), dtype=np.int64)
+        for row, e in enumerate(encodings):
+            n = len(e.ids)
+            ids[row, :n] = e.ids
+            mask[row, :n] = 1
+            types[row, :n] = e.type_ids
+        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feeds = {name: arrays[name] for name in self._feeds}
         hidden: npt.NDArray[np.float32] = self._session.run([self._output_name], feeds)[0]
-        mask = arrays["attention_mask"][:, :, None].astype(np.float32)
-        summed = (hidden * mask).sum(axis=1)
-        pooled = summed / np.clip(mask.sum(axis=1), 1e-9, None)
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(pooled / np.clip(norms, 1e-12, None), dtype=np.float32)
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self._dimension), dtype=np.float32)
-        items = list(texts)
-        # Batch texts of similar length together (as sentence-transformers does) so short texts are
-        # not padded to the longest one in the request; results go back in input order.
-        order = sorted(range(len(items)), key=lambda i: -len(items[i]))
-        out = np.empty((len(items), self._dimension), dtype=np.float32)
+        out = np.empty((len(texts), self._dimension), dtype=np.float32)
         with self._lock, metrics.EMBEDDING_DURATION.time():
-            metrics.EMBEDDING_BATCH.observe(len(items))
-            for start in range(0, len(order), self._batch_size):
-                idx = order[start : start + self._batch_size]
-                out[idx] = self._run([items[i] for i in idx])
+            metrics.EMBEDDING_BATCH.observe(len(texts))
+            encodings = self._tokenizer.encode_batch(list(texts))
+            for idx in length_buckets([len(e.ids) for e in encodings], self._batch_size):
+                out[idx] = self._run([encodings[i] for i in idx])
         return out
 
     async def embed(self, texts: Sequence[str]) -> Vectors:

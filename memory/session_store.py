@@ -105,19 +105,19 @@ class BufferedMessage:
     content: str
     timestamp: float
     name: str | None = None
+    remember: bool = True  # False: kept for the session only, never written to long-term memory
 
     def to_member(self) -> str:
-        return json.dumps(
-            {
-                "id": self.id,
-                "role": self.role,
-                "content": self.content,
-                "ts": self.timestamp,
-                "name": self.name,
-            },
-            ensure_ascii=False,
-            sort_keys=True,
-        )
+        data: dict[str, object] = {
+            "id": self.id,
+            "role": self.role,
+            "content": self.content,
+            "ts": self.timestamp,
+            "name": self.name,
+        }
+        if not self.remember:
+            data["remember"] = False
+        return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def from_member(cls, raw: str) -> BufferedMessage:
@@ -128,6 +128,7 @@ class BufferedMessage:
             content=data["content"],
             timestamp=data["ts"],
             name=data.get("name"),
+            remember=data.get("remember", True) is not False,
         )
 
 

@@ -12,14 +12,16 @@ answer (that answer becomes a fact), and the first mention in a new session of a
 
 Writes hold a per-user Redis lock around check-then-insert: an exact duplicate (same normalised content
 hash) is never stored twice, and a near duplicate (cosine ≥ 0.95) merges into the existing memory,
-keeping the newer text and the union of provenance.
+keeping the newer text and the union of provenance. Both checks run against the user's in-process index
+(the one recall uses, at the current version, with every vector) when there is one: no round trip to
+the vector store; users above `in_process_max` memories, or without vectors in their index, ask the store.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -28,7 +30,7 @@ from redis.asyncio import Redis
 from memory import keys
 from memory.cleaning import clean_text, segment
 from memory.embeddings import Embedder
-from memory.keyword_index import tokenize
+from memory.keyword_index import BM25Index, tokenize
 from memory.lexicons import CONFIRMATION_RE
 from memory.locks import RedisLocks
 from memory.long_term_store import LongTermStore
@@ -41,6 +43,7 @@ from memory.versions import LtmVersions
 from monitoring import metrics
 
 Clock = Callable[[], float]
+IndexOf = Callable[[str], Awaitable[BM25Index]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,7 @@ class WritePolicy:
     segment_chars: int = 400
     lock_ttl_seconds: int = 10
     lock_wait_seconds: float = 30.0
+    in_process_max: int = 20_000  # users with more memories are de-duplicated by the vector store
 
 
 def sanitize(text: str) -> str:
@@ -72,9 +76,13 @@ class WritePipeline:
         versions: LtmVersions,
         policy: WritePolicy = WritePolicy(),
         *,
+        index: IndexOf | None = None,
         clock: Clock = time.time,
     ) -> None:
+        """`index`: the user's current in-process index (`HybridRetriever.keyword_index`), used for the
+        duplicate checks instead of two vector-store queries per write."""
         self._store = store
+        self._index = index
         self._embedder = embedder
         self._redis = redis
         self._versions = versions
@@ -186,17 +194,21 @@ class WritePipeline:
                 return []
             prepared = await self._mark_first_mentions(user_id, session_id, prepared)
             merged = _merge_within_batch(prepared)
-            existing = {
-                m.content_hash: m
-                for m in await self._store.find_by_hashes(user_id, [m.content_hash for m in merged])
-            }
+            index = await self._local_index(user_id)
+            hashes = [m.content_hash for m in merged]
+            found = index.with_hashes(hashes) if index is not None else await self._store.find_by_hashes(user_id, hashes)
+            existing = {m.content_hash: m for m in found}
             merged = [
                 _merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged
             ]
             vectors = await self._embedder.embed([m.embed_text for m in merged])
             fresh = [i for i, m in enumerate(merged) if m.content_hash not in existing]
             if fresh:
-                nearest = await self._store.nearest(user_id, vectors[fresh], n_results=1)
+                nearest = (
+                    [index.nearest(v, limit=1) for v in vectors[fresh]]
+                    if index is not None
+                    else await self._store.nearest(user_id, vectors[fresh], n_results=1)
+                )
                 batch_ids = {m.id for m in merged}
                 for i, hits in zip(fresh, nearest, strict=True):
                     if (
@@ -216,6 +228,15 @@ class WritePipeline:
         metrics.MEMORY_WRITES.labels("stored").inc(stored)
         metrics.MEMORY_WRITES.labels("merged").inc(len(prepared) - stored)
         return final
+
+    async def _local_index(self, user_id: str) -> BM25Index | None:
+        """The user's in-process index if it can answer both duplicate checks, else None."""
+        if self._index is None:
+            return None
+        index = await self._index(user_id)
+        if not len(index) or (index.has_vectors and len(index) <= self.policy.in_process_max):
+            return index
+        return None
 
     async def _mark_first_mentions(
         self, user_id: str, session_id: str, memories: list[Memory]

@@ -11,8 +11,10 @@ import httpx
 import pytest
 import redis.asyncio as aredis
 
+from app.lifespan import build_memory_service, build_store
 from app.settings import Settings
 from memory import Embedder, keys
+from memory.models import Message
 from tests.conftest import AuthHeaders, app_client, make_settings
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, start_chroma
@@ -101,6 +103,39 @@ class TestOfflineResponder:
         assert state["slots"]["time"]["value"] == "15:00"
         assert "date" in state["slots"]
         assert state["summary"]["summary"].startswith("用户")
+
+
+class TestWhatReachesLongTermMemory:
+    @pytest.mark.parametrize("stream", [False, True])
+    async def test_offline_replies_stay_in_the_session_only(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, settings: Settings, stream: bool
+    ) -> None:
+        """The offline responder's replies only list what was recalled: stored, they would come back
+        as memories of memories. They stay in the session buffer, never in long-term memory, not
+        even through a confirmation ("好的" / "ok") that would make the reply before it a fact."""
+        said = ["我住在杭州，记住这个", "好的，谢谢", "I live in Hangzhou, remember that", "ok, thanks"]
+        for text in said:
+            resp = await chat(client, auth, text, stream=stream)
+            assert resp.status_code == 200, resp.text
+        await drain(settings)
+        listed = (await client.get("/v1/memory/alice/list?limit=100", headers=auth("alice"))).json()
+        assert listed["total"] == len(said)
+        assert {m["source"] for m in listed["items"]} == {"user"}
+        everything = " ".join(m["content"] for m in listed["items"])
+        assert "未配置语言模型" not in everything
+        assert "No language model" not in everything
+        state = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
+        assert [m["role"] for m in state["buffer"]] == ["user", "assistant"] * len(said)
+
+    async def test_model_replies_are_remembered(
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
+    ) -> None:
+        upstream = FakeUpstream(reply="杭州的西湖很美。Hangzhou's West Lake is lovely.")
+        async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, _):
+            assert (await chat(client, auth, "我住在杭州 / I live in Hangzhou")).status_code == 200
+            await drain(settings)
+            listed = (await client.get("/v1/memory/alice/list", headers=auth("alice"))).json()
+        assert sorted(m["source"] for m in listed["items"]) == ["assistant", "user"]
 
 
 class TestMemoryAcrossSessions:
@@ -231,17 +266,13 @@ class TestChromaOutage:
         chroma = start_chroma(tmp_path / "chroma")
         try:
             settings = make_settings(redis_server.url, chroma.url)
+            # bob's memory is written by another worker: this one never holds his index
+            other = aredis.Redis.from_url(settings.redis_url)
+            elsewhere = build_memory_service(settings, build_store(settings), embedder, other)
+            await elsewhere.ingest("bob", "b", [Message("user", "bob likes green tea", id="b1")])
+            await other.aclose()
             async with app_client(settings, embedder) as (client, app):
                 assert (await chat(client, auth, "warm up", session="W")).status_code == 200
-                stored = await client.post(
-                    "/v1/memory/bob/messages",
-                    json={
-                        "session_id": "b",
-                        "messages": [{"role": "user", "content": "bob likes green tea"}],
-                    },
-                    headers=auth("bob"),
-                )
-                assert stored.status_code == 200
                 await drain(settings)
                 # alice's keyword index (with her vectors) is now cached in this worker; bob's is not
                 assert (await chat(client, auth, "what did I warm up?", session="X")).status_code == 200
@@ -264,10 +295,11 @@ class TestChromaOutage:
                 listed = (await client.get("/v1/memory/alice/list?limit=100", headers=auth("alice"))).json()
                 contents = {m["content"] for m in listed["items"]}
                 assert {f"outage fact number {i}" for i in range(5)} <= contents
-                # every message of every turn is in long-term memory (identical offline replies are
-                # one memory whose provenance lists each of them), and none twice
+                # every user message of every turn is in long-term memory, none twice; the offline
+                # responder's replies are not (they only list what was recalled)
                 provenance = [mid for m in listed["items"] for mid in m["source_message_ids"]]
-                assert len(provenance) == len(set(provenance)) == 2 * 7
+                assert len(provenance) == len(set(provenance)) == 7
+                assert all(m["source"] == "user" for m in listed["items"])
         finally:
             chroma.stop()
 

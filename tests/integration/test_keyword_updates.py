@@ -22,6 +22,17 @@ class CountingStore(ChromaLongTermStore):
     """The real store, recording which ids each index load asked for (None: everything)."""
 
     loads: list[list[str] | None]
+    checks: list[str]
+
+    async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]:
+        self.checks.append("find_by_hashes")
+        return await super().find_by_hashes(user_id, hashes)
+
+    async def nearest(
+        self, user_id: str, embeddings: Vectors, *, n_results: int = 1
+    ) -> list[list[tuple[Memory, float]]]:
+        self.checks.append("nearest")
+        return await super().nearest(user_id, embeddings, n_results=n_results)
 
     async def get_with_vectors(
         self, user_id: str, ids: Sequence[str] | None = None
@@ -114,5 +125,47 @@ async def test_the_log_carries_written_records_and_a_delete_clears_them(
         assert raw
         assert all("花生" not in str(fields) for _, fields in raw)  # the deleted text left the log
         assert 0 < await redis.pttl(keys.ltm_changes("hal")) <= 15 * 60 * 1000
+    finally:
+        await redis.aclose()
+
+
+@pytest.mark.parametrize("limit", [20_000, 0])
+async def test_the_writer_checks_duplicates_against_its_index(
+    settings: Settings, embedder: Embedder, limit: int
+) -> None:
+    """Exact and near duplicates (zh and en) merge the same way whether the worker's index answers
+    (no store query at all) or, for users above the in-process limit, Chroma does."""
+    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    store = CountingStore(
+        chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
+    )
+    store.loads, store.checks = [], []
+    service = build_memory_service(
+        settings.model_copy(update={"in_process_index_max": limit}), store, embedder, redis
+    )
+    user = f"ida{limit}"
+    try:
+        first = [
+            Message("user", "我对花生过敏，记住这个。", id="z1", timestamp=1000),
+            Message("user", "My favourite colour is deep blue.", id="e1", timestamp=1000),
+        ]
+        await service.ingest(user, "s1", first)
+        again = [
+            Message("user", "我对花生过敏，记住这个。", id="z2", timestamp=2000),  # exact
+            Message("user", "My favourite colour is deep blue!!", id="e2", timestamp=2000),  # near
+            Message("user", "我住在杭州", id="n1", timestamp=2000),  # new
+        ]
+        await service.ingest(user, "s2", again)
+        page = await service.list(user, limit=10, offset=0, sort="recent")
+        provenance = sorted(tuple(sorted(m.source_message_ids)) for m in page.items)
+        assert provenance == [("e1", "e2"), ("n1",), ("z1", "z2")]
+        merged = next(m for m in page.items if "e1" in m.source_message_ids)
+        assert merged.content.endswith("!!")
+        if limit:
+            assert store.checks == []
+            assert store.loads == [None]  # one index load for the first write; the log did the rest
+        else:
+            assert "find_by_hashes" in store.checks
+            assert "nearest" in store.checks
     finally:
         await redis.aclose()

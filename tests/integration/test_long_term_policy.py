@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import chromadb
@@ -121,6 +122,19 @@ class TestPrivacy:
 
 
 class TestDuplicates:
+    @pytest.fixture(params=["in_process", "vector_store"])
+    async def client(
+        self, request: pytest.FixtureRequest, settings: Settings, embedder: Embedder
+    ) -> AsyncIterator[httpx.AsyncClient]:
+        """Both duplicate checks: against the worker's index, and (users above the in-process
+        limit) through Chroma."""
+        limit = settings.in_process_index_max if request.param == "in_process" else 0
+        async with app_client(settings.model_copy(update={"in_process_index_max": limit}), embedder) as (
+            c,
+            _,
+        ):
+            yield c
+
     async def test_ten_parallel_writes_of_one_fact_leave_one_memory(
         self, client: httpx.AsyncClient, auth: AuthHeaders
     ) -> None:

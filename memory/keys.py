@@ -99,3 +99,8 @@ def ltm_changes(user_id: str) -> str:
     """Stream of this user's long-term writes and deletes (ids only), one entry per version: workers
     update their cached keyword index from it instead of rebuilding it."""
     return f"{user_prefix(user_id)}:ltm:changes"
+
+
+def shared_vector(user_id: str, model: str, digest: str) -> str:
+    """A recall query's embedding, for the writer that stores the same text (memory/shared_vectors.py)."""
+    return f"{user_prefix(user_id)}:vec:{model}:{digest}"

@@ -101,6 +101,26 @@ class Outbox:
         """Entries not yet written to long-term memory (acknowledged entries are deleted)."""
         return int(await self.redis.xlen(self.stream))
 
+    async def wait_for_room(self, limit: int, max_wait: float, *, poll: float = 0.05) -> float:
+        """Backpressure: while more than `limit` entries wait to be written, wait for the writer to
+        catch up, at most `max_wait` seconds; returns the seconds waited. A chat turn is never refused
+        or dropped here, only slowed; a Redis failure ends the wait (the append will report it).
+        `limit` 0 never waits."""
+        if limit <= 0:
+            return 0.0
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        waited = 0.0  # stays 0 when there was room at once
+        while True:
+            try:
+                backlog = await self.pending()
+            except (RedisError, OSError):
+                return waited
+            if backlog <= limit or waited >= max_wait:
+                return waited
+            await asyncio.sleep(poll)
+            waited = loop.time() - started
+
     async def _fields_of(self, user_id: str, page: int = 500) -> AsyncIterator[tuple[str, dict[str, str]]]:
         """This user's raw entries not yet written, oldest first (a scan of the whole stream, in pages)."""
         start = "-"

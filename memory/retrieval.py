@@ -35,7 +35,9 @@ from memory.long_term_store import LongTermStore
 from memory.models import Memory, ScoredMemory, SearchFilters
 from memory.query import QueryPlan, plan_query
 from memory.scoring import month_range, recency_importance
+from memory.shared_vectors import SharedVectors
 from memory.versions import UNKNOWN, LtmVersions
+from memory.write_policy import sanitize
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +128,12 @@ class HybridRetriever:
         versions: LtmVersions,
         cache: KeywordIndexCache | None = None,
         weights: RankingWeights = RankingWeights(),
+        *,
+        shared: SharedVectors | None = None,
     ) -> None:
+        """`shared`: where query vectors are published for the writer that will store the same text."""
         self._store = store
+        self._shared = shared
         self._embedder = embedder
         self._versions = versions
         self.cache = cache or KeywordIndexCache()
@@ -185,6 +191,8 @@ class HybridRetriever:
             return []
         plan = plan_query(query, known_names=index.names, now=as_of)
         qvec = (await self._embedder.embed([plan.semantic_text]))[0]
+        if self._shared is not None and sanitize(plan.semantic_text) == plan.semantic_text:
+            await self._shared.publish(user_id, plan.semantic_text, qvec)
         n_dense = max(w.dense_candidates, top_k)
         if index.has_vectors and len(index) <= w.in_process_dense_max:
             # the index holds every vector of this user at the current version: exact cosine here,

@@ -38,6 +38,7 @@ from memory.models import Memory, Message
 from memory.privacy import redact
 from memory.scoring import entities, importance, is_explicit_anchor, topic_of
 from memory.service_ids import content_hash, memory_id_for
+from memory.shared_vectors import SharedVectors
 from memory.tombstones import Tombstones
 from memory.versions import LtmVersions
 from monitoring import metrics
@@ -77,12 +78,15 @@ class WritePipeline:
         policy: WritePolicy = WritePolicy(),
         *,
         index: IndexOf | None = None,
+        shared: SharedVectors | None = None,
         clock: Clock = time.time,
     ) -> None:
         """`index`: the user's current in-process index (`HybridRetriever.keyword_index`), used for the
-        duplicate checks instead of two vector-store queries per write."""
+        duplicate checks instead of two vector-store queries per write. `shared`: vectors recall has
+        already computed for these exact texts (the chat path's query), taken instead of re-embedding."""
         self._store = store
         self._index = index
+        self._shared = shared
         self._embedder = embedder
         self._redis = redis
         self._versions = versions
@@ -196,12 +200,21 @@ class WritePipeline:
             merged = _merge_within_batch(prepared)
             index = await self._local_index(user_id)
             hashes = [m.content_hash for m in merged]
-            found = index.with_hashes(hashes) if index is not None else await self._store.find_by_hashes(user_id, hashes)
+            found = (
+                index.with_hashes(hashes)
+                if index is not None
+                else await self._store.find_by_hashes(user_id, hashes)
+            )
             existing = {m.content_hash: m for m in found}
             merged = [
                 _merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged
             ]
-            vectors = await self._embedder.embed([m.embed_text for m in merged])
+            texts = [m.embed_text for m in merged]
+            vectors = (
+                await self._shared.embed(self._embedder, user_id, texts)
+                if self._shared is not None
+                else await self._embedder.embed(texts)
+            )
             fresh = [i for i, m in enumerate(merged) if m.content_hash not in existing]
             if fresh:
                 nearest = (

@@ -65,6 +65,11 @@ OUTBOX_PENDING = Gauge(
     "Chat turns waiting to be written to long-term memory",
     multiprocess_mode="livemostrecent",
 )
+OUTBOX_BACKPRESSURE = Histogram(
+    "mnemo_outbox_backpressure_seconds",
+    "How long a chat turn waited for the long-term writer to catch up (turns that waited only)",
+    buckets=_SLOW,
+)
 RATE_LIMITED = Counter("mnemo_rate_limited_requests", "Requests refused with 429")
 RATE_LIMITER_ERRORS = Counter(
     "mnemo_rate_limiter_errors", "Rate-limit checks that failed (Redis down): the request was let through"

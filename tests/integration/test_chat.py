@@ -15,6 +15,7 @@ from app.lifespan import build_memory_service, build_store
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.models import Message
+from memory.outbox import Outbox, OutboxEntry
 from tests.conftest import AuthHeaders, app_client, make_settings
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, start_chroma
@@ -136,6 +137,54 @@ class TestWhatReachesLongTermMemory:
             await drain(settings)
             listed = (await client.get("/v1/memory/alice/list", headers=auth("alice"))).json()
         assert sorted(m["source"] for m in listed["items"]) == ["assistant", "user"]
+
+
+def backpressure_count(body: str) -> float:
+    found = re.search(r"^mnemo_outbox_backpressure_seconds_count (\S+)$", body, re.MULTILINE)
+    return float(found.group(1)) if found else 0.0
+
+
+class TestBackpressure:
+    async def test_turns_wait_for_a_writer_that_is_behind_and_lose_nothing(
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
+    ) -> None:
+        """No writer runs: past the backlog limit every turn waits its maximum, then goes on."""
+        slow = settings.model_copy(
+            update={"outbox_worker": False, "outbox_max_backlog": 2, "outbox_max_wait_seconds": 0.2}
+        )
+        async with app_client(slow, embedder) as (client, _):
+            before = backpressure_count((await client.get("/metrics")).text)
+            for text in ("我住在杭州", "I live in Hangzhou", "我对花生过敏"):  # backlog 0, 1, 2: no wait
+                assert (await chat(client, auth, text)).status_code == 200
+            assert backpressure_count((await client.get("/metrics")).text) == before
+            for text in ("My sister is a nurse", "提醒我周五打电话"):  # backlog 3, 4: both wait
+                resp = await chat(client, auth, text, stream=text.startswith("提醒"))
+                assert resp.status_code == 200, resp.text
+            assert backpressure_count((await client.get("/metrics")).text) == before + 2
+            r = aredis.Redis.from_url(slow.redis_url)
+            assert await r.xlen(keys.OUTBOX_STREAM) == 5  # every turn is in the outbox
+            await r.aclose()
+
+    async def test_the_wait_ends_when_the_writer_catches_up(self, settings: Settings) -> None:
+        r = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+        outbox = Outbox(r)
+        try:
+            ids = [
+                await outbox.append(OutboxEntry("ann", "s", (Message("user", f"第{i}条 turn {i}"),)))
+                for i in range(5)
+            ]
+
+            async def writer() -> None:
+                await asyncio.sleep(0.2)
+                await r.xdel(keys.OUTBOX_STREAM, *ids)
+
+            task = asyncio.create_task(writer())
+            waited = await outbox.wait_for_room(3, max_wait=30)
+            await task
+            assert 0.2 <= waited < 30
+            assert await outbox.wait_for_room(0, max_wait=30) == 0.0  # 0: never waits
+        finally:
+            await r.aclose()
 
 
 class TestMemoryAcrossSessions:

@@ -277,7 +277,7 @@ def make_lifespan(
         worker_task: asyncio.Task[None] | None = None
         if settings.outbox_worker:
             worker = OutboxWorker(
-                outbox, memory.ingest_entry, consumer=f"{socket.gethostname()}-{os.getpid()}"
+                outbox, memory.ingest_entries, consumer=f"{socket.gethostname()}-{os.getpid()}"
             )
             worker_task = asyncio.create_task(worker.run(), name="outbox-worker")
         metrics.mark_dead_workers()

@@ -1,4 +1,4 @@
-"""The long-term writer as a process of its own: `python -m app.writer [--nice 10] [--concurrency 2]`.
+"""The long-term writer as a process of its own: `python -m app.writer [--nice 10]`.
 
 It runs the same outbox consumer the API workers can run in-process (`OUTBOX_WORKER`), without serving
 HTTP: chat turns are appended to the outbox by the API workers and written to long-term memory here
@@ -27,7 +27,7 @@ from monitoring.logging import configure_logging
 log = logging.getLogger("mnemo.writer")
 
 
-async def run(settings: Settings, *, concurrency: int) -> None:
+async def run(settings: Settings) -> None:
     embedder = await anyio.to_thread.run_sync(build_embedder, settings)
     redis = build_redis(settings, "mnemo-writer")
     store = build_store(settings)
@@ -35,15 +35,14 @@ async def run(settings: Settings, *, concurrency: int) -> None:
     memory = build_memory_service(settings, store, embedder, redis, outbox)
     worker = OutboxWorker(
         outbox,
-        memory.ingest_entry,
+        memory.ingest_entries,
         consumer=f"writer-{socket.gethostname()}-{os.getpid()}",
-        concurrency=concurrency,
     )
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, worker.stop)
     metrics.mark_dead_workers()
-    log.info("writer started", extra={"concurrency": concurrency})
+    log.info("writer started")
     sampler = asyncio.create_task(sample_gauges(outbox))
     try:
         await worker.run()
@@ -59,13 +58,12 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--nice", type=int, default=10, help="scheduling niceness increment (0: none)")
-    parser.add_argument("--concurrency", type=int, default=4, help="users written at the same time")
     args = parser.parse_args()
     settings = Settings()
     configure_logging(settings.log_level)
     if args.nice:
         os.nice(args.nice)
-    asyncio.run(run(settings, concurrency=args.concurrency))
+    asyncio.run(run(settings))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 
 A backlog of chat turns (the user's message, as the chat path appends it with the offline responder;
 `--replies` adds a model's reply as with a real LLM) is put in the
-outbox of a fresh redis-server, then one writer (the same `OutboxWorker` + `MemoryService.ingest_entry`
+outbox of a fresh redis-server, then one writer (the same `OutboxWorker` + `MemoryService.ingest_entries`
 that `python -m app.writer` runs, in this process, not niced) writes it to a fresh `chroma run`. It
 reports turns/s until the outbox is empty and the wall time spent in each stage: embedding, and every
 long-term-store call (summed over concurrent writes, so the stages can add up to more than the wall
@@ -137,16 +137,14 @@ async def main(args: argparse.Namespace) -> None:
             store, "upsert", "find_by_hashes", "nearest", "get_with_vectors", "get", "query", prefix="chroma"
         )
         stages.wrap(embedder, "embed", prefix="embedder")
-        worker = OutboxWorker(outbox, service.ingest_entry, consumer="bench", concurrency=args.concurrency)
+        worker = OutboxWorker(outbox, service.ingest_entries, consumer="bench")
         started = time.perf_counter()
         task = asyncio.create_task(worker.run())
         drained = await worker.drain(timeout=600)
         elapsed = time.perf_counter() - started
         worker.stop()
         await task
-        say(
-            f"\nwriter: {total} turns of {args.users} users, concurrency {args.concurrency}, existing {args.existing}"
-        )
+        say(f"\nwriter: {total} turns of {args.users} users, existing {args.existing}")
         say(f"drained={drained} in {elapsed:.1f} s: {total / elapsed:.1f} turns/s\n")
         say("| stage | calls | seconds | ms/call |")
         say("|---|---:|---:|---:|")
@@ -179,5 +177,4 @@ if __name__ == "__main__":
         default=True,
         help="each user message's vector was published by the chat turn's recall, as in the service",
     )
-    parser.add_argument("--concurrency", type=int, default=4, help="as app.writer's default")
     asyncio.run(main(parser.parse_args()))

@@ -33,7 +33,9 @@ _PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
 class LongTermStore(Protocol):
     """What retrieval and ingestion need from a vector store."""
 
-    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None: ...
+    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
+        """Store (or replace) memories, of one or several users, with their embeddings."""
+        ...
 
     async def query(
         self, user_id: str, embedding: Sequence[float], *, n_results: int, filters: SearchFilters
@@ -125,6 +127,15 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 def _page_reader(where: Where, limit: int, offset: int) -> Callable[[Any], Any]:
     return lambda c: c.get(where=where, include=["metadatas", "documents"], limit=limit, offset=offset)
+
+
+def _upserter(memories: Sequence[Memory], embeddings: Vectors) -> Callable[[Any], Any]:
+    return lambda c: c.upsert(
+        ids=[m.id for m in memories],
+        embeddings=embeddings,
+        documents=[m.content for m in memories],
+        metadatas=[to_metadata(m) for m in memories],
+    )
 
 
 def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> Memory:
@@ -230,23 +241,18 @@ class ChromaLongTermStore:
     # -- LongTermStore -----------------------------------------------------------------------------
 
     async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
+        """Memories of one or several users: one call per shard collection they fall in."""
         if not memories:
             return
         if len(memories) != len(embeddings):
             raise ValueError("one embedding per memory is required")
-        users = {m.user_id for m in memories}
-        if len(users) != 1:
-            raise ValueError("an upsert must belong to exactly one user")
-        user_id = next(iter(users))
-        await self._run(
-            user_id,
-            lambda c: c.upsert(
-                ids=[m.id for m in memories],
-                embeddings=embeddings,
-                documents=[m.content for m in memories],
-                metadatas=[to_metadata(m) for m in memories],
-            ),
-        )
+        by_collection: dict[str, list[int]] = {}
+        for row, m in enumerate(memories):
+            by_collection.setdefault(self.collection_name(m.user_id), []).append(row)
+        for rows in by_collection.values():
+            await self._run(
+                memories[rows[0]].user_id, _upserter([memories[r] for r in rows], embeddings[rows])
+            )
 
     async def query(
         self, user_id: str, embedding: Sequence[float], *, n_results: int, filters: SearchFilters

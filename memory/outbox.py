@@ -1,8 +1,9 @@
 """Durable hand-off of chat turns to long-term memory: a Redis Stream and a consumer group.
 
-The chat path appends an entry (XADD) and returns. An `OutboxWorker` in every app worker reads the
-stream through one consumer group, writes to the long-term store, and only then acknowledges and
-deletes the entry. A crash before the ack leaves the entry pending: the same consumer re-reads its
+The chat path appends an entry (XADD) and returns. An `OutboxWorker` (the writer process, or every app
+worker with OUTBOX_WORKER) reads the stream through one consumer group, up to 64 entries at a time,
+writes them to the long-term store in rounds of one write per user, and only then acknowledges and
+deletes the entries. A crash before the ack leaves the entry pending: the same consumer re-reads its
 pending entries on restart, and other consumers claim entries idle for longer than `claim_idle_ms`.
 An entry that can never be processed (malformed) goes to a dead-letter stream instead of blocking.
 """
@@ -164,7 +165,7 @@ class Outbox:
         return changed
 
 
-Handler = Callable[[OutboxEntry], Awaitable[None]]
+Handler = Callable[[Sequence[OutboxEntry]], Awaitable[None]]  # at most one entry per user
 
 
 def coalesce(items: Sequence[tuple[str, OutboxEntry]], limit: int) -> list[tuple[list[str], OutboxEntry]]:
@@ -195,7 +196,6 @@ class OutboxWorker:
         block_ms: int = 1000,
         claim_idle_ms: int = 30_000,
         max_backoff_seconds: float = 5.0,
-        concurrency: int = 1,
         coalesce: int = 8,
     ) -> None:
         self._outbox = outbox
@@ -205,7 +205,6 @@ class OutboxWorker:
         self._block_ms = block_ms
         self._claim_idle_ms = claim_idle_ms
         self._max_backoff = max_backoff_seconds
-        self._concurrency = concurrency
         self._coalesce = coalesce
         self._stopping = asyncio.Event()
         self.processed = 0
@@ -231,7 +230,7 @@ class OutboxWorker:
                     entries = [(i, f) for i, f in claimed[1] if f]
                 if not entries:
                     entries = await self._read(redis, stream, group, ">", block=self._block_ms)
-                await self._process(redis, stream, group, entries)
+                await self._process(redis, stream, group, await self._parse(redis, stream, group, entries))
                 backoff = 0.0
             except (StoreUnavailable, RedisError, OSError) as exc:
                 if "NOGROUP" in str(exc):
@@ -261,39 +260,67 @@ class OutboxWorker:
         return [(str(i), dict(f)) for i, f in items if f]
 
     async def _process(
-        self, redis: Redis, stream: str, group: str, entries: Sequence[tuple[str, dict[str, str]]]
+        self, redis: Redis, stream: str, group: str, entries: Sequence[tuple[str, OutboxEntry | None]]
     ) -> None:
-        """Entries of one user in stream order (a later turn may merge into an earlier one's memory);
-        different users concurrently, up to `concurrency` at a time, so one user's store round trips
-        overlap another's. A failure leaves that user's remaining entries pending and is re-raised."""
+        """One handler call per round: the next write of every user in the batch (each user's entries
+        in stream order, consecutive turns of a session coalesced), so one round costs one lock per
+        user and one store call per collection, not one per user. A round that fails on a store
+        outage stays pending and is retried; one that fails otherwise is retried entry by entry, so
+        a single bad entry cannot hold back everyone else's."""
         by_user: dict[str, list[tuple[str, OutboxEntry]]] = {}
+        for entry_id, entry in entries:
+            if entry is not None:
+                by_user.setdefault(entry.user_id, []).append((entry_id, entry))
+        queues = [coalesce(items, self._coalesce) for items in by_user.values()]
+        for depth in range(max((len(q) for q in queues), default=0)):
+            if self._stopping.is_set():  # shutting down: the rest stay pending for the next reader
+                return
+            round_ = [q[depth] for q in queues if depth < len(q)]
+            try:
+                await self._handler([entry for _, entry in round_])
+            except (StoreUnavailable, RedisError, OSError):
+                raise
+            except Exception:
+                if len(round_) == 1:
+                    raise
+                log.exception("outbox round failed; retrying its entries one by one")
+                await self._one_by_one(redis, stream, group, round_)
+                continue
+            await self._ack(redis, stream, group, *(i for ids, _ in round_ for i in ids))
+            self.processed += sum(len(ids) for ids, _ in round_)
+
+    async def _one_by_one(
+        self, redis: Redis, stream: str, group: str, round_: Sequence[tuple[list[str], OutboxEntry]]
+    ) -> None:
+        failure: BaseException | None = None
+        for ids, entry in round_:
+            try:
+                await self._handler([entry])
+            except (StoreUnavailable, RedisError, OSError):
+                raise
+            except Exception as exc:  # stays pending; the others are written
+                failure = failure or exc
+                continue
+            await self._ack(redis, stream, group, *ids)
+            self.processed += len(ids)
+        if failure is not None:
+            raise failure
+
+    async def _parse(
+        self, redis: Redis, stream: str, group: str, entries: Sequence[tuple[str, dict[str, str]]]
+    ) -> list[tuple[str, OutboxEntry | None]]:
+        """Entries as read; a malformed one goes to the dead-letter stream (and is None here)."""
+        out: list[tuple[str, OutboxEntry | None]] = []
         for entry_id, fields in entries:
             try:
-                entry = OutboxEntry.from_fields(fields, entry_id)
+                out.append((entry_id, OutboxEntry.from_fields(fields, entry_id)))
             except (KeyError, ValueError, TypeError):
                 log.error("malformed outbox entry moved to dead letters", extra={"entry_id": entry_id})
                 dead: dict[Any, Any] = {**fields, "source_id": entry_id}
                 await redis.xadd(DEAD_LETTER_STREAM, dead)
                 await self._ack(redis, stream, group, entry_id)
-                continue
-            by_user.setdefault(entry.user_id, []).append((entry_id, entry))
-        gate = asyncio.Semaphore(self._concurrency)
-
-        async def one_user(items: list[tuple[str, OutboxEntry]]) -> None:
-            async with gate:
-                for ids, entry in coalesce(items, self._coalesce):
-                    if self._stopping.is_set():  # shutting down: the rest stay pending for the next reader
-                        return
-                    await self._handler(entry)  # raises StoreUnavailable -> stays pending, retried
-                    await self._ack(redis, stream, group, *ids)
-                    self.processed += len(ids)
-
-        results = await asyncio.gather(
-            *(one_user(items) for items in by_user.values()), return_exceptions=True
-        )
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
+                out.append((entry_id, None))
+        return out
 
     async def _ack(self, redis: Redis, stream: str, group: str, *entry_ids: str) -> None:
         async with redis.pipeline(transaction=True) as pipe:

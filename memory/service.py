@@ -25,7 +25,7 @@ from memory.retrieval import HybridRetriever
 from memory.service_ids import content_hash, memory_id_for
 from memory.tombstones import Tombstones
 from memory.versions import LtmVersions
-from memory.write_policy import WritePipeline
+from memory.write_policy import WritePipeline, WriteRequest
 from monitoring import metrics
 
 Clock = Callable[[], float]
@@ -97,10 +97,15 @@ class MemoryService:
         await self._store.upsert(memories, vectors)
         return memories
 
-    async def ingest_entry(self, entry: OutboxEntry) -> None:
-        """Outbox handler: idempotent, because chat turns carry message ids."""
-        await self.ingest(
-            entry.user_id, entry.session_id, entry.messages, entry.previous, issued_at=entry.enqueued_at
+    async def ingest_entries(self, entries: Sequence[OutboxEntry]) -> None:
+        """Outbox handler, at most one entry per user: one batched write (idempotent, because chat
+        turns carry message ids)."""
+        if self._writer is None:
+            for e in entries:
+                await self.ingest(e.user_id, e.session_id, e.messages, e.previous, issued_at=e.enqueued_at)
+            return
+        await self._writer.write_many(
+            [WriteRequest(e.user_id, e.session_id, e.messages, e.previous, e.enqueued_at) for e in entries]
         )
 
     async def search(

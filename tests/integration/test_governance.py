@@ -290,7 +290,7 @@ class TestDeletedStaysDeleted:
             receipt = await eraser.erase("frank")
             assert (receipt.deleted["chroma"], receipt.deleted["outbox"]) == (1, 1)
 
-            await memory.ingest_entry(in_flight)  # the worker gets the lock only now
+            await memory.ingest_entries([in_flight])  # the worker gets the lock only now
             assert (await memory.list("frank", limit=10, offset=0, sort="recent")).total == 0
             assert [k async for k in redis.scan_iter(match=keys.user_pattern("frank"))] == []
             assert "frank" not in keys.erased_marker("frank")  # the marker names no one
@@ -301,5 +301,5 @@ class TestDeletedStaysDeleted:
                 OutboxEntry("frank", "s2", (Message("user", "New start: I moved to Berlin", id="f2"),))
             )
             fresh = [e async for i, e in outbox.entries_of("frank") if i == new_id][0]
-            await memory.ingest_entry(fresh)
+            await memory.ingest_entries([fresh])
             assert (await memory.list("frank", limit=10, offset=0, sort="recent")).total == 1

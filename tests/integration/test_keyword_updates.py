@@ -13,7 +13,7 @@ from memory import ChromaLongTermStore, Embedder, keys
 from memory.embeddings import Vectors
 from memory.models import Memory, Message
 from memory.versions import LtmVersions
-from memory.write_policy import WritePipeline
+from memory.write_policy import WritePipeline, WriteRequest
 
 pytestmark = pytest.mark.integration
 
@@ -167,5 +167,46 @@ async def test_the_writer_checks_duplicates_against_its_index(
         else:
             assert "find_by_hashes" in store.checks
             assert "nearest" in store.checks
+    finally:
+        await redis.aclose()
+
+
+async def test_one_batched_write_for_several_users(settings: Settings, embedder: Embedder) -> None:
+    """write_many gives each user what a single write gives: erase and tombstone checks, duplicate
+    merging, its own version and change log; and its records land in the right user's shard."""
+    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    store = ChromaLongTermStore(
+        chroma_client_factory(settings), shards=4, collection_prefix=settings.chroma_collection_prefix
+    )
+    versions = LtmVersions(redis)
+    writer = WritePipeline(store, embedder, redis, versions)
+    try:
+        await writer.write(
+            "amy", "s0", [Message("user", "我对花生过敏，记住这个。", id="a0", timestamp=1000)]
+        )
+        erased_at = await redis.time()
+        await redis.set(keys.erased_marker("eve"), f"{erased_at[0]}.{erased_at[1]:06d}")
+        before = {u: await versions.get(u) for u in ("amy", "ben", "eve")}
+        results = await writer.write_many(
+            [
+                WriteRequest(
+                    "amy", "s1", [Message("user", "我对花生过敏，记住这个。", id="a1", timestamp=2000)]
+                ),
+                WriteRequest("ben", "s1", [Message("user", "My sister Anna lives in Porto", id="b1")]),
+                WriteRequest("eve", "s1", [Message("user", "I live in Lisbon", id="e1")], issued_at=1.0),
+            ]
+        )
+        amy, ben, eve = results
+        assert [m.source_message_ids for m in amy] == [("a0", "a1")]  # merged into the stored one
+        assert [m.content for m in ben] == ["My sister Anna lives in Porto"]
+        assert eve == []  # issued before the erase: dropped
+        assert await versions.get("amy") > before["amy"]
+        assert await versions.get("ben") > before["ben"]
+        assert await versions.get("eve") == before["eve"]
+        for user, memories in (("amy", amy), ("ben", ben)):
+            stored = await store.get(user)
+            assert [m.id for m in stored] == [m.id for m in memories]
+        with pytest.raises(ValueError, match="one request per user"):
+            await writer.write_many([WriteRequest("amy", "s", []), WriteRequest("amy", "t", [])])
     finally:
         await redis.aclose()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import pytest
 import redis.asyncio as aredis
@@ -97,12 +98,12 @@ class TestOutbox:
         calls: list[str] = []
         failures = 2
 
-        async def handler(e: OutboxEntry) -> None:
+        async def handler(batch: Sequence[OutboxEntry]) -> None:
             nonlocal failures
             if failures:
                 failures -= 1
                 raise StoreUnavailable("chroma", "down")
-            calls.extend(m.content for m in e.messages)  # consecutive turns arrive as one write
+            calls.extend(m.content for e in batch for m in e.messages)  # consecutive turns: one write
 
         worker = OutboxWorker(outbox, handler, consumer="c1", block_ms=50, max_backoff_seconds=0.2)
         task = asyncio.create_task(worker.run())
@@ -121,8 +122,8 @@ class TestOutbox:
         await r.xreadgroup("g", "dead", {"t:outbox2": ">"}, count=10)
         seen: list[str] = []
 
-        async def handler(e: OutboxEntry) -> None:
-            seen.append(e.messages[0].content)
+        async def handler(batch: Sequence[OutboxEntry]) -> None:
+            seen.extend(e.messages[0].content for e in batch)
 
         worker = OutboxWorker(outbox, handler, consumer="alive", block_ms=50, claim_idle_ms=100)
         task = asyncio.create_task(worker.run())
@@ -136,7 +137,7 @@ class TestOutbox:
         await outbox.ensure_group()
         await r.xadd("t:outbox3", {"user_id": "alice", "messages": "not json"})
 
-        async def handler(e: OutboxEntry) -> None:
+        async def handler(batch: Sequence[OutboxEntry]) -> None:
             raise AssertionError("must not be called")
 
         worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50)
@@ -151,8 +152,8 @@ class TestOutbox:
         outbox = Outbox(r, stream="t:outbox4", group="g")
         seen: list[str] = []
 
-        async def handler(e: OutboxEntry) -> None:
-            seen.append(e.messages[0].content)
+        async def handler(batch: Sequence[OutboxEntry]) -> None:
+            seen.extend(e.messages[0].content for e in batch)
 
         worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50, max_backoff_seconds=0.2)
         task = asyncio.create_task(worker.run())
@@ -164,3 +165,47 @@ class TestOutbox:
         worker.stop()
         await task
         assert seen == ["fact 1", "fact 2"]
+
+    async def test_one_handler_call_per_round_of_users(self, r: aredis.Redis) -> None:
+        outbox = Outbox(r, stream="t:outbox5", group="g")
+        await outbox.ensure_group()
+        turns = [("ann", "s1", "我住在杭州"), ("bob", "s1", "I live in Porto"), ("ann", "s1", "我对花生过敏")]
+        turns.append(("ann", "s2", "remind me on Friday"))
+        for n, (user, session, text) in enumerate(turns):
+            await outbox.append(OutboxEntry(user, session, (Message("user", text, id=f"m{n}"),)))
+        calls: list[list[tuple[str, str, int]]] = []
+
+        async def handler(batch: Sequence[OutboxEntry]) -> None:
+            calls.append([(e.user_id, e.session_id, len(e.messages)) for e in batch])
+
+        worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50)
+        task = asyncio.create_task(worker.run())
+        assert await worker.drain(timeout=10)
+        worker.stop()
+        await task
+        # ann's two turns of s1 are one write; her s2 turn comes in the next round, after them
+        assert calls == [[("ann", "s1", 2), ("bob", "s1", 1)], [("ann", "s2", 1)]]
+
+    async def test_a_bad_entry_does_not_hold_back_the_others(self, r: aredis.Redis) -> None:
+        outbox = Outbox(r, stream="t:outbox6", group="g")
+        await outbox.ensure_group()
+        for user, text in (("ann", "我住在杭州"), ("bad", "poison 毒"), ("bob", "I live in Porto")):
+            await outbox.append(OutboxEntry(user, "s", (Message("user", text, id=user),)))
+        written: list[str] = []
+
+        async def handler(batch: Sequence[OutboxEntry]) -> None:
+            if any(e.user_id == "bad" for e in batch):
+                raise ValueError("cannot write this one")
+            written.extend(e.user_id for e in batch)
+
+        worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50)
+        task = asyncio.create_task(worker.run())
+        for _ in range(200):
+            if await r.xlen("t:outbox6") == 1:
+                break
+            await asyncio.sleep(0.05)
+        worker.stop()
+        await task
+        assert sorted(written) == ["ann", "bob"]
+        left: Any = await r.xrange("t:outbox6")
+        assert [f["user_id"] for _, f in left] == ["bad"]  # still pending, retried later

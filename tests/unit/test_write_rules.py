@@ -278,3 +278,42 @@ class TestNearDuplicateGuard:
 
     def test_different_entities_never_merge(self) -> None:
         assert not same_facts(_m("我住在杭州", ("杭州",)), _m("我住在苏州", ("苏州",)))
+
+
+def _topic_hits_reference(text: str) -> dict[str, int]:
+    """The original rule, word by word: CJK words as substrings, others as `\\bword\\b`."""
+    import re
+    from collections import Counter
+
+    from memory.language import CJK_RE
+    from memory.lexicons import TOPICS
+
+    low, hits = text.lower(), Counter[str]()
+    for topic, words in TOPICS.items():
+        for word in words:
+            found = word in text if CJK_RE.search(word) else re.search(rf"\b{re.escape(word)}\b", low)
+            if found:
+                hits[topic] += 1
+    return dict(hits)
+
+
+def test_topic_hits_match_the_word_by_word_rule() -> None:
+    import json
+    from pathlib import Path
+
+    from memory.lexicons import TOPICS
+    from memory.scoring import _topic_hits
+
+    words = [w for ws in TOPICS.values() for w in ws]
+    texts = [
+        *(f"I really like {w}, honestly." for w in words),
+        *(f"我最近很喜欢{w}了" for w in words),
+        *(f"{w.upper()}s and {w}-ish" for w in words[::7]),
+        *(f"咖啡{w}咖啡" for w in words[::5]),
+        "My road trip was paid by credit card; road-trip tips?",
+        "",
+    ]
+    zh = json.loads((Path(__file__).resolve().parents[2] / "bench/data/zh_conversation.json").read_text())
+    texts += [json.dumps(zh, ensure_ascii=False)[i : i + 200] for i in range(0, 40_000, 200)]
+    for text in texts:
+        assert dict(_topic_hits(text)) == _topic_hits_reference(text), text

@@ -66,8 +66,15 @@ class TestReadyz:
                 assert "chroma" in body["detail"]
                 assert "redis" not in body["detail"]
                 assert (await client.get("/healthz")).status_code == 200
+                # alice's index is in this worker (her write built it): her recall needs no Chroma
+                cached = await client.post(
+                    "/v1/memory/alice/search", json={"query": "Hangzhou 杭州"}, headers=auth("alice")
+                )
+                assert cached.status_code == 200
+                assert cached.json()["results"][0]["content"] == "I live in Hangzhou"
+                # bob's would have to be read from Chroma
                 down = await client.post(
-                    "/v1/memory/alice/search", json={"query": "Hangzhou"}, headers=auth("alice")
+                    "/v1/memory/bob/search", json={"query": "我住在哪里？"}, headers=auth("bob")
                 )
                 assert down.status_code == 503
                 assert down.json()["error"] == "chroma_unavailable"

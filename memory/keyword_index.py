@@ -135,15 +135,18 @@ class BM25Index:
             tfs[m.id] = _term_frequencies(m, self._params)
         rows: dict[str, int] = {}
         matrix: np.ndarray | None = None
-        if self._vectors is not None and vectors is not None and len(vectors) == len(upserted):
+        # a delete-only update needs no new vectors: the kept rows keep theirs
+        new_vectors_ok = not upserted or (vectors is not None and len(vectors) == len(upserted))
+        if self._vectors is not None and new_vectors_ok:
             new_ids = {m.id for m in upserted}
             kept = [mid for mid in memories if mid not in new_ids and mid in self._row]
             if len(kept) + len(upserted) == len(memories):  # every memory has a vector
-                new = np.asarray(vectors, dtype=np.float16)
+                old = self._vectors[[self._row[mid] for mid in kept]]
+                new = np.asarray(vectors if upserted else old[:0], dtype=np.float16)
                 if not kept:  # also when the old index was empty (its matrix has no columns)
                     matrix = new
-                elif self._vectors.shape[1] == new.shape[1]:
-                    matrix = np.concatenate([self._vectors[[self._row[mid] for mid in kept]], new])
+                elif not upserted or self._vectors.shape[1] == new.shape[1]:
+                    matrix = np.concatenate([old, new]) if upserted else old
                 if matrix is not None:
                     rows = {mid: i for i, mid in enumerate([*kept, *(m.id for m in upserted)])}
         fresh = BM25Index.__new__(BM25Index)

@@ -138,6 +138,22 @@ def _upserter(memories: Sequence[Memory], embeddings: Vectors) -> Callable[[Any]
     )
 
 
+def rows_of(
+    user_id: str, ids: Sequence[str], docs: Sequence[Any], metas: Sequence[Any]
+) -> list[tuple[int, Memory]]:
+    """(row, memory) for the rows that are this user's records. Under load, chromadb 1.5.9 answered a
+    `user_id`-filtered query with a record that a concurrent delete had just removed, its metadata
+    empty (a 500 in the locust run); such rows are skipped, and so would be any other user's."""
+    out: list[tuple[int, Memory]] = []
+    for row, (i, d, m) in enumerate(zip(ids, docs, metas, strict=True)):
+        meta = dict(m or {})
+        if meta.get("user_id") == user_id:
+            out.append((row, from_record(i, d, meta)))
+        else:
+            log.warning("chroma returned a record without this user's metadata; skipped", extra={"id": i})
+    return out
+
+
 def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> Memory:
     importance = meta.get("importance")
     tier = meta.get("tier")
@@ -272,10 +288,7 @@ class ChromaLongTermStore:
         docs = (result.get("documents") or [[]])[0]
         metas = (result.get("metadatas") or [[]])[0]
         dists = (result.get("distances") or [[]])[0]
-        return [
-            (from_record(i, d, dict(m or {})), 1.0 - float(dist))
-            for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
-        ]
+        return [(m, 1.0 - float(dists[row])) for row, m in rows_of(user_id, ids, docs, metas)]
 
     async def get(
         self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True
@@ -288,7 +301,7 @@ class ChromaLongTermStore:
         result = await self._run(user_id, lambda c: c.get(ids=id_list, where=where, include=include))
         docs = result.get("documents") or [None] * len(result["ids"])
         metas = result.get("metadatas") or [{}] * len(result["ids"])
-        return [from_record(i, d, dict(m or {})) for i, d, m in zip(result["ids"], docs, metas, strict=True)]
+        return [m for _, m in rows_of(user_id, result["ids"], docs, metas)]
 
     async def pages(self, user_id: str, page_size: int = 500) -> AsyncIterator[list[Memory]]:
         """Every memory of the user, `page_size` at a time (export: never the whole user at once)."""
@@ -300,7 +313,7 @@ class ChromaLongTermStore:
             docs = result.get("documents") or [None] * len(ids)
             metas = result.get("metadatas") or [{}] * len(ids)
             if ids:
-                yield [from_record(i, d, dict(m or {})) for i, d, m in zip(ids, docs, metas, strict=True)]
+                yield [m for _, m in rows_of(user_id, ids, docs, metas)]
             if len(ids) < page_size:
                 return
             offset += page_size
@@ -323,8 +336,10 @@ class ChromaLongTermStore:
         metas = result.get("metadatas") or [{}] * len(ids_out)
         raw = result.get("embeddings")
         vectors = np.asarray(raw if raw is not None and len(raw) else np.zeros((0, 0)), dtype=np.float32)
-        memories = [from_record(i, d, dict(m or {})) for i, d, m in zip(ids_out, docs, metas, strict=True)]
-        return memories, vectors
+        rows = rows_of(user_id, ids_out, docs, metas)
+        if len(rows) < len(ids_out) and len(vectors):
+            vectors = vectors[[row for row, _ in rows]]
+        return [m for _, m in rows], vectors
 
     async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]:
         """Memories of this user whose content hash is one of `hashes` (exact-duplicate check)."""
@@ -334,7 +349,7 @@ class ChromaLongTermStore:
         result = await self._run(user_id, lambda c: c.get(where=where, include=["metadatas", "documents"]))
         docs = result.get("documents") or [None] * len(result["ids"])
         metas = result.get("metadatas") or [{}] * len(result["ids"])
-        return [from_record(i, d, dict(m or {})) for i, d, m in zip(result["ids"], docs, metas, strict=True)]
+        return [m for _, m in rows_of(user_id, result["ids"], docs, metas)]
 
     async def embeddings(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:
@@ -366,12 +381,7 @@ class ChromaLongTermStore:
         for ids, docs, metas, dists in zip(
             result["ids"], result["documents"], result["metadatas"], result["distances"], strict=True
         ):
-            out.append(
-                [
-                    (from_record(i, d, dict(m or {})), 1.0 - float(dist))
-                    for i, d, m, dist in zip(ids, docs, metas, dists, strict=True)
-                ]
-            )
+            out.append([(m, 1.0 - float(dists[row])) for row, m in rows_of(user_id, ids, docs, metas)])
         return out
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:

@@ -86,3 +86,19 @@ def test_with_hashes_follows_updates() -> None:
     later = index.updated([memory(9, TEXTS[6])], EMBED.embed_sync([TEXTS[6]]), deleted=["m0"])
     assert [m.id for m in later.with_hashes(["h0", "h9"])] == ["m9"]
     assert [m.id for m in index.with_hashes(["h0"])] == ["m0"]  # the old index is unchanged
+
+
+def test_a_delete_only_update_keeps_every_vector() -> None:
+    """A worker following a delete (no new records) must keep exact cosine in process: before, it lost
+    every vector and sent that user's searches to Chroma."""
+    base = [memory(i, t) for i, t in enumerate(TEXTS)]
+    updated = build(base).updated([], None, deleted=["m1", "m4"])
+    expected = build([m for m in base if m.id not in {"m1", "m4"}])
+    assert updated.has_vectors
+    for q in QUERIES:
+        qv = EMBED.embed_sync([q])[0]
+        assert [(m.id, round(s, 3)) for m, s in updated.nearest(qv, limit=5)] == [
+            (m.id, round(s, 3)) for m, s in expected.nearest(qv, limit=5)
+        ]
+    assert results(updated) == results(expected)
+    assert build(base).updated([], None, deleted=[m.id for m in base]).has_vectors  # emptied

@@ -4,7 +4,7 @@ import collections
 
 import pytest
 
-from memory.long_term_store import all_of, from_record, shard_of, to_metadata, where_for
+from memory.long_term_store import all_of, from_record, rows_of, shard_of, to_metadata, where_for
 from memory.models import Memory, SearchFilters
 
 
@@ -85,3 +85,30 @@ class TestMetadata:
         meta = to_metadata(m)
         assert all(not isinstance(v, list) for v in meta.values())
         assert from_record("m1", "x", meta).entities == ("杭州",)
+
+
+def test_rows_of_skips_records_that_are_not_this_users() -> None:
+    """A record a concurrent delete emptied (chromadb 1.5.9 under load) or another user's is skipped;
+    the row numbers keep distances and vectors aligned with what is kept."""
+
+    def meta(user: str, text: str) -> dict[str, object]:
+        return to_metadata(
+            Memory(
+                id=text,
+                user_id=user,
+                content=text,
+                created_at=1.0,
+                session_id="s",
+                source="user",
+                content_hash=text,
+            )
+        )
+
+    ids = ["a", "gone", "b", "other"]
+    docs = ["我住在杭州", None, "I live in Porto", "not yours"]
+    metas = [meta("ann", "a"), None, meta("ann", "b"), meta("bob", "other")]
+    kept = rows_of("ann", ids, docs, metas)
+    assert [(row, m.id, m.content) for row, m in kept] == [
+        (0, "a", "我住在杭州"),
+        (2, "b", "I live in Porto"),
+    ]

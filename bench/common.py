@@ -8,7 +8,7 @@ import os
 import platform
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,28 +35,42 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
-@contextlib.asynccontextmanager
-async def served_app(**settings: Any) -> AsyncIterator[httpx.AsyncClient]:
-    """Fresh redis-server + chroma in a temp dir, the app on top; yields an HTTP client to it."""
+@contextlib.contextmanager
+def bench_stores() -> Iterator[tuple[str, str]]:
+    """A fresh redis-server and `chroma run` in a temp dir; yields (redis URL with db 0, chroma URL)."""
     workdir = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
     redis = start_redis(workdir / "redis")
     chroma = start_chroma(workdir / "chroma")
     try:
-        config = Settings(
-            _env_file=None,
-            redis_url=f"{redis.url}/0",
-            chroma_url=chroma.url,
-            auth_jwt_secret=SECRET,
-            **{"log_level": "WARNING", "rate_limit_per_minute": 10_000_000, **settings},
-        )
-        app = create_app(config)
-        async with (
-            LifespanManager(app, startup_timeout=180) as manager,
-            httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=manager.app), base_url="http://bench", timeout=120
-            ) as client,
-        ):
-            yield client
+        yield f"{redis.url}/0", chroma.url
     finally:
         chroma.stop()
         redis.stop()
+
+
+@contextlib.asynccontextmanager
+async def app_on(redis_url: str, chroma_url: str, **settings: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """The app, with its real lifespan and model, on these stores; yields an HTTP client to it."""
+    config = Settings(
+        _env_file=None,
+        redis_url=redis_url,
+        chroma_url=chroma_url,
+        auth_jwt_secret=SECRET,
+        **{"log_level": "WARNING", "rate_limit_per_minute": 10_000_000, **settings},
+    )
+    app = create_app(config)
+    async with (
+        LifespanManager(app, startup_timeout=180) as manager,
+        httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=manager.app), base_url="http://bench", timeout=120
+        ) as client,
+    ):
+        yield client
+
+
+@contextlib.asynccontextmanager
+async def served_app(**settings: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """Fresh redis-server + chroma in a temp dir, the app on top; yields an HTTP client to it."""
+    with bench_stores() as (redis_url, chroma_url):
+        async with app_on(redis_url, chroma_url, **settings) as client:
+            yield client

@@ -5,8 +5,10 @@
 
 Starts its own redis-server and `chroma run` on free loopback ports (data in a temp dir), serves the
 app in-process (ASGI, real lifespan, real embedding model), ingests synthetic zh+en memories through
-`POST /v1/memory/{user}/messages`, then times sequential `POST .../search` calls from one client: each user's first search (which builds that
-user's keyword index in the worker) is reported separately as "cold".
+`POST /v1/memory/{user}/messages`, then, from a fresh app on the same stores (an API worker that did not
+write these users, as in production where the writer is its own process), times sequential
+`POST .../search` calls from one client: each user's first search (which builds that user's index in
+the worker) is reported separately as "cold".
 Prints a table and writes JSON to bench/results/.
 """
 
@@ -24,8 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import httpx  # noqa: E402
+
 from app.auth import TokenCodec  # noqa: E402
-from bench.common import SECRET, machine, percentile, served_app  # noqa: E402
+from bench.common import SECRET, app_on, bench_stores, machine, percentile  # noqa: E402
 
 EN_FACTS = [
     "I moved to {city} last {month} for a new job as a {job}.",
@@ -77,15 +81,18 @@ def fact(rng: random.Random) -> str:
     return template.format(**values)
 
 
-async def run(args: argparse.Namespace) -> dict[str, object]:
-    rng = random.Random(args.seed)
-    tokens = TokenCodec(SECRET)
-    async with served_app(memory_shards=args.shards) as client:
-        users = [f"user-{i:05d}" for i in range(args.users)]
-        headers = {u: {"Authorization": f"Bearer {tokens.mint(u, ttl_seconds=86400)}"} for u in users}
-        per_user = args.memories // args.users
+async def ingest(
+    args: argparse.Namespace,
+    rng: random.Random,
+    users: list[str],
+    headers: dict[str, dict[str, str]],
+    per_user: int,
+    stores: tuple[str, str],
+) -> float:
+    """Store every user's memories through the API; returns the seconds it took."""
+    base_ts = 1_700_000_000
+    async with app_on(*stores, memory_shards=args.shards) as client:
         start = time.perf_counter()
-        base_ts = 1_700_000_000
         for u in users:
             for offset in range(0, per_user, args.batch):
                 n = min(args.batch, per_user - offset)
@@ -104,27 +111,49 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
                     headers=headers[u],
                 )
                 resp.raise_for_status()
-        ingest_seconds = time.perf_counter() - start
+        return time.perf_counter() - start
+
+
+async def searches(
+    args: argparse.Namespace,
+    rng: random.Random,
+    users: list[str],
+    headers: dict[str, dict[str, str]],
+    client: httpx.AsyncClient,
+) -> tuple[list[float], list[float]]:
+    """Each user's first search (which builds its index in this worker: "cold"), then random ones."""
+    cold: list[float] = []
+    for u in users:
+        t0 = time.perf_counter()
+        resp = await client.post(f"/v1/memory/{u}/search", json={"query": "warm up"}, headers=headers[u])
+        cold.append((time.perf_counter() - t0) * 1000)
+        resp.raise_for_status()
+    latencies: list[float] = []
+    for _ in range(args.queries):
+        u = rng.choice(users)
+        query = rng.choice(EN_QUERIES + ZH_QUERIES)
+        t0 = time.perf_counter()
+        resp = await client.post(
+            f"/v1/memory/{u}/search", json={"query": query, "top_k": 10}, headers=headers[u]
+        )
+        latencies.append((time.perf_counter() - t0) * 1000)
+        resp.raise_for_status()
+    return cold, latencies
+
+
+async def run(args: argparse.Namespace) -> dict[str, object]:
+    rng = random.Random(args.seed)
+    tokens = TokenCodec(SECRET)
+    with bench_stores() as stores:
+        users = [f"user-{i:05d}" for i in range(args.users)]
+        headers = {u: {"Authorization": f"Bearer {tokens.mint(u, ttl_seconds=86400)}"} for u in users}
+        per_user = args.memories // args.users
+        ingest_seconds = await ingest(args, rng, users, headers, per_user, stores)
         stored = per_user * len(users)
-
-        # The first search of a user builds its keyword index in this worker: timed apart ("cold").
-        cold: list[float] = []
-        for u in users:
-            t0 = time.perf_counter()
-            resp = await client.post(f"/v1/memory/{u}/search", json={"query": "warm up"}, headers=headers[u])
-            cold.append((time.perf_counter() - t0) * 1000)
-            resp.raise_for_status()
-        latencies: list[float] = []
-        for _ in range(args.queries):
-            u = rng.choice(users)
-            query = rng.choice(EN_QUERIES + ZH_QUERIES)
-            t0 = time.perf_counter()
-            resp = await client.post(
-                f"/v1/memory/{u}/search", json={"query": query, "top_k": 10}, headers=headers[u]
-            )
-            latencies.append((time.perf_counter() - t0) * 1000)
-            resp.raise_for_status()
-
+        # searched by a fresh app: like an API worker, it holds no index of these users until their
+        # first search (the writer, which built them while writing, is another process in production)
+        async with app_on(*stores, memory_shards=args.shards) as client:
+            cold, latencies = await searches(args, rng, users, headers, client)
     return {
         "memories": stored,
         "users": args.users,

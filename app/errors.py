@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memory.errors import MemoryNotFound, SessionBusy, StoreUnavailable, UpstreamFailed
+from memory.errors import MemoryBusy, MemoryNotFound, SessionBusy, StoreUnavailable, UpstreamFailed
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +159,11 @@ async def _session_busy(request: Request, exc: Exception) -> JSONResponse:
     return envelope(409, "session_busy", str(exc), request_id_of(request), {"Retry-After": "1"})
 
 
+async def _memory_busy(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, MemoryBusy)
+    return envelope(409, "memory_busy", str(exc), request_id_of(request), {"Retry-After": "1"})
+
+
 async def _upstream_failed(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, UpstreamFailed)
     log.warning("upstream LLM failed", extra={"reason": exc.reason, "timeout": exc.timeout})
@@ -179,6 +184,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(MemoryNotFound, _memory_not_found)
     app.add_exception_handler(StoreUnavailable, _store_unavailable)
     app.add_exception_handler(SessionBusy, _session_busy)
+    app.add_exception_handler(MemoryBusy, _memory_busy)
     app.add_exception_handler(UpstreamFailed, _upstream_failed)
 
 

@@ -28,6 +28,14 @@ class SessionBusy(MemoryError_):
         self.session_id = session_id
 
 
+class MemoryBusy(MemoryError_):
+    """Another write or delete of this user's long-term memory held its lock past the bounded wait."""
+
+    def __init__(self, user_id: str, waited_seconds: float) -> None:
+        super().__init__(f"long-term memory is busy with another write (waited {waited_seconds:g}s)")
+        self.user_id = user_id
+
+
 class UpstreamFailed(MemoryError_):
     """The language model could not produce an answer. `timeout` distinguishes 504 from 502."""
 

@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
 from memory import keys
-from memory.errors import StoreUnavailable
+from memory.errors import MemoryBusy, StoreUnavailable
 from memory.models import Message
 
 log = logging.getLogger(__name__)
@@ -232,7 +232,7 @@ class OutboxWorker:
                     entries = await self._read(redis, stream, group, ">", block=self._block_ms)
                 await self._process(redis, stream, group, await self._parse(redis, stream, group, entries))
                 backoff = 0.0
-            except (StoreUnavailable, RedisError, OSError) as exc:
+            except (StoreUnavailable, MemoryBusy, RedisError, OSError) as exc:
                 if "NOGROUP" in str(exc):
                     group_ready = False
                 backoff = min(self._max_backoff, max(0.2, backoff * 2))
@@ -278,7 +278,7 @@ class OutboxWorker:
             round_ = [q[depth] for q in queues if depth < len(q)]
             try:
                 await self._handler([entry for _, entry in round_])
-            except (StoreUnavailable, RedisError, OSError):
+            except (StoreUnavailable, MemoryBusy, RedisError, OSError):
                 raise
             except Exception:
                 if len(round_) == 1:
@@ -296,7 +296,7 @@ class OutboxWorker:
         for ids, entry in round_:
             try:
                 await self._handler([entry])
-            except (StoreUnavailable, RedisError, OSError):
+            except (StoreUnavailable, MemoryBusy, RedisError, OSError):
                 raise
             except Exception as exc:  # stays pending; the others are written
                 failure = failure or exc

@@ -32,6 +32,7 @@ from redis.asyncio import Redis
 from memory import keys
 from memory.cleaning import clean_text, segment
 from memory.embeddings import Embedder, Vectors
+from memory.errors import MemoryBusy
 from memory.keyword_index import BM25Index, tokenize
 from memory.lexicons import CONFIRMATION_RE
 from memory.locks import RedisLocks
@@ -220,16 +221,9 @@ class WritePipeline:
         out: list[list[Memory]] = [[] for _ in requests]
         if not todo:
             return out
-        p = self.policy
         async with contextlib.AsyncExitStack() as locks:
             for i in todo:  # in user-id order: two writers never wait on each other in a cycle
-                await locks.enter_async_context(
-                    self._locks.hold(
-                        keys.ltm_lock(users[i]),
-                        ttl_seconds=p.lock_ttl_seconds,
-                        wait_seconds=p.lock_wait_seconds,
-                    )
-                )
+                await locks.enter_async_context(self.user_lock(users[i]))
             checked = await asyncio.gather(*(self._check(requests[i], prepared[i]) for i in todo))
             drafts = [(i, d) for i, d in zip(todo, checked, strict=True) if d is not None]
             if not drafts:
@@ -256,6 +250,17 @@ class WritePipeline:
             metrics.MEMORY_WRITES.labels("stored").inc(stored)
             metrics.MEMORY_WRITES.labels("merged").inc(len(d.prepared) - stored)
         return out
+
+    def user_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[str]:
+        """The lock every write of this user holds around check-then-insert. Deletes hold it too, so a
+        delete never interleaves with a write that merges into the memory it removes."""
+        p = self.policy
+        return self._locks.hold(
+            keys.ltm_lock(user_id),
+            ttl_seconds=p.lock_ttl_seconds,
+            wait_seconds=p.lock_wait_seconds,
+            on_timeout=lambda: MemoryBusy(user_id, p.lock_wait_seconds),
+        )
 
     async def _check(self, request: WriteRequest, prepared: list[Memory]) -> _Draft | None:
         """Under the user's lock: drop what an erase or a delete made obsolete, mark first mentions,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import pytest
@@ -11,9 +12,10 @@ from app.lifespan import build_memory_service, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, keys
 from memory.embeddings import Vectors
+from memory.errors import MemoryBusy
 from memory.models import Memory, Message
 from memory.versions import LtmVersions
-from memory.write_policy import WritePipeline, WriteRequest
+from memory.write_policy import WritePipeline, WritePolicy, WriteRequest
 
 pytestmark = pytest.mark.integration
 
@@ -208,5 +210,29 @@ async def test_one_batched_write_for_several_users(settings: Settings, embedder:
             assert [m.id for m in stored] == [m.id for m in memories]
         with pytest.raises(ValueError, match="one request per user"):
             await writer.write_many([WriteRequest("amy", "s", []), WriteRequest("amy", "t", [])])
+    finally:
+        await redis.aclose()
+
+
+async def test_a_delete_waits_for_the_write_in_flight(settings: Settings, embedder: Embedder) -> None:
+    """Deletes hold the user's write lock: a write that is merging cannot see its target vanish."""
+    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    store = ChromaLongTermStore(
+        chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
+    )
+    service = build_memory_service(settings, store, embedder, redis)
+    writer = WritePipeline(store, embedder, redis, LtmVersions(redis), WritePolicy(lock_wait_seconds=0.2))
+    try:
+        [kept] = await service.ingest("una", "s1", [Message("user", "我对花生过敏 peanut allergy", id="p1")])
+        async with writer.user_lock("una"):  # a write in flight
+            deleting = asyncio.create_task(service.delete("una", kept.id))
+            await asyncio.sleep(0.3)
+            assert not deleting.done()
+            assert [m.id for m in await store.get("una")] == [kept.id]
+            # and a second write gives up with MemoryBusy (409 memory_busy; the outbox retries it)
+            with pytest.raises(MemoryBusy):
+                await writer.write("una", "s2", [Message("user", "I live in Porto", id="p2")])
+        await deleting
+        assert await store.get("una") == []
     finally:
         await redis.aclose()

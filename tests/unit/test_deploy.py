@@ -47,7 +47,9 @@ DASHBOARD_METRICS = {
     "mnemo_rate_limiter_errors_total",
     "mnemo_process_resident_memory_bytes",
     "mnemo_chat_turn_overhead_seconds",
+    "mnemo_outbox_backpressure_seconds",
 }
+NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total"}  # an alert's job: it should stay at zero
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 
 
@@ -275,6 +277,24 @@ def metric_base(name: str) -> str:
         if name.endswith(suffix) and name.removesuffix(suffix) in DASHBOARD_METRICS:
             return name.removesuffix(suffix)
     return name
+
+
+def exported_metrics() -> set[str]:
+    """Every metric monitoring/metrics.py defines, by the name Prometheus scrapes."""
+    from prometheus_client.metrics import MetricWrapperBase
+
+    from monitoring import metrics
+
+    names = set()
+    for value in vars(metrics).values():
+        if isinstance(value, MetricWrapperBase):
+            for family in value.describe():
+                names.add(family.name + ("_total" if family.type == "counter" else ""))
+    return names
+
+
+def test_every_metric_is_on_the_dashboard_or_named_as_not() -> None:
+    assert exported_metrics() == DASHBOARD_METRICS | NOT_ON_DASHBOARD
 
 
 def test_dashboard_queries_use_known_metrics() -> None:

@@ -179,6 +179,7 @@ def build_memory_service(
             threshold=settings.importance_threshold,
             near_duplicate=settings.near_duplicate_similarity,
             in_process_max=settings.in_process_index_max,
+            lock_wait_seconds=settings.ltm_lock_wait_seconds,
         ),
         index=retriever.keyword_index,  # duplicate checks against the index recall keeps current
         shared=shared,

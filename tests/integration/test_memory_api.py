@@ -6,8 +6,11 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+import redis.asyncio as aredis
 
-from tests.conftest import AuthHeaders
+from app.settings import Settings
+from memory import Embedder, keys
+from tests.conftest import AuthHeaders, app_client
 
 pytestmark = pytest.mark.integration
 
@@ -187,6 +190,34 @@ class TestListAndDelete:
         assert_envelope(resp, 404, "memory_not_found")
         listed = (await client.get("/v1/memory/alice/list", headers=auth("alice"))).json()
         assert listed["total"] == 4
+
+
+class TestBusy:
+    async def test_a_held_write_lock_gives_409_memory_busy_and_loses_nothing(
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
+    ) -> None:
+        """Another write or delete of the user holds the long-term lock past the bounded wait."""
+        quick = settings.model_copy(update={"ltm_lock_wait_seconds": 0.2})
+        async with app_client(quick, embedder) as (client, _):
+            memory_id = (await ingest(client, auth)).json()["memories"][0]["id"]
+            r = aredis.Redis.from_url(quick.redis_url)
+            await r.set(keys.ltm_lock("alice"), "someone-else", ex=10)
+            stored = await ingest(client, auth, session_id="s2")
+            body = assert_envelope(stored, 409, "memory_busy")
+            assert stored.headers["retry-after"] == "1"
+            assert "busy" in body["detail"]
+            assert_envelope(
+                await client.delete(f"/v1/memory/alice/{memory_id}", headers=auth("alice")),
+                409,
+                "memory_busy",
+            )
+            await r.delete(keys.ltm_lock("alice"))
+            await r.aclose()
+            assert (
+                await client.delete(f"/v1/memory/alice/{memory_id}", headers=auth("alice"))
+            ).status_code == 204
+            listed = (await client.get("/v1/memory/alice/list", headers=auth("alice"))).json()
+            assert listed["total"] == 3  # the refused write stored nothing; the retried delete went through
 
 
 class TestAccess:

@@ -17,6 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 import numpy as np
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from memory.embeddings import Vectors
 from memory.errors import StoreUnavailable
@@ -154,6 +155,16 @@ def rows_of(
     return out
 
 
+def _chroma_server_error(exc: BaseException) -> bool:
+    """Chroma answered, with an internal error: worth two quick retries. chromadb 1.5.9 sometimes fails
+    a read right after a write to a new collection ("Error creating hnsw segment reader: Nothing found
+    on disk", seen once in the test suite); the next attempt succeeds. A server that cannot be reached
+    is not retried here: recall degrades at once and the outbox retries writes with backoff."""
+    from chromadb.errors import ChromaError
+
+    return isinstance(exc, ChromaError) and exc.code() >= 500
+
+
 def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> Memory:
     importance = meta.get("importance")
     tier = meta.get("tier")
@@ -236,12 +247,20 @@ class ChromaLongTermStore:
         from chromadb.errors import ChromaError, NotFoundError
 
         try:
-            try:
-                return op(self._collection(user_id))
-            except NotFoundError:
-                # The collection was deleted behind our back (e.g. server data wiped): recreate once.
-                self._collections.pop(self.collection_name(user_id), None)
-                return op(self._collection(user_id))
+            for attempt in Retrying(
+                retry=retry_if_exception(_chroma_server_error),
+                stop=stop_after_attempt(3),
+                wait=wait_exponential_jitter(multiplier=0.05, max=0.3, jitter=0.05),
+                reraise=True,
+            ):
+                with attempt:
+                    try:
+                        return op(self._collection(user_id))
+                    except NotFoundError:
+                        # The collection was deleted behind our back (e.g. server data wiped): recreate once.
+                        self._collections.pop(self.collection_name(user_id), None)
+                        return op(self._collection(user_id))
+            raise AssertionError("unreachable: the last attempt returns or raises")
         except ChromaError as exc:
             if exc.code() >= 500:
                 raise StoreUnavailable("chroma", f"{type(exc).__name__}: {exc}") from exc

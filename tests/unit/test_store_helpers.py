@@ -112,3 +112,16 @@ def test_rows_of_skips_records_that_are_not_this_users() -> None:
         (0, "a", "我住在杭州"),
         (2, "b", "I live in Porto"),
     ]
+
+
+def test_only_chroma_server_errors_are_retried() -> None:
+    """An internal error of a Chroma that answered is retried (a read right after a write to a new
+    collection failed once so); a bad request, a missing collection or an unreachable server is not."""
+    from chromadb.errors import InternalError, InvalidArgumentError, NotFoundError
+
+    from memory.long_term_store import _chroma_server_error
+
+    assert _chroma_server_error(InternalError("Error creating hnsw segment reader: Nothing found on disk"))
+    assert not _chroma_server_error(InvalidArgumentError("bad where"))
+    assert not _chroma_server_error(NotFoundError("collection gone"))
+    assert not _chroma_server_error(ConnectionRefusedError(111, "Connection refused"))

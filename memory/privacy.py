@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from memory.cleaning import clean_text
+
 _EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _CN_ID_RE = re.compile(r"(?<![0-9A-Za-z])(\d{17}[\dXx])(?![0-9A-Za-z])")
 _CARD_RE = re.compile(r"(?<![0-9A-Za-z])((?:\d[ -]?){12,18}\d)(?![0-9A-Za-z])")
@@ -49,3 +51,8 @@ def redact(text: str) -> str:
     text = _CN_MOBILE_RE.sub("[PHONE]", text)
     text = _INTL_PHONE_RE.sub("[PHONE]", text)
     return _CARD_RE.sub(card, text)
+
+
+def sanitize(text: str) -> str:
+    """Clean, then redact: what may be stored or embedded of a user's text."""
+    return redact(clean_text(text))

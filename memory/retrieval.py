@@ -37,7 +37,6 @@ from memory.query import QueryPlan, plan_query
 from memory.scoring import month_range, recency_importance
 from memory.shared_vectors import SharedVectors
 from memory.versions import UNKNOWN, LtmVersions
-from memory.write_policy import sanitize
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +190,7 @@ class HybridRetriever:
             return []
         plan = plan_query(query, known_names=index.names, now=as_of)
         qvec = (await self._embedder.embed([plan.semantic_text]))[0]
-        if self._shared is not None and sanitize(plan.semantic_text) == plan.semantic_text:
+        if self._shared is not None:
             await self._shared.publish(user_id, plan.semantic_text, qvec)
         n_dense = max(w.dense_candidates, top_k)
         if index.has_vectors and len(index) <= w.in_process_dense_max:

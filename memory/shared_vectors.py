@@ -23,7 +23,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from memory import keys
-from memory.embeddings import Embedder, Vectors
+from memory.embeddings import Vectors
+from memory.privacy import sanitize
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,10 @@ class SharedVectors:
         return keys.shared_vector(user_id, self._model, digest)
 
     async def publish(self, user_id: str, text: str, vector: Vectors) -> None:
+        """Publish only text long-term memory stores unchanged: nothing else could match, and a
+        vector of text with PII must not reach Redis."""
+        if sanitize(text) != text:
+            return
         try:
             raw = base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode()
             await self._redis.set(self._key(user_id, text), raw, ex=self._ttl)
@@ -61,15 +66,4 @@ class SharedVectors:
                 vector = np.frombuffer(base64.b64decode(raw), dtype=np.float32)
                 if vector.shape == (dimension,):
                     out[i] = vector
-        return out
-
-    async def embed(self, embedder: Embedder, user_id: str, texts: Sequence[str]) -> Vectors:
-        """Vectors of `texts`: the published ones taken, the rest embedded (in one call)."""
-        known = await self.fetch(user_id, texts, embedder.dimension)
-        missing = [i for i in range(len(texts)) if i not in known]
-        out = np.empty((len(texts), embedder.dimension), dtype=np.float32)
-        if missing:
-            out[missing] = await embedder.embed([texts[i] for i in missing])
-        for i, vector in known.items():
-            out[i] = vector
         return out

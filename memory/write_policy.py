@@ -30,7 +30,7 @@ import numpy as np
 from redis.asyncio import Redis
 
 from memory import keys
-from memory.cleaning import clean_text, segment
+from memory.cleaning import segment
 from memory.embeddings import Embedder, Vectors
 from memory.errors import MemoryBusy
 from memory.keyword_index import BM25Index, tokenize
@@ -38,7 +38,7 @@ from memory.lexicons import CONFIRMATION_RE
 from memory.locks import RedisLocks
 from memory.long_term_store import LongTermStore
 from memory.models import Memory, Message
-from memory.privacy import redact
+from memory.privacy import sanitize
 from memory.scoring import entities, importance, is_explicit_anchor, topic_of
 from memory.service_ids import content_hash, memory_id_for
 from memory.shared_vectors import SharedVectors
@@ -60,11 +60,6 @@ class WritePolicy:
     lock_ttl_seconds: int = 10
     lock_wait_seconds: float = 30.0
     in_process_max: int = 20_000  # users with more memories are de-duplicated by the vector store
-
-
-def sanitize(text: str) -> str:
-    """Clean, then redact: what may be stored or embedded of a user's text."""
-    return redact(clean_text(text))
 
 
 def _speaker_line(message: Message, text: str) -> str:

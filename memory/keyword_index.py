@@ -142,11 +142,13 @@ class BM25Index:
             kept = [mid for mid in memories if mid not in new_ids and mid in self._row]
             if len(kept) + len(upserted) == len(memories):  # every memory has a vector
                 old = self._vectors[[self._row[mid] for mid in kept]]
-                new = np.asarray(vectors if upserted else old[:0], dtype=np.float16)
-                if not kept:  # also when the old index was empty (its matrix has no columns)
+                new = np.asarray(vectors, dtype=np.float16) if upserted else None
+                if new is None:
+                    matrix = old
+                elif not kept:  # also when the old index was empty (its matrix has no columns)
                     matrix = new
-                elif not upserted or self._vectors.shape[1] == new.shape[1]:
-                    matrix = np.concatenate([old, new]) if upserted else old
+                elif old.shape[1] == new.shape[1]:
+                    matrix = np.concatenate([old, new])
                 if matrix is not None:
                     rows = {mid: i for i, mid in enumerate([*kept, *(m.id for m in upserted)])}
         fresh = BM25Index.__new__(BM25Index)

@@ -27,6 +27,8 @@ from memory.models import Message
 
 log = logging.getLogger(__name__)
 DEAD_LETTER_STREAM = f"{keys.OUTBOX_STREAM}:dead"
+# failures that leave entries pending, to be retried with backoff (a store or Redis outage, a busy lock)
+TRANSIENT = (StoreUnavailable, MemoryBusy, RedisError, OSError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +234,7 @@ class OutboxWorker:
                     entries = await self._read(redis, stream, group, ">", block=self._block_ms)
                 await self._process(redis, stream, group, await self._parse(redis, stream, group, entries))
                 backoff = 0.0
-            except (StoreUnavailable, MemoryBusy, RedisError, OSError) as exc:
+            except TRANSIENT as exc:
                 if "NOGROUP" in str(exc):
                     group_ready = False
                 backoff = min(self._max_backoff, max(0.2, backoff * 2))
@@ -278,7 +280,7 @@ class OutboxWorker:
             round_ = [q[depth] for q in queues if depth < len(q)]
             try:
                 await self._handler([entry for _, entry in round_])
-            except (StoreUnavailable, MemoryBusy, RedisError, OSError):
+            except TRANSIENT:
                 raise
             except Exception:
                 if len(round_) == 1:
@@ -296,7 +298,7 @@ class OutboxWorker:
         for ids, entry in round_:
             try:
                 await self._handler([entry])
-            except (StoreUnavailable, MemoryBusy, RedisError, OSError):
+            except TRANSIENT:
                 raise
             except Exception as exc:  # stays pending; the others are written
                 failure = failure or exc

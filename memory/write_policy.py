@@ -302,16 +302,20 @@ class WritePipeline:
             else [{} for _ in drafts]
         )
         missing = [(n, j) for n, t in enumerate(texts) for j in range(len(t)) if j not in known[n]]
-        computed = await self._embedder.embed([texts[n][j] for n, j in missing]) if missing else None
-        for n, d in enumerate(drafts):
-            d.vectors = np.empty((len(texts[n]), self._embedder.dimension), dtype=np.float32)
-            for j, vector in known[n].items():
-                d.vectors[j] = vector
-        if computed is not None:
-            for row, (n, j) in enumerate(missing):
-                vectors = drafts[n].vectors
-                assert vectors is not None
-                vectors[j] = computed[row]
+        dimension = self._embedder.dimension
+        computed = (
+            await self._embedder.embed([texts[n][j] for n, j in missing])
+            if missing
+            else np.empty((0, dimension), dtype=np.float32)
+        )
+        out = [np.empty((len(t), dimension), dtype=np.float32) for t in texts]
+        for n, published in enumerate(known):
+            for j, vector in published.items():
+                out[n][j] = vector
+        for row, (n, j) in enumerate(missing):
+            out[n][j] = computed[row]
+        for d, array in zip(drafts, out, strict=True):
+            d.vectors = array
 
     async def _near_duplicates(self, d: _Draft) -> tuple[list[Memory], Vectors]:
         """Merge each new memory into a stored one it nearly repeats (cosine and the same facts)."""

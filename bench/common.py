@@ -24,6 +24,21 @@ from app.settings import Settings  # noqa: E402
 from tests.services import start_chroma, start_redis  # noqa: E402
 
 SECRET = "bench-" + "s" * 48
+# chat turns the load benchmarks send, Chinese and English: facts, then questions about them
+TURNS = [
+    "我住在杭州，在一家银行做数据分析。",
+    "I moved to Lisbon last May for a new job.",
+    "我对花生过敏，记住这个。",
+    "My sister Anna is a nurse in Porto.",
+    "提醒我周五下午三点给王老师打电话。",
+    "Remind me to renew the car insurance on Monday.",
+    "我住在哪个城市？",
+    "Where does my sister work?",
+    "我对什么过敏？",
+    "What should I do on Monday?",
+    "我最近在学吉他，每周二上课。",
+    "My order number for the sofa is A-20931.",
+]
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -36,24 +36,9 @@ import redis.asyncio as aredis  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from app.auth import TokenCodec  # noqa: E402
-from bench.common import SECRET, machine, percentile  # noqa: E402
+from bench.common import SECRET, TURNS, machine, percentile  # noqa: E402
 from bench.served import served  # noqa: E402
 from memory import keys  # noqa: E402
-
-TURNS = [
-    "我住在杭州，在一家银行做数据分析。",
-    "I moved to Lisbon last May for a new job.",
-    "我对花生过敏，记住这个。",
-    "My sister Anna is a nurse in Porto.",
-    "提醒我周五下午三点给王老师打电话。",
-    "Remind me to renew the car insurance on Monday.",
-    "我住在哪个城市？",
-    "Where does my sister work?",
-    "我对什么过敏？",
-    "What should I do on Monday?",
-    "我最近在学吉他，每周二上课。",
-    "My order number for the sofa is A-20931.",
-]
 
 
 async def user_loop(

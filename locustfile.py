@@ -141,7 +141,7 @@ def jwt_secret() -> str:
 
 
 def mint_token(sub: str, *, role: str | None = None, ttl_seconds: int = TOKEN_TTL_SECONDS) -> str:
-    """An HS256 token for `sub`, as the service's `python -m app.token` mints it."""
+    """An HS256 token for `sub`, as the service's `python -m app.cli.token` mints it."""
     now = int(time.time())
     claims: dict[str, Any] = {"sub": sub, "iat": now, "exp": now + ttl_seconds}
     if role:

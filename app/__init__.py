@@ -1,1 +1,6 @@
-"""mnemo's HTTP surface: app factory, lifespan, settings, auth, routes."""
+"""mnemo's HTTP surface and composition root.
+
+`main` (create_app), `lifespan` (builds and closes every client once) and `settings` are the composition
+root; `http` is the plumbing every route shares; `routes` one module per resource; `clients` the
+outside services (upstream LLM); `cli` the command-line entry points.
+"""

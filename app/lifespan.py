@@ -20,28 +20,28 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from app.auth import TokenCodec
-from app.rate_limit import RateLimiter
+from app.clients.upstream import OpenAICompatibleLLM
+from app.http.auth import TokenCodec
+from app.http.rate_limit import RateLimiter
 from app.settings import Settings
-from app.upstream import OpenAICompatibleLLM
 from memory import ChromaLongTermStore, Embedder, MemoryService, SentenceTransformerEmbedder
-from memory.audit import AuditLog
-from memory.compression import LLMCompressor
-from memory.conversation import ConversationService
-from memory.erasure import Eraser
-from memory.export import UserExport
-from memory.keyword_index import KeywordIndexCache
-from memory.llm import ChatModel
-from memory.offline import OfflineResponder
-from memory.onnx_embedder import OnnxEmbedder
-from memory.outbox import Outbox, OutboxWorker
-from memory.retrieval import HybridRetriever, RankingWeights
-from memory.session_store import SessionLimits, SessionStore
-from memory.shared_vectors import SharedVectors
-from memory.summary import LLMSummarizer
-from memory.tombstones import Tombstones
-from memory.versions import LtmVersions
-from memory.write_policy import WritePipeline, WritePolicy
+from memory.chat.compression import LLMCompressor
+from memory.chat.conversation import ConversationService
+from memory.chat.llm import ChatModel
+from memory.chat.offline import OfflineResponder
+from memory.chat.summary import LLMSummarizer
+from memory.embedding.onnx import OnnxEmbedder
+from memory.governance.audit import AuditLog
+from memory.governance.erasure import Eraser
+from memory.governance.export import UserExport
+from memory.longterm.shared_vectors import SharedVectors
+from memory.longterm.tombstones import Tombstones
+from memory.longterm.versions import LtmVersions
+from memory.outbox.stream import Outbox, OutboxWorker
+from memory.recall.keyword_index import KeywordIndexCache
+from memory.recall.retrieval import HybridRetriever, RankingWeights
+from memory.session.store import SessionLimits, SessionStore
+from memory.write.policy import WritePipeline, WritePolicy
 from monitoring import metrics
 
 log = logging.getLogger(__name__)

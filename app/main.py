@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 from fastapi import FastAPI
 
-from app.errors import ErrorBodyResponses, install_error_handlers
+from app.http.errors import ErrorBodyResponses, install_error_handlers
+from app.http.middleware import RequestContextMiddleware
 from app.lifespan import make_lifespan
-from app.middleware import RequestContextMiddleware
 from app.routes import audit, chat, health, memories, sessions
 from app.settings import Settings
 from memory import Embedder

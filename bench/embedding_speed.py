@@ -33,8 +33,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 
 from bench.common import machine, percentile  # noqa: E402
-from memory.embeddings import SentenceTransformerEmbedder, Vectors  # noqa: E402
-from memory.onnx_embedder import OnnxEmbedder  # noqa: E402
+from memory.embedding.base import Vectors  # noqa: E402
+from memory.embedding.onnx import OnnxEmbedder  # noqa: E402
+from memory.embedding.sentence_transformer import SentenceTransformerEmbedder  # noqa: E402
 
 EN = [
     "hey, can you remind me what I said about {thing}?",

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from app.auth import TokenCodec  # noqa: E402
+from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, machine  # noqa: E402
 from bench.served import served  # noqa: E402
 

@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.auth import TokenCodec  # noqa: E402
+from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, machine, percentile, served_app  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo_dev.json"
@@ -70,7 +70,7 @@ def turn_text(turn: dict[str, Any]) -> str:
 
 def would_be_fact(text: str) -> bool:
     """Would the seed's threshold alone (importance >= 0.65, or an explicit anchor) keep this turn?"""
-    from memory.scoring import importance, is_explicit_anchor
+    from memory.write.scoring import importance, is_explicit_anchor
 
     return importance(text).score >= 0.65 or is_explicit_anchor(text)
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from app.auth import TokenCodec  # noqa: E402
+from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, app_on, bench_stores, machine, percentile  # noqa: E402
 
 EN_FACTS = [

@@ -29,7 +29,7 @@ class Served:
 
 @contextlib.contextmanager
 def served(workers: int = 2, writer: bool = False, **env: str) -> Iterator[Served]:
-    """`writer`: run the long-term writer as its own niced process (`python -m app.writer`) and keep
+    """`writer`: run the long-term writer as its own niced process (`python -m app.cli.writer`) and keep
     the API workers from writing (OUTBOX_WORKER=false), as `make run` and the compose file do."""
     workdir = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
     redis = start_redis(workdir / "redis")
@@ -63,7 +63,7 @@ def served(workers: int = 2, writer: bool = False, **env: str) -> Iterator[Serve
             )
             if writer:
                 writer_proc = subprocess.Popen(
-                    [sys.executable, "-m", "app.writer"],
+                    [sys.executable, "-m", "app.cli.writer"],
                     env={**environment, "PYTHONPATH": str(ROOT)},
                     cwd=workdir,
                     stdout=log,

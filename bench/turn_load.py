@@ -35,7 +35,7 @@ import httpx  # noqa: E402
 import redis.asyncio as aredis  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from app.auth import TokenCodec  # noqa: E402
+from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, TURNS, machine, percentile  # noqa: E402
 from bench.served import served  # noqa: E402
 from memory import keys  # noqa: E402

@@ -6,7 +6,7 @@
 A backlog of chat turns (the user's message, as the chat path appends it with the offline responder;
 `--replies` adds a model's reply as with a real LLM) is put in the
 outbox of a fresh redis-server, then one writer (the same `OutboxWorker` + `MemoryService.ingest_entries`
-that `python -m app.writer` runs, in this process, not niced) writes it to a fresh `chroma run`. It
+that `python -m app.cli.writer` runs, in this process, not niced) writes it to a fresh `chroma run`. It
 reports turns/s until the outbox is empty and the wall time spent in each stage: embedding, and every
 long-term-store call (summed over concurrent writes, so the stages can add up to more than the wall
 time). `--existing N` first gives every user N stored memories, so the writer's duplicate checks run
@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 from app.lifespan import build_embedder, build_memory_service, build_redis, build_store  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, TURNS, machine  # noqa: E402
+from memory.longterm.shared_vectors import SharedVectors  # noqa: E402
 from memory.models import Message  # noqa: E402
-from memory.outbox import Outbox, OutboxEntry, OutboxWorker  # noqa: E402
-from memory.shared_vectors import SharedVectors  # noqa: E402
+from memory.outbox.stream import Outbox, OutboxEntry, OutboxWorker  # noqa: E402
 from tests.services import start_chroma, start_redis  # noqa: E402
 
 STATEMENTS = [t for t in TURNS if not t.endswith(("？", "?"))]  # what a writer mostly stores

@@ -1,8 +1,21 @@
-"""mnemo's memory domain: stores, embeddings, ranking. Never imports the HTTP layer or settings."""
+"""mnemo's memory domain, as packages by subsystem, floors bottom-up (a package imports only lower floors):
 
-from memory.embeddings import Embedder, SentenceTransformerEmbedder, bundled_model_path
+1. shared leaves: `models`, `errors`, `keys` (every Redis key), `locks`; `text` (zh/en rules); `embedding`
+2. `session` (short-term state in Redis), `outbox` (turns handed to the writer), `longterm` (Chroma store,
+   versions, tombstones, shared vectors)
+3. `recall` (keyword index, query plan, ranking, hybrid retriever)
+4. `write` (write policy and scoring)
+5. `service` (`MemoryService`: ingest, search, list, delete)
+6. `chat` (the chat turn) and `governance` (erasure, export, audit)
+
+The domain never imports `app`, FastAPI, httpx or the settings object: it gets configured objects through
+constructors. `tests/unit/test_layering.py` checks these rules.
+"""
+
+from memory.embedding.base import Embedder
+from memory.embedding.sentence_transformer import SentenceTransformerEmbedder, bundled_model_path
 from memory.errors import MemoryNotFound, StoreUnavailable
-from memory.long_term_store import ChromaLongTermStore, LongTermStore, shard_of
+from memory.longterm.chroma import ChromaLongTermStore, LongTermStore, shard_of
 from memory.models import Memory, MemoryPage, Message, ScoredMemory, SearchFilters
 from memory.service import MemoryService
 

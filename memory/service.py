@@ -17,16 +17,16 @@ from typing import Literal
 
 import numpy as np
 
-from memory.embeddings import Embedder
+from memory.embedding.base import Embedder
 from memory.errors import MemoryNotFound
-from memory.long_term_store import LongTermStore
+from memory.longterm.chroma import LongTermStore
+from memory.longterm.ids import content_hash, memory_id_for
+from memory.longterm.tombstones import Tombstones
+from memory.longterm.versions import LtmVersions
 from memory.models import Memory, MemoryPage, Message, ScoredMemory, SearchFilters, SortOrder
-from memory.outbox import Outbox, OutboxEntry
-from memory.retrieval import HybridRetriever
-from memory.service_ids import content_hash, memory_id_for
-from memory.tombstones import Tombstones
-from memory.versions import LtmVersions
-from memory.write_policy import WritePipeline, WriteRequest
+from memory.outbox.stream import Outbox, OutboxEntry
+from memory.recall.retrieval import HybridRetriever
+from memory.write.policy import WritePipeline, WriteRequest
 from monitoring import metrics
 
 Clock = Callable[[], float]

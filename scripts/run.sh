@@ -50,7 +50,7 @@ port="${PORT:-8000}"
 cat <<TXT
 
 ==> mnemo is starting on http://127.0.0.1:$port with ${WORKERS:-2} workers and a long-term writer process
-    token:  TOKEN=\$(.venv/bin/python -m app.token --sub alice)
+    token:  TOKEN=\$(.venv/bin/python -m app.cli.token --sub alice)
     store:  curl -s -X POST localhost:$port/v1/memory/alice/messages -H "Authorization: Bearer \$TOKEN" \\
               -H 'content-type: application/json' \\
               -d '{"session_id":"s1","messages":[{"role":"user","content":"我住在杭州，记住这个","id":"m1"}]}'
@@ -60,10 +60,10 @@ cat <<TXT
     stop:   Ctrl-C (then 'make stop' to stop the Redis/Chroma this script started)
 
 TXT
-# Long-term writes run in their own niced process (python -m app.writer), not in the API workers:
+# Long-term writes run in their own niced process (python -m app.cli.writer), not in the API workers:
 # measured on 2 cores, chat turns wait far less that way (README, "Performance").
 export OUTBOX_WORKER=false
-.venv/bin/python -m app.writer &
+.venv/bin/python -m app.cli.writer &
 writer_pid=$!
 trap 'kill "$writer_pid" 2>/dev/null || true' EXIT INT TERM
 .venv/bin/uvicorn --factory app.main:create_app --host "${HOST:-0.0.0.0}" --port "$port" \

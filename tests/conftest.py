@@ -13,11 +13,11 @@ import redis
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
-from app.auth import TokenCodec
+from app.http.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
 from memory import Embedder
-from memory.onnx_embedder import OnnxEmbedder
+from memory.embedding.onnx import OnnxEmbedder
 from tests.services import ServerProcess, start_chroma, start_redis
 
 TEST_SECRET = "test-secret-" + "x" * 40

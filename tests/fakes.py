@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memory.embeddings import Vectors
+from memory.embedding.base import Vectors
 
 
 class HashEmbedder:

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.auth import USER_ID_PATTERN
-from app.deps import AdminDep, AuditLogDep
-from app.schemas import AuditEntryOut, AuditResponse
+from app.http.auth import USER_ID_PATTERN
+from app.http.deps import AdminDep, AuditLogDep
+from app.http.schemas import AuditEntryOut, AuditResponse
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 ENTRY_ID_PATTERN = r"^\d{1,20}-\d{1,20}$"

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header
 from sse_starlette import EventSourceResponse
 
-from app.auth import ensure_can_act_for
-from app.chat_schemas import (
+from app.http.auth import ensure_can_act_for
+from app.http.chat_schemas import (
     ChatCompletionRequest,
     ChatCompletionResponse,
     Choice,
@@ -23,12 +23,12 @@ from app.chat_schemas import (
     Usage,
     chunk,
 )
-from app.deps import ConversationDep, LLMDep, PrincipalDep
-from app.errors import BadRequest
-from app.schemas import ID_PATTERN
-from memory.conversation import ChatInput, TurnDebug, TurnStream
+from app.http.deps import ConversationDep, LLMDep, PrincipalDep
+from app.http.errors import BadRequest
+from app.http.schemas import ID_PATTERN
+from memory.chat.conversation import ChatInput, TurnDebug, TurnStream
+from memory.chat.llm import GenerationParams, PromptMessage, estimate_tokens
 from memory.errors import UpstreamFailed
-from memory.llm import GenerationParams, PromptMessage, estimate_tokens
 
 router = APIRouter(tags=["chat"])
 log = logging.getLogger(__name__)

@@ -6,8 +6,8 @@ import asyncio
 
 from fastapi import APIRouter, Response
 
-from app.deps import RedisDep, StoreDep
-from app.errors import ServiceUnavailable
+from app.http.deps import RedisDep, StoreDep
+from app.http.errors import ServiceUnavailable
 from monitoring import metrics
 
 router = APIRouter(tags=["health"])

@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import StreamingResponse
 
-from app.deps import ActingUser, AuditDep, EraserDep, ExporterDep, MemoryDep
-from app.export import export_document
-from app.schemas import (
+from app.http.deps import ActingUser, AuditDep, EraserDep, ExporterDep, MemoryDep
+from app.http.export import export_document
+from app.http.schemas import (
     ID_PATTERN,
     ErasureOut,
     ForgetRequest,

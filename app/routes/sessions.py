@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Response
 
-from app.deps import ActingUser, SessionsDep
-from app.schemas import ID_PATTERN, session_view
+from app.http.deps import ActingUser, SessionsDep
+from app.http.schemas import ID_PATTERN, session_view
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 SessionIdPath = Annotated[str, Path(pattern=ID_PATTERN)]

@@ -15,7 +15,7 @@ from app.lifespan import build_memory_service, build_store
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.models import Message
-from memory.outbox import Outbox, OutboxEntry
+from memory.outbox.stream import Outbox, OutboxEntry
 from tests.conftest import AuthHeaders, app_client, make_settings
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, start_chroma

@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 import redis.asyncio as aredis
 
-from app.export import export_document
+from app.http.export import export_document
 from app.lifespan import build_memory_service, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, keys
-from memory.erasure import Eraser
-from memory.export import UserExport
+from memory.governance.erasure import Eraser
+from memory.governance.export import UserExport
 from memory.models import Memory, Message
-from memory.outbox import Outbox, OutboxEntry
+from memory.outbox.stream import Outbox, OutboxEntry
 from memory.service import MemoryService
-from memory.session_store import SessionStore
+from memory.session.store import SessionStore
 from tests.conftest import AuthHeaders, app_client
 
 pytestmark = pytest.mark.integration

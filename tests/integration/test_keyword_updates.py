@@ -12,11 +12,11 @@ import redis.asyncio as aredis
 from app.lifespan import build_memory_service, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, keys
-from memory.embeddings import Vectors
+from memory.embedding.base import Vectors
 from memory.errors import MemoryBusy
+from memory.longterm.versions import LtmVersions
 from memory.models import Memory, Message
-from memory.versions import LtmVersions
-from memory.write_policy import WritePipeline, WritePolicy, WriteRequest
+from memory.write.policy import WritePipeline, WritePolicy, WriteRequest
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from memory import SentenceTransformerEmbedder
-from memory.embeddings import Vectors
-from memory.onnx_embedder import OnnxEmbedder, int8_model_path
+from memory.embedding.base import Vectors
+from memory.embedding.onnx import OnnxEmbedder, int8_model_path
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import pytest
 import redis
 import uvicorn
 
-from app.auth import TokenCodec
+from app.http.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
 from memory import Embedder, keys

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.auth import TokenCodec
+from app.http.auth import TokenCodec
 from tests.conftest import TEST_SECRET, drop_collections
 from tests.services import ServerProcess, free_port
 
@@ -186,14 +186,14 @@ def test_metrics_add_up_across_two_workers(tmp_path: Path, served: str) -> None:
 def test_writer_process_drains_the_outbox_and_stops_cleanly(
     tmp_path: Path, redis_server: ServerProcess, chroma_server: ServerProcess
 ) -> None:
-    """`python -m app.writer` (what `make run` and the compose `writer` service run) writes pending chat
+    """`python -m app.cli.writer` (what `make run` and the compose `writer` service run) writes pending chat
     turns to long-term memory, and a SIGTERM stops it without losing what it has not written."""
     import asyncio
 
     import redis.asyncio as aredis
 
     from memory.models import Message
-    from memory.outbox import Outbox, OutboxEntry
+    from memory.outbox.stream import Outbox, OutboxEntry
 
     prefix = f"t{uuid.uuid4().hex[:12]}"
     redis_url = f"{redis_server.url}/3"
@@ -224,7 +224,7 @@ def test_writer_process_drains_the_outbox_and_stops_cleanly(
     }
     log = (tmp_path / "writer.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.writer", "--nice", "0"],
+        [sys.executable, "-m", "app.cli.writer", "--nice", "0"],
         env=env,
         cwd=tmp_path,
         stdout=log,

@@ -12,8 +12,8 @@ import redis.asyncio as aredis
 from memory import keys
 from memory.errors import SessionBusy, StoreUnavailable
 from memory.models import Message
-from memory.outbox import DEAD_LETTER_STREAM, Outbox, OutboxEntry, OutboxWorker
-from memory.session_store import BufferedMessage, SessionLimits, SessionStore
+from memory.outbox.stream import DEAD_LETTER_STREAM, Outbox, OutboxEntry, OutboxWorker
+from memory.session.store import BufferedMessage, SessionLimits, SessionStore
 from tests.services import ServerProcess
 
 pytestmark = pytest.mark.integration

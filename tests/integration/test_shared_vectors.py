@@ -12,7 +12,7 @@ import redis.asyncio as aredis
 from app.lifespan import build_memory_service, build_store
 from app.settings import Settings
 from memory import Embedder, keys
-from memory.embeddings import Vectors
+from memory.embedding.base import Vectors
 from memory.models import Message
 
 pytestmark = pytest.mark.integration

@@ -8,8 +8,8 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from app.auth import Principal, TokenCodec, bearer_token, ensure_can_act_for
-from app.errors import Forbidden, Unauthorized
+from app.http.auth import Principal, TokenCodec, bearer_token, ensure_can_act_for
+from app.http.errors import Forbidden, Unauthorized
 
 SECRET = "s" * 48
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from memory.compression import LLMCompressor
-from memory.context import assemble_prompt
-from memory.llm import Completion, GenerationParams, PromptMessage, TurnFacts
+from memory.chat.compression import LLMCompressor
+from memory.chat.context import assemble_prompt
+from memory.chat.llm import Completion, GenerationParams, PromptMessage, TurnFacts
 from memory.models import Memory, ScoredMemory
 
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from memory.onnx_embedder import PADDING_SLACK, length_buckets
+from memory.embedding.onnx import PADDING_SLACK, length_buckets
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory.keyword_index import BM25Index, tokenize
 from memory.models import Memory
+from memory.recall.keyword_index import BM25Index, tokenize
 from tests.fakes import HashEmbedder
 
 TEXTS = [

@@ -15,7 +15,7 @@ from typing import Any
 
 import jwt
 
-from app.auth import TokenCodec
+from app.http.auth import TokenCodec
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCUSTFILE = ROOT / "locustfile.py"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory.models import Message
-from memory.outbox import OutboxEntry, coalesce
+from memory.outbox.stream import OutboxEntry, coalesce
 
 
 def turn(user: str, session: str, n: int, at: float) -> tuple[str, OutboxEntry]:

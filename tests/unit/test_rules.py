@@ -6,14 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.actions import classify_action, coding_mode
-from memory.context import assemble_prompt, compress, humanize_age
-from memory.language import detect_language
-from memory.llm import PromptMessage, TurnFacts
+from memory.chat.context import assemble_prompt, compress, humanize_age
+from memory.chat.llm import PromptMessage, TurnFacts
+from memory.chat.offline import offline_reply
+from memory.chat.summary import ExtractiveSummarizer, third_person_en, third_person_zh
 from memory.models import Memory, ScoredMemory
-from memory.offline import offline_reply
-from memory.slots import extract_slots
-from memory.summary import ExtractiveSummarizer, third_person_en, third_person_zh
+from memory.session.actions import classify_action, coding_mode
+from memory.text.language import detect_language
+from memory.text.slots import extract_slots
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a Sunday
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from app.schemas import IngestRequest, SearchRequest, iso_utc, parse_timestamp
+from app.http.schemas import IngestRequest, SearchRequest, iso_utc, parse_timestamp
 
 
 class TestTimestamps:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from app import token
-from app.auth import TokenCodec
+from app.cli import token
+from app.http.auth import TokenCodec
 
 SECRET = "c" * 48
 

@@ -6,21 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.cleaning import clean_text, segment, split_sentences
-from memory.keyword_index import tokenize
 from memory.models import Memory
-from memory.privacy import luhn_ok, redact, valid_cn_id
-from memory.query import plan_query
-from memory.scoring import (
-    entities,
-    importance,
-    is_explicit_anchor,
-    month_range,
-    recency_importance,
-    time_decay,
-    topic_of,
-)
-from memory.write_policy import same_facts
+from memory.recall.keyword_index import tokenize
+from memory.recall.query import plan_query
+from memory.recall.ranking import month_range, recency_importance, time_decay
+from memory.text.cleaning import clean_text, segment, split_sentences
+from memory.text.privacy import luhn_ok, redact, valid_cn_id
+from memory.write.policy import same_facts
+from memory.write.scoring import entities, importance, is_explicit_anchor, topic_of
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC).timestamp()
 
@@ -285,8 +278,8 @@ def _topic_hits_reference(text: str) -> dict[str, int]:
     import re
     from collections import Counter
 
-    from memory.language import CJK_RE
-    from memory.lexicons import TOPICS
+    from memory.text.language import CJK_RE
+    from memory.text.lexicons import TOPICS
 
     low, hits = text.lower(), Counter[str]()
     for topic, words in TOPICS.items():
@@ -301,8 +294,8 @@ def test_topic_hits_match_the_word_by_word_rule() -> None:
     import json
     from pathlib import Path
 
-    from memory.lexicons import TOPICS
-    from memory.scoring import _topic_hits
+    from memory.text.lexicons import TOPICS
+    from memory.write.scoring import _topic_hits
 
     words = [w for ws in TOPICS.values() for w in ws]
     texts = [

@@ -1,0 +1,70 @@
+"""The long-term writer as a process of its own: `python -m app.cli.writer [--nice 10]`.
+
+It runs the same outbox consumer the API workers can run in-process (`OUTBOX_WORKER`), without serving
+HTTP: chat turns are appended to the outbox by the API workers and written to long-term memory here
+(write policy, embedding, Chroma). Measured on 2 cores (README, "Performance"): writing in the API
+workers makes chat turns wait on that CPU work; a separate, niced writer lets the turns go first and
+catches up when they pause. Its entries stay in Redis until written, so stopping it loses nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import socket
+
+import anyio.to_thread
+
+from app.lifespan import build_embedder, build_memory_service, build_redis, build_store, sample_gauges
+from app.settings import Settings
+from memory.outbox.stream import Outbox, OutboxWorker
+from monitoring import metrics
+from monitoring.logging import configure_logging
+
+log = logging.getLogger("mnemo.writer")
+
+
+async def run(settings: Settings) -> None:
+    embedder = await anyio.to_thread.run_sync(build_embedder, settings)
+    redis = build_redis(settings, "mnemo-writer")
+    store = build_store(settings)
+    outbox = Outbox(redis)
+    memory = build_memory_service(settings, store, embedder, redis, outbox)
+    worker = OutboxWorker(
+        outbox,
+        memory.ingest_entries,
+        consumer=f"writer-{socket.gethostname()}-{os.getpid()}",
+    )
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, worker.stop)
+    metrics.mark_dead_workers()
+    log.info("writer started")
+    sampler = asyncio.create_task(sample_gauges(outbox))
+    try:
+        await worker.run()
+    finally:
+        sampler.cancel()
+        await redis.aclose(close_connection_pool=True)
+        metrics.mark_self_dead()
+        log.info("writer stopped", extra={"written": worker.processed})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--nice", type=int, default=10, help="scheduling niceness increment (0: none)")
+    args = parser.parse_args()
+    settings = Settings()
+    configure_logging(settings.log_level)
+    if args.nice:
+        os.nice(args.nice)
+    asyncio.run(run(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The upstream LLM: one httpx client for any OpenAI-compatible server (Ollama, vLLM, llama.cpp, OpenAI).
+
+Retries (tenacity, exponential backoff with jitter) on connect errors, 429 and 5xx, before any output;
+failures become `UpstreamFailed` (timeouts flagged, so the route can answer 504 rather than 502).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from memory.chat.llm import Completion, GenerationParams, PromptMessage, TurnFacts
+from memory.errors import UpstreamFailed
+from monitoring import metrics
+
+log = logging.getLogger(__name__)
+RETRY_STATUS = {429, 500, 502, 503, 504}
+
+
+class _Retryable(Exception):
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"upstream answered {status}: {body[:200]}")
+        self.status = status
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, _Retryable | httpx.ConnectError | httpx.ConnectTimeout | httpx.RemoteProtocolError)
+
+
+class OpenAICompatibleLLM:
+    def __init__(self, client: httpx.AsyncClient, *, model: str, max_attempts: int = 3) -> None:
+        self._client = client
+        self._model = model
+        self._max_attempts = max_attempts
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    @property
+    def remember_replies(self) -> bool:
+        return True
+
+    def _payload(
+        self, prompt: Sequence[PromptMessage], params: GenerationParams, stream: bool
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            **params.extra,
+            "model": params.model or self._model,
+            "messages": [
+                {"role": m.role, "content": m.content, **({"name": m.name} if m.name else {})} for m in prompt
+            ],
+            "stream": stream,
+        }
+        for key in ("temperature", "top_p", "max_tokens"):
+            value = getattr(params, key)
+            if value is not None:
+                payload[key] = value
+        if params.stop:
+            payload["stop"] = list(params.stop)
+        return payload
+
+    def _retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            retry=retry_if_exception(_is_retryable),
+            stop=stop_after_attempt(self._max_attempts),
+            wait=wait_exponential_jitter(multiplier=0.2, max=2.0),
+            reraise=True,
+        )
+
+    async def complete(
+        self, prompt: Sequence[PromptMessage], params: GenerationParams, facts: TurnFacts
+    ) -> Completion:
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            completion = await self._complete(prompt, params)
+            outcome = "ok"
+            return completion
+        except UpstreamFailed as exc:
+            outcome = "timeout" if exc.timeout else "error"
+            raise
+        finally:
+            metrics.LLM_DURATION.labels(outcome).observe(time.perf_counter() - started)
+
+    async def _complete(self, prompt: Sequence[PromptMessage], params: GenerationParams) -> Completion:
+        payload = self._payload(prompt, params, stream=False)
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    resp = await self._client.post("chat/completions", json=payload)
+                    if resp.status_code in RETRY_STATUS:
+                        raise _Retryable(resp.status_code, resp.text)
+        except httpx.TimeoutException as exc:
+            raise UpstreamFailed(f"upstream timed out: {type(exc).__name__}", timeout=True) from exc
+        except _Retryable as exc:
+            raise UpstreamFailed(str(exc), status=exc.status) from exc
+        except httpx.HTTPError as exc:
+            raise UpstreamFailed(f"upstream unreachable: {type(exc).__name__}: {exc}") from exc
+        if resp.status_code >= 400:
+            raise UpstreamFailed(
+                f"upstream answered {resp.status_code}: {resp.text[:200]}", status=resp.status_code
+            )
+        try:
+            data = resp.json()
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+            usage = data.get("usage") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise UpstreamFailed("upstream answered with an unreadable completion") from exc
+        return Completion(
+            text=text,
+            model=str(data.get("model") or payload["model"]),
+            finish_reason=str(choice.get("finish_reason") or "stop"),
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+        )
+
+    async def stream(
+        self, prompt: Sequence[PromptMessage], params: GenerationParams, facts: TurnFacts
+    ) -> AsyncIterator[str]:
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            async for delta in self._stream(prompt, params):
+                yield delta
+            outcome = "ok"
+        except GeneratorExit:  # the client went away mid-stream
+            outcome = "cancelled"
+            raise
+        except UpstreamFailed as exc:
+            outcome = "timeout" if exc.timeout else "error"
+            raise
+        finally:
+            metrics.LLM_DURATION.labels(outcome).observe(time.perf_counter() - started)
+
+    async def _stream(self, prompt: Sequence[PromptMessage], params: GenerationParams) -> AsyncIterator[str]:
+        payload = self._payload(prompt, params, stream=True)
+        response: httpx.Response | None = None
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    request = self._client.build_request("POST", "chat/completions", json=payload)
+                    response = await self._client.send(request, stream=True)
+                    if response.status_code in RETRY_STATUS:
+                        body = (await response.aread()).decode(errors="replace")
+                        await response.aclose()
+                        raise _Retryable(response.status_code, body)
+        except httpx.TimeoutException as exc:
+            raise UpstreamFailed(f"upstream timed out: {type(exc).__name__}", timeout=True) from exc
+        except _Retryable as exc:
+            raise UpstreamFailed(str(exc), status=exc.status) from exc
+        except httpx.HTTPError as exc:
+            raise UpstreamFailed(f"upstream unreachable: {type(exc).__name__}: {exc}") from exc
+        assert response is not None
+        try:
+            if response.status_code >= 400:
+                body = (await response.aread()).decode(errors="replace")
+                raise UpstreamFailed(
+                    f"upstream answered {response.status_code}: {body[:200]}", status=response.status_code
+                )
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                try:
+                    delta = json.loads(data)["choices"][0].get("delta", {}).get("content")
+                except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                    continue
+                if delta:
+                    yield delta
+        except httpx.TimeoutException as exc:
+            raise UpstreamFailed("upstream stream timed out", timeout=True) from exc
+        except httpx.HTTPError as exc:
+            raise UpstreamFailed(f"upstream stream broke: {type(exc).__name__}") from exc
+        finally:
+            await response.aclose()

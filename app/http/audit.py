@@ -1,0 +1,43 @@
+"""Records governance actions in the audit log on behalf of the calling principal."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from redis.exceptions import RedisError
+
+from app.http.auth import Principal
+from memory.governance.audit import AuditAction, AuditEvent, AuditLog
+from monitoring import metrics
+
+log = logging.getLogger(__name__)
+
+
+class RequestAudit:
+    """The audit log, bound to one request's caller and request id."""
+
+    def __init__(self, audit_log: AuditLog, principal: Principal, request_id: str) -> None:
+        self._log = audit_log
+        self._principal = principal
+        self._request_id = request_id
+
+    async def record(
+        self, action: AuditAction, subject: str, count: int, details: Mapping[str, str] | None = None
+    ) -> None:
+        """After the action succeeded. A failure to record is logged and counted, not raised: the
+        action already happened, and an error answer would make the caller retry a finished delete."""
+        event = AuditEvent(
+            action=action,
+            actor=self._principal.user_id,
+            actor_role="admin" if self._principal.is_admin else "user",
+            subject=subject,
+            count=count,
+            request_id=self._request_id,
+            details=dict(details or {}),
+        )
+        try:
+            await self._log.record(event)
+        except (RedisError, OSError):
+            metrics.AUDIT_WRITE_FAILURES.inc()
+            log.error("audit record lost", extra={"action": action, "request_id": self._request_id})

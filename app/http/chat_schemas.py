@@ -1,0 +1,119 @@
+"""The OpenAI chat-completions request/response shapes mnemo accepts and returns (plus its extras)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from app.http.schemas import ID_PATTERN, MAX_CONTENT_CHARS
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+
+
+class ChatMessageIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+    name: str | None = Field(None, max_length=128)
+
+    @field_validator("content")
+    @classmethod
+    def _length(cls, value: str | list[ContentPart] | None) -> str | list[ContentPart] | None:
+        text = value if isinstance(value, str) else "".join(p.text or "" for p in value or [])
+        if len(text) > MAX_CONTENT_CHARS:
+            raise ValueError(f"content longer than {MAX_CONTENT_CHARS} characters")
+        return value
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(p.text or "" for p in self.content or [] if p.type in {"text", "input_text"})
+
+
+class ChatCompletionRequest(BaseModel):
+    """OpenAI's request body; unknown OpenAI parameters are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str | None = Field(None, max_length=200)
+    messages: list[ChatMessageIn] = Field(min_length=1, max_length=500)
+    stream: bool = False
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
+    max_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    max_completion_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    stop: str | list[str] | None = None
+    n: int | None = Field(None, ge=1, le=1)
+    user: str | None = Field(None, max_length=256)
+    # mnemo's extras (the openai SDK sends them with extra_body=...)
+    user_id: str | None = Field(None, pattern=ID_PATTERN)
+    session_id: str | None = Field(None, pattern=ID_PATTERN)
+    debug: bool = False
+
+    @model_validator(mode="after")
+    def _needs_user_message(self) -> ChatCompletionRequest:
+        users = [m for m in self.messages if m.role == "user"]
+        if not users or not users[-1].text.strip():
+            raise ValueError("messages must contain a non-empty user message")
+        return self
+
+    def stop_list(self) -> list[str] | None:
+        if self.stop is None:
+            return None
+        return [self.stop] if isinstance(self.stop, str) else self.stop
+
+
+class ChoiceMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str
+
+
+class Choice(BaseModel):
+    index: int = 0
+    message: ChoiceMessage
+    finish_reason: str = "stop"
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class TurnDebugOut(BaseModel):
+    redis_summary_used: bool
+    chroma_retrieved_count: int
+    context_length: int
+    total_tokens: int
+    memory_ids: list[str]
+    mode: str
+    recall_degraded: str | None
+    session_id: str
+
+
+class ChatCompletionResponse(BaseModel):
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[Choice]
+    usage: Usage
+    response: str
+    debug: TurnDebugOut | None = None
+
+
+def chunk(
+    completion_id: str, created: int, model: str, delta: dict[str, Any], finish_reason: str | None = None
+) -> dict[str, Any]:
+    return {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }

@@ -1,0 +1,96 @@
+"""The export document, encoded as it is read: a JSON object streamed in small chunks.
+
+Shape: {"format", "user_id", "exported_at", "memories": [...], "sessions": [...],
+"pending_writes": [...], "counts": {...}}. Counts come last because they are only known at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+
+from app.http.schemas import iso_utc, memory_fields, session_view
+from memory.governance.export import UserExport
+from memory.models import Memory
+from memory.outbox.stream import OutboxEntry
+
+FORMAT = "mnemo-export/1"
+
+
+def memory_record(m: Memory) -> dict[str, Any]:
+    """A memory with its provenance: where it came from, how it was scored, what it is indexed with."""
+    return {
+        **memory_fields(m),
+        "speaker_name": m.name,
+        "tier": m.tier,
+        "entities": list(m.entities),
+        "context": m.context,
+        "content_hash": m.content_hash,
+    }
+
+
+def pending_record(entry: OutboxEntry) -> dict[str, Any]:
+    return {
+        "session_id": entry.session_id,
+        "enqueued_at": iso_utc(entry.enqueued_at) if entry.enqueued_at is not None else None,
+        "messages": [
+            {
+                "id": m.id,
+                "role": m.role,
+                "name": m.name,
+                "content": m.content,
+                "timestamp": iso_utc(m.timestamp) if m.timestamp is not None else None,
+            }
+            for m in entry.messages
+        ],
+    }
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+async def export_document(
+    exporter: UserExport,
+    user_id: str,
+    first_page: list[Memory] | None,
+    rest: AsyncIterator[list[Memory]],
+    on_done: Callable[[Mapping[str, int], bool], Awaitable[None]],
+) -> AsyncIterator[str]:
+    """Chunks of the document. `first_page` was read before the response started (so an outage at
+    the start is a clean 503); `on_done(counts, complete)` runs at the end, also after a disconnect."""
+    counts = {"memories": 0, "sessions": 0, "pending_writes": 0}
+    complete = False
+    try:
+        head = {"format": FORMAT, "user_id": user_id, "exported_at": iso_utc(time.time())}
+        yield _dump(head)[:-1] + ',"memories":['
+        sep = ""
+        if first_page:
+            yield ",".join(_dump(memory_record(m)) for m in first_page)
+            sep = ","
+            counts["memories"] += len(first_page)
+        async for page in rest:
+            yield sep + ",".join(_dump(memory_record(m)) for m in page)
+            sep = ","
+            counts["memories"] += len(page)
+        yield '],"sessions":['
+        sep = ""
+        async for part in exporter.sessions(user_id):
+            yield sep + _dump(session_view(user_id, part.session_id, part.state))
+            sep = ","
+            counts["sessions"] += 1
+        yield '],"pending_writes":['
+        sep = ""
+        async for entry in exporter.pending(user_id):
+            yield sep + _dump(pending_record(entry))
+            sep = ","
+            counts["pending_writes"] += 1
+        yield '],"counts":' + _dump(counts) + "}"
+        complete = True
+    finally:
+        with anyio.CancelScope(shield=True):  # also when the client went away mid-stream
+            await on_done(counts, complete)

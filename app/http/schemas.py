@@ -1,0 +1,277 @@
+"""The HTTP contract: request and response bodies. Timestamps in: epoch seconds or ISO 8601;
+timestamps out: ISO 8601 UTC."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from memory.governance.audit import AuditRecord
+from memory.models import Memory, Message, ScoredMemory, SearchFilters
+from memory.session.store import SessionState
+
+ID_PATTERN = r"^[A-Za-z0-9_.@:|+-]{1,128}$"
+MAX_CONTENT_CHARS = 32_000
+MAX_MESSAGES = 500
+_MIN_TS = 0.0
+_MAX_TS = 253402300799.0  # 9999-12-31T23:59:59Z
+
+
+def parse_timestamp(value: Any) -> float:
+    """Epoch seconds (int/float) or an ISO 8601 string; naive datetimes are taken as UTC."""
+    if isinstance(value, bool):
+        raise ValueError("timestamp must be epoch seconds or an ISO 8601 string")
+    if isinstance(value, int | float):
+        ts = float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            ts = float(text)
+        except ValueError:
+            try:
+                parsed = datetime.fromisoformat(text)
+            except ValueError as exc:
+                raise ValueError(f"timestamp {value!r} is neither epoch seconds nor ISO 8601") from exc
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            ts = parsed.timestamp()
+    else:
+        raise ValueError("timestamp must be epoch seconds or an ISO 8601 string")
+    if not math.isfinite(ts) or not _MIN_TS <= ts <= _MAX_TS:
+        raise ValueError("timestamp out of range (1970 .. 9999)")
+    return ts
+
+
+def iso_utc(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+
+
+Timestamp = Annotated[float, BeforeValidator(parse_timestamp)]
+SessionId = Annotated[str, Field(pattern=ID_PATTERN, description="1-128 chars of [A-Za-z0-9_.@:|+-]")]
+Topic = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageIn(Strict):
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    name: str | None = Field(None, min_length=1, max_length=128)
+    id: str | None = Field(None, min_length=1, max_length=128)
+    timestamp: Timestamp | None = None
+
+    @model_validator(mode="after")
+    def _not_blank(self) -> MessageIn:
+        if not self.content.strip():
+            raise ValueError("content must not be blank")
+        return self
+
+    def to_domain(self) -> Message:
+        return Message(
+            role=self.role, content=self.content, name=self.name, id=self.id, timestamp=self.timestamp
+        )
+
+
+class IngestRequest(Strict):
+    session_id: SessionId
+    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> IngestRequest:
+        ids = [m.id for m in self.messages if m.id is not None]
+        if len(ids) != len(set(ids)):
+            raise ValueError("message ids must be unique within a request")
+        return self
+
+
+class SearchRequest(Strict):
+    query: str = Field(min_length=1, max_length=4000)
+    top_k: int = Field(5, ge=1, le=100)
+    session_id: SessionId | None = None
+    exclude_session_id: SessionId | None = None
+    topic: Topic | None = None
+    since: Timestamp | None = None
+    until: Timestamp | None = None
+    as_of: Timestamp | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> SearchRequest:
+        if not self.query.strip():
+            raise ValueError("query must not be blank")
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise ValueError("since must not be after until")
+        return self
+
+    def filters(self) -> SearchFilters:
+        return SearchFilters(
+            session_id=self.session_id,
+            exclude_session_id=self.exclude_session_id,
+            topic=self.topic,
+            since=self.since,
+            until=self.until,
+        )
+
+
+class MemoryOut(BaseModel):
+    id: str
+    content: str
+    created_at: str
+    session_id: str
+    source: Literal["user", "assistant"]
+    importance: float | None
+    topic: str | None
+    source_message_ids: list[str]
+
+    @classmethod
+    def of(cls, m: Memory) -> MemoryOut:
+        return cls(**memory_fields(m))
+
+
+def memory_fields(m: Memory) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "content": m.content,
+        "created_at": iso_utc(m.created_at),
+        "session_id": m.session_id,
+        "source": m.source,
+        "importance": m.importance,
+        "topic": m.topic,
+        "source_message_ids": list(m.source_message_ids),
+    }
+
+
+class SearchHit(MemoryOut):
+    score: float
+    similarity: float
+
+    @classmethod
+    def of_scored(cls, s: ScoredMemory) -> SearchHit:
+        return cls(**memory_fields(s.memory), score=round(s.score, 6), similarity=round(s.similarity, 6))
+
+
+class IngestResponse(BaseModel):
+    stored: int
+    memories: list[MemoryOut]
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchHit]
+
+
+class ListResponse(BaseModel):
+    total: int
+    items: list[MemoryOut]
+
+
+class ForgetRequest(Strict):
+    topic: Topic | None = None
+    session_id: SessionId | None = None
+    before: Timestamp | None = None
+    after: Timestamp | None = None
+    query: str | None = Field(None, min_length=1, max_length=4000)
+    min_similarity: float = Field(0.5, ge=-1, le=1)
+    dry_run: bool = False
+
+    @model_validator(mode="after")
+    def _needs_a_criterion(self) -> ForgetRequest:
+        if all(v is None for v in (self.topic, self.session_id, self.before, self.after, self.query)):
+            raise ValueError(
+                "give at least one of topic, session_id, before, after, query (to erase everything, DELETE the user)"
+            )
+        return self
+
+
+class ForgetResponse(BaseModel):
+    count: int
+    ids: list[str]
+    dry_run: bool
+
+
+class ErasureOut(BaseModel):
+    deleted: dict[str, int]
+    at: str
+
+
+class ErrorBody(BaseModel):
+    """The envelope of every non-2xx answer."""
+
+    error: str
+    detail: str
+    request_id: str
+
+
+def session_view(user_id: str, session_id: str, state: SessionState) -> dict[str, Any]:
+    """Summary, mode, recent actions, message buffer and slots of one session, as JSON."""
+    summary = state.summary
+    return {
+        "user_id": user_id,
+        "session_id": session_id,
+        "summary": None
+        if summary is None
+        else {
+            "summary": summary.text,
+            "last_update": iso_utc(summary.last_update),
+            "version": summary.version,
+        },
+        "mode": state.mode,
+        "actions": [
+            {"action_type": a.action_type, "timestamp": iso_utc(a.timestamp), "content_hash": a.content_hash}
+            for a in state.actions
+        ],
+        "buffer": [
+            {
+                "id": m.id,
+                "role": m.role,
+                "content": m.content,
+                "timestamp": iso_utc(m.timestamp),
+                "name": m.name,
+            }
+            for m in state.buffer
+        ],
+        "slots": {
+            name: {
+                "raw": s.raw,
+                "value": s.value,
+                "updated_at": iso_utc(s.updated_at),
+                "ttl_seconds": s.ttl_seconds,
+            }
+            for name, s in state.slots.items()
+        },
+    }
+
+
+class AuditEntryOut(BaseModel):
+    id: str
+    at: str
+    action: str
+    actor: str
+    actor_role: str
+    user_id: str
+    count: int
+    request_id: str
+    details: dict[str, str]
+
+    @classmethod
+    def of(cls, r: AuditRecord) -> AuditEntryOut:
+        e = r.event
+        return cls(
+            id=r.id,
+            at=iso_utc(r.at),
+            action=e.action,
+            actor=e.actor,
+            actor_role=e.actor_role,
+            user_id=e.subject,
+            count=e.count,
+            request_id=e.request_id,
+            details=dict(e.details),
+        )
+
+
+class AuditResponse(BaseModel):
+    items: list[AuditEntryOut]
+    next_before: str | None

@@ -1,0 +1,58 @@
+"""Recalled memories are put in the prompt at most 150 characters each (seed 001 §3.3): by the LLM when
+one is configured (one call for all of a turn's long memories, bounded by a timeout), extractively
+otherwise or when that call fails."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Sequence
+
+from memory.chat.context import MEMORY_MAX_CHARS, compress
+from memory.chat.llm import ChatModel, GenerationParams, PromptMessage, TurnFacts
+
+log = logging.getLogger(__name__)
+_NUMBERED_RE = re.compile(r"^\s*(\d+)[.)、:：]\s*(.+?)\s*$")
+
+RULES = {
+    "zh": "把下面每条记忆压缩到{n}个字以内，保留人名、地点、时间、数字和原语言，不要添加内容。按原编号逐行输出“编号. 压缩后的内容”。",
+    "en": (
+        "Compress each memory below to at most {n} characters. Keep names, places, dates, numbers and the "
+        "original language; add nothing. Answer one line per memory as '<number>. <compressed text>'."
+    ),
+}
+
+
+class LLMCompressor:
+    def __init__(
+        self, model: ChatModel, *, max_chars: int = MEMORY_MAX_CHARS, timeout_seconds: float = 5.0
+    ) -> None:
+        self._model = model
+        self._max = max_chars
+        self._timeout = timeout_seconds
+
+    async def compress(self, texts: Sequence[str], language: str) -> list[str]:
+        """Same length and order as `texts`; short texts pass through untouched."""
+        out = [t if len(t) <= self._max else compress(t, self._max) for t in texts]
+        long = [i for i, t in enumerate(texts) if len(t) > self._max]
+        if not long:
+            return out
+        lang = "zh" if language == "zh" else "en"
+        listing = "\n".join(f"{n + 1}. {' '.join(texts[i].split())}" for n, i in enumerate(long))
+        prompt = [PromptMessage("system", RULES[lang].format(n=self._max)), PromptMessage("user", listing)]
+        try:
+            completion = await asyncio.wait_for(
+                self._model.complete(prompt, GenerationParams(temperature=0.0), TurnFacts(lang, (), 0.0)),
+                self._timeout,
+            )
+        except Exception:
+            log.warning("LLM memory compression failed; extractive compression used", exc_info=True)
+            return out
+        for line in completion.text.splitlines():
+            match = _NUMBERED_RE.match(line)
+            if match and 1 <= int(match.group(1)) <= len(long):
+                text = match.group(2).strip()
+                if text:
+                    out[long[int(match.group(1)) - 1]] = compress(text, self._max)
+        return out

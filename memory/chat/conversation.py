@@ -1,0 +1,363 @@
+"""One chat turn, end to end: lock, load, recall, assemble, answer, commit, hand off to long-term memory.
+
+The route only parses and maps; everything a turn does to memory happens here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from memory.chat.compression import LLMCompressor
+from memory.chat.context import AssembledPrompt, assemble_prompt
+from memory.chat.llm import ChatModel, Completion, GenerationParams, PromptMessage, TurnFacts, estimate_tokens
+from memory.chat.summary import ExtractiveSummarizer, Summarizer
+from memory.errors import StoreUnavailable
+from memory.longterm.ids import content_hash
+from memory.models import Message, ScoredMemory, SearchFilters
+from memory.outbox.stream import Outbox, OutboxEntry
+from memory.service import MemoryService
+from memory.session.actions import classify_action, coding_mode
+from memory.session.store import Action, BufferedMessage, SessionState, SessionStore
+from memory.text.language import detect_language
+from memory.text.privacy import redact
+from memory.text.slots import extract_slots
+from monitoring import metrics
+
+log = logging.getLogger(__name__)
+Clock = Callable[[], float]
+CODE_RE = re.compile(
+    r"```|\bdef |\bclass |\bfunction\b|\bimport |\bSELECT\b|\breturn\b|=>|代码|函数|脚本|\bpython\b|\bsql\b|\bjava\b",
+    re.IGNORECASE,
+)
+CODE_BOOST = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class ChatInput:
+    user_id: str
+    session_id: str
+    message: str  # the newest user message
+    name: str | None = None
+    client_system: Sequence[str] = ()
+    client_history: Sequence[PromptMessage] = ()  # used only while the session buffer is empty
+    params: GenerationParams = field(default_factory=GenerationParams)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDebug:
+    turn_id: str
+    redis_summary_used: bool
+    chroma_retrieved_count: int
+    context_length: int
+    estimated_prompt_tokens: int
+    memory_ids: list[str]
+    mode: str
+    recall_degraded: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedTurn:
+    turn_id: str
+    now: float
+    language: str
+    state: SessionState
+    action: str
+    coding: bool
+    recalled: list[ScoredMemory]
+    recall_degraded: str | None
+    summary_used: bool
+    prompt: AssembledPrompt
+
+    @property
+    def facts(self) -> TurnFacts:
+        return TurnFacts(self.language, self.recalled, self.now, self.recall_degraded)
+
+    def debug(self) -> TurnDebug:
+        return TurnDebug(
+            turn_id=self.turn_id,
+            redis_summary_used=self.summary_used,
+            chroma_retrieved_count=len(self.recalled),
+            context_length=self.prompt.context_chars,
+            estimated_prompt_tokens=self.prompt.estimated_tokens,
+            memory_ids=[h.memory.id for h in self.recalled],
+            mode="coding" if self.coding else "default",
+            recall_degraded=self.recall_degraded,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    completion: Completion
+    debug: TurnDebug
+
+
+class ConversationService:
+    def __init__(
+        self,
+        sessions: SessionStore,
+        memory: MemoryService,
+        outbox: Outbox,
+        *,
+        summarizer: Summarizer | None = None,
+        compressor: LLMCompressor | None = None,
+        recall_k: int = 3,
+        recall_min_similarity: float = 0.2,
+        max_backlog: int = 0,
+        max_backlog_wait: float = 5.0,
+        clock: Clock = time.time,
+    ) -> None:
+        """`max_backlog`: more turns than this waiting for the long-term writer slow new turns down
+        (for at most `max_backlog_wait` seconds each) until it catches up; 0 never waits."""
+        self._sessions = sessions
+        self._memory = memory
+        self._outbox = outbox
+        self._extractive = ExtractiveSummarizer()
+        self._refiner = summarizer  # an LLM summarizer refines the extractive one off the request path
+        self._compressor = compressor
+        self._recall_k = recall_k
+        self._recall_min_similarity = recall_min_similarity
+        self._max_backlog = max_backlog
+        self._max_backlog_wait = max_backlog_wait
+        self._clock = clock
+        self._background: set[asyncio.Task[None]] = set()
+
+    # -- public ------------------------------------------------------------------------------------
+
+    async def turn(self, chat: ChatInput, model: ChatModel) -> TurnResult:
+        started = time.perf_counter()
+        await self._backpressure()
+        async with self._sessions.lock(chat.user_id, chat.session_id):
+            prepared = await self._prepare(chat)
+            llm_started = time.perf_counter()
+            completion = await model.complete(prepared.prompt.messages, chat.params, prepared.facts)
+            llm_seconds = time.perf_counter() - llm_started
+            await self._commit(chat, prepared, completion.text, remember_reply=model.remember_replies)
+        metrics.CHAT_TURN_OVERHEAD.observe(time.perf_counter() - started - llm_seconds)
+        return TurnResult(completion=completion, debug=prepared.debug())
+
+    async def open_stream(self, chat: ChatInput, model: ChatModel) -> TurnStream:
+        """Takes the lock, prepares, and waits for the first delta, so that failures before any output
+        surface as exceptions (a proper error response), not as a broken stream."""
+        started = time.perf_counter()
+        await self._backpressure()
+        stack = contextlib.AsyncExitStack()
+        await stack.enter_async_context(self._sessions.lock(chat.user_id, chat.session_id))
+        try:
+            prepared = await self._prepare(chat)
+            prepare_seconds = time.perf_counter() - started
+            upstream = model.stream(prepared.prompt.messages, chat.params, prepared.facts).__aiter__()
+            try:
+                first: str | None = await upstream.__anext__()
+            except StopAsyncIteration:
+                first = None
+        except BaseException:
+            await stack.aclose()
+            raise
+        return TurnStream(
+            self, chat, prepared, first, upstream, stack, model.name, prepare_seconds, model.remember_replies
+        )
+
+    async def aclose(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+
+    # -- steps -------------------------------------------------------------------------------------
+
+    async def _backpressure(self) -> None:
+        """A bounded outbox: under sustained overload turns slow down instead of the backlog (Redis
+        memory, and how late memories become searchable) growing without end."""
+        waited = await self._outbox.wait_for_room(self._max_backlog, self._max_backlog_wait)
+        if waited > 0:
+            metrics.OUTBOX_BACKPRESSURE.observe(waited)
+
+    async def _prepare(self, chat: ChatInput) -> PreparedTurn:
+        now = self._clock()
+        state = await self._sessions.load(chat.user_id, chat.session_id)
+        language = detect_language(chat.message)
+        action = classify_action(chat.message)
+        coding = coding_mode([*(a.action_type for a in state.actions), action])
+        fresh = self._sessions.limits.summary_fresh_seconds
+        summary_used = state.summary is not None and now - state.summary.last_update <= fresh
+        recalled: list[ScoredMemory] = []
+        degraded: str | None = None
+        try:
+            recalled = await self._recall(chat, now, coding)
+        except StoreUnavailable as exc:
+            degraded = f"{exc.store}_unavailable"
+            log.warning("recall degraded", extra={"reason": exc.reason})
+        buffer = [PromptMessage(m.role, m.content, m.name) for m in state.buffer] or list(chat.client_history)
+        compressed = (
+            await self._compressor.compress([h.memory.content for h in recalled], language)
+            if self._compressor is not None and recalled
+            else None
+        )
+        prompt = assemble_prompt(
+            language=language,
+            new_message=PromptMessage("user", chat.message, chat.name),
+            now=now,
+            summary=state.summary.text if summary_used and state.summary else None,
+            recalled=recalled,
+            buffer=buffer,
+            client_system=chat.client_system,
+            coding_mode=coding,
+            recall_degraded=degraded is not None,
+            compressed=compressed,
+        )
+        return PreparedTurn(
+            turn_id=uuid.uuid4().hex,
+            now=now,
+            language=language,
+            state=state,
+            action=action,
+            coding=coding,
+            recalled=recalled,
+            recall_degraded=degraded,
+            summary_used=summary_used,
+            prompt=prompt,
+        )
+
+    async def _recall(self, chat: ChatInput, now: float, coding: bool) -> list[ScoredMemory]:
+        k = self._recall_k
+        hits = await self._memory.search(
+            chat.user_id,
+            chat.message,
+            top_k=k * 3 if coding else k,
+            filters=SearchFilters(exclude_session_id=chat.session_id),
+            as_of=now,
+        )
+        hits = [h for h in hits if h.similarity >= self._recall_min_similarity]
+        if coding:  # code-related memories rank higher in coding collaboration mode
+            hits = sorted(
+                hits,
+                key=lambda h: h.score + (CODE_BOOST if CODE_RE.search(h.memory.content) else 0.0),
+                reverse=True,
+            )
+        return hits[:k]
+
+    async def _commit(
+        self, chat: ChatInput, prepared: PreparedTurn, reply: str, *, remember_reply: bool = True
+    ) -> None:
+        """Session state and the outbox entry, in one transaction. A reply that is not to be
+        remembered (the offline responder's) stays in the session buffer but never reaches long-term
+        memory, neither as a message nor as the context or confirmation target of a later one."""
+        user_ts = prepared.now
+        reply_ts = max(self._clock(), user_ts + 0.001)
+        # No PII is stored: Redis (buffer, summary, slots, outbox) only ever gets redacted text. Layout
+        # (newlines, code blocks) is kept here; long-term memory cleans it further when it writes.
+        said, answered = redact(chat.message), redact(reply)
+        user_msg = BufferedMessage(f"{prepared.turn_id}:u", "user", said, user_ts, chat.name)
+        reply_msg = BufferedMessage(
+            f"{prepared.turn_id}:a", "assistant", answered, reply_ts, remember=remember_reply
+        )
+        previous = prepared.state.summary
+        limits = self._sessions.limits
+        summary = await self._extractive.summarize(
+            previous.text if previous else None, [said], prepared.language, max_chars=limits.summary_max_chars
+        )
+        before = tuple(
+            Message("assistant" if m.role == "assistant" else "user", m.content, m.name, m.id, m.timestamp)
+            for m in prepared.state.buffer[-2:]
+            if m.remember
+        )
+        said_msg = Message("user", said, chat.name, user_msg.id, user_ts)
+        reply_out = Message("assistant", answered, None, reply_msg.id, reply_ts)
+        entry = OutboxEntry(
+            chat.user_id, chat.session_id, (said_msg, reply_out) if remember_reply else (said_msg,), before
+        )
+        version = await self._sessions.commit_turn(
+            chat.user_id,
+            chat.session_id,
+            [user_msg, reply_msg],
+            action=Action(prepared.action, user_ts, content_hash(said)),
+            slots=extract_slots(said, now=datetime.fromtimestamp(user_ts, UTC)),
+            summary=summary,
+            expected_summary_version=previous.version if previous else 0,
+            outbox_stream=self._outbox.stream,
+            outbox_fields=entry.to_fields(),
+        )
+        if version is not None and self._refiner is not None:
+            refine = self._refine_summary(chat, said, prepared, previous.text if previous else None, version)
+            task = asyncio.create_task(refine)
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _refine_summary(
+        self, chat: ChatInput, said: str, prepared: PreparedTurn, previous: str | None, version: int
+    ) -> None:
+        assert self._refiner is not None
+        try:
+            text = await self._refiner.summarize(
+                previous, [said], prepared.language, max_chars=self._sessions.limits.summary_max_chars
+            )
+            # CAS: dropped if another turn has written a newer summary meanwhile
+            await self._sessions.replace_summary(
+                chat.user_id, chat.session_id, text, expected_version=version
+            )
+        except Exception:
+            log.warning("summary refinement failed", exc_info=True)
+
+
+class TurnStream:
+    """A streaming turn that holds the session lock until the stream ends. The session is committed
+    only when the upstream stream completed; a client that disconnects leaves it unchanged."""
+
+    def __init__(
+        self,
+        service: ConversationService,
+        chat: ChatInput,
+        prepared: PreparedTurn,
+        first: str | None,
+        upstream: AsyncIterator[str],
+        stack: contextlib.AsyncExitStack,
+        model_name: str,
+        prepare_seconds: float = 0.0,
+        remember_reply: bool = True,
+    ) -> None:
+        self._service = service
+        self._chat = chat
+        self.prepared = prepared
+        self._first = first
+        self._upstream = upstream
+        self._stack = stack
+        self.model_name = model_name
+        self._prepare_seconds = prepare_seconds
+        self._remember_reply = remember_reply
+        self.text = ""
+        self.completed = False
+
+    @property
+    def completion_tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+    async def deltas(self) -> AsyncIterator[str]:
+        parts: list[str] = []
+        try:
+            if self._first is not None:
+                parts.append(self._first)
+                yield self._first
+                async for delta in self._upstream:
+                    parts.append(delta)
+                    yield delta
+            self.text = "".join(parts)
+            commit_started = time.perf_counter()
+            commit = self._service._commit(
+                self._chat, self.prepared, self.text, remember_reply=self._remember_reply
+            )
+            await asyncio.shield(commit)
+            self.completed = True
+            metrics.CHAT_TURN_OVERHEAD.observe(self._prepare_seconds + time.perf_counter() - commit_started)
+        finally:
+            with contextlib.suppress(Exception):
+                aclose = getattr(self._upstream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            await self._stack.aclose()

@@ -1,0 +1,45 @@
+"""Everything mnemo holds about one user, read piece by piece (GDPR right of access / portability).
+
+`UserExport` yields the parts in order, each small: long-term memories a page at a time, then each
+session's short-term state, then the messages still waiting in the outbox. A caller can stream them
+out without ever holding a large user in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from memory.longterm.chroma import LongTermStore
+from memory.models import Memory
+from memory.outbox.stream import Outbox, OutboxEntry
+from memory.session.store import SessionState, SessionStore
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPart:
+    session_id: str
+    state: SessionState
+
+
+class UserExport:
+    def __init__(
+        self, store: LongTermStore, sessions: SessionStore, outbox: Outbox, *, page_size: int = 500
+    ) -> None:
+        self._store = store
+        self._sessions = sessions
+        self._outbox = outbox
+        self._page_size = page_size
+
+    def memories(self, user_id: str) -> AsyncIterator[list[Memory]]:
+        return self._store.pages(user_id, self._page_size)
+
+    async def sessions(self, user_id: str) -> AsyncIterator[SessionPart]:
+        for session_id in await self._sessions.session_ids(user_id):
+            state = await self._sessions.load(user_id, session_id, with_ttls=True)
+            if not state.is_empty:
+                yield SessionPart(session_id, state)
+
+    async def pending(self, user_id: str) -> AsyncIterator[OutboxEntry]:
+        async for _, entry in self._outbox.entries_of(user_id):
+            yield entry

@@ -1,0 +1,173 @@
+"""Per-user long-term write versions in Redis, with a log of what each version changed.
+
+Every write and delete moves the user's version forward and appends `{prev, v, up, del}` (memory ids,
+never content) to a short per-user stream, in one Lua script. A worker holding a keyword index built
+at version `a` that sees version `b` follows the log from `b` back to `a` and applies just those
+changes; when the chain is broken (log trimmed, user erased) it rebuilds from the store.
+
+Versions come from Redis' clock (microseconds, and always above the previous one), so they are never
+reused: after an erase deletes the counter, new versions still exceed every version a worker may
+have cached for that user, and a stale index can never pass for a current one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from memory import keys
+from memory.embedding.base import Vectors
+from memory.longterm.chroma import from_record, to_metadata
+from memory.models import Memory
+
+log = logging.getLogger(__name__)
+UNKNOWN = -1
+CHANGES_KEPT = 32  # entries per user; a worker further behind than this rebuilds
+CHANGES_TTL_MS = 15 * 60 * 1000  # the log of a user idle this long goes; workers then rebuild
+MAX_RECORDS_BYTES = 64 * 1024  # larger writes log ids only; workers fetch those from the store
+MAX_LOGGED_RECORDS = 32
+
+# A delete clears the log first: it carries the text of written memories, and a deleted one must not
+# linger there (workers behind the delete rebuild, which is rare and cheap).
+_BUMP = """
+local prev = tonumber(redis.call('GET', KEYS[1]) or '0')
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local v = math.max(prev + 1, now)
+local vs = string.format('%d', v)
+redis.call('SET', KEYS[1], vs)
+if ARGV[2] ~= '[]' then
+    redis.call('DEL', KEYS[2])
+end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
+    'prev', string.format('%d', prev), 'v', vs, 'up', ARGV[1], 'del', ARGV[2], 'data', ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+return vs
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """Net effect of a run of versions: ids to (re)load, ids to drop, and the written records the log
+    carried (so a worker need not ask the store for them)."""
+
+    upserted: frozenset[str]
+    deleted: frozenset[str]
+    records: dict[str, tuple[Memory, Vectors]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.upserted) + len(self.deleted)
+
+
+class LtmVersions:
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+        self._bump = redis.register_script(_BUMP)
+
+    async def get(self, user_id: str) -> int:
+        """The current version; UNKNOWN when Redis cannot say (callers then must not trust a cache)."""
+        try:
+            raw = await self._redis.get(keys.ltm_version(user_id))
+        except RedisError:
+            log.warning("ltm version unavailable; keyword index will be rebuilt", exc_info=True)
+            return UNKNOWN
+        return int(raw) if raw is not None else 0
+
+    async def bump(
+        self,
+        user_id: str,
+        *,
+        upserted: Sequence[str] = (),
+        deleted: Sequence[str] = (),
+        records: Sequence[tuple[Memory, Vectors]] = (),
+    ) -> int:
+        """Record a change; returns the new version, or UNKNOWN if Redis failed (logged). `records` are
+        the written memories with their vectors, logged so other workers update without a store read."""
+        # a big write (a bulk import) logs ids only: encoding it would cost more than the read it saves
+        data = _encode(records) if len(records) <= MAX_LOGGED_RECORDS else "[]"
+        try:
+            raw = await self._bump(
+                keys=[keys.ltm_version(user_id), keys.ltm_changes(user_id)],
+                args=[
+                    json.dumps(list(upserted)),
+                    json.dumps(list(deleted)),
+                    CHANGES_KEPT,
+                    data if len(data) <= MAX_RECORDS_BYTES else "[]",
+                    CHANGES_TTL_MS,
+                ],
+            )
+        except RedisError:
+            log.warning("could not bump ltm version", exc_info=True)
+            return UNKNOWN
+        return int(raw)
+
+    async def changes(self, user_id: str, since: int, until: int, *, max_steps: int = 64) -> Changes | None:
+        """What changed from version `since` to `until`, or None when the log cannot say."""
+        if until <= since:
+            return None
+        try:
+            raw: Any = await self._redis.xrevrange(keys.ltm_changes(user_id), count=max_steps)
+        except RedisError:
+            return None
+        by_version = {int(f["v"]): f for _, f in raw if "v" in f and "prev" in f}
+        chain: list[dict[str, str]] = []
+        at = until
+        while at != since:
+            entry = by_version.get(at)
+            if entry is None:
+                return None
+            chain.append(entry)
+            at = int(entry["prev"])
+            if at < since:
+                return None
+        upserted: set[str] = set()
+        deleted: set[str] = set()
+        records: dict[str, tuple[Memory, Vectors]] = {}
+        for entry in reversed(chain):  # oldest first: the last word on an id wins
+            logged = _decode(entry.get("data", "[]"))
+            for i in json.loads(entry["up"]):
+                upserted.add(i)
+                deleted.discard(i)
+                if i in logged:
+                    records[i] = logged[i]
+                else:
+                    records.pop(i, None)
+            for i in json.loads(entry["del"]):
+                deleted.add(i)
+                upserted.discard(i)
+                records.pop(i, None)
+        return Changes(frozenset(upserted), frozenset(deleted), records)
+
+
+def _encode(records: Sequence[tuple[Memory, Vectors]]) -> str:
+    return json.dumps(
+        [
+            {
+                "id": m.id,
+                "doc": m.content,
+                "meta": to_metadata(m),
+                "vec": base64.b64encode(np.asarray(v, dtype=np.float16).tobytes()).decode(),
+            }
+            for m, v in records
+        ],
+        ensure_ascii=False,
+    )
+
+
+def _decode(raw: str) -> dict[str, tuple[Memory, Vectors]]:
+    out: dict[str, tuple[Memory, Vectors]] = {}
+    try:
+        for item in json.loads(raw):
+            vec = np.frombuffer(base64.b64decode(item["vec"]), dtype=np.float16).astype(np.float32)
+            out[item["id"]] = (from_record(item["id"], item["doc"], item["meta"]), vec)
+    except (ValueError, KeyError, TypeError):
+        return {}  # an unreadable log entry only costs a store read
+    return out

@@ -1,0 +1,263 @@
+"""The keyword channel: BM25 over a user's memories, CJK-aware.
+
+English (and other Latin-script) words are lower-cased, stop-worded and Snowball-stemmed; CJK runs
+become overlapping character bigrams (a single ideograph stays a unigram), so Chinese names, places and
+numbers match without a segmenter. An index is built per user from the long-term store and cached in
+this process, keyed by the user's write version (a Redis counter bumped on every write and delete), so
+every worker sees a change on its next search.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import snowballstemmer
+
+from memory.models import Memory
+from memory.text.lexicons import (
+    EN_CANONICAL,
+    EN_STOPWORDS,
+    ZH_CANONICAL,
+    ZH_QUESTION_CHARS,
+    ZH_QUESTION_WORDS,
+    ZH_STOPWORDS,
+)
+
+_TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_stemmer = snowballstemmer.stemmer("english")
+_stem_lock = threading.Lock()
+
+
+_ZH_CANON = {v: k for k, vs in ZH_CANONICAL.items() for v in (k, *vs)}
+_ZH_CANON_RE = re.compile("|".join(sorted(_ZH_CANON, key=len, reverse=True)))
+_EN_CANON = {v: k for k, vs in EN_CANONICAL.items() for v in vs}
+UNIGRAM = "u:"  # prefix of CJK single-character tokens: they match 爸 in 我爸 for 爸爸, at a lower weight
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    with _stem_lock:  # snowballstemmer objects are not thread-safe
+        return str(_stemmer.stemWord(word))
+
+
+def tokenize(text: str) -> list[str]:
+    tokens: list[str] = []
+    for match in _TOKEN_RE.finditer(text):
+        run = match.group(0)
+        if _CJK_RE.match(run):
+            run = _ZH_CANON_RE.sub(lambda m: _ZH_CANON[m.group(0)], run)
+            tokens.extend(
+                run[i : i + 2]
+                for i in range(len(run) - 1)
+                if run[i] not in ZH_QUESTION_CHARS
+                and run[i + 1] not in ZH_QUESTION_CHARS
+                and run[i : i + 2] not in ZH_QUESTION_WORDS
+            )
+            tokens.extend(
+                UNIGRAM + ch for ch in run if ch not in ZH_STOPWORDS and ch not in ZH_QUESTION_CHARS
+            )
+        else:
+            word = run.lower().replace("’", "'")
+            word = word.split("'")[0] if word.endswith(("'s", "'re", "'ve", "'ll", "'d", "'m")) else word
+            word = _EN_CANON.get(word, word)
+            if word in EN_STOPWORDS or len(word) < 2 and not word.isdigit():
+                continue
+            tokens.append(_stem(word))
+    return tokens
+
+
+@dataclass(frozen=True, slots=True)
+class BM25Params:
+    k1: float = 1.2
+    b: float = 0.75
+    unigram_weight: float = 0.3
+    context_weight: float = 0.9  # a term in the surrounding messages counts this much of one in the memory
+
+
+class BM25Index:
+    """BM25 over one user's memories, plus their vectors (float16) so that candidates found only by
+    keywords get an exact cosine without another round trip to the vector store.
+
+    Immutable once built: `updated()` returns a new index that shares every unchanged memory's term
+    frequencies, so a write costs the tokenisation of the changed memories, not of all of them, and
+    a search running in another thread never sees a half-applied change."""
+
+    def __init__(
+        self, memories: Sequence[Memory], vectors: np.ndarray | None = None, params: BM25Params = BM25Params()
+    ) -> None:
+        self._params = params
+        tfs = {m.id: _term_frequencies(m, params) for m in memories}
+        usable = vectors is not None and len(vectors) == len(memories)
+        rows = {m.id: i for i, m in enumerate(memories)} if usable else {}
+        matrix = np.asarray(vectors, dtype=np.float16) if usable and vectors is not None else None
+        self._set({m.id: m for m in memories}, tfs, rows, matrix)
+
+    def _set(
+        self,
+        memories: dict[str, Memory],
+        tfs: dict[str, dict[str, float]],
+        rows: dict[str, int],
+        matrix: np.ndarray | None,
+    ) -> None:
+        self.memories = memories
+        self._tf = tfs
+        self._row = rows
+        self._vectors = matrix
+        self._len = {mid: sum(tf.values()) for mid, tf in tfs.items()}
+        postings: dict[str, list[str]] = {}
+        for mid, tf in tfs.items():
+            for token in tf:
+                postings.setdefault(token, []).append(mid)
+        self._postings = postings
+        n = max(1, len(memories))
+        self._avg_len = (sum(self._len.values()) / n) or 1.0
+        self._idf = {t: math.log(1 + (n - len(ids) + 0.5) / (len(ids) + 0.5)) for t, ids in postings.items()}
+        self.names = frozenset(m.name for m in memories.values() if m.name)
+        self._by_hash: dict[str, Memory] | None = None  # built on first use (the writer's)
+
+    def updated(
+        self, upserted: Sequence[Memory], vectors: np.ndarray | None, deleted: Iterable[str]
+    ) -> BM25Index:
+        """A new index with `upserted` added or replaced (with their vectors) and `deleted` removed."""
+        gone = set(deleted) | {m.id for m in upserted}
+        memories = {mid: m for mid, m in self.memories.items() if mid not in gone}
+        tfs = {mid: tf for mid, tf in self._tf.items() if mid not in gone}
+        for m in upserted:
+            memories[m.id] = m
+            tfs[m.id] = _term_frequencies(m, self._params)
+        rows: dict[str, int] = {}
+        matrix: np.ndarray | None = None
+        # a delete-only update needs no new vectors: the kept rows keep theirs
+        new_vectors_ok = not upserted or (vectors is not None and len(vectors) == len(upserted))
+        if self._vectors is not None and new_vectors_ok:
+            new_ids = {m.id for m in upserted}
+            kept = [mid for mid in memories if mid not in new_ids and mid in self._row]
+            if len(kept) + len(upserted) == len(memories):  # every memory has a vector
+                old = self._vectors[[self._row[mid] for mid in kept]]
+                new = np.asarray(vectors, dtype=np.float16) if upserted else None
+                if new is None:
+                    matrix = old
+                elif not kept:  # also when the old index was empty (its matrix has no columns)
+                    matrix = new
+                elif old.shape[1] == new.shape[1]:
+                    matrix = np.concatenate([old, new])
+                if matrix is not None:
+                    rows = {mid: i for i, mid in enumerate([*kept, *(m.id for m in upserted)])}
+        fresh = BM25Index.__new__(BM25Index)
+        fresh._params = self._params
+        fresh._set(memories, tfs, rows, matrix)
+        return fresh
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def with_hashes(self, hashes: Iterable[str]) -> list[Memory]:
+        """Memories whose content hash is one of `hashes` (the writer's exact-duplicate check)."""
+        if self._by_hash is None:
+            by_hash: dict[str, Memory] = {}
+            for m in self.memories.values():
+                by_hash.setdefault(m.content_hash, m)
+            self._by_hash = by_hash
+        return [self._by_hash[h] for h in dict.fromkeys(hashes) if h in self._by_hash]
+
+    def cosine(self, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
+        """Cosine of the query with the stored vectors of `ids` (vectors are unit length)."""
+        if self._vectors is None:
+            return {}
+        rows = [self._row[i] for i in ids if i in self._row]
+        if not rows:
+            return {}
+        sims = self._vectors[rows].astype(np.float32) @ query.astype(np.float32)
+        return {i: float(x) for i, x in zip([i for i in ids if i in self._row], sims, strict=True)}
+
+    @property
+    def has_vectors(self) -> bool:
+        return self._vectors is not None and len(self._row) == len(self.memories)
+
+    def nearest(
+        self, query: np.ndarray, *, limit: int, keep: Callable[[Memory], bool] | None = None
+    ) -> list[tuple[Memory, float]]:
+        """Exact cosine nearest neighbours among this user's memories (brute force over the float16
+        copy; a few thousand rows take well under a millisecond), best first, `keep` applied."""
+        if self._vectors is None or not len(self._row):
+            return []
+        ids = list(self._row)
+        sims = self._vectors[[self._row[i] for i in ids]].astype(np.float32) @ query.astype(np.float32)
+        order = np.argsort(-sims, kind="stable")
+        out: list[tuple[Memory, float]] = []
+        for j in order:
+            m = self.memories[ids[int(j)]]
+            if keep is None or keep(m):
+                out.append((m, float(sims[int(j)])))
+                if len(out) == limit:
+                    break
+        return out
+
+    def search(self, query_tokens: Iterable[str], *, limit: int) -> list[tuple[str, float]]:
+        k1, b = self._params.k1, self._params.b
+        scores: dict[str, float] = {}
+        for token in set(query_tokens):
+            idf = self._idf.get(token)
+            if idf is None:
+                continue
+            if token.startswith(UNIGRAM):
+                idf *= self._params.unigram_weight
+            for mid in self._postings[token]:
+                tf = self._tf[mid][token]
+                norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)
+                scores[mid] = scores.get(mid, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
+        return sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+
+
+def _term_frequencies(m: Memory, params: BM25Params) -> dict[str, float]:
+    own = Counter(tokenize(m.embed_text))
+    around = Counter(tokenize(m.context)) if m.context else Counter()
+    return {t: own.get(t, 0) + params.context_weight * around.get(t, 0) for t in own.keys() | around.keys()}
+
+
+class KeywordIndexCache:
+    """LRU of per-user indexes, bounded by the total number of memories held."""
+
+    def __init__(self, max_memories: int = 200_000) -> None:
+        self._max = max_memories
+        self._items: OrderedDict[str, tuple[int, BM25Index]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def latest(self, user_id: str) -> tuple[int, BM25Index] | None:
+        """The cached index of this user at whatever version it was built (to update it)."""
+        with self._lock:
+            return self._items.get(user_id)
+
+    def get(self, user_id: str, version: int) -> BM25Index | None:
+        with self._lock:
+            item = self._items.get(user_id)
+            if item is None or item[0] != version:
+                return None
+            self._items.move_to_end(user_id)
+            return item[1]
+
+    def put(self, user_id: str, version: int, index: BM25Index) -> None:
+        with self._lock:
+            old = self._items.pop(user_id, None)
+            if old is not None:
+                self._size -= len(old[1])
+            self._items[user_id] = (version, index)
+            self._size += len(index)
+            while self._size > self._max and len(self._items) > 1:
+                _, (_, evicted) = self._items.popitem(last=False)
+                self._size -= len(evicted)
+
+    def drop(self, user_id: str) -> None:
+        with self._lock:
+            old = self._items.pop(user_id, None)
+            if old is not None:
+                self._size -= len(old[1])

@@ -1,0 +1,275 @@
+"""Hybrid recall: dense candidates from Chroma + a BM25 keyword channel, fused and reranked.
+
+    relevance = w_dense·norm(cosine) + w_keyword·norm(bm25)            (min-max over the candidates)
+              + name_boost   if the memory's speaker is named in the query
+              + doc_boost    if the memory mentions a document type the query asks for (账单 ↔ invoice ↔ bill)
+    score     = relevance · (1 − w_time + w_time · e^(−Δt/τ)·(1+ln(1+importance))/(1+ln 2))
+
+When the query names a month ("我3月提交的报价单", "the quote from March"), candidates written in that
+month rank first (a filter that falls back to the rest instead of returning nothing). A memory that
+contains what the query says not to suggest ("不要推荐咖啡机", "don't suggest coffee
+machines") is ranked below every other candidate.
+
+Recency can take at most `w_time` of a memory's score away (a pure multiplicative decay would make
+every memory older than a few τ invisible, however relevant). `w_time` is 0.3 when the query asks about
+the present (最近/现在/recently/now/still...) and 0.05 otherwise: both benchmarks ask about old facts,
+and 0.05 leaves their recall unchanged while 0.2 already costs some (README has the numbers). Dense candidates that only the keyword channel found get their
+cosine from their stored vectors, so both channels score every candidate exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import anyio.to_thread
+import numpy as np
+
+from memory.embedding.base import Embedder
+from memory.longterm.chroma import LongTermStore
+from memory.longterm.shared_vectors import SharedVectors
+from memory.longterm.versions import UNKNOWN, LtmVersions
+from memory.models import Memory, ScoredMemory, SearchFilters
+from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
+from memory.recall.query import QueryPlan, plan_query
+from memory.recall.ranking import month_range, recency_importance
+from memory.text.language import detect_language
+from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RankingWeights:
+    dense: float = 0.5
+    keyword: float = 0.5
+    # all-MiniLM-L6-v2 is an English model: for Chinese queries the keyword channel leads
+    dense_zh: float = 0.3
+    keyword_zh: float = 0.7
+    name_boost: float = 0.3
+    doc_boost: float = 0.1
+    answer_type_boost: float = 0.1
+    fact_boost: float = 0.0
+    time: float = 0.05  # share of the score that recency can take away from an old memory...
+    time_recent: float = 0.3  # ...and when the query asks about now/recently/最近
+    tau_days: float = 14.0
+    dense_candidates: int = 15
+    keyword_candidates: int = 30
+    clustering: bool = False
+    cluster_boost: float = 0.05
+    # users with at most this many memories get their dense channel from the in-process index (exact
+    # cosine over its float16 vectors); larger ones ask Chroma's HNSW index
+    in_process_dense_max: int = 20_000
+
+
+def _minmax(values: dict[str, float]) -> dict[str, float]:
+    if not values:
+        return {}
+    lo, hi = min(values.values()), max(values.values())
+    if hi - lo < 1e-12:
+        return dict.fromkeys(values, 1.0)
+    return {k: (v - lo) / (hi - lo) for k, v in values.items()}
+
+
+def passes(m: Memory, f: SearchFilters) -> bool:
+    return (
+        (f.session_id is None or m.session_id == f.session_id)
+        and (f.exclude_session_id is None or m.session_id != f.exclude_session_id)
+        and (f.topic is None or m.topic == f.topic)
+        and (f.since is None or m.created_at >= f.since)
+        and (f.until is None or m.created_at <= f.until)
+    )
+
+
+def mentions_doc_type(m: Memory, doc_types: Sequence[str]) -> bool:
+    low = m.content.lower()
+    return any(
+        (alias in m.content) if re.search(r"[\u4e00-\u9fff]", alias) else (alias in low)
+        for d in doc_types
+        for alias in DOC_TYPE_ALIASES[d]
+    )
+
+
+def cluster_members(vectors: np.ndarray, query: np.ndarray, k: int = 3, iterations: int = 10) -> np.ndarray:
+    """k-means (k ≤ 3) over candidate vectors; a boolean mask of the cluster nearest the query."""
+    n = len(vectors)
+    k = min(k, max(1, n // 3))
+    if k <= 1:
+        return np.ones(n, dtype=bool)
+    # deterministic init: the most query-similar vector, then farthest-point
+    centroids = [vectors[int(np.argmax(vectors @ query))]]
+    for _ in range(1, k):
+        dist = np.min([1 - vectors @ c for c in centroids], axis=0)
+        centroids.append(vectors[int(np.argmax(dist))])
+    c = np.stack(centroids)
+    labels = np.zeros(n, dtype=int)
+    for _ in range(iterations):
+        labels = np.argmax(vectors @ c.T, axis=1)
+        for j in range(k):
+            members = vectors[labels == j]
+            if len(members):
+                centre = members.mean(axis=0)
+                c[j] = centre / (np.linalg.norm(centre) or 1.0)
+    best = int(np.argmax(c @ query))
+    return np.asarray(labels == best)
+
+
+MAX_INCREMENTAL = 200  # more changes than this (or than half the index) since the cached version: rebuild
+
+
+class HybridRetriever:
+    def __init__(
+        self,
+        store: LongTermStore,
+        embedder: Embedder,
+        versions: LtmVersions,
+        cache: KeywordIndexCache | None = None,
+        weights: RankingWeights = RankingWeights(),
+        *,
+        shared: SharedVectors | None = None,
+    ) -> None:
+        """`shared`: where query vectors are published for the writer that will store the same text."""
+        self._store = store
+        self._shared = shared
+        self._embedder = embedder
+        self._versions = versions
+        self.cache = cache or KeywordIndexCache()
+        self.weights = weights
+
+    async def keyword_index(self, user_id: str) -> BM25Index:
+        """This user's index at the current version: cached, updated from the change log (only the
+        changed memories are fetched and tokenised), or rebuilt from the store."""
+        version = await self._versions.get(user_id)
+        if version != UNKNOWN:
+            latest = self.cache.latest(user_id)
+            if latest is not None and latest[0] == version:
+                return self.cache.get(user_id, version) or latest[1]
+            if latest is not None and latest[0] < version:
+                updated = await self._update(user_id, latest[0], latest[1], version)
+                if updated is not None:
+                    return updated
+        memories, vectors = await self._store.get_with_vectors(user_id)
+        index = await anyio.to_thread.run_sync(BM25Index, memories, vectors)
+        if version != UNKNOWN:
+            self.cache.put(user_id, version, index)
+        return index
+
+    async def _update(self, user_id: str, cached_at: int, index: BM25Index, version: int) -> BM25Index | None:
+        changes = await self._versions.changes(user_id, cached_at, version)
+        if changes is None or len(changes) > max(MAX_INCREMENTAL, len(index) // 2):
+            return None
+        logged = [changes.records[i] for i in sorted(changes.upserted) if i in changes.records]
+        missing = sorted(i for i in changes.upserted if i not in changes.records)
+        memories = [m for m, _ in logged]
+        rows = [v for _, v in logged]
+        if missing:  # written without records in the log (a large write): ask the store
+            fetched, fetched_vectors = await self._store.get_with_vectors(user_id, missing)
+            memories += fetched
+            rows += list(fetched_vectors) if len(fetched) else []
+        found = {m.id for m in memories}
+        gone = changes.deleted | (changes.upserted - found)  # upserted, then deleted since
+        vectors = np.asarray(rows, dtype=np.float32) if rows and len(rows) == len(memories) else None
+        fresh = await anyio.to_thread.run_sync(index.updated, memories, vectors, gone)
+        self.cache.put(user_id, version, fresh)
+        return fresh
+
+    async def search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        top_k: int,
+        filters: SearchFilters,
+        as_of: float,
+    ) -> list[ScoredMemory]:
+        w = self.weights
+        index = await self.keyword_index(user_id)
+        if not len(index):
+            return []
+        plan = plan_query(query, known_names=index.names, now=as_of)
+        qvec = (await self._embedder.embed([plan.semantic_text]))[0]
+        if self._shared is not None:
+            await self._shared.publish(user_id, plan.semantic_text, qvec)
+        n_dense = max(w.dense_candidates, top_k)
+        if index.has_vectors and len(index) <= w.in_process_dense_max:
+            # the index holds every vector of this user at the current version: exact cosine here,
+            # no round trip to the vector store on the read path
+            dense_hits = index.nearest(qvec, limit=n_dense, keep=lambda m: passes(m, filters))
+        else:
+            dense_hits = await self._store.query(user_id, qvec.tolist(), n_results=n_dense, filters=filters)
+        candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
+        cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
+        keyword: dict[str, float] = {}
+        for mid, score in index.search(plan.keyword_tokens, limit=max(w.keyword_candidates, top_k)):
+            memory = index.memories[mid]
+            if passes(memory, filters):
+                keyword[mid] = score
+                candidates.setdefault(mid, memory)
+        missing = [mid for mid in candidates if mid not in cosine]
+        if missing:
+            cosine.update(index.cosine(missing, qvec))
+            still = [mid for mid in missing if mid not in cosine]
+            if still:  # index built without vectors: ask the store
+                vectors = await self._store.embeddings(user_id, still)
+                for mid, vec in vectors.items():
+                    cosine[mid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
+        for mid in candidates:
+            cosine.setdefault(mid, 0.0)
+            keyword.setdefault(mid, 0.0)
+        in_cluster: set[str] = set()
+        if w.clustering and len(candidates) >= 6:
+            vectors = await self._store.embeddings(user_id, list(candidates))
+            ids = [mid for mid in candidates if mid in vectors]
+            mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
+            in_cluster = {mid for mid, keep in zip(ids, mask, strict=True) if keep}
+        return self._rank(plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k)
+
+    def _rank(
+        self,
+        plan: QueryPlan,
+        candidates: dict[str, Memory],
+        cosine: dict[str, float],
+        keyword: dict[str, float],
+        in_cluster: set[str],
+        *,
+        as_of: float,
+        top_k: int,
+    ) -> list[ScoredMemory]:
+        w = self.weights
+        zh = detect_language(plan.text) == "zh"
+        w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
+        dense_n, keyword_n = _minmax(cosine), _minmax(keyword)
+        month = month_range(plan.month) if plan.month else None
+        names = {n.lower() for n in plan.names}
+        scored: list[ScoredMemory] = []
+        demoted: set[str] = set()
+        in_month: set[str] = set()
+        for mid, m in candidates.items():
+            relevance = w_dense * dense_n[mid] + w_keyword * keyword_n[mid]
+            if m.name and m.name.lower() in names:
+                relevance += w.name_boost
+            if plan.doc_types and mentions_doc_type(m, plan.doc_types):
+                relevance += w.doc_boost
+            if month and month[0] <= m.created_at < month[1]:
+                in_month.add(mid)
+            if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
+                relevance += w.answer_type_boost
+            if m.tier == "fact":
+                relevance += w.fact_boost
+            if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
+                relevance += w.cluster_boost
+            negated = bool(plan.negated_tokens and plan.negated_tokens & set(tokenize(m.content)))
+            recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
+            time_weight = w.time_recent if plan.wants_recent else w.time
+            score = relevance * (1 - time_weight + time_weight * recency)
+            scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid]))
+            if negated:
+                demoted.add(mid)
+        # what the user said not to suggest goes below everything else, whatever its score; when the
+        # query names a month ("我3月提交的报价单"), what was written in that month comes first
+        scored.sort(
+            key=lambda s: (s.memory.id not in demoted, s.memory.id in in_month, s.score), reverse=True
+        )
+        return scored[:top_k]

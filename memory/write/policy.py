@@ -1,0 +1,424 @@
+"""What becomes a long-term memory, and how it is written.
+
+Every message is cleaned (emoji/control characters out), PII-redacted, and split into segments of at
+most 400 characters; each segment becomes one memory with importance (0.4·preference + 0.35·task +
+0.25·entity), topic, entities and the preceding messages as keyword context. A memory is a `fact` when
+its importance reaches the threshold (0.65) or an anchor fires, otherwise `episodic` (kept and
+searchable: the LoCoMo benchmark shows most answers sit in plain narrative turns, see README).
+
+Anchors: an explicit "remember this" (记住/别忘了/remember/don't forget), a document or ID number
+(订单号/合同号/报价单号, order/contract/quote no.), a user's confirmation right after an assistant's
+answer (that answer becomes a fact), and the first mention in a new session of an entity from an earlier one.
+
+Writes hold a per-user Redis lock around check-then-insert: an exact duplicate (same normalised content
+hash) is never stored twice, and a near duplicate (cosine ≥ 0.95) merges into the existing memory,
+keeping the newer text and the union of provenance. Both checks run against the user's in-process index
+(the one recall uses, at the current version, with every vector) when there is one: no round trip to
+the vector store; users above `in_process_max` memories, or without vectors in their index, ask the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from redis.asyncio import Redis
+
+from memory import keys
+from memory.embedding.base import Embedder, Vectors
+from memory.errors import MemoryBusy
+from memory.locks import RedisLocks
+from memory.longterm.chroma import LongTermStore
+from memory.longterm.ids import content_hash, memory_id_for
+from memory.longterm.shared_vectors import SharedVectors
+from memory.longterm.tombstones import Tombstones
+from memory.longterm.versions import LtmVersions
+from memory.models import Memory, Message
+from memory.recall.keyword_index import BM25Index, tokenize
+from memory.text.cleaning import segment
+from memory.text.lexicons import CONFIRMATION_RE
+from memory.text.privacy import sanitize
+from memory.write.scoring import entities, importance, is_explicit_anchor, topic_of
+from monitoring import metrics
+
+Clock = Callable[[], float]
+IndexOf = Callable[[str], Awaitable[BM25Index]]
+
+
+@dataclass(frozen=True, slots=True)
+class WritePolicy:
+    threshold: float = 0.65
+    near_duplicate: float = 0.95
+    context_messages: int = 2
+    context_after: bool = True  # the reply that follows is indexed with a message too
+    segment_chars: int = 400
+    lock_ttl_seconds: int = 10
+    lock_wait_seconds: float = 30.0
+    in_process_max: int = 20_000  # users with more memories are de-duplicated by the vector store
+
+
+def _speaker_line(message: Message, text: str) -> str:
+    return f"{message.name}: {text}" if message.name else text
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRequest:
+    """One user's messages to write (an outbox entry, or a call of the messages endpoint)."""
+
+    user_id: str
+    session_id: str
+    messages: Sequence[Message]
+    previous: Sequence[Message] = ()  # the messages just before (context, confirmations)
+    issued_at: float | None = None  # when the write was asked for (see `WritePipeline.write`)
+
+
+@dataclass(slots=True)
+class _Draft:
+    """One user's write between its checks and the store call."""
+
+    user_id: str
+    prepared: list[Memory]  # what the messages made, minus what an erase or delete made obsolete
+    merged: list[Memory]  # exact duplicates merged (within the batch and with stored memories)
+    existing: frozenset[str]  # content hashes already stored
+    index: BM25Index | None  # the in-process index the near-duplicate check uses, if any
+    vectors: Vectors | None = None
+
+
+class WritePipeline:
+    def __init__(
+        self,
+        store: LongTermStore,
+        embedder: Embedder,
+        redis: Redis,
+        versions: LtmVersions,
+        policy: WritePolicy = WritePolicy(),
+        *,
+        index: IndexOf | None = None,
+        shared: SharedVectors | None = None,
+        clock: Clock = time.time,
+    ) -> None:
+        """`index`: the user's current in-process index (`HybridRetriever.keyword_index`), used for the
+        duplicate checks instead of two vector-store queries per write. `shared`: vectors recall has
+        already computed for these exact texts (the chat path's query), taken instead of re-embedding."""
+        self._store = store
+        self._index = index
+        self._shared = shared
+        self._embedder = embedder
+        self._redis = redis
+        self._versions = versions
+        self._locks = RedisLocks(redis)
+        self._tombstones = Tombstones(redis)
+        self.policy = policy
+        self._clock = clock
+
+    def prepare(
+        self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
+    ) -> list[Memory]:
+        """Pure: the memories these messages make, before de-duplication."""
+        now = self._clock()
+        p = self.policy
+        history: list[str] = [_speaker_line(m, sanitize(m.content)) for m in previous][-p.context_messages :]
+        last_message: Message | None = previous[-1] if previous else None
+        out: list[Memory] = []
+        by_message: dict[int, list[int]] = {}
+        for i, message in enumerate(messages):
+            text = sanitize(message.content)
+            if not text:
+                continue
+            confirmation = (
+                message.role == "user"
+                and CONFIRMATION_RE.match(text) is not None
+                and last_message is not None
+                and last_message.role == "assistant"
+            )
+            if confirmation and i > 0:
+                for j in by_message.get(i - 1, []):
+                    out[j] = _as_fact(out[j], p.threshold)
+            elif confirmation and i == 0 and last_message is not None:
+                out.extend(
+                    _as_fact(m, p.threshold)
+                    for m in self._memories_of(user_id, session_id, last_message, [], now, p)
+                )
+            made = self._memories_of(user_id, session_id, message, history, now, p)
+            by_message[i] = list(range(len(out), len(out) + len(made)))
+            out.extend(made)
+            history = [*history, _speaker_line(message, text)][-p.context_messages :]
+            last_message = message
+        if p.context_after:
+            lines = {i: _speaker_line(m, sanitize(m.content)) for i, m in enumerate(messages)}
+            for i, positions in by_message.items():
+                if i + 1 in lines:
+                    for j in positions:
+                        out[j] = replace(out[j], context=f"{out[j].context} {lines[i + 1]}".strip())
+        return out
+
+    def _memories_of(
+        self, user_id: str, session_id: str, message: Message, history: list[str], now: float, p: WritePolicy
+    ) -> list[Memory]:
+        text = sanitize(message.content)
+        parts = segment(text, p.segment_chars)
+        base_id = memory_id_for(user_id, session_id, message)
+        made = []
+        for n, part in enumerate(parts):
+            score = importance(part)
+            anchor = is_explicit_anchor(part)
+            made.append(
+                Memory(
+                    id=base_id if len(parts) == 1 else f"{base_id}-{n}",
+                    user_id=user_id,
+                    content=part,
+                    created_at=message.timestamp if message.timestamp is not None else now,
+                    session_id=session_id,
+                    source=message.role,
+                    content_hash=content_hash(part),
+                    importance=max(score.score, p.threshold) if anchor else score.score,
+                    topic=topic_of(part),
+                    name=message.name,
+                    source_message_ids=(message.id,) if message.id else (),
+                    tier="fact" if anchor or score.score >= p.threshold else "episodic",
+                    entities=tuple(entities(part)[:20]),
+                    context=" ".join(history),
+                )
+            )
+        return made
+
+    async def write(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        previous: Sequence[Message] = (),
+        *,
+        issued_at: float | None = None,
+    ) -> list[Memory]:
+        """`issued_at` is when the write was asked for (an outbox entry's enqueue time); a write issued
+        before the user's last erase is dropped, as is any memory deleted since (tombstoned id)."""
+        request = WriteRequest(user_id, session_id, tuple(messages), tuple(previous), issued_at)
+        return (await self.write_many([request]))[0]
+
+    async def write_many(self, requests: Sequence[WriteRequest]) -> list[list[Memory]]:
+        """Several users' writes at once (the outbox writer's batch), one request per user. Each user
+        gets what a single write gets: its lock, the erase and tombstone checks, de-duplication; then
+        one embedding call covers every text no recall vector covers, one upsert per vector-store
+        collection stores all of them, and each user's version moves on. Measured (README): a
+        Chroma upsert costs its server about 6 ms of CPU plus about 1 ms per record, so one call per
+        user was most of the writer's cost when many users chat at once."""
+        users = [r.user_id for r in requests]
+        if len(set(users)) != len(users):
+            raise ValueError("write_many takes one request per user")
+        prepared = [self.prepare(r.user_id, r.session_id, r.messages, r.previous) for r in requests]
+        todo = sorted((i for i, made in enumerate(prepared) if made), key=lambda i: users[i])
+        out: list[list[Memory]] = [[] for _ in requests]
+        if not todo:
+            return out
+        async with contextlib.AsyncExitStack() as locks:
+            for i in todo:  # in user-id order: two writers never wait on each other in a cycle
+                await locks.enter_async_context(self.user_lock(users[i]))
+            checked = await asyncio.gather(*(self._check(requests[i], prepared[i]) for i in todo))
+            drafts = [(i, d) for i, d in zip(todo, checked, strict=True) if d is not None]
+            if not drafts:
+                return out
+            await self._vectorize([d for _, d in drafts])
+            finals = await asyncio.gather(*(self._near_duplicates(d) for _, d in drafts))
+            await self._store.upsert(
+                [m for final, _ in finals for m in final], np.concatenate([v for _, v in finals])
+            )
+            await asyncio.gather(
+                *(
+                    self._versions.bump(
+                        d.user_id,
+                        upserted=[m.id for m in final],
+                        records=list(zip(final, vectors, strict=True)),
+                    )
+                    for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
+                )
+            )
+        for (i, d), (final, _) in zip(drafts, finals, strict=True):
+            out[i] = final
+            new_ids = {m.id for m in d.prepared}
+            stored = sum(m.id in new_ids for m in final)
+            metrics.MEMORY_WRITES.labels("stored").inc(stored)
+            metrics.MEMORY_WRITES.labels("merged").inc(len(d.prepared) - stored)
+        return out
+
+    def user_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[str]:
+        """The lock every write of this user holds around check-then-insert. Deletes hold it too, so a
+        delete never interleaves with a write that merges into the memory it removes."""
+        p = self.policy
+        return self._locks.hold(
+            keys.ltm_lock(user_id),
+            ttl_seconds=p.lock_ttl_seconds,
+            wait_seconds=p.lock_wait_seconds,
+            on_timeout=lambda: MemoryBusy(user_id, p.lock_wait_seconds),
+        )
+
+    async def _check(self, request: WriteRequest, prepared: list[Memory]) -> _Draft | None:
+        """Under the user's lock: drop what an erase or a delete made obsolete, mark first mentions,
+        and merge exact duplicates (within the batch and with what is stored)."""
+        user_id = request.user_id
+        # wall clock, not the injectable one: it is compared with erase times taken from Redis' clock
+        issued = request.issued_at if request.issued_at is not None else time.time()
+        erased = await self._tombstones.erased_at(user_id)
+        if erased is not None and issued <= erased:
+            metrics.MEMORY_WRITES.labels("skipped_erased").inc(len(prepared))
+            return None
+        buried = await self._tombstones.buried(user_id, [m.id for m in prepared])
+        if buried:
+            metrics.MEMORY_WRITES.labels("skipped_deleted").inc(sum(m.id in buried for m in prepared))
+            prepared = [m for m in prepared if m.id not in buried]
+        if not prepared:
+            return None
+        prepared = await self._mark_first_mentions(user_id, request.session_id, prepared)
+        merged = _merge_within_batch(prepared)
+        index = await self._local_index(user_id)
+        hashes = [m.content_hash for m in merged]
+        found = (
+            index.with_hashes(hashes)
+            if index is not None
+            else await self._store.find_by_hashes(user_id, hashes)
+        )
+        existing = {m.content_hash: m for m in found}
+        merged = [_merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged]
+        return _Draft(user_id, prepared, merged, frozenset(existing), index)
+
+    async def _vectorize(self, drafts: Sequence[_Draft]) -> None:
+        """Every draft's vectors: recall's where published for the exact text, the rest in one call."""
+        texts = [[m.embed_text for m in d.merged] for d in drafts]
+        known: list[dict[int, Vectors]] = (
+            list(
+                await asyncio.gather(
+                    *(
+                        self._shared.fetch(d.user_id, t, self._embedder.dimension)
+                        for d, t in zip(drafts, texts, strict=True)
+                    )
+                )
+            )
+            if self._shared is not None
+            else [{} for _ in drafts]
+        )
+        missing = [(n, j) for n, t in enumerate(texts) for j in range(len(t)) if j not in known[n]]
+        dimension = self._embedder.dimension
+        computed = (
+            await self._embedder.embed([texts[n][j] for n, j in missing])
+            if missing
+            else np.empty((0, dimension), dtype=np.float32)
+        )
+        out = [np.empty((len(t), dimension), dtype=np.float32) for t in texts]
+        for n, published in enumerate(known):
+            for j, vector in published.items():
+                out[n][j] = vector
+        for row, (n, j) in enumerate(missing):
+            out[n][j] = computed[row]
+        for d, array in zip(drafts, out, strict=True):
+            d.vectors = array
+
+    async def _near_duplicates(self, d: _Draft) -> tuple[list[Memory], Vectors]:
+        """Merge each new memory into a stored one it nearly repeats (cosine and the same facts)."""
+        assert d.vectors is not None
+        merged = list(d.merged)
+        fresh = [i for i, m in enumerate(merged) if m.content_hash not in d.existing]
+        if fresh:
+            nearest = (
+                [d.index.nearest(v, limit=1) for v in d.vectors[fresh]]
+                if d.index is not None
+                else await self._store.nearest(d.user_id, d.vectors[fresh], n_results=1)
+            )
+            batch_ids = {m.id for m in merged}
+            for i, hits in zip(fresh, nearest, strict=True):
+                if (
+                    hits
+                    and hits[0][1] >= self.policy.near_duplicate
+                    and hits[0][0].id not in batch_ids
+                    and same_facts(hits[0][0], merged[i])
+                ):
+                    merged[i] = _merge(hits[0][0], merged[i])
+        return _dedupe_ids(merged, d.vectors)
+
+    async def _local_index(self, user_id: str) -> BM25Index | None:
+        """The user's in-process index if it can answer both duplicate checks, else None."""
+        if self._index is None:
+            return None
+        index = await self._index(user_id)
+        if not len(index) or (index.has_vectors and len(index) <= self.policy.in_process_max):
+            return index
+        return None
+
+    async def _mark_first_mentions(
+        self, user_id: str, session_id: str, memories: list[Memory]
+    ) -> list[Memory]:
+        """An entity mentioned in an earlier session and now for the first time in this one is an anchor."""
+        names = sorted({e.lower() for m in memories for e in m.entities})
+        if not names:
+            return memories
+        key = keys.ltm_entities(user_id)
+        seen = dict(zip(names, await self._redis.hmget(key, names), strict=True))
+        out = []
+        for m in memories:
+            earlier = [e for e in m.entities if seen.get(e.lower()) not in (None, session_id)]
+            out.append(_as_fact(m, self.policy.threshold) if earlier else m)
+        await self._redis.hset(key, mapping=dict.fromkeys(names, session_id))
+        return out
+
+
+_DIGITS_RE = re.compile(r"\d+")
+LEXICAL_OVERLAP = 0.6
+
+
+def same_facts(a: Memory, b: Memory) -> bool:
+    """Cosine alone is not enough to merge: MiniLM puts "我住在杭州" and "我住在苏州" above 0.95, and
+    "order A123" / "order A124" too. A near-duplicate must also name the same numbers and entities and
+    share most of its words."""
+    if _DIGITS_RE.findall(a.content) != _DIGITS_RE.findall(b.content):
+        return False
+    if {e.lower() for e in a.entities} != {e.lower() for e in b.entities}:
+        return False
+    ta, tb = set(tokenize(a.content)), set(tokenize(b.content))
+    return not (ta or tb) or len(ta & tb) / len(ta | tb) >= LEXICAL_OVERLAP
+
+
+def _as_fact(m: Memory, threshold: float) -> Memory:
+    return replace(m, tier="fact", importance=max(m.importance or 0.0, threshold))
+
+
+def _merge(old: Memory, new: Memory) -> Memory:
+    """Keep the newer text and time, the union of provenance, the higher importance, the older id."""
+    newer, older = (new, old) if new.created_at >= old.created_at else (old, new)
+    ids = tuple(dict.fromkeys([*old.source_message_ids, *new.source_message_ids]))
+    return replace(
+        newer,
+        id=old.id,
+        source_message_ids=ids,
+        importance=max(old.importance or 0.0, new.importance or 0.0),
+        tier="fact" if "fact" in (old.tier, new.tier) else newer.tier,
+        entities=tuple(dict.fromkeys([*newer.entities, *older.entities]))[:20],
+        context=newer.context or older.context,
+    )
+
+
+def _merge_within_batch(memories: list[Memory]) -> list[Memory]:
+    by_hash: dict[str, Memory] = {}
+    for m in memories:
+        by_hash[m.content_hash] = _merge(by_hash[m.content_hash], m) if m.content_hash in by_hash else m
+    return list(by_hash.values())
+
+
+def _dedupe_ids(memories: list[Memory], vectors: np.ndarray) -> tuple[list[Memory], np.ndarray]:
+    """Two candidates merged into the same existing memory: keep one record per id (merged)."""
+    chosen: dict[str, int] = {}
+    out: list[Memory] = []
+    rows: list[int] = []
+    for row, m in enumerate(memories):
+        if m.id in chosen:
+            j = chosen[m.id]
+            out[j] = _merge(out[j], m)
+            rows[j] = row  # the merged record keeps the newer candidate's vector
+        else:
+            chosen[m.id] = len(out)
+            out.append(m)
+            rows.append(row)
+    return out, vectors[rows]

@@ -1,0 +1,123 @@
+"""The fault suite: a bounded chat load on loopback while one component is killed with SIGKILL.
+
+Every case asserts the same promises: no acknowledged turn lost (it is in its session buffer and in
+long-term memory), none stored twice, no 5xx but 503 (each with Retry-After) while the component is
+down, and readiness back within a bound once it is up again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.http.auth import TokenCodec
+from tests.conftest import TEST_SECRET
+from tests.faults.deployment import Deployment, deployed
+from tests.faults.load import Books, ChatLoad, check_books
+
+READY_WITHIN_SECONDS = 20.0
+USERS = ["fault-ana", "fault-bo", "fault-chen", "fault-dee"]
+_TOKENS = TokenCodec(TEST_SECRET)
+log = logging.getLogger(__name__)
+
+
+def headers_of(user: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {_TOKENS.mint(user, ttl_seconds=3600)}"}
+
+
+def admin_headers(_: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {_TOKENS.mint('fault-admin', role='admin', ttl_seconds=3600)}"}
+
+
+def assert_promises_kept(d: Deployment, books: Books) -> None:
+    assert books.acknowledged(), "the load acknowledged no turn at all"
+    assert books.server_errors() == {}, f"5xx other than 503: {books.server_errors()}\n{d.log('api.log')}"
+    assert not [t.code for t in books.turns if t.unanswered_503], "a 503 without Retry-After"
+    ledger = check_books(books, d.wait_drained(USERS, admin_headers))
+    log.info(
+        "fault case books",
+        extra={"turns": len(books.turns), "acknowledged": len(books.acknowledged()), "statuses": dict(books.statuses())},
+    )
+    assert ledger.lost == [], f"acknowledged turns lost: {ledger.lost}"
+    assert ledger.duplicated_in_session == [], f"stored twice in a session: {ledger.duplicated_in_session}"
+    assert ledger.duplicated_in_memory == [], f"stored twice in long-term memory: {ledger.duplicated_in_memory}"
+
+
+@pytest.fixture
+def deployment(tmp_path: Path) -> Iterator[Deployment]:
+    with deployed(tmp_path) as d:
+        yield d
+
+
+async def test_chroma_killed_and_restarted(deployment: Deployment) -> None:
+    load = ChatLoad(deployment.base_url, headers_of, USERS, "FC")
+    task = asyncio.create_task(load.run(seconds=14))
+    await asyncio.sleep(3)
+    await asyncio.to_thread(deployment.kill_chroma)
+    down_from = time.monotonic()
+    await asyncio.sleep(4)
+    down_until = time.monotonic()
+    await asyncio.to_thread(deployment.start_chroma)
+    assert await asyncio.to_thread(deployment.wait_ready, READY_WITHIN_SECONDS) < READY_WITHIN_SECONDS
+    books = await task
+    during = books.sent_between(down_from, down_until)
+    assert len([t for t in during if t.acknowledged]) >= len(USERS), "chat must go on while Chroma is down"
+    assert_promises_kept(deployment, books)
+
+
+async def test_redis_killed_and_restarted_from_its_aof(deployment: Deployment) -> None:
+    load = ChatLoad(deployment.base_url, headers_of, USERS, "FR")
+    task = asyncio.create_task(load.run(seconds=14))
+    await asyncio.sleep(3)
+    acknowledged_before = len(load.books.acknowledged())
+    await asyncio.to_thread(deployment.kill_redis)
+    down_from = time.monotonic()
+    await asyncio.sleep(3)
+    down_until = time.monotonic()
+    await asyncio.to_thread(deployment.start_redis)
+    assert await asyncio.to_thread(deployment.wait_ready, READY_WITHIN_SECONDS) < READY_WITHIN_SECONDS
+    books = await task
+    assert acknowledged_before > 0
+    assert books.sent_between(down_from, down_until), "no turn was sent while Redis was down"
+    assert 503 in books.statuses(), "the outage was never seen: the case tested nothing"
+    assert_promises_kept(deployment, books)
+
+
+async def test_writer_killed_with_a_backlog(deployment: Deployment) -> None:
+    await asyncio.to_thread(deployment.kill_writer)
+    books = await ChatLoad(deployment.base_url, headers_of, USERS, "FW").run(seconds=6)
+    deployment.start_writer()
+    await asyncio.sleep(2.5)  # the writer has loaded its model and is draining
+    await asyncio.to_thread(deployment.kill_writer)
+    deployment.start_writer()
+    assert_promises_kept(deployment, books)
+
+
+async def test_api_worker_killed_mid_stream(tmp_path: Path) -> None:
+    with deployed(tmp_path, llm_first_token_ms=200, llm_tokens_per_second=20) as d:
+        workers = d.api_workers()
+        assert len(workers) == 2
+        load = ChatLoad(d.base_url, headers_of, USERS, "FA", stream=True, pause=0.0)
+        task = asyncio.create_task(load.run(seconds=12))
+        await asyncio.sleep(3)
+        d_killed = workers[0]
+        await asyncio.to_thread(_kill, d_killed)
+        start = time.monotonic()
+        while time.monotonic() - start < READY_WITHIN_SECONDS and len(set(d.api_workers()) - {d_killed}) < 2:
+            await asyncio.sleep(0.2)
+        assert len(set(d.api_workers()) - {d_killed}) == 2, "uvicorn did not replace the killed worker"
+        books = await task
+        assert 0 in books.statuses(), "no stream was cut: the case tested nothing"
+        assert_promises_kept(d, books)
+
+
+def _kill(pid: int) -> None:
+    import os
+    import signal
+
+    os.kill(pid, signal.SIGKILL)

@@ -86,9 +86,17 @@ def create_app(pace: Pace, replies: list[str]) -> Starlette:
                     "created": created,
                     "model": model,
                     "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": reply},
+                            "finish_reason": "stop",
+                        }
                     ],
-                    "usage": {"prompt_tokens": 0, "completion_tokens": len(tokens_of(reply)), "total_tokens": 0},
+                    "usage": {
+                        "prompt_tokens": 0,
+                        "completion_tokens": len(tokens_of(reply)),
+                        "total_tokens": 0,
+                    },
                 }
             )
 

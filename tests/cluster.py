@@ -21,7 +21,9 @@ READY_TIMEOUT_SECONDS = 60.0
 def redis_cli_binary() -> str:
     binary = shutil.which("redis-cli")
     if binary is None:
-        raise ServiceStartError("redis-cli not found on PATH: it ships with redis-server (apt-get install redis-server)")
+        raise ServiceStartError(
+            "redis-cli not found on PATH: it ships with redis-server (apt-get install redis-server)"
+        )
     return binary
 
 
@@ -103,7 +105,9 @@ class RedisCluster:
         return ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
 
     def masters(self) -> list[ClusterNode]:
-        return [n for n in self.nodes if n.proc is not None and n.proc.poll() is None and n.role() == "master"]
+        return [
+            n for n in self.nodes if n.proc is not None and n.proc.poll() is None and n.role() == "master"
+        ]
 
     def healthy(self) -> bool:
         alive = [n for n in self.nodes if n.proc is not None and n.proc.poll() is None]
@@ -131,7 +135,10 @@ class RedisCluster:
 
 def start_redis_cluster(workdir: Path, *, masters: int = 3, replicas_per_master: int = 1) -> RedisCluster:
     cluster = RedisCluster(
-        [ClusterNode(free_port(), free_port(), workdir / f"node{i}") for i in range(masters * (1 + replicas_per_master))]
+        [
+            ClusterNode(free_port(), free_port(), workdir / f"node{i}")
+            for i in range(masters * (1 + replicas_per_master))
+        ]
     )
     try:
         for node in cluster.nodes:
@@ -141,7 +148,9 @@ def start_redis_cluster(workdir: Path, *, masters: int = 3, replicas_per_master:
         create += ["--cluster-replicas", str(replicas_per_master), "--cluster-yes"]
         out = subprocess.run(create, capture_output=True, text=True, timeout=60, check=False)
         if out.returncode != 0:
-            raise ServiceStartError(f"redis-cli --cluster create failed: {out.stdout[-2000:]} {out.stderr[-2000:]}")
+            raise ServiceStartError(
+                f"redis-cli --cluster create failed: {out.stdout[-2000:]} {out.stderr[-2000:]}"
+            )
         cluster.wait_healthy()
         # every replica has synced once, so a failover test starts from a replicated cluster
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS

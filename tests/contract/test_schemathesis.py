@@ -19,7 +19,9 @@ from app.http.auth import TokenCodec
 from tests.conftest import TEST_SECRET
 from tests.faults.deployment import Deployment, deployed
 
-CHECKS = "not_a_server_error,response_schema_conformance,content_type_conformance,response_headers_conformance"
+CHECKS = (
+    "not_a_server_error,response_schema_conformance,content_type_conformance,response_headers_conformance"
+)
 SEED = 20261201
 EXAMPLES_PER_OPERATION = 40
 
@@ -46,7 +48,7 @@ def test_no_server_error_and_every_response_as_documented(
     args += ["-H", f"Authorization: Bearer {token}", "--checks", CHECKS]
     args += ["--max-examples", str(EXAMPLES_PER_OPERATION), "--seed", str(SEED), "--request-timeout", "30"]
     args += ["--report", "junit", "--report-dir", str(tmp_path)]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=600, check=False)
+    result = subprocess.run(args, capture_output=True, text=True, timeout=600, check=False, cwd=tmp_path)
     summary = result.stdout[-8000:]
     assert result.returncode == 0, f"schemathesis found failures:\n{summary}\n{result.stderr[-2000:]}"
     assert "generated" in summary  # it really ran test cases

@@ -12,6 +12,7 @@ hold: nothing lost, nothing twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -87,10 +88,8 @@ class ChatLoad:
     async def run(self, seconds: float) -> Books:
         async with httpx.AsyncClient(base_url=self._base, timeout=httpx.Timeout(30, connect=2)) as client:
             workers = [asyncio.create_task(self._user(client, n, u)) for n, u in enumerate(self._users)]
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=seconds)
-            except TimeoutError:
-                pass
             self._stop.set()
             await asyncio.gather(*workers)
         return self.books

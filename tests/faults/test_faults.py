@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,11 +43,17 @@ def assert_promises_kept(d: Deployment, books: Books) -> None:
     ledger = check_books(books, d.wait_drained(USERS, admin_headers))
     log.info(
         "fault case books",
-        extra={"turns": len(books.turns), "acknowledged": len(books.acknowledged()), "statuses": dict(books.statuses())},
+        extra={
+            "turns": len(books.turns),
+            "acknowledged": len(books.acknowledged()),
+            "statuses": dict(books.statuses()),
+        },
     )
     assert ledger.lost == [], f"acknowledged turns lost: {ledger.lost}"
     assert ledger.duplicated_in_session == [], f"stored twice in a session: {ledger.duplicated_in_session}"
-    assert ledger.duplicated_in_memory == [], f"stored twice in long-term memory: {ledger.duplicated_in_memory}"
+    assert ledger.duplicated_in_memory == [], (
+        f"stored twice in long-term memory: {ledger.duplicated_in_memory}"
+    )
 
 
 @pytest.fixture
@@ -117,7 +125,4 @@ async def test_api_worker_killed_mid_stream(tmp_path: Path) -> None:
 
 
 def _kill(pid: int) -> None:
-    import os
-    import signal
-
     os.kill(pid, signal.SIGKILL)

@@ -14,12 +14,9 @@ from urllib.parse import urlsplit
 import anyio.to_thread
 import httpx
 from fastapi import FastAPI
-from redis.asyncio import BlockingConnectionPool, Redis
-from redis.backoff import ExponentialWithJitterBackoff
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis.retry import Retry
+from redis.exceptions import RedisError
 
+from app.clients.redis import build_redis, check_layout
 from app.clients.upstream import OpenAICompatibleLLM
 from app.http.auth import TokenCodec
 from app.http.rate_limit import RateLimiter
@@ -37,9 +34,11 @@ from memory.governance.export import UserExport
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
-from memory.outbox.stream import Outbox, OutboxWorker
+from memory.outbox.stream import Outbox
+from memory.outbox.worker import OutboxWorker
 from memory.recall.keyword_index import KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever, RankingWeights
+from memory.redis_client import RedisClient, ReplicaAck, close
 from memory.session.store import SessionLimits, SessionStore
 from memory.write.policy import WritePipeline, WritePolicy
 from monitoring import metrics
@@ -51,7 +50,7 @@ class State(TypedDict):
     """What every request sees as `request.state.<key>`."""
 
     settings: Settings
-    redis: Redis
+    redis: RedisClient
     store: ChromaLongTermStore
     embedder: Embedder
     memory: MemoryService
@@ -73,22 +72,6 @@ def token_codec(settings: Settings) -> TokenCodec:
         audience=settings.auth_jwt_audience,
         issuer=settings.auth_jwt_issuer,
     )
-
-
-def build_redis(settings: Settings, client_name: str = "mnemo") -> Redis:
-    pool = BlockingConnectionPool.from_url(
-        settings.redis_url,
-        max_connections=settings.redis_max_connections,
-        timeout=settings.redis_socket_timeout,  # wait for a free connection, then fail
-        socket_timeout=settings.redis_socket_timeout,
-        socket_connect_timeout=settings.redis_socket_timeout,
-        health_check_interval=30,
-        client_name=client_name,
-        decode_responses=True,
-        retry=Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.02), retries=3),
-        retry_on_error=[RedisConnectionError, RedisTimeoutError],
-    )
-    return Redis.from_pool(pool)
 
 
 def chroma_client_factory(settings: Settings) -> Callable[[], Any]:
@@ -145,7 +128,7 @@ def build_memory_service(
     settings: Settings,
     store: ChromaLongTermStore,
     embedder: Embedder,
-    redis: Redis,
+    redis: RedisClient,
     outbox: Outbox | None = None,
 ) -> MemoryService:
     if settings.retrieval_pipeline == "naive":
@@ -193,6 +176,21 @@ def build_memory_service(
         tombstones=Tombstones(redis),
         outbox=outbox,
     )
+
+
+async def ensure_layout(redis: RedisClient, settings: Settings) -> None:
+    """The key layout every process must share; a Redis that is down now is checked by the next start."""
+    try:
+        await check_layout(redis, settings.outbox_partitions)
+    except RedisError as exc:
+        log.warning("key layout not checked: redis unavailable", extra={"reason": str(exc)})
+
+
+def build_sessions(settings: Settings, redis: RedisClient) -> SessionStore:
+    replicas = ReplicaAck(
+        redis, replicas=settings.redis_min_replicas_ack, timeout_ms=settings.redis_replica_ack_timeout_ms
+    )
+    return SessionStore(redis, session_limits(settings), replicas=replicas)
 
 
 def session_limits(settings: Settings) -> SessionLimits:
@@ -247,6 +245,7 @@ def make_lifespan(
         )
         redis = build_redis(settings)
         limiter_redis = build_redis(settings, "mnemo-ratelimit")  # limiting never waits on the main pool
+        await ensure_layout(redis, settings)
         store = build_store(settings)
         try:
             await store.ping()
@@ -254,7 +253,7 @@ def make_lifespan(
             log.warning("chroma not reachable at startup", extra={"reason": str(exc)})
         outbox = Outbox(redis)
         memory = build_memory_service(settings, store, model, redis, outbox)
-        sessions = SessionStore(redis, session_limits(settings))
+        sessions = build_sessions(settings, redis)
         llm_client = build_llm_client(settings, llm_transport)
         llm: ChatModel = (
             OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
@@ -278,7 +277,10 @@ def make_lifespan(
         worker_task: asyncio.Task[None] | None = None
         if settings.outbox_worker:
             worker = OutboxWorker(
-                outbox, memory.ingest_entries, consumer=f"{socket.gethostname()}-{os.getpid()}"
+                outbox,
+                memory.ingest_entries,
+                consumer=f"{socket.gethostname()}-{os.getpid()}",
+                lease_ttl_ms=settings.outbox_lease_ttl_ms,
             )
             worker_task = asyncio.create_task(worker.run(), name="outbox-worker")
         metrics.mark_dead_workers()
@@ -311,8 +313,8 @@ def make_lifespan(
             await conversation.aclose()
             if llm_client is not None:
                 await llm_client.aclose()
-            await redis.aclose(close_connection_pool=True)
-            await limiter_redis.aclose(close_connection_pool=True)
+            await close(redis)
+            await close(limiter_redis)
             metrics.mark_self_dead()
             log.info("clients closed")
 

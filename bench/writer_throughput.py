@@ -28,12 +28,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.lifespan import build_embedder, build_memory_service, build_redis, build_store  # noqa: E402
+from app.clients.redis import build_redis  # noqa: E402
+from app.lifespan import build_embedder, build_memory_service, build_store  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, TURNS, machine  # noqa: E402
 from memory.longterm.shared_vectors import SharedVectors  # noqa: E402
 from memory.models import Message  # noqa: E402
-from memory.outbox.stream import Outbox, OutboxEntry, OutboxWorker  # noqa: E402
+from memory.outbox.stream import Outbox, OutboxEntry  # noqa: E402
+from memory.outbox.worker import OutboxWorker  # noqa: E402
 from tests.services import start_chroma, start_redis  # noqa: E402
 
 STATEMENTS = [t for t in TURNS if not t.endswith(("？", "?"))]  # what a writer mostly stores

@@ -1,28 +1,82 @@
-"""Every Redis key mnemo uses, built in one place.
+"""Every Redis key mnemo uses, built in one place: layout 2, cluster-safe.
 
-Per-user keys carry the user id in a Redis Cluster hash tag (`mnemo:{alice}:...`), so every key of one
-user hashes to one slot and multi-key scripts stay cluster-safe.
+A user's keys and the outbox partition that carries the user's turns share one hash tag, the partition
+`p = blake2b(user) mod OUTBOX_PARTITIONS`:
+
+    mnemo:{p0017}:u:{alice}:s:{s1}:buffer     a session key of alice (and summary, actions, lock, slots)
+    mnemo:{p0017}:u:{alice}:ltm:version        long-term bookkeeping of alice (lock, changes, tombstones…)
+    mnemo:{p0017}:outbox                       the partition's stream of chat turns for the writers
+    mnemo:{p0017}:erased:<hash of the id>      alice was erased (names no one)
+    mnemo:{p0017}:lease                        which writer owns the partition
+
+Only the first `{...}` of a key is its hash tag, so every key of one user, and the outbox stream their
+turn is appended to, sit in one Redis Cluster slot: the turn's MULTI/EXEC and every Lua script touch one
+slot. The braces around the user and session ids delimit them (ids never contain braces), so a SCAN for
+`alice` never matches `alice:x`. Global keys (audit, dead letters, the writers' registry, the layout
+marker) are single keys, each used alone.
+
+The partition count is part of the layout: every process must use the same one (`OUTBOX_PARTITIONS`).
+The composition root sets it once with `use_partitions` and records it in Redis (`LAYOUT`), refusing to
+start on a mismatch; changing it is a key migration, like layout 1 -> 2 (`python -m app.cli.migrate_keys`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 PREFIX = "mnemo"
+LAYOUT_VERSION = 2
+DEFAULT_PARTITIONS = 32
 SESSION_PARTS = ("summary", "actions", "buffer", "lock")
+
+_partitions = DEFAULT_PARTITIONS
+
+
+def use_partitions(count: int) -> None:
+    """Set the partition count for this process (the composition root does, once, at start-up)."""
+    global _partitions
+    if not 1 <= count <= 9999:
+        raise ValueError(f"OUTBOX_PARTITIONS must be 1-9999, not {count}")
+    _partitions = count
+    _partition_of.cache_clear()
+
+
+def partitions() -> int:
+    return _partitions
+
+
+@functools.lru_cache(maxsize=65536)
+def _partition_of(user_id: str, count: int) -> int:
+    digest = hashlib.blake2b(user_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % count
+
+
+def partition_of(user_id: str) -> int:
+    """The outbox partition of a user: stable across processes and releases."""
+    return _partition_of(user_id, _partitions)
+
+
+def partition_tag(partition: int) -> str:
+    return f"{PREFIX}:{{p{partition:04d}}}"
 
 
 def user_prefix(user_id: str) -> str:
-    return f"{PREFIX}:{{{user_id}}}"
+    return f"{partition_tag(partition_of(user_id))}:u:{{{user_id}}}"
 
 
 def user_pattern(user_id: str) -> str:
-    """SCAN pattern matching every key of one user (braces are glob-literal; ids never contain []*?)."""
+    """SCAN pattern matching every key of one user (braces are glob-literal; ids never contain []*?{})."""
     return f"{user_prefix(user_id)}:*"
 
 
 def session_prefix(user_id: str, session_id: str) -> str:
-    return f"{user_prefix(user_id)}:s:{session_id}"
+    return f"{user_prefix(user_id)}:s:{{{session_id}}}"
+
+
+def sessions_pattern(user_id: str) -> str:
+    """SCAN pattern for every session key of one user."""
+    return f"{user_prefix(user_id)}:s:*"
 
 
 def summary(user_id: str, session_id: str) -> str:
@@ -53,9 +107,27 @@ def session_pattern(user_id: str, session_id: str) -> str:
     return f"{session_prefix(user_id, session_id)}:*"
 
 
-# Long-term write outbox: one stream for all users, one consumer group across every worker.
-OUTBOX_STREAM = f"{PREFIX}:outbox"
+# Long-term write outbox: one stream per partition, one consumer group across every writer.
 OUTBOX_GROUP = "ltm-writers"
+
+
+def outbox_stream(partition: int) -> str:
+    return f"{partition_tag(partition)}:outbox"
+
+
+def outbox_stream_of(user_id: str) -> str:
+    """The stream that carries this user's turns (same slot as the user's keys)."""
+    return outbox_stream(partition_of(user_id))
+
+
+def partition_lease(partition: int) -> str:
+    """Which writer reads this partition now (value: the writer's id; PX-expiring, renewed)."""
+    return f"{partition_tag(partition)}:lease"
+
+
+OUTBOX_DEAD_LETTERS = f"{PREFIX}:outbox:dead"
+WRITERS = f"{PREFIX}:writers"  # sorted set: writer id -> last heartbeat (ms), how writers share partitions
+LAYOUT = f"{PREFIX}:layout"  # hash: version, partitions
 
 
 # Long-term memory bookkeeping, per user.
@@ -74,6 +146,12 @@ def ltm_entities(user_id: str) -> str:
     return f"{user_prefix(user_id)}:ltm:entities"
 
 
+def replica_ack(user_id: str) -> str:
+    """A short-lived marker written right after a turn's commit, on the connection that then WAITs for
+    the replicas (memory/redis_client.py ReplicaAck)."""
+    return f"{user_prefix(user_id)}:ack"
+
+
 def rate_limit(user_id: str) -> str:
     """Sorted set of this user's request times in the current window."""
     return f"{user_prefix(user_id)}:rl"
@@ -84,11 +162,14 @@ def ltm_tombstones(user_id: str) -> str:
     return f"{user_prefix(user_id)}:ltm:tombstones"
 
 
+def user_digest(user_id: str) -> str:
+    return hashlib.blake2b(user_id.encode(), digest_size=16).hexdigest()
+
+
 def erased_marker(user_id: str) -> str:
-    """When this user was last erased. Outside the user's prefix (an erase deletes that), keyed by a hash
-    of the id, so no readable identifier of an erased user stays in Redis."""
-    digest = hashlib.blake2b(user_id.encode(), digest_size=16).hexdigest()
-    return f"{PREFIX}:erased:{digest}"
+    """When this user was last erased. Outside the user's prefix (an erase deletes that) but in the same
+    slot; keyed by a hash of the id, so no readable identifier of an erased user stays in Redis."""
+    return f"{partition_tag(partition_of(user_id))}:erased:{user_digest(user_id)}"
 
 
 # Governance: one append-only stream of who listed, exported, forgot, deleted or erased what.
@@ -102,5 +183,26 @@ def ltm_changes(user_id: str) -> str:
 
 
 def shared_vector(user_id: str, model: str, digest: str) -> str:
-    """A recall query's embedding, for the writer that stores the same text (memory/shared_vectors.py)."""
+    """A recall query's embedding, for the writer that stores the same text (memory/longterm/shared_vectors.py)."""
     return f"{user_prefix(user_id)}:vec:{model}:{digest}"
+
+
+class Legacy:
+    """Layout 1 (before cluster mode), for the migration only: `mnemo:{<user>}:...` per user, one global
+    `mnemo:outbox` stream, `mnemo:erased:<hash>` markers."""
+
+    USER_KEYS = f"{PREFIX}:{{*}}:*"
+    OUTBOX_STREAM = f"{PREFIX}:outbox"
+    ERASED = f"{PREFIX}:erased:*"
+
+    @staticmethod
+    def user_of(key: str) -> tuple[str, str] | None:
+        """(user id, the rest after `mnemo:{user}:`) of a layout-1 user key, or None for any other key.
+        Layout-2 keys (`mnemo:{pNNNN}:u:`, `:outbox`, `:erased:`, `:lease`) are not layout-1 keys."""
+        head = f"{PREFIX}:{{"
+        if not key.startswith(head) or "}:" not in key:
+            return None
+        user, rest = key[len(head) :].split("}:", 1)
+        if rest.split(":", 1)[0] not in {"s", "ltm", "rl", "vec"}:
+            return None
+        return user, rest

@@ -9,7 +9,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 
-from redis.asyncio import Redis
+from memory.redis_client import RedisClient
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ class LockTimeout(Exception):
 
 
 class RedisLocks:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
         self._release = redis.register_script(_RELEASE)
         self._extend = redis.register_script(_EXTEND)

@@ -5,6 +5,9 @@ HTTP: chat turns are appended to the outbox by the API workers and written to lo
 (write policy, embedding, Chroma). Measured on 2 cores (docs/performance.md): writing in the API
 workers makes chat turns wait on that CPU work; a separate, niced writer lets the turns go first and
 catches up when they pause. Its entries stay in Redis until written, so stopping it loses nothing.
+
+Run as many as you like, on any hosts: they share the outbox partitions through leases
+(memory/outbox/leases.py), each partition read by one writer at a time.
 """
 
 from __future__ import annotations
@@ -18,9 +21,12 @@ import socket
 
 import anyio.to_thread
 
-from app.lifespan import build_embedder, build_memory_service, build_redis, build_store, sample_gauges
+from app.clients.redis import build_redis
+from app.lifespan import build_embedder, build_memory_service, build_store, ensure_layout, sample_gauges
 from app.settings import Settings
-from memory.outbox.stream import Outbox, OutboxWorker
+from memory.outbox.stream import Outbox
+from memory.outbox.worker import OutboxWorker
+from memory.redis_client import close
 from monitoring import metrics
 from monitoring.logging import configure_logging
 
@@ -30,6 +36,7 @@ log = logging.getLogger("mnemo.writer")
 async def run(settings: Settings) -> None:
     embedder = await anyio.to_thread.run_sync(build_embedder, settings)
     redis = build_redis(settings, "mnemo-writer")
+    await ensure_layout(redis, settings)
     store = build_store(settings)
     outbox = Outbox(redis)
     memory = build_memory_service(settings, store, embedder, redis, outbox)
@@ -37,6 +44,7 @@ async def run(settings: Settings) -> None:
         outbox,
         memory.ingest_entries,
         consumer=f"writer-{socket.gethostname()}-{os.getpid()}",
+        lease_ttl_ms=settings.outbox_lease_ttl_ms,
     )
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -48,7 +56,7 @@ async def run(settings: Settings) -> None:
         await worker.run()
     finally:
         sampler.cancel()
-        await redis.aclose(close_connection_pool=True)
+        await close(redis)
         metrics.mark_self_dead()
         log.info("writer stopped", extra={"written": worker.processed})
 

@@ -16,10 +16,10 @@ import math
 import secrets
 from dataclasses import dataclass
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from memory import keys
+from memory.redis_client import RedisClient
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class RateDecision:
 
 
 class RateLimiter:
-    def __init__(self, redis: Redis, *, limit: int, window_seconds: int = 60) -> None:
+    def __init__(self, redis: RedisClient, *, limit: int, window_seconds: int = 60) -> None:
         self._redis = redis
         self.limit = limit
         self.window_ms = window_seconds * 1000

@@ -133,7 +133,7 @@ class ConversationService:
 
     async def turn(self, chat: ChatInput, model: ChatModel) -> TurnResult:
         started = time.perf_counter()
-        await self._backpressure()
+        await self._backpressure(chat.user_id)
         async with self._sessions.lock(chat.user_id, chat.session_id):
             prepared = await self._prepare(chat)
             llm_started = time.perf_counter()
@@ -147,7 +147,7 @@ class ConversationService:
         """Takes the lock, prepares, and waits for the first delta, so that failures before any output
         surface as exceptions (a proper error response), not as a broken stream."""
         started = time.perf_counter()
-        await self._backpressure()
+        await self._backpressure(chat.user_id)
         stack = contextlib.AsyncExitStack()
         await stack.enter_async_context(self._sessions.lock(chat.user_id, chat.session_id))
         try:
@@ -172,10 +172,10 @@ class ConversationService:
 
     # -- steps -------------------------------------------------------------------------------------
 
-    async def _backpressure(self) -> None:
+    async def _backpressure(self, user_id: str) -> None:
         """A bounded outbox: under sustained overload turns slow down instead of the backlog (Redis
         memory, and how late memories become searchable) growing without end."""
-        waited = await self._outbox.wait_for_room(self._max_backlog, self._max_backlog_wait)
+        waited = await self._outbox.wait_for_room(user_id, self._max_backlog, self._max_backlog_wait)
         if waited > 0:
             metrics.OUTBOX_BACKPRESSURE.observe(waited)
 
@@ -281,7 +281,7 @@ class ConversationService:
             slots=extract_slots(said, now=datetime.fromtimestamp(user_ts, UTC)),
             summary=summary,
             expected_summary_version=previous.version if previous else 0,
-            outbox_stream=self._outbox.stream,
+            outbox_stream=self._outbox.stream_of(chat.user_id),
             outbox_fields=entry.to_fields(),
         )
         if version is not None and self._refiner is not None:

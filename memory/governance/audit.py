@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from redis.asyncio import Redis
-
 from memory import keys
+from memory.redis_client import RedisClient
 
 AuditAction = Literal["list", "export", "forget", "delete", "erase"]
 
@@ -37,7 +36,7 @@ class AuditRecord:
 
 
 class AuditLog:
-    def __init__(self, redis: Redis, *, stream: str = keys.AUDIT_STREAM) -> None:
+    def __init__(self, redis: RedisClient, *, stream: str = keys.AUDIT_STREAM) -> None:
         self._redis = redis
         self._stream = stream
 

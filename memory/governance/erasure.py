@@ -11,13 +11,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from redis.asyncio import Redis
-
 from memory import keys
 from memory.locks import RedisLocks
 from memory.longterm.chroma import ChromaLongTermStore
 from memory.longterm.tombstones import Tombstones
 from memory.outbox.stream import Outbox
+from memory.redis_client import RedisClient
 from memory.service import MemoryService
 
 
@@ -29,7 +28,7 @@ class ErasureReceipt:
 
 class Eraser:
     def __init__(
-        self, store: ChromaLongTermStore, redis: Redis, memory: MemoryService, outbox: Outbox
+        self, store: ChromaLongTermStore, redis: RedisClient, memory: MemoryService, outbox: Outbox
     ) -> None:
         self._store = store
         self._redis = redis

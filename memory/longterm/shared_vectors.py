@@ -19,18 +19,18 @@ import logging
 from collections.abc import Sequence
 
 import numpy as np
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from memory import keys
 from memory.embedding.base import Vectors
+from memory.redis_client import RedisClient
 from memory.text.privacy import sanitize
 
 log = logging.getLogger(__name__)
 
 
 class SharedVectors:
-    def __init__(self, redis: Redis, model: str, *, ttl_seconds: int = 300) -> None:
+    def __init__(self, redis: RedisClient, model: str, *, ttl_seconds: int = 300) -> None:
         """`model` names the embedding model (backend and file): vectors of another model never match."""
         self._redis = redis
         self._model = hashlib.blake2b(model.encode(), digest_size=6).hexdigest()

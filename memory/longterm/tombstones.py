@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from redis.asyncio import Redis
-
 from memory import keys
+from memory.redis_client import RedisClient
 
 TOMBSTONE_TTL_SECONDS = 30 * 24 * 3600  # longer than any outbox entry waits for a Chroma outage
 ERASE_MARKER_TTL_SECONDS = 30 * 24 * 3600
 
 
 class Tombstones:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
 
     async def now(self) -> float:

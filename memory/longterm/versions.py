@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from memory import keys
 from memory.embedding.base import Vectors
 from memory.longterm.chroma import from_record, to_metadata
 from memory.models import Memory
+from memory.redis_client import RedisClient
 
 log = logging.getLogger(__name__)
 UNKNOWN = -1
@@ -68,7 +68,7 @@ class Changes:
 
 
 class LtmVersions:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
         self._bump = redis.register_script(_BUMP)
 

@@ -16,11 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from redis.asyncio import Redis
-
 from memory import keys
 from memory.errors import SessionBusy
 from memory.locks import RedisLocks
+from memory.redis_client import RedisClient, ReplicaAck
 from memory.session.actions import coding_mode
 from memory.text.slots import Slot
 
@@ -162,9 +161,15 @@ class SessionState:
 
 class SessionStore:
     def __init__(
-        self, redis: Redis, limits: SessionLimits | None = None, *, clock: Clock = time.time
+        self,
+        redis: RedisClient,
+        limits: SessionLimits | None = None,
+        *,
+        clock: Clock = time.time,
+        replicas: ReplicaAck | None = None,
     ) -> None:
         self._redis = redis
+        self._replicas = replicas or ReplicaAck(redis, replicas=0, timeout_ms=0)
         self.limits = limits or SessionLimits()
         self._clock = clock
         self._record = redis.register_script(_RECORD_TURN)
@@ -199,9 +204,9 @@ class SessionStore:
 
     async def session_ids(self, user_id: str) -> list[str]:
         """Every session of the user that still has short-term state, sorted."""
-        prefix = keys.session_prefix(user_id, "")
+        prefix = keys.sessions_pattern(user_id).removesuffix("*")
         found: set[str] = set()
-        async for key in self._redis.scan_iter(match=f"{prefix}*", count=500):
+        async for key in self._redis.scan_iter(match=keys.sessions_pattern(user_id), count=500):
             match = _SESSION_KEY_RE.match(str(key)[len(prefix) :])
             if match:
                 found.add(match.group(1))
@@ -287,15 +292,21 @@ class SessionStore:
             ensure_ascii=False,
         )
         fields: dict[Any, Any] = outbox_fields
+        # EVAL, not EVALSHA: inside MULTI a script missing from a (new, failed-over) master's cache
+        # would fail the whole transaction; the scripts are a few hundred bytes.
         async with self._redis.pipeline(transaction=True) as pipe:
-            await self._record(keys=script_keys, args=args, client=pipe)
-            await self._cas(
-                keys=[keys.summary(user_id, session_id)],
-                args=[expected_summary_version, payload, self.limits.session_ttl_seconds],
-                client=pipe,
+            pipe.eval(_RECORD_TURN, len(script_keys), *script_keys, *args)
+            pipe.eval(
+                _SUMMARY_CAS,
+                1,
+                keys.summary(user_id, session_id),
+                expected_summary_version,
+                payload,
+                self.limits.session_ttl_seconds,
             )
             pipe.xadd(outbox_stream, fields)
             _, version, _ = await pipe.execute()
+        await self._replicas.wait(outbox_stream, keys.replica_ack(user_id))
         return None if int(version) < 0 else int(version)
 
     async def replace_summary(
@@ -337,8 +348,8 @@ class SessionStore:
         )
 
 
-# what follows `mnemo:{user}:s:` in a session key; session ids may contain ':', slot names do not
-_SESSION_KEY_RE = re.compile(r"^(.+):(?:summary|actions|buffer|lock|slot:[^:]+)$")
+# what follows `...:u:{user}:s:` in a session key: `{session}:part`; session ids never contain braces
+_SESSION_KEY_RE = re.compile(r"^\{([^{}]+)\}:(?:summary|actions|buffer|lock|slot:[^:]+)$")
 
 
 def _parse_summary(raw: str | None) -> Summary | None:

@@ -27,7 +27,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from redis.asyncio import Redis
 
 from memory import keys
 from memory.embedding.base import Embedder, Vectors
@@ -40,6 +39,7 @@ from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
 from memory.models import Memory, Message
 from memory.recall.keyword_index import BM25Index, tokenize
+from memory.redis_client import RedisClient
 from memory.text.cleaning import segment
 from memory.text.lexicons import CONFIRMATION_RE
 from memory.text.privacy import sanitize
@@ -94,7 +94,7 @@ class WritePipeline:
         self,
         store: LongTermStore,
         embedder: Embedder,
-        redis: Redis,
+        redis: RedisClient,
         versions: LtmVersions,
         policy: WritePolicy = WritePolicy(),
         *,

@@ -54,7 +54,7 @@ async def drain(settings: Settings) -> None:
     """Wait until the long-term outbox is empty (the background worker wrote everything)."""
     redis = aredis.Redis.from_url(settings.redis_url)
     for _ in range(600):
-        if await redis.xlen(keys.OUTBOX_STREAM) == 0:
+        if await Outbox(redis).pending() == 0:
             return
         await asyncio.sleep(0.05)
     raise AssertionError("outbox did not drain")
@@ -148,9 +148,14 @@ class TestBackpressure:
     async def test_turns_wait_for_a_writer_that_is_behind_and_lose_nothing(
         self, settings: Settings, embedder: Embedder, auth: AuthHeaders
     ) -> None:
-        """No writer runs: past the backlog limit every turn waits its maximum, then goes on."""
+        """No writer runs: past the backlog limit every turn waits its maximum, then goes on. The limit
+        is split evenly over the partitions, and all of alice's turns are in hers: a share of 2."""
         slow = settings.model_copy(
-            update={"outbox_worker": False, "outbox_max_backlog": 2, "outbox_max_wait_seconds": 0.2}
+            update={
+                "outbox_worker": False,
+                "outbox_max_backlog": 2 * keys.partitions(),
+                "outbox_max_wait_seconds": 0.2,
+            }
         )
         async with app_client(slow, embedder) as (client, _):
             before = backpressure_count((await client.get("/metrics")).text)
@@ -162,7 +167,7 @@ class TestBackpressure:
                 assert resp.status_code == 200, resp.text
             assert backpressure_count((await client.get("/metrics")).text) == before + 2
             r = aredis.Redis.from_url(slow.redis_url)
-            assert await r.xlen(keys.OUTBOX_STREAM) == 5  # every turn is in the outbox
+            assert await Outbox(r).pending() == 5  # every turn is in the outbox
             await r.aclose()
 
     async def test_the_wait_ends_when_the_writer_catches_up(self, settings: Settings) -> None:
@@ -176,13 +181,13 @@ class TestBackpressure:
 
             async def writer() -> None:
                 await asyncio.sleep(0.2)
-                await r.xdel(keys.OUTBOX_STREAM, *ids)
+                await r.xdel(outbox.stream_of("ann"), *ids)
 
             task = asyncio.create_task(writer())
-            waited = await outbox.wait_for_room(3, max_wait=30)
+            waited = await outbox.wait_for_room("ann", 3, max_wait=30)
             await task
             assert 0.1 <= waited < 30  # it waited for the delete (at 0.2 s, polled every 0.05 s), no longer
-            assert await outbox.wait_for_room(0, max_wait=30) == 0.0  # 0: never waits
+            assert await outbox.wait_for_room("ann", 0, max_wait=30) == 0.0  # 0: never waits
         finally:
             await r.aclose()
 
@@ -290,7 +295,7 @@ class TestUpstreamFailures:
             assert (await chat(client, auth, "first turn works")).status_code == 200
             before = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
             r = aredis.Redis.from_url(settings.redis_url)
-            outbox_before = await r.xlen(keys.OUTBOX_STREAM)
+            outbox_before = await Outbox(r).pending()
             upstream.mode = mode
             resp = await chat(client, auth, "second turn fails")
             assert resp.status_code == status, resp.text
@@ -298,7 +303,7 @@ class TestUpstreamFailures:
             assert resp.json()["request_id"] == resp.headers["x-request-id"]
             after = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
             assert after == before
-            assert await r.xlen(keys.OUTBOX_STREAM) <= outbox_before
+            assert await Outbox(r).pending() <= outbox_before
             assert await r.exists(keys.lock("alice", "A")) == 0
             if mode != "timeout":
                 assert len(upstream.requests) == 1 + 3  # retried with backoff, then gave up
@@ -338,7 +343,7 @@ class TestChromaOutage:
                 # bob's index would have to be read from Chroma: the turn answers without recall
                 assert cold.json()["debug"]["recall_degraded"] == "chroma_unavailable"
                 r = aredis.Redis.from_url(settings.redis_url)
-                assert await r.xlen(keys.OUTBOX_STREAM) >= 5
+                assert await Outbox(r).pending() >= 5
                 chroma = start_chroma(tmp_path / "chroma", port=chroma.port)
                 await drain(settings)
                 listed = (await client.get("/v1/memory/alice/list?limit=100", headers=auth("alice"))).json()

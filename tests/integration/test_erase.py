@@ -10,7 +10,8 @@ import redis.asyncio as aredis
 from chromadb.config import Settings as ChromaSettings
 
 from app.settings import Settings
-from memory import Embedder, keys
+from memory import Embedder
+from memory.outbox.stream import Outbox
 from tests.conftest import AuthHeaders, app_client
 
 pytestmark = pytest.mark.integration
@@ -51,7 +52,7 @@ async def test_erase_removes_one_user_from_every_store(
             )
             assert chat.status_code == 200
         r = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
-        pending_before = await r.xlen(keys.OUTBOX_STREAM)
+        pending_before = await Outbox(r).pending()
         assert pending_before == 2
 
         receipt = await client.delete("/v1/memory/alice", headers=auth("alice"))
@@ -65,8 +66,10 @@ async def test_erase_removes_one_user_from_every_store(
         leftovers = [k async for k in r.scan_iter("*") if "{alice}" in k]
         assert leftovers == []
         assert records_of(settings, "alice") == 0
-        entries: Any = await r.xrange(keys.OUTBOX_STREAM)
-        outbox_users = [fields["user_id"] for _, fields in entries]
+        outbox_users = []
+        for stream in Outbox.streams():
+            entries: Any = await r.xrange(stream)
+            outbox_users += [fields["user_id"] for _, fields in entries]
         assert outbox_users == ["bob"]
 
         assert records_of(settings, "bob") == 1

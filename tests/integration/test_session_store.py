@@ -12,7 +12,8 @@ import redis.asyncio as aredis
 from memory import keys
 from memory.errors import SessionBusy, StoreUnavailable
 from memory.models import Message
-from memory.outbox.stream import DEAD_LETTER_STREAM, Outbox, OutboxEntry, OutboxWorker
+from memory.outbox.stream import Outbox, OutboxEntry
+from memory.outbox.worker import DEAD_LETTER_STREAM, OutboxWorker
 from memory.session.store import BufferedMessage, SessionLimits, SessionStore
 from tests.services import ServerProcess
 
@@ -91,8 +92,7 @@ def entry(i: int) -> OutboxEntry:
 
 class TestOutbox:
     async def test_retries_until_the_store_is_back(self, r: aredis.Redis) -> None:
-        outbox = Outbox(r, stream="t:outbox", group="g")
-        await outbox.ensure_group()
+        outbox = Outbox(r, group="g")
         for i in range(3):
             await outbox.append(entry(i))
         calls: list[str] = []
@@ -105,27 +105,41 @@ class TestOutbox:
                 raise StoreUnavailable("chroma", "down")
             calls.extend(m.content for e in batch for m in e.messages)  # consecutive turns: one write
 
-        worker = OutboxWorker(outbox, handler, consumer="c1", block_ms=50, max_backoff_seconds=0.2)
+        worker = OutboxWorker(outbox, handler, consumer="c1", max_backoff_seconds=0.2)
         task = asyncio.create_task(worker.run())
         assert await worker.drain(timeout=10)
         worker.stop()
         await task
         assert calls == ["fact 0", "fact 1", "fact 2"]
-        assert await r.xlen("t:outbox") == 0
-        assert (await r.xpending("t:outbox", "g"))["pending"] == 0
+        stream = outbox.stream_of("alice")
+        assert await r.xlen(stream) == 0
+        assert (await r.xpending(stream, "g"))["pending"] == 0
+
+    async def test_a_users_entries_live_in_their_partition_only(self, r: aredis.Redis) -> None:
+        outbox = Outbox(r, group="g")
+        for user in ("ann", "bob", "陈"):
+            await outbox.append(OutboxEntry(user, "s", (Message("user", f"{user} 住在杭州", id=user),)))
+        assert await r.xlen(outbox.stream_of("ann")) >= 1
+        assert keys.outbox_stream_of("ann").startswith(keys.user_prefix("ann").split(":u:")[0])
+        assert [e.user_id async for _, e in outbox.entries_of("bob")] == ["bob"]
+        assert await outbox.pending() == 3
+        assert await outbox.drop_user("ann") == 1
+        assert await outbox.pending() == 2
 
     async def test_entry_of_a_crashed_consumer_is_claimed(self, r: aredis.Redis) -> None:
-        outbox = Outbox(r, stream="t:outbox2", group="g")
-        await outbox.ensure_group()
+        outbox = Outbox(r, group="g")
+        stream = outbox.stream_of("alice")
+        await outbox.ensure_group(stream)
         await outbox.append(entry(7))
         # consumer "dead" reads the entry and crashes before acknowledging it
-        await r.xreadgroup("g", "dead", {"t:outbox2": ">"}, count=10)
+        await r.xreadgroup("g", "dead", {stream: ">"}, count=10)
         seen: list[str] = []
 
         async def handler(batch: Sequence[OutboxEntry]) -> None:
             seen.extend(e.messages[0].content for e in batch)
 
-        worker = OutboxWorker(outbox, handler, consumer="alive", block_ms=50, claim_idle_ms=100)
+        # the new lease holder claims it at once, whatever its idle time
+        worker = OutboxWorker(outbox, handler, consumer="alive")
         task = asyncio.create_task(worker.run())
         assert await worker.drain(timeout=10)
         worker.stop()
@@ -133,14 +147,13 @@ class TestOutbox:
         assert seen == ["fact 7"]
 
     async def test_malformed_entry_goes_to_dead_letters(self, r: aredis.Redis) -> None:
-        outbox = Outbox(r, stream="t:outbox3", group="g")
-        await outbox.ensure_group()
-        await r.xadd("t:outbox3", {"user_id": "alice", "messages": "not json"})
+        outbox = Outbox(r, group="g")
+        await r.xadd(outbox.stream_of("alice"), {"user_id": "alice", "messages": "not json"})
 
         async def handler(batch: Sequence[OutboxEntry]) -> None:
             raise AssertionError("must not be called")
 
-        worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50)
+        worker = OutboxWorker(outbox, handler, consumer="c")
         task = asyncio.create_task(worker.run())
         assert await worker.drain(timeout=10)
         worker.stop()
@@ -149,17 +162,17 @@ class TestOutbox:
         await r.delete(DEAD_LETTER_STREAM)
 
     async def test_group_recreated_after_redis_loses_it(self, r: aredis.Redis) -> None:
-        outbox = Outbox(r, stream="t:outbox4", group="g")
+        outbox = Outbox(r, group="g")
         seen: list[str] = []
 
         async def handler(batch: Sequence[OutboxEntry]) -> None:
             seen.extend(e.messages[0].content for e in batch)
 
-        worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50, max_backoff_seconds=0.2)
+        worker = OutboxWorker(outbox, handler, consumer="c", max_backoff_seconds=0.2)
         task = asyncio.create_task(worker.run())
         await outbox.append(entry(1))
         assert await worker.drain(timeout=10)
-        await r.delete("t:outbox4")  # stream and group gone, as after a flush
+        await r.delete(outbox.stream_of("alice"))  # stream and group gone, as after a flush
         await outbox.append(entry(2))  # XADD recreates the stream, not the group
         assert await worker.drain(timeout=10)
         worker.stop()
@@ -167,8 +180,7 @@ class TestOutbox:
         assert seen == ["fact 1", "fact 2"]
 
     async def test_one_handler_call_per_round_of_users(self, r: aredis.Redis) -> None:
-        outbox = Outbox(r, stream="t:outbox5", group="g")
-        await outbox.ensure_group()
+        outbox = Outbox(r, group="g")
         turns = [("ann", "s1", "我住在杭州"), ("bob", "s1", "I live in Porto"), ("ann", "s1", "我对花生过敏")]
         turns.append(("ann", "s2", "remind me on Friday"))
         for n, (user, session, text) in enumerate(turns):
@@ -176,9 +188,9 @@ class TestOutbox:
         calls: list[list[tuple[str, str, int]]] = []
 
         async def handler(batch: Sequence[OutboxEntry]) -> None:
-            calls.append([(e.user_id, e.session_id, len(e.messages)) for e in batch])
+            calls.append(sorted((e.user_id, e.session_id, len(e.messages)) for e in batch))
 
-        worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50)
+        worker = OutboxWorker(outbox, handler, consumer="c")
         task = asyncio.create_task(worker.run())
         assert await worker.drain(timeout=10)
         worker.stop()
@@ -187,8 +199,7 @@ class TestOutbox:
         assert calls == [[("ann", "s1", 2), ("bob", "s1", 1)], [("ann", "s2", 1)]]
 
     async def test_a_bad_entry_does_not_hold_back_the_others(self, r: aredis.Redis) -> None:
-        outbox = Outbox(r, stream="t:outbox6", group="g")
-        await outbox.ensure_group()
+        outbox = Outbox(r, group="g")
         for user, text in (("ann", "我住在杭州"), ("bad", "poison 毒"), ("bob", "I live in Porto")):
             await outbox.append(OutboxEntry(user, "s", (Message("user", text, id=user),)))
         written: list[str] = []
@@ -198,14 +209,14 @@ class TestOutbox:
                 raise ValueError("cannot write this one")
             written.extend(e.user_id for e in batch)
 
-        worker = OutboxWorker(outbox, handler, consumer="c", block_ms=50)
+        worker = OutboxWorker(outbox, handler, consumer="c")
         task = asyncio.create_task(worker.run())
         for _ in range(200):
-            if await r.xlen("t:outbox6") == 1:
+            if await outbox.pending() == 1:
                 break
             await asyncio.sleep(0.05)
         worker.stop()
         await task
         assert sorted(written) == ["ann", "bob"]
-        left: Any = await r.xrange("t:outbox6")
+        left: Any = await r.xrange(outbox.stream_of("bad"))
         assert [f["user_id"] for _, f in left] == ["bad"]  # still pending, retried later

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from memory.models import Message
-from memory.outbox.stream import OutboxEntry, coalesce
+from memory.outbox.stream import OutboxEntry
+from memory.outbox.worker import coalesce
 
 
 def turn(user: str, session: str, n: int, at: float) -> tuple[str, OutboxEntry]:

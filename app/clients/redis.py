@@ -1,0 +1,86 @@
+"""The Redis client: one server (`REDIS_URL`) or a Redis Cluster (`REDIS_CLUSTER_NODES=host:port,...`).
+
+Both get the same timeouts and retry policy. The cluster client (redis-py's asyncio `RedisCluster`)
+follows MOVED/ASK redirects, refreshes its slot map when a master fails over, and retries a command
+whose connection broke on the slot's new master.
+
+`check_layout` makes every process agree on the key layout (memory/keys.py): the first process records
+the layout version and partition count in Redis; a process configured otherwise refuses to start.
+"""
+
+from __future__ import annotations
+
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
+
+from app.settings import Settings
+from memory import keys
+from memory.redis_client import RedisClient
+
+
+def cluster_nodes(spec: str) -> list[ClusterNode]:
+    nodes: list[ClusterNode] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        host, sep, port = part.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ValueError(f"REDIS_CLUSTER_NODES entries are host:port, got {part!r}")
+        nodes.append(ClusterNode(host, int(port)))
+    if not nodes:
+        raise ValueError("REDIS_CLUSTER_NODES is empty")
+    return nodes
+
+
+def _retry() -> Retry:
+    return Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.02), retries=3)
+
+
+def build_redis(settings: Settings, client_name: str = "mnemo") -> RedisClient:
+    if settings.redis_cluster_nodes:
+        return RedisCluster(
+            startup_nodes=cluster_nodes(settings.redis_cluster_nodes),
+            max_connections=settings.redis_max_connections,
+            socket_timeout=settings.redis_socket_timeout,
+            socket_connect_timeout=settings.redis_socket_timeout,
+            health_check_interval=30,
+            client_name=client_name,
+            decode_responses=True,
+            retry=AsyncRetry(ExponentialWithJitterBackoff(cap=0.5, base=0.02), retries=3),
+            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        )
+    pool = BlockingConnectionPool.from_url(
+        settings.redis_url,
+        max_connections=settings.redis_max_connections,
+        timeout=settings.redis_socket_timeout,  # wait for a free connection, then fail
+        socket_timeout=settings.redis_socket_timeout,
+        socket_connect_timeout=settings.redis_socket_timeout,
+        health_check_interval=30,
+        client_name=client_name,
+        decode_responses=True,
+        retry=_retry(),
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+    )
+    return Redis.from_pool(pool)
+
+
+class LayoutMismatch(RuntimeError):
+    pass
+
+
+async def check_layout(redis: RedisClient, partitions: int) -> None:
+    """Record (first process) or check (every other one) the key layout this deployment uses."""
+    keys.use_partitions(partitions)
+    await redis.hsetnx(keys.LAYOUT, "version", str(keys.LAYOUT_VERSION))
+    await redis.hsetnx(keys.LAYOUT, "partitions", str(partitions))
+    stored = await redis.hgetall(keys.LAYOUT)
+    if stored.get("version") != str(keys.LAYOUT_VERSION) or stored.get("partitions") != str(partitions):
+        raise LayoutMismatch(
+            f"Redis holds key layout {stored} but this process is configured for version "
+            f"{keys.LAYOUT_VERSION} with OUTBOX_PARTITIONS={partitions}: run `python -m app.cli.migrate_keys`"
+        )

@@ -193,7 +193,10 @@ class Legacy:
 
     USER_KEYS = f"{PREFIX}:{{*}}:*"
     OUTBOX_STREAM = f"{PREFIX}:outbox"
-    ERASED = f"{PREFIX}:erased:*"
+
+    @staticmethod
+    def erased_marker(user_id: str) -> str:
+        return f"{PREFIX}:erased:{user_digest(user_id)}"
 
     @staticmethod
     def user_of(key: str) -> tuple[str, str] | None:

@@ -27,6 +27,17 @@ async def close(redis: RedisClient) -> None:
         await redis.aclose(close_connection_pool=True)
 
 
+async def server_time(redis: RedisClient, key: str) -> float:
+    """The clock of the server that holds `key` (in a cluster: the master of its slot), in seconds.
+    Stream entry ids carry that clock, so times compared with them must come from it too."""
+    if isinstance(redis, RedisCluster):
+        node = redis.get_node_from_key(key)
+        seconds, micros = await redis.execute_command("TIME", target_nodes=node)
+    else:
+        seconds, micros = await redis.time()
+    return float(seconds) + float(micros) / 1e6
+
+
 class ReplicaAck:
     """After a write to `key`'s slot, wait until `replicas` replicas have it, at most `timeout_ms`.
 

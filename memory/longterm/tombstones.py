@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory import keys
-from memory.redis_client import RedisClient
+from memory.redis_client import RedisClient, server_time
 
 TOMBSTONE_TTL_SECONDS = 30 * 24 * 3600  # longer than any outbox entry waits for a Chroma outage
 ERASE_MARKER_TTL_SECONDS = 30 * 24 * 3600
@@ -21,16 +21,16 @@ class Tombstones:
     def __init__(self, redis: RedisClient) -> None:
         self._redis = redis
 
-    async def now(self) -> float:
-        """Redis' clock: outbox entry ids carry it too, so erase times compare with enqueue times."""
-        seconds, micros = await self._redis.time()
-        return float(seconds) + float(micros) / 1e6
+    async def now(self, user_id: str) -> float:
+        """The clock of the server holding the user's keys and outbox partition: outbox entry ids carry
+        it too, so erase times compare with enqueue times."""
+        return await server_time(self._redis, keys.erased_marker(user_id))
 
     async def bury(self, user_id: str, memory_ids: Sequence[str]) -> None:
         if not memory_ids:
             return
         key = keys.ltm_tombstones(user_id)
-        when = f"{await self.now():.3f}"
+        when = f"{await self.now(user_id):.3f}"
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.hset(key, mapping=dict.fromkeys(memory_ids, when))
             pipe.expire(key, TOMBSTONE_TTL_SECONDS)
@@ -44,10 +44,14 @@ class Tombstones:
         return {i for i, v in zip(ids, found, strict=True) if v is not None}
 
     async def mark_erased(self, user_id: str) -> float:
-        at = await self.now()
+        at = await self.now(user_id)
         await self._redis.set(keys.erased_marker(user_id), f"{at:.6f}", ex=ERASE_MARKER_TTL_SECONDS)
         return at
 
     async def erased_at(self, user_id: str) -> float | None:
+        """The last erase of this user. Markers of layout 1 (`mnemo:erased:<hash>`, global) are read
+        too until they expire: the migration cannot place them, the hash hides the user."""
         raw = await self._redis.get(keys.erased_marker(user_id))
-        return float(raw) if raw is not None else None
+        legacy = await self._redis.get(keys.Legacy.erased_marker(user_id))
+        times = [float(v) for v in (raw, legacy) if v is not None]
+        return max(times) if times else None

@@ -1,8 +1,14 @@
-"""Session-wide real services (Redis, Chroma, the embedding model) and a per-test app client."""
+"""Session-wide real services (Redis, Chroma, the embedding model) and a per-test app client.
+
+`MNEMO_TEST_REDIS=cluster` runs the same tests against a local 6-node Redis Cluster (3 masters, 3
+replicas) instead of one redis-server: every `Settings` made here then points at the cluster, and tests
+marked `standalone` (they stop, restart or misconfigure a single server of their own) are not collected.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -13,15 +19,60 @@ import redis
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
+from app.clients.redis import build_redis
 from app.http.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
 from memory import Embedder
 from memory.embedding.onnx import OnnxEmbedder
+from memory.redis_client import RedisClient
+from tests.cluster import RedisCluster, start_redis_cluster
 from tests.services import ServerProcess, start_chroma, start_redis
 
 TEST_SECRET = "test-secret-" + "x" * 40
 AuthHeaders = Callable[..., dict[str, str]]
+CLUSTER_MODE = os.environ.get("MNEMO_TEST_REDIS", "standalone") == "cluster"
+_cluster: RedisCluster | None = None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if CLUSTER_MODE:
+        kept = [i for i in items if i.get_closest_marker("standalone") is None]
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
+
+
+@pytest.fixture(scope="session", autouse=True)
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster | None]:
+    """The cluster of the cluster pass (None in the standalone pass)."""
+    global _cluster
+    if not CLUSTER_MODE:
+        yield None
+        return
+    _cluster = start_redis_cluster(tmp_path_factory.mktemp("redis-cluster"))
+    yield _cluster
+    _cluster.stop()
+    _cluster = None
+
+
+def redis_of(settings: Settings) -> RedisClient:
+    """A client for the Redis these settings name (one server or the cluster), as the service builds it."""
+    return build_redis(settings, "mnemo-test")
+
+
+def sync_redis_of(settings: Settings) -> redis.Redis | redis.RedisCluster:
+    """A blocking client for the same Redis (for tests that run the app in another thread)."""
+    if settings.redis_cluster_nodes:
+        host, port = settings.redis_cluster_nodes.split(",")[0].rsplit(":", 1)
+        return redis.RedisCluster(host=host, port=int(port), decode_responses=True)
+    return redis.Redis.from_url(settings.redis_url, decode_responses=True)
+
+
+def flush(settings: Settings) -> None:
+    if settings.redis_cluster_nodes and _cluster is not None:
+        _cluster.flushall()
+    else:
+        redis.Redis.from_url(settings.redis_url).flushdb()
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +106,8 @@ def make_settings(redis_url: str, chroma_url: str, **overrides: object) -> Setti
         "log_level": "WARNING",
         "rate_limit_per_minute": 100_000,  # the limiter has its own tests
     }
+    if _cluster is not None:
+        values["redis_cluster_nodes"] = _cluster.startup_nodes
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[arg-type]
 
@@ -63,7 +116,7 @@ def make_settings(redis_url: str, chroma_url: str, **overrides: object) -> Setti
 def settings(redis_server: ServerProcess, chroma_server: ServerProcess) -> Iterator[Settings]:
     s = make_settings(redis_server.url, chroma_server.url)
     yield s
-    redis.Redis.from_url(s.redis_url).flushdb()
+    flush(s)
     drop_collections(chroma_server.url, s.chroma_collection_prefix)
 
 

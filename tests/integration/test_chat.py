@@ -9,14 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
-import redis.asyncio as aredis
 
 from app.lifespan import build_memory_service, build_store
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.models import Message
 from memory.outbox.stream import Outbox, OutboxEntry
-from tests.conftest import AuthHeaders, app_client, make_settings
+from tests.conftest import AuthHeaders, app_client, make_settings, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, start_chroma
 
@@ -52,7 +51,7 @@ async def chat(
 
 async def drain(settings: Settings) -> None:
     """Wait until the long-term outbox is empty (the background worker wrote everything)."""
-    redis = aredis.Redis.from_url(settings.redis_url)
+    redis = redis_of(settings)
     for _ in range(600):
         if await Outbox(redis).pending() == 0:
             return
@@ -166,12 +165,12 @@ class TestBackpressure:
                 resp = await chat(client, auth, text, stream=text.startswith("提醒"))
                 assert resp.status_code == 200, resp.text
             assert backpressure_count((await client.get("/metrics")).text) == before + 2
-            r = aredis.Redis.from_url(slow.redis_url)
+            r = redis_of(slow)
             assert await Outbox(r).pending() == 5  # every turn is in the outbox
             await r.aclose()
 
     async def test_the_wait_ends_when_the_writer_catches_up(self, settings: Settings) -> None:
-        r = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+        r = redis_of(settings)
         outbox = Outbox(r)
         try:
             ids = [
@@ -252,7 +251,7 @@ class TestConcurrency:
         assert stamps == sorted(stamps)
         assert [m["role"] for m in buffer] == ["user", "assistant"] * 5
         assert state["summary"]["version"] == 20  # every turn's compare-and-set won exactly once
-        r = aredis.Redis.from_url(settings.redis_url)
+        r = redis_of(settings)
         assert await r.exists(keys.lock("alice", "A")) == 0
         assert await r.hlen(keys.actions("alice", "A")) == 5 + 1  # five actions + the sequence counter
 
@@ -294,7 +293,7 @@ class TestUpstreamFailures:
         async with app_client(no_refine, embedder, upstream.transport) as (client, _):
             assert (await chat(client, auth, "first turn works")).status_code == 200
             before = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
-            r = aredis.Redis.from_url(settings.redis_url)
+            r = redis_of(settings)
             outbox_before = await Outbox(r).pending()
             upstream.mode = mode
             resp = await chat(client, auth, "second turn fails")
@@ -321,7 +320,7 @@ class TestChromaOutage:
         try:
             settings = make_settings(redis_server.url, chroma.url)
             # bob's memory is written by another worker: this one never holds his index
-            other = aredis.Redis.from_url(settings.redis_url)
+            other = redis_of(settings)
             elsewhere = build_memory_service(settings, build_store(settings), embedder, other)
             await elsewhere.ingest("bob", "b", [Message("user", "bob likes green tea", id="b1")])
             await other.aclose()
@@ -342,7 +341,7 @@ class TestChromaOutage:
                 assert cold.status_code == 200, cold.text
                 # bob's index would have to be read from Chroma: the turn answers without recall
                 assert cold.json()["debug"]["recall_degraded"] == "chroma_unavailable"
-                r = aredis.Redis.from_url(settings.redis_url)
+                r = redis_of(settings)
                 assert await Outbox(r).pending() >= 5
                 chroma = start_chroma(tmp_path / "chroma", port=chroma.port)
                 await drain(settings)
@@ -361,7 +360,7 @@ class TestChromaOutage:
 class TestTTLs:
     async def test_every_ttl(self, client: httpx.AsyncClient, auth: AuthHeaders, settings: Settings) -> None:
         await chat(client, auth, "订单号：A12345678，明天下午3点送到浦东机场")
-        r = aredis.Redis.from_url(settings.redis_url)
+        r = redis_of(settings)
         for key in (keys.buffer("alice", "A"), keys.actions("alice", "A"), keys.summary("alice", "A")):
             assert 7190 <= await r.ttl(key) <= 7200, key
         for slot in ("order_number", "date", "time", "place"):
@@ -377,7 +376,7 @@ class TestTTLs:
         assert state["buffer"] == []
         assert state["summary"] is None
         assert state["slots"] == {}
-        r = aredis.Redis.from_url(settings.redis_url)
+        r = redis_of(settings)
         assert [k async for k in r.scan_iter(keys.session_pattern("alice", "A"))] == []
 
 

@@ -6,13 +6,12 @@ from typing import Any
 
 import chromadb
 import pytest
-import redis.asyncio as aredis
 from chromadb.config import Settings as ChromaSettings
 
 from app.settings import Settings
 from memory import Embedder
 from memory.outbox.stream import Outbox
-from tests.conftest import AuthHeaders, app_client
+from tests.conftest import AuthHeaders, app_client, redis_of
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +50,7 @@ async def test_erase_removes_one_user_from_every_store(
                 headers=auth(user),
             )
             assert chat.status_code == 200
-        r = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+        r = redis_of(settings)
         pending_before = await Outbox(r).pending()
         assert pending_before == 2
 

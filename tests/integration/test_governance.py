@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Mapping
 import httpx
 import numpy as np
 import pytest
-import redis.asyncio as aredis
 
 from app.http.export import export_document
 from app.lifespan import build_memory_service, chroma_client_factory
@@ -20,9 +19,10 @@ from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
 from memory.models import Memory, Message
 from memory.outbox.stream import Outbox, OutboxEntry
+from memory.redis_client import RedisClient
 from memory.service import MemoryService
 from memory.session.store import SessionStore
-from tests.conftest import AuthHeaders, app_client
+from tests.conftest import AuthHeaders, app_client, redis_of
 
 pytestmark = pytest.mark.integration
 
@@ -102,7 +102,7 @@ class TestExport:
         store = ChromaLongTermStore(
             chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
         )
-        redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+        redis = redis_of(settings)
         rng = np.random.default_rng(7)
         page = 250
         sizes = {"small": 500, "big": 3000}
@@ -216,8 +216,8 @@ class TestAudit:
 
 async def _domain(
     settings: Settings, embedder: Embedder
-) -> AsyncIterator[tuple[MemoryService, Outbox, Eraser, aredis.Redis]]:
-    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+) -> AsyncIterator[tuple[MemoryService, Outbox, Eraser, RedisClient]]:
+    redis = redis_of(settings)
     store = ChromaLongTermStore(
         chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
     )

@@ -89,6 +89,7 @@ class TestReadyz:
         finally:
             chroma.stop()
 
+    @pytest.mark.standalone
     async def test_names_redis_when_it_is_unreachable(
         self, chroma_server: ServerProcess, embedder: Embedder
     ) -> None:

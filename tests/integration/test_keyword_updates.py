@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 import pytest
-import redis.asyncio as aredis
 
 from app.lifespan import build_memory_service, chroma_client_factory
 from app.settings import Settings
@@ -17,6 +16,7 @@ from memory.errors import MemoryBusy
 from memory.longterm.versions import LtmVersions
 from memory.models import Memory, Message
 from memory.write.policy import WritePipeline, WritePolicy, WriteRequest
+from tests.conftest import redis_of
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +55,7 @@ def store_for(settings: Settings, kind: type[S], shards: int = 2) -> S:
 
 
 async def test_versions_log_what_changed(settings: Settings) -> None:
-    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    redis = redis_of(settings)
     versions = LtmVersions(redis)
     try:
         v1 = await versions.bump("ann", upserted=["a", "b"])
@@ -83,7 +83,7 @@ async def test_versions_log_what_changed(settings: Settings) -> None:
 
 
 async def test_two_workers_update_their_indexes_from_the_log(settings: Settings, embedder: Embedder) -> None:
-    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    redis = redis_of(settings)
     store = store_for(settings, CountingStore)
     store.loads = []
     # two workers as the app builds them: each with its own keyword-index cache
@@ -114,7 +114,7 @@ async def test_two_workers_update_their_indexes_from_the_log(settings: Settings,
 async def test_the_log_carries_written_records_and_a_delete_clears_them(
     settings: Settings, embedder: Embedder
 ) -> None:
-    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    redis = redis_of(settings)
     store = store_for(settings, ChromaLongTermStore)
     versions = LtmVersions(redis)
     writer = WritePipeline(store, embedder, redis, versions)
@@ -144,7 +144,7 @@ async def test_the_writer_checks_duplicates_against_its_index(
 ) -> None:
     """Exact and near duplicates (zh and en) merge the same way whether the worker's index answers
     (no store query at all) or, for users above the in-process limit, Chroma does."""
-    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    redis = redis_of(settings)
     store = store_for(settings, CountingStore)
     store.loads, store.checks = [], []
     service = build_memory_service(
@@ -181,7 +181,7 @@ async def test_the_writer_checks_duplicates_against_its_index(
 async def test_one_batched_write_for_several_users(settings: Settings, embedder: Embedder) -> None:
     """write_many gives each user what a single write gives: erase and tombstone checks, duplicate
     merging, its own version and change log; and its records land in the right user's shard."""
-    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    redis = redis_of(settings)
     store = store_for(settings, ChromaLongTermStore, shards=4)
     versions = LtmVersions(redis)
     writer = WritePipeline(store, embedder, redis, versions)
@@ -219,7 +219,7 @@ async def test_one_batched_write_for_several_users(settings: Settings, embedder:
 
 async def test_a_delete_waits_for_the_write_in_flight(settings: Settings, embedder: Embedder) -> None:
     """Deletes hold the user's write lock: a write that is merging cannot see its target vanish."""
-    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    redis = redis_of(settings)
     store = store_for(settings, ChromaLongTermStore)
     service = build_memory_service(settings, store, embedder, redis)
     writer = WritePipeline(store, embedder, redis, LtmVersions(redis), WritePolicy(lock_wait_seconds=0.2))

@@ -11,12 +11,13 @@ from typing import Any
 import chromadb
 import httpx
 import pytest
-import redis.asyncio as aredis
 from chromadb.config import Settings as ChromaSettings
 
 from app.settings import Settings
 from memory import Embedder
-from tests.conftest import AuthHeaders, app_client
+from memory.outbox.stream import Outbox
+from memory.redis_client import RedisClient
+from tests.conftest import AuthHeaders, app_client, redis_of
 
 pytestmark = pytest.mark.integration
 DAY = 86400.0
@@ -60,8 +61,7 @@ async def search(
     return resp.json()["results"]  # type: ignore[no-any-return]
 
 
-async def dump_redis(url: str) -> str:
-    r = aredis.Redis.from_url(url, decode_responses=True)
+async def dump_redis(r: RedisClient) -> str:
     chunks: list[str] = []
     async for key in r.scan_iter("*"):
         kind = await r.type(key)
@@ -112,10 +112,10 @@ class TestPrivacy:
         )
         assert chat.status_code == 200
         for _ in range(200):  # let the outbox write the chat turn too
-            if not await aredis.Redis.from_url(settings.redis_url).xlen("mnemo:outbox"):
+            if not await Outbox(redis_of(settings)).pending():
                 break
             await asyncio.sleep(0.05)
-        everything = await dump_redis(settings.redis_url) + dump_chroma(settings)
+        everything = await dump_redis(redis_of(settings)) + dump_chroma(settings)
         assert "[PHONE]" in everything
         for secret in PII_STRINGS:
             assert secret not in everything, secret

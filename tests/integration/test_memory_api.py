@@ -6,11 +6,10 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-import redis.asyncio as aredis
 
 from app.settings import Settings
 from memory import Embedder, keys
-from tests.conftest import AuthHeaders, app_client
+from tests.conftest import AuthHeaders, app_client, redis_of
 
 pytestmark = pytest.mark.integration
 
@@ -200,7 +199,7 @@ class TestBusy:
         quick = settings.model_copy(update={"ltm_lock_wait_seconds": 0.2})
         async with app_client(quick, embedder) as (client, _):
             memory_id = (await ingest(client, auth)).json()["memories"][0]["id"]
-            r = aredis.Redis.from_url(quick.redis_url)
+            r = redis_of(quick)
             await r.set(keys.ltm_lock("alice"), "someone-else", ex=10)
             stored = await ingest(client, auth, session_id="s2")
             body = assert_envelope(stored, 409, "memory_busy")

@@ -20,7 +20,7 @@ from memory.session.store import BufferedMessage, SessionStore
 from memory.text.slots import extract_slots
 from tests.services import ServerProcess
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.standalone]  # layout 1 never ran on a cluster
 _NEW_SESSION = re.compile(r"^mnemo:\{p\d{4}\}:u:\{(?P<user>[^{}]+)\}:s:\{(?P<sid>[^{}]+)\}:(?P<part>.+)$")
 _NEW_USER = re.compile(r"^mnemo:\{p\d{4}\}:u:\{(?P<user>[^{}]+)\}:(?P<rest>.+)$")
 

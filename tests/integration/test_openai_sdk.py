@@ -10,14 +10,13 @@ from contextlib import contextmanager
 import httpx
 import openai
 import pytest
-import redis
 import uvicorn
 
 from app.http.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
 from memory import Embedder, keys
-from tests.conftest import TEST_SECRET
+from tests.conftest import TEST_SECRET, sync_redis_of
 from tests.fake_llm import FakeUpstream
 from tests.services import free_port
 
@@ -140,7 +139,7 @@ class TestOpenAISDK:
                 lines = resp.iter_lines()
                 seen = [next(lines) for _ in range(4)]
                 assert any(line.startswith("data:") for line in seen)
-            r = redis.Redis.from_url(settings.redis_url)
+            r = sync_redis_of(settings)
             deadline = time.monotonic() + 10
             while r.exists(keys.lock("alice", "default")) and time.monotonic() < deadline:
                 time.sleep(0.05)

@@ -44,6 +44,7 @@ class TestRateLimit:
             )
             assert chat.status_code == 429
 
+    @pytest.mark.standalone
     async def test_fails_open_when_redis_is_down(
         self, chroma_server: ServerProcess, embedder: Embedder, auth: AuthHeaders
     ) -> None:

@@ -21,7 +21,8 @@ from app.http.auth import TokenCodec
 from tests.conftest import TEST_SECRET, drop_collections
 from tests.services import ServerProcess, free_port
 
-pytestmark = pytest.mark.integration
+# uvicorn processes of their own, each on its own database of the suite's redis-server
+pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 
 
 @pytest.fixture

@@ -7,24 +7,24 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
-import redis.asyncio as aredis
 
+from app.settings import Settings
 from memory import keys
 from memory.errors import SessionBusy, StoreUnavailable
 from memory.models import Message
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.outbox.worker import DEAD_LETTER_STREAM, OutboxWorker
+from memory.redis_client import RedisClient
 from memory.session.store import BufferedMessage, SessionLimits, SessionStore
-from tests.services import ServerProcess
+from tests.conftest import redis_of
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-async def r(redis_server: ServerProcess) -> AsyncIterator[aredis.Redis]:
-    client = aredis.Redis.from_url(f"{redis_server.url}/3", decode_responses=True)
+async def r(settings: Settings) -> AsyncIterator[RedisClient]:
+    client = redis_of(settings)  # flushed by the settings fixture
     yield client
-    await client.flushdb()
     await client.aclose()
 
 
@@ -33,7 +33,7 @@ def msg(i: int) -> BufferedMessage:
 
 
 class TestLock:
-    async def test_bounded_wait_then_busy(self, r: aredis.Redis) -> None:
+    async def test_bounded_wait_then_busy(self, r: RedisClient) -> None:
         store = SessionStore(r, SessionLimits(lock_wait_seconds=0.3))
         async with store.lock("alice", "s"):
             assert 0 < await r.pttl(keys.lock("alice", "s")) <= 5000
@@ -42,40 +42,40 @@ class TestLock:
                     pass
         assert await r.exists(keys.lock("alice", "s")) == 0
 
-    async def test_only_the_owner_releases(self, r: aredis.Redis) -> None:
+    async def test_only_the_owner_releases(self, r: RedisClient) -> None:
         store = SessionStore(r)
         async with store.lock("alice", "s"):
             await r.set(keys.lock("alice", "s"), "someone-else", ex=5)  # our lock expired and was re-taken
         assert await r.get(keys.lock("alice", "s")) == "someone-else"
 
-    async def test_kept_alive_while_held(self, r: aredis.Redis) -> None:
+    async def test_kept_alive_while_held(self, r: RedisClient) -> None:
         store = SessionStore(r, SessionLimits(lock_ttl_seconds=1))
         async with store.lock("alice", "s") as token:
             await asyncio.sleep(2.2)
             assert await r.get(keys.lock("alice", "s")) == token
         assert await r.exists(keys.lock("alice", "s")) == 0
 
-    async def test_different_sessions_do_not_block(self, r: aredis.Redis) -> None:
+    async def test_different_sessions_do_not_block(self, r: RedisClient) -> None:
         store = SessionStore(r, SessionLimits(lock_wait_seconds=0.2))
         async with store.lock("alice", "s1"), store.lock("alice", "s2"), store.lock("bob", "s1"):
             pass
 
 
 class TestBufferAndSummary:
-    async def test_buffer_keeps_newest_in_time_order(self, r: aredis.Redis) -> None:
+    async def test_buffer_keeps_newest_in_time_order(self, r: RedisClient) -> None:
         store = SessionStore(r)
         for i in range(25):
             await store.record_turn("alice", "s", [msg(i)])
         state = await store.load("alice", "s")
         assert [m.id for m in state.buffer] == [f"m{i}" for i in range(15, 25)]
 
-    async def test_concurrent_appends_lose_nothing_but_the_oldest(self, r: aredis.Redis) -> None:
+    async def test_concurrent_appends_lose_nothing_but_the_oldest(self, r: RedisClient) -> None:
         store = SessionStore(r, SessionLimits(buffer_size=50))
         await asyncio.gather(*(store.record_turn("alice", "s", [msg(i)]) for i in range(40)))
         state = await store.load("alice", "s")
         assert sorted(m.id for m in state.buffer) == sorted(f"m{i}" for i in range(40))
 
-    async def test_summary_compare_and_set(self, r: aredis.Redis) -> None:
+    async def test_summary_compare_and_set(self, r: RedisClient) -> None:
         store = SessionStore(r)
         assert await store.replace_summary("alice", "s", "用户住在杭州", expected_version=0) == 1
         assert await store.replace_summary("alice", "s", "stale writer", expected_version=0) is None
@@ -91,7 +91,7 @@ def entry(i: int) -> OutboxEntry:
 
 
 class TestOutbox:
-    async def test_retries_until_the_store_is_back(self, r: aredis.Redis) -> None:
+    async def test_retries_until_the_store_is_back(self, r: RedisClient) -> None:
         outbox = Outbox(r, group="g")
         for i in range(3):
             await outbox.append(entry(i))
@@ -115,7 +115,7 @@ class TestOutbox:
         assert await r.xlen(stream) == 0
         assert (await r.xpending(stream, "g"))["pending"] == 0
 
-    async def test_a_users_entries_live_in_their_partition_only(self, r: aredis.Redis) -> None:
+    async def test_a_users_entries_live_in_their_partition_only(self, r: RedisClient) -> None:
         outbox = Outbox(r, group="g")
         for user in ("ann", "bob", "陈"):
             await outbox.append(OutboxEntry(user, "s", (Message("user", f"{user} 住在杭州", id=user),)))
@@ -126,7 +126,7 @@ class TestOutbox:
         assert await outbox.drop_user("ann") == 1
         assert await outbox.pending() == 2
 
-    async def test_entry_of_a_crashed_consumer_is_claimed(self, r: aredis.Redis) -> None:
+    async def test_entry_of_a_crashed_consumer_is_claimed(self, r: RedisClient) -> None:
         outbox = Outbox(r, group="g")
         stream = outbox.stream_of("alice")
         await outbox.ensure_group(stream)
@@ -146,7 +146,7 @@ class TestOutbox:
         await task
         assert seen == ["fact 7"]
 
-    async def test_malformed_entry_goes_to_dead_letters(self, r: aredis.Redis) -> None:
+    async def test_malformed_entry_goes_to_dead_letters(self, r: RedisClient) -> None:
         outbox = Outbox(r, group="g")
         await r.xadd(outbox.stream_of("alice"), {"user_id": "alice", "messages": "not json"})
 
@@ -161,7 +161,7 @@ class TestOutbox:
         assert await r.xlen(DEAD_LETTER_STREAM) == 1
         await r.delete(DEAD_LETTER_STREAM)
 
-    async def test_group_recreated_after_redis_loses_it(self, r: aredis.Redis) -> None:
+    async def test_group_recreated_after_redis_loses_it(self, r: RedisClient) -> None:
         outbox = Outbox(r, group="g")
         seen: list[str] = []
 
@@ -179,7 +179,7 @@ class TestOutbox:
         await task
         assert seen == ["fact 1", "fact 2"]
 
-    async def test_one_handler_call_per_round_of_users(self, r: aredis.Redis) -> None:
+    async def test_one_handler_call_per_round_of_users(self, r: RedisClient) -> None:
         outbox = Outbox(r, group="g")
         turns = [("ann", "s1", "我住在杭州"), ("bob", "s1", "I live in Porto"), ("ann", "s1", "我对花生过敏")]
         turns.append(("ann", "s2", "remind me on Friday"))
@@ -198,7 +198,7 @@ class TestOutbox:
         # ann's two turns of s1 are one write; her s2 turn comes in the next round, after them
         assert calls == [[("ann", "s1", 2), ("bob", "s1", 1)], [("ann", "s2", 1)]]
 
-    async def test_a_bad_entry_does_not_hold_back_the_others(self, r: aredis.Redis) -> None:
+    async def test_a_bad_entry_does_not_hold_back_the_others(self, r: RedisClient) -> None:
         outbox = Outbox(r, group="g")
         for user, text in (("ann", "我住在杭州"), ("bad", "poison 毒"), ("bob", "I live in Porto")):
             await outbox.append(OutboxEntry(user, "s", (Message("user", text, id=user),)))

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-import redis.asyncio as aredis
 
 from app.lifespan import build_memory_service, build_store
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.embedding.base import Vectors
 from memory.models import Message
+from tests.conftest import redis_of
 
 pytestmark = pytest.mark.integration
 
@@ -40,7 +40,7 @@ class CountingEmbedder:
 async def test_the_writer_takes_the_vector_recall_computed(
     settings: Settings, embedder: Embedder, said: str
 ) -> None:
-    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    redis = redis_of(settings)
     counting = CountingEmbedder(embedder)
     service = build_memory_service(settings, build_store(settings), counting, redis)
     try:
@@ -57,7 +57,7 @@ async def test_the_writer_takes_the_vector_recall_computed(
 
 
 async def test_text_with_pii_is_never_published(settings: Settings, embedder: Embedder) -> None:
-    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    redis = redis_of(settings)
     counting = CountingEmbedder(embedder)
     service = build_memory_service(settings, build_store(settings), counting, redis)
     try:

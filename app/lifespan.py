@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -16,7 +17,7 @@ import httpx
 from fastapi import FastAPI
 from redis.exceptions import RedisError
 
-from app.clients.redis import build_redis, check_layout
+from app.clients.redis import build_redis, check_layout, connect
 from app.clients.upstream import OpenAICompatibleLLM
 from app.http.auth import TokenCodec
 from app.http.rate_limit import RateLimiter
@@ -181,6 +182,7 @@ def build_memory_service(
 async def ensure_layout(redis: RedisClient, settings: Settings) -> None:
     """The key layout every process must share; a Redis that is down now is checked by the next start."""
     try:
+        await connect(redis)
         await check_layout(redis, settings.outbox_partitions)
     except RedisError as exc:
         log.warning("key layout not checked: redis unavailable", extra={"reason": str(exc)})
@@ -246,6 +248,8 @@ def make_lifespan(
         redis = build_redis(settings)
         limiter_redis = build_redis(settings, "mnemo-ratelimit")  # limiting never waits on the main pool
         await ensure_layout(redis, settings)
+        with contextlib.suppress(RedisError):
+            await connect(limiter_redis)
         store = build_store(settings)
         try:
             await store.ping()

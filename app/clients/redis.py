@@ -22,6 +22,8 @@ from app.settings import Settings
 from memory import keys
 from memory.redis_client import RedisClient
 
+CLUSTER_MIN_CONNECTIONS_PER_NODE = 100
+
 
 def cluster_nodes(spec: str) -> list[ClusterNode]:
     nodes: list[ClusterNode] = []
@@ -45,7 +47,9 @@ def build_redis(settings: Settings, client_name: str = "mnemo") -> RedisClient:
     if settings.redis_cluster_nodes:
         return RedisCluster(
             startup_nodes=cluster_nodes(settings.redis_cluster_nodes),
-            max_connections=settings.redis_max_connections,
+            # per node, and the cluster client fails instead of waiting for a free connection: room
+            # for the peak concurrency (redis-py's default), never below the configured pool
+            max_connections=max(CLUSTER_MIN_CONNECTIONS_PER_NODE, settings.redis_max_connections),
             socket_timeout=settings.redis_socket_timeout,
             socket_connect_timeout=settings.redis_socket_timeout,
             health_check_interval=30,
@@ -67,6 +71,14 @@ def build_redis(settings: Settings, client_name: str = "mnemo") -> RedisClient:
         retry_on_error=[RedisConnectionError, RedisTimeoutError],
     )
     return Redis.from_pool(pool)
+
+
+async def connect(redis: RedisClient) -> None:
+    """Load a cluster client's slot map now, once: redis-py's asyncio cluster client initialises on its
+    first command, and many first commands at once race (a connection's writer torn down under
+    another: seen with 40 concurrent scripts). A one-server client connects lazily and safely."""
+    if isinstance(redis, RedisCluster):
+        await redis.initialize()
 
 
 class LayoutMismatch(RuntimeError):

@@ -184,13 +184,16 @@ class SessionStore:
             pipe.get(keys.summary(user_id, session_id))
             pipe.hgetall(keys.actions(user_id, session_id))
             pipe.zrange(keys.buffer(user_id, session_id), 0, -1)
-            pipe.mget(slot_keys)
+            for key in slot_keys:  # GETs, not MGET: a cluster pipeline refuses multi-key commands
+                pipe.get(key)
             if with_ttls:
                 for key in slot_keys:
                     pipe.ttl(key)
             results = await pipe.execute()
-        raw_summary, raw_actions, raw_buffer, raw_slots = results[:4]
-        ttls = results[4:] if with_ttls else [None] * len(slot_keys)
+        raw_summary, raw_actions, raw_buffer = results[:3]
+        n = len(slot_keys)
+        raw_slots = results[3 : 3 + n]
+        ttls = results[3 + n :] if with_ttls else [None] * n
         return SessionState(
             summary=_parse_summary(raw_summary),
             actions=_parse_actions(raw_actions),

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from app.clients.redis import connect
 from app.settings import Settings
 from memory import keys
 from memory.errors import SessionBusy, StoreUnavailable
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 async def r(settings: Settings) -> AsyncIterator[RedisClient]:
     client = redis_of(settings)  # flushed by the settings fixture
+    await connect(client)
     yield client
     await client.aclose()
 

@@ -296,9 +296,18 @@ class RedisFiles:
             raise CompactionError(f"BGREWRITEAOF failed: {info.get('aof_last_bgrewrite_status')}")
 
     async def _bgsave(self, deadline: float) -> None:
+        # a snapshot already running may have forked before the erase: wait for it, then take ours
+        await self._wait(deadline, lambda i: not int(i["rdb_bgsave_in_progress"]))
         before = int((await self._info()).get("rdb_saves", 0))
         started = await self._redis.lastsave()
-        await self._redis.bgsave(schedule=True)  # after a running AOF rewrite, if any
+        while True:
+            try:
+                await self._redis.bgsave(schedule=True)  # after a running AOF rewrite, if any
+                break
+            except ResponseError as exc:  # an automatic snapshot started meanwhile
+                if "in progress" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(self._poll)
 
         def done(i: Any) -> bool:
             if int(i["rdb_bgsave_in_progress"]):

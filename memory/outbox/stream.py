@@ -88,7 +88,7 @@ class Outbox:
         self.redis = redis
         self.stream = stream
         self.group = group
-        self.dead_letters = f"{stream}:dead"
+        self.dead_letters = DEAD_LETTER_STREAM  # one for every outbox, as the worker writes it
 
     async def ensure_group(self) -> None:
         try:
@@ -328,7 +328,7 @@ class OutboxWorker:
             except (KeyError, ValueError, TypeError):
                 log.error("malformed outbox entry moved to dead letters", extra={"entry_id": entry_id})
                 dead: dict[Any, Any] = {**fields, "source_id": entry_id}
-                await redis.xadd(self._outbox.dead_letters, dead)
+                await redis.xadd(DEAD_LETTER_STREAM, dead)
                 await self._ack(redis, stream, group, entry_id)
                 out.append((entry_id, None))
         return out

@@ -18,6 +18,7 @@ import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -211,4 +212,46 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
         assert any("停车场" in m["content"] for m in listed["items"])
         gone = await client.post(f"/v1/memory/{user}/search", json={"query": en}, headers=auth(user))
         assert gone.json()["results"] == []
+    await r.aclose()
+
+
+async def test_workers_compact_by_themselves_within_the_receipts_bound(
+    own_servers: tuple[ServerProcess, ServerProcess, Path, Path], embedder: Embedder, auth: AuthHeaders
+) -> None:
+    """With CHROMA_DATA_PATH set, the API workers' compaction loop does it all, before `purged_by`."""
+    redis_server, chroma_server, redis_dir, chroma_dir = own_servers
+    chroma_data = chroma_dir / "data"
+    token = f"紫藤Auto{secrets.token_hex(4)}"
+    settings = make_settings(
+        redis_server.url,
+        chroma_server.url,
+        chroma_data_path=str(chroma_data),
+        erasure_compaction_window_seconds=1,
+        erasure_compaction_timeout_seconds=60,
+    )
+    r = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    async with app_client(settings, embedder) as (client, _):
+        stored = await client.post(
+            "/v1/memory/zoe/messages",
+            json={"session_id": "s", "messages": [{"role": "user", "content": f"记住我的暗号 {token}"}]},
+            headers=auth("zoe"),
+        )
+        assert stored.status_code == 200
+        assert hits(chroma_data, token)
+        receipt = (await client.delete("/v1/memory/zoe", headers=auth("zoe"))).json()
+        promised = receipt["at_rest_purged_by"]
+        assert promised is not None
+        for _ in range(300):
+            pending = [await r.zcard(keys.compaction_pending(s)) for s in ("redis", "chroma")]
+            if pending == [0, 0]:
+                break
+            await asyncio.sleep(0.1)
+        assert pending == [0, 0], "the workers did not compact"
+        for store in ("redis", "chroma"):
+            last: Any = await r.hgetall(keys.compaction_last(store))
+            assert last["outcome"] == "ok"
+            finished = datetime.fromtimestamp(float(last["finished"]), UTC)
+            assert finished <= datetime.fromisoformat(promised)
+    assert hits(redis_dir, token) == {}
+    assert hits(chroma_data, token) == {}
     await r.aclose()

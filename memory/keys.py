@@ -104,3 +104,19 @@ def ltm_changes(user_id: str) -> str:
 def shared_vector(user_id: str, model: str, digest: str) -> str:
     """A recall query's embedding, for the writer that stores the same text (memory/shared_vectors.py)."""
     return f"{user_prefix(user_id)}:vec:{model}:{digest}"
+
+
+# Erasure at rest: erases ask for a compaction of each store's files (memory/governance/compaction.py).
+def compaction_pending(store: str) -> str:
+    """Sorted set: one random token per erase not yet covered by a compaction, scored by Redis' clock."""
+    return f"{PREFIX}:compaction:{store}:pending"
+
+
+def compaction_lease(store: str) -> str:
+    """Held by the one process compacting this store, so two workers never rewrite at once."""
+    return f"{PREFIX}:compaction:{store}:lease"
+
+
+def compaction_last(store: str) -> str:
+    """Hash: started, finished, outcome of this store's last compaction (the window counts from it)."""
+    return f"{PREFIX}:compaction:{store}:last"

@@ -88,6 +88,7 @@ class Outbox:
         self.redis = redis
         self.stream = stream
         self.group = group
+        self.dead_letters = DEAD_LETTER_STREAM  # one for every outbox, as the worker writes it
 
     async def ensure_group(self) -> None:
         try:
@@ -124,11 +125,13 @@ class Outbox:
             await asyncio.sleep(poll)
             waited = loop.time() - started
 
-    async def _fields_of(self, user_id: str, page: int = 500) -> AsyncIterator[tuple[str, dict[str, str]]]:
+    async def _fields_of(
+        self, user_id: str, page: int = 500, *, stream: str | None = None
+    ) -> AsyncIterator[tuple[str, dict[str, str]]]:
         """This user's raw entries not yet written, oldest first (a scan of the whole stream, in pages)."""
         start = "-"
         while True:
-            batch: Any = await self.redis.xrange(self.stream, min=start, count=page)
+            batch: Any = await self.redis.xrange(stream or self.stream, min=start, count=page)
             for entry_id, fields in batch:
                 if fields.get("user_id") == user_id:
                     yield str(entry_id), fields
@@ -146,6 +149,12 @@ class Outbox:
         """Delete every pending entry of this user (erasure), unreadable ones included."""
         ids = [entry_id async for entry_id, _ in self._fields_of(user_id)]
         return int(await self.redis.xdel(self.stream, *ids)) if ids else 0
+
+    async def drop_dead_letters(self, user_id: str) -> int:
+        """Delete this user's entries from the dead-letter stream (erasure): a malformed turn is still
+        the user's text."""
+        ids = [entry_id async for entry_id, _ in self._fields_of(user_id, stream=self.dead_letters)]
+        return int(await self.redis.xdel(self.dead_letters, *ids)) if ids else 0
 
     async def scrub(self, user_id: str, message_ids: Collection[str]) -> int:
         """Remove these messages from the user's pending entries (a deleted memory must not stay in,

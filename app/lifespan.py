@@ -30,6 +30,15 @@ from memory.chat.offline import OfflineResponder
 from memory.chat.summary import LLMSummarizer
 from memory.embedding.onnx import OnnxEmbedder
 from memory.governance.audit import AuditLog
+from memory.governance.compaction import (
+    AtRestPolicy,
+    ChromaFiles,
+    CompactionQueue,
+    Compactor,
+    Job,
+    RedisFiles,
+    Store,
+)
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
 from memory.longterm.shared_vectors import SharedVectors
@@ -195,6 +204,34 @@ def build_sessions(settings: Settings, redis: RedisClient) -> SessionStore:
     return SessionStore(redis, session_limits(settings), replicas=replicas)
 
 
+def at_rest_policy(settings: Settings) -> AtRestPolicy:
+    return AtRestPolicy(
+        window_seconds=settings.erasure_compaction_window_seconds,
+        timeout_seconds=settings.erasure_compaction_timeout_seconds,
+        chroma_automatic=settings.chroma_data_path is not None,
+    )
+
+
+def build_compactor(settings: Settings, redis: RedisClient, *, chroma_path: str | None = None) -> Compactor:
+    """Redis' files always; Chroma's where its persist directory is on this machine."""
+    timeout = settings.erasure_compaction_timeout_seconds
+    redis_files = RedisFiles(redis)
+
+    async def redis_job() -> object:
+        return await redis_files.run(timeout)
+
+    jobs: dict[Store, Job] = {"redis": redis_job}
+    path = chroma_path or settings.chroma_data_path
+    if path:
+        jobs["chroma"] = ChromaFiles(path).run
+    return Compactor(
+        CompactionQueue(redis),
+        jobs,
+        window_seconds=settings.erasure_compaction_window_seconds,
+        timeout_seconds=timeout,
+    )
+
+
 def session_limits(settings: Settings) -> SessionLimits:
     return SessionLimits(
         buffer_size=settings.session_buffer_size,
@@ -287,6 +324,8 @@ def make_lifespan(
                 lease_ttl_ms=settings.outbox_lease_ttl_ms,
             )
             worker_task = asyncio.create_task(worker.run(), name="outbox-worker")
+        compactor = build_compactor(settings, redis) if settings.erasure_compactor else None
+        compactor_task = asyncio.create_task(compactor.run(), name="compactor") if compactor else None
         metrics.mark_dead_workers()
         sampler = asyncio.create_task(sample_gauges(outbox), name="metrics-sampler")
         try:
@@ -298,7 +337,7 @@ def make_lifespan(
                 memory=memory,
                 tokens=token_codec(settings),
                 rate_limiter=RateLimiter(limiter_redis, limit=settings.rate_limit_per_minute),
-                eraser=Eraser(store, redis, memory, outbox),
+                eraser=Eraser(store, redis, memory, outbox, at_rest_policy(settings)),
                 sessions=sessions,
                 outbox=outbox,
                 conversation=conversation,
@@ -308,6 +347,11 @@ def make_lifespan(
             )
         finally:
             sampler.cancel()
+            if compactor is not None and compactor_task is not None:
+                compactor.stop()  # a rewrite in progress goes on in Redis; its request stays pending
+                compactor_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await compactor_task
             if worker is not None and worker_task is not None:
                 worker.stop()
                 try:

@@ -110,6 +110,16 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(32, ge=1, le=1024)
     embedding_threads: int | None = Field(1, ge=1)  # one: the other core serves requests meanwhile
 
+    # erasure at rest (memory/governance/compaction.py): after erases, Redis' AOF/RDB and Chroma's files
+    # are rewritten at most once per window; a receipt promises window + timeout (+ 5 s)
+    erasure_compaction_window_seconds: float = Field(300.0, ge=1, le=86_400)
+    erasure_compaction_timeout_seconds: float = Field(300.0, gt=0, le=86_400)
+    erasure_compactor: bool = True  # run the compaction loop in this process (a Redis lease picks one)
+    # Chroma's persist directory as this process sees it (same machine: SQLite over a network share is
+    # unsafe). Set: Chroma's files are compacted automatically too. Unset: `python -m app.cli.compact
+    # --chroma-path DIR` on the Chroma host does it, and receipts say so.
+    chroma_data_path: str | None = None
+
     # HTTP
     rate_limit_per_minute: int = Field(100, ge=1)
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)

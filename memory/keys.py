@@ -209,3 +209,19 @@ class Legacy:
         if rest.split(":", 1)[0] not in {"s", "ltm", "rl", "vec"}:
             return None
         return user, rest
+
+
+# Erasure at rest: erases ask for a compaction of each store's files (memory/governance/compaction.py).
+def compaction_pending(store: str) -> str:
+    """Sorted set: one random token per erase not yet covered by a compaction, scored by Redis' clock."""
+    return f"{PREFIX}:compaction:{store}:pending"
+
+
+def compaction_lease(store: str) -> str:
+    """Held by the one process compacting this store, so two workers never rewrite at once."""
+    return f"{PREFIX}:compaction:{store}:lease"
+
+
+def compaction_last(store: str) -> str:
+    """Hash: started, finished, outcome of this store's last compaction (the window counts from it)."""
+    return f"{PREFIX}:compaction:{store}:last"

@@ -75,6 +75,23 @@ RATE_LIMITER_ERRORS = Counter(
     "mnemo_rate_limiter_errors", "Rate-limit checks that failed (Redis down): the request was let through"
 )
 AUDIT_WRITE_FAILURES = Counter("mnemo_audit_write_failures", "Audit records that could not be written")
+ERASURE_COMPACTIONS = Counter(
+    "mnemo_erasure_compactions",
+    "Rewrites of a store's files after erasures (Redis AOF/RDB, Chroma log and pages), by outcome",
+    ["store", "outcome"],
+)  # outcome: ok | failed
+ERASURE_COMPACTION_DURATION = Histogram(
+    "mnemo_erasure_compaction_duration_seconds",
+    "How long one compaction of a store's files took",
+    ["store"],
+    buckets=_SLOW,
+)
+ERASURE_PENDING_AGE = Gauge(
+    "mnemo_erasure_pending_age_seconds",
+    "Age of the oldest erase whose store files are not yet rewritten (0: none waiting)",
+    ["store"],
+    multiprocess_mode="livemax",
+)
 RESIDENT_MEMORY = Gauge(
     "mnemo_process_resident_memory_bytes",
     "Resident memory of each worker process",

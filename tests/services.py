@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,13 +99,15 @@ def chroma_binary() -> str:
     return binary
 
 
-def start_redis(workdir: Path, *, port: int | None = None, persist: bool = False) -> ServerProcess:
+def start_redis(
+    workdir: Path, *, port: int | None = None, persist: bool = False, extra_args: Sequence[str] = ()
+) -> ServerProcess:
     port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     log_path = workdir / "redis.log"
     args = [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir)]
     args += ["--appendonly", "yes", "--appendfsync", "always"] if persist else ["--appendonly", "no"]
-    args += ["--save", ""]
+    args += ["--save", "", *extra_args]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
     _wait(lambda: _redis_pings(port), proc, "redis-server", log_path)

@@ -10,6 +10,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from memory.governance.audit import AuditRecord
+from memory.governance.compaction import AtRest
+from memory.governance.erasure import ErasureReceipt
 from memory.models import Memory, Message, ScoredMemory, SearchFilters
 from memory.session.store import SessionState
 
@@ -192,9 +194,41 @@ class ForgetResponse(BaseModel):
     dry_run: bool
 
 
+class AtRestOut(BaseModel):
+    state: Literal["none", "scheduled", "operator"] = Field(
+        description="none: the store keeps no files; scheduled: rewritten automatically by `purged_by`; "
+        "operator: gone once the operator runs `command` on the store's host"
+    )
+    purged_by: str | None = None
+    command: str | None = None
+
+    @classmethod
+    def of(cls, at_rest: AtRest) -> AtRestOut:
+        return cls(
+            state=at_rest.state,
+            purged_by=iso_utc(at_rest.purged_by) if at_rest.purged_by is not None else None,
+            command=at_rest.command,
+        )
+
+
 class ErasureOut(BaseModel):
     deleted: dict[str, int]
     at: str
+    at_rest_purged_by: str | None = Field(
+        description="when no store's files (Redis AOF/RDB, Chroma's database and log) hold the erased "
+        "data any more; null while an operator command is needed (see at_rest)"
+    )
+    at_rest: dict[str, AtRestOut]
+
+    @classmethod
+    def of(cls, receipt: ErasureReceipt) -> ErasureOut:
+        by = receipt.at_rest_purged_by
+        return cls(
+            deleted=receipt.deleted,
+            at=iso_utc(receipt.at),
+            at_rest_purged_by=iso_utc(by) if by is not None else None,
+            at_rest={store: AtRestOut.of(a) for store, a in receipt.at_rest.items()},
+        )
 
 
 class ErrorBody(BaseModel):

@@ -22,7 +22,6 @@ from app.http.schemas import (
     SearchHit,
     SearchRequest,
     SearchResponse,
-    iso_utc,
 )
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
@@ -94,12 +93,14 @@ async def forget_memories(
 
 @router.delete("/{user_id}", response_model=ErasureOut)
 async def erase_user(user_id: ActingUser, eraser: EraserDep, audit: AuditDep) -> ErasureOut:
-    """Erase everything mnemo holds about the user (GDPR); returns what was deleted where."""
+    """Erase everything mnemo holds about the user (GDPR); returns what was deleted where, and by when
+    the stores' files on disk no longer hold it (`at_rest_purged_by`, per store in `at_rest`)."""
     receipt = await eraser.erase(user_id)
-    await audit.record(
-        "erase", user_id, receipt.deleted.get("chroma", 0), {k: str(v) for k, v in receipt.deleted.items()}
-    )
-    return ErasureOut(deleted=receipt.deleted, at=iso_utc(receipt.at))
+    out = ErasureOut.of(receipt)
+    details = {k: str(v) for k, v in receipt.deleted.items()}
+    details["at_rest_purged_by"] = out.at_rest_purged_by or "operator"
+    await audit.record("erase", user_id, receipt.deleted.get("chroma", 0), details)
+    return out
 
 
 @router.delete("/{user_id}/{memory_id}", status_code=204, response_class=Response)

@@ -3,15 +3,24 @@
 Order matters: pending outbox entries go first (so no background write brings data back), then the
 long-term records (under the user's write lock, so an in-flight write finishes before and not after),
 then every Redis key under the user's prefix (sessions, slots, locks, rate-limit log, index version,
-entity registry). Shared collections are never dropped: only this user's records are deleted.
+entity registry, change log, shared query vectors) and the user's dead letters. Shared collections are
+never dropped: only this user's records are deleted.
+
+Deleted is not yet gone from disk: the erase then asks for a compaction of each store's files
+(`compaction.CompactionQueue`), and the receipt says by when each store's files will no longer hold the
+data (`AtRest`): a time for what runs by itself, or the operator command where a store's files are out
+of this process's reach.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from redis.exceptions import RedisError
 
 from memory import keys
+from memory.governance.compaction import STORES, AtRest, AtRestPolicy, CompactionQueue, RedisFiles, Store
 from memory.locks import RedisLocks
 from memory.longterm.chroma import ChromaLongTermStore
 from memory.longterm.tombstones import Tombstones
@@ -24,11 +33,23 @@ from memory.service import MemoryService
 class ErasureReceipt:
     deleted: dict[str, int]
     at: float
+    at_rest: dict[Store, AtRest] = field(default_factory=dict)
+
+    @property
+    def at_rest_purged_by(self) -> float | None:
+        """When no store's files hold the erased data any more; None while an operator must act."""
+        times = [a.purged_by for a in self.at_rest.values()]
+        return None if not times or any(t is None for t in times) else max(t for t in times if t is not None)
 
 
 class Eraser:
     def __init__(
-        self, store: ChromaLongTermStore, redis: RedisClient, memory: MemoryService, outbox: Outbox
+        self,
+        store: ChromaLongTermStore,
+        redis: RedisClient,
+        memory: MemoryService,
+        outbox: Outbox,
+        at_rest: AtRestPolicy | None = None,
     ) -> None:
         self._store = store
         self._redis = redis
@@ -36,6 +57,9 @@ class Eraser:
         self._outbox = outbox
         self._locks = RedisLocks(redis)
         self._tombstones = Tombstones(redis)
+        self._policy = at_rest or AtRestPolicy()
+        self._queue = CompactionQueue(redis)
+        self._redis_files = RedisFiles(redis)
 
     async def erase(self, user_id: str) -> ErasureReceipt:
         outbox = await self._outbox.drop_user(user_id)
@@ -47,7 +71,21 @@ class Eraser:
         redis_keys = 0
         async for key in self._redis.scan_iter(match=keys.user_pattern(user_id), count=500):
             redis_keys += int(await self._redis.unlink(key))
+        dead_letters = await self._outbox.drop_dead_letters(user_id)
         self._memory.forget_user_caches(user_id)
+        # after every delete: a compaction that starts later covers them
+        requested = await self._queue.request(STORES)
+        try:
+            persists = (await self._redis_files.persistence()).any
+        except RedisError:
+            persists = True
         return ErasureReceipt(
-            deleted={"chroma": chroma, "redis_keys": redis_keys, "outbox": outbox}, at=time.time()
+            deleted={
+                "chroma": chroma,
+                "redis_keys": redis_keys,
+                "outbox": outbox,
+                "dead_letters": dead_letters,
+            },
+            at=time.time(),
+            at_rest=self._policy.plan(requested, redis_persists=persists),
         )

@@ -92,6 +92,7 @@ class Outbox:
     def __init__(self, redis: RedisClient, *, group: str = keys.OUTBOX_GROUP) -> None:
         self.redis = redis
         self.group = group
+        self.dead_letters = keys.OUTBOX_DEAD_LETTERS  # one for every outbox, as the worker writes it
 
     @staticmethod
     def stream_of(user_id: str) -> str:
@@ -142,9 +143,12 @@ class Outbox:
             await asyncio.sleep(poll)
             waited = loop.time() - started
 
-    async def _fields_of(self, user_id: str, page: int = 500) -> AsyncIterator[tuple[str, dict[str, str]]]:
-        """This user's raw entries not yet written, oldest first (a scan of the user's partition)."""
-        stream = self.stream_of(user_id)
+    async def _fields_of(
+        self, user_id: str, page: int = 500, *, stream: str | None = None
+    ) -> AsyncIterator[tuple[str, dict[str, str]]]:
+        """This user's raw entries not yet written, oldest first (a scan of the user's partition, or of
+        `stream`)."""
+        stream = stream or self.stream_of(user_id)
         start = "-"
         while True:
             batch: Any = await self.redis.xrange(stream, min=start, count=page)
@@ -165,6 +169,12 @@ class Outbox:
         """Delete every pending entry of this user (erasure), unreadable ones included."""
         ids = [entry_id async for entry_id, _ in self._fields_of(user_id)]
         return int(await self.redis.xdel(self.stream_of(user_id), *ids)) if ids else 0
+
+    async def drop_dead_letters(self, user_id: str) -> int:
+        """Delete this user's entries from the dead-letter stream (erasure): a malformed turn is still
+        the user's text."""
+        ids = [entry_id async for entry_id, _ in self._fields_of(user_id, stream=self.dead_letters)]
+        return int(await self.redis.xdel(self.dead_letters, *ids)) if ids else 0
 
     async def scrub(self, user_id: str, message_ids: Collection[str]) -> int:
         """Remove these messages from the user's pending entries (a deleted memory must not stay in,

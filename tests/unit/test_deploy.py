@@ -48,6 +48,9 @@ DASHBOARD_METRICS = {
     "mnemo_process_resident_memory_bytes",
     "mnemo_chat_turn_overhead_seconds",
     "mnemo_outbox_backpressure_seconds",
+    "mnemo_erasure_compactions_total",
+    "mnemo_erasure_compaction_duration_seconds",
+    "mnemo_erasure_pending_age_seconds",
 }
 NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total"}  # an alert's job: it should stay at zero
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")

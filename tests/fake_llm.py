@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -13,9 +13,11 @@ import httpx
 class FakeUpstream:
     def __init__(self, reply: str = "好的，我记住了。OK, noted.", mode: str = "ok") -> None:
         self.reply = reply
-        self.mode = mode  # ok | down | error500 | timeout | slow_stream
+        self.mode = mode  # ok | down | error500 | timeout | break_stream (fails after the first chunk)
         self.requests: list[dict[str, Any]] = []
         self.stream_delay = 0.0
+        # awaited once a stream's first chunk is out: lets a test break something mid-stream
+        self.after_first_chunk: Callable[[], Awaitable[None]] | None = None
 
     @property
     def transport(self) -> httpx.MockTransport:
@@ -67,7 +69,12 @@ class FakeUpstream:
         )
 
     async def _sse(self, model: str) -> AsyncIterator[bytes]:
-        for word in self.reply.split(" "):
+        for i, word in enumerate(self.reply.split(" ")):
+            if i == 1:
+                if self.after_first_chunk is not None:
+                    await self.after_first_chunk()
+                if self.mode == "break_stream":
+                    raise httpx.ReadError("connection reset mid-stream")
             if self.stream_delay:
                 await asyncio.sleep(self.stream_delay)
             chunk = {

@@ -61,7 +61,7 @@ cat <<TXT
 
 TXT
 # Long-term writes run in their own niced process (python -m app.cli.writer), not in the API workers:
-# measured on 2 cores, chat turns wait far less that way (README, "Performance").
+# measured on 2 cores, chat turns wait far less that way (docs/performance.md).
 export OUTBOX_WORKER=false
 .venv/bin/python -m app.cli.writer &
 writer_pid=$!

@@ -2,7 +2,7 @@
 
 It runs the same outbox consumer the API workers can run in-process (`OUTBOX_WORKER`), without serving
 HTTP: chat turns are appended to the outbox by the API workers and written to long-term memory here
-(write policy, embedding, Chroma). Measured on 2 cores (README, "Performance"): writing in the API
+(write policy, embedding, Chroma). Measured on 2 cores (docs/performance.md): writing in the API
 workers makes chat turns wait on that CPU work; a separate, niced writer lets the turns go first and
 catches up when they pause. Its entries stay in Redis until written, so stopping it loses nothing.
 """

@@ -57,7 +57,7 @@ PADDING_SLACK = 0.7  # a batch's shortest text has at least this share of its lo
 def length_buckets(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Positions grouped into batches of similar token length, longest first: every text in a batch
     is padded to the batch's longest, and padding is computed like real tokens. Measured on 2 cores
-    (README): a batch of 5 short chat turns and 5 replies 3x as long costs 12.1 ms per text padded
+    (docs/benchmarks.md): a batch of 5 short chat turns and 5 replies 3x as long costs 12.1 ms per text padded
     together and 9.3 split in two."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     batches: list[list[int]] = []

@@ -13,7 +13,7 @@ machines") is ranked below every other candidate.
 Recency can take at most `w_time` of a memory's score away (a pure multiplicative decay would make
 every memory older than a few τ invisible, however relevant). `w_time` is 0.3 when the query asks about
 the present (最近/现在/recently/now/still...) and 0.05 otherwise: both benchmarks ask about old facts,
-and 0.05 leaves their recall unchanged while 0.2 already costs some (README has the numbers). Dense candidates that only the keyword channel found get their
+and 0.05 leaves their recall unchanged while 0.2 already costs some (docs/benchmarks.md has the numbers). Dense candidates that only the keyword channel found get their
 cosine from their stored vectors, so both channels score every candidate exactly.
 """
 

@@ -4,7 +4,7 @@ Every message is cleaned (emoji/control characters out), PII-redacted, and split
 most 400 characters; each segment becomes one memory with importance (0.4·preference + 0.35·task +
 0.25·entity), topic, entities and the preceding messages as keyword context. A memory is a `fact` when
 its importance reaches the threshold (0.65) or an anchor fires, otherwise `episodic` (kept and
-searchable: the LoCoMo benchmark shows most answers sit in plain narrative turns, see README).
+searchable: the LoCoMo benchmark shows most answers sit in plain narrative turns, see docs/benchmarks.md).
 
 Anchors: an explicit "remember this" (记住/别忘了/remember/don't forget), a document or ID number
 (订单号/合同号/报价单号, order/contract/quote no.), a user's confirmation right after an assistant's
@@ -205,7 +205,7 @@ class WritePipeline:
         """Several users' writes at once (the outbox writer's batch), one request per user. Each user
         gets what a single write gets: its lock, the erase and tombstone checks, de-duplication; then
         one embedding call covers every text no recall vector covers, one upsert per vector-store
-        collection stores all of them, and each user's version moves on. Measured (README): a
+        collection stores all of them, and each user's version moves on. Measured (docs/benchmarks.md): a
         Chroma upsert costs its server about 6 ms of CPU plus about 1 ms per record, so one call per
         user was most of the writer's cost when many users chat at once."""
         users = [r.user_id for r in requests]

@@ -50,22 +50,24 @@ class FakeUpstream:
             return httpx.Response(
                 200, headers={"content-type": "text/event-stream"}, content=self._sse(body["model"])
             )
+        completion = {
+            "id": "up-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": self.reply},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        }
+        # ASCII-escaped like the SSE chunks, so a reply may hold what a real server could send (a lone
+        # surrogate escape too: httpx's own encoder would refuse it)
         return httpx.Response(
-            200,
-            json={
-                "id": "up-1",
-                "object": "chat.completion",
-                "created": 1,
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": self.reply},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-            },
+            200, headers={"content-type": "application/json"}, content=json.dumps(completion).encode()
         )
 
     async def _sse(self, model: str) -> AsyncIterator[bytes]:

@@ -236,6 +236,29 @@ class TestWellFormedUnicode:
             assert resp.status_code == 200, resp.text
         assert upstream.chat_requests()[-1]["messages"][-1]["content"] == "我喜欢 \U0001f600 I like smileys"
 
+    @pytest.mark.parametrize("stream", [False, True])
+    async def test_a_lone_surrogate_from_the_model_is_replaced(
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders, stream: bool
+    ) -> None:
+        """The model is an input too: its text reaches the client, the hash and the store."""
+        upstream = FakeUpstream(reply="好的 \udfff noted")
+        async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, _):
+            resp = await client.post(
+                "/v1/chat/completions",
+                json={"messages": [{"role": "user", "content": "记住我住在杭州 remember"}], "stream": stream},
+                headers=auth("alice"),
+            )
+            assert resp.status_code == 200, resp.text
+            if stream:
+                events = sse_events(resp.text)
+                assert events[-1] == "[DONE]"
+                reply = json.loads(events[-2])["response"]
+            else:
+                reply = resp.json()["response"]
+            assert reply.replace(" ", "") == "好的\ufffdnoted"
+            state = (await client.get("/v1/sessions/alice/default", headers=auth("alice"))).json()
+        assert [m["role"] for m in state["buffer"]] == ["user", "assistant"]
+
     async def test_anonymous_caller_gets_401_not_the_unicode_error(self, client: httpx.AsyncClient) -> None:
         resp = await client.post(
             "/v1/chat/completions",

@@ -7,14 +7,16 @@ shares: the strict JSON reader, and the one id validator instead of ad-hoc patte
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.routing import APIRoute, iter_route_contexts
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.http import errors
 from app.http.body import StrictJSONRoute
@@ -187,6 +189,25 @@ class TestRegistry:
     def test_docs_parser_reads_grouped_rows(self) -> None:
         table = "## Errors\n\n| code | status | when |\n|---|---|---|\n| `a_x` / `b_y` | 401 | 没有 no |\n## Next\n"
         assert documented_codes(table) == {"a_x": 401, "b_y": 401}
+
+    @pytest.mark.parametrize(
+        ("raised", "status", "code"),
+        [
+            (400, 400, "invalid_json"),  # FastAPI: "There was an error parsing the body"
+            (404, 404, "not_found"),
+            (405, 405, "method_not_allowed"),
+            (413, 413, "payload_too_large"),
+            (418, 500, "internal_error"),  # no code for it: a bug, answered as one
+            (401, 500, "internal_error"),  # mnemo's 401s are ServiceErrors with their own codes
+        ],
+    )
+    async def test_http_exceptions_answer_registered_codes(self, raised: int, status: int, code: str) -> None:
+        request = Request(
+            {"type": "http", "method": "GET", "path": "/", "headers": [], "state": {"request_id": "r1"}}
+        )
+        resp = await errors._http_exception(request, StarletteHTTPException(raised, "错误 error"))
+        assert (resp.status_code, json.loads(bytes(resp.body))["error"]) == (status, code)
+        assert ERROR_CODES[code] == status
 
     def test_openapi_lists_every_error_status(self) -> None:
         app = create_app(make_settings("redis://127.0.0.1:1", "http://127.0.0.1:2"))

@@ -158,6 +158,7 @@ class TestOneIdRule:
 # (route, body) pairs: a lone surrogate in each text field a client can send
 SURROGATES: list[tuple[str, dict[str, Any]]] = [
     ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi \udfff"}]}),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "你好 \udfff"}], "stream": True}),
     ("/v1/chat/completions", {"messages": [{"role": "user", "content": "我住在 \ud800 杭州"}]}),
     (
         "/v1/chat/completions",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -13,9 +13,11 @@ import httpx
 class FakeUpstream:
     def __init__(self, reply: str = "好的，我记住了。OK, noted.", mode: str = "ok") -> None:
         self.reply = reply
-        self.mode = mode  # ok | down | error500 | timeout | slow_stream
+        self.mode = mode  # ok | down | error500 | timeout | break_stream (fails after the first chunk)
         self.requests: list[dict[str, Any]] = []
         self.stream_delay = 0.0
+        # awaited once a stream's first chunk is out: lets a test break something mid-stream
+        self.after_first_chunk: Callable[[], Awaitable[None]] | None = None
 
     @property
     def transport(self) -> httpx.MockTransport:
@@ -48,26 +50,33 @@ class FakeUpstream:
             return httpx.Response(
                 200, headers={"content-type": "text/event-stream"}, content=self._sse(body["model"])
             )
+        completion = {
+            "id": "up-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": self.reply},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        }
+        # ASCII-escaped like the SSE chunks, so a reply may hold what a real server could send (a lone
+        # surrogate escape too: httpx's own encoder would refuse it)
         return httpx.Response(
-            200,
-            json={
-                "id": "up-1",
-                "object": "chat.completion",
-                "created": 1,
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": self.reply},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-            },
+            200, headers={"content-type": "application/json"}, content=json.dumps(completion).encode()
         )
 
     async def _sse(self, model: str) -> AsyncIterator[bytes]:
-        for word in self.reply.split(" "):
+        for i, word in enumerate(self.reply.split(" ")):
+            if i == 1:
+                if self.after_first_chunk is not None:
+                    await self.after_first_chunk()
+                if self.mode == "break_stream":
+                    raise httpx.ReadError("connection reset mid-stream")
             if self.stream_delay:
                 await asyncio.sleep(self.stream_delay)
             chunk = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -21,6 +22,13 @@ from monitoring import metrics
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = {429, 500, 502, 503, 504}
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def well_formed(text: str) -> str:
+    """The model's text with lone surrogates (JSON can spell `"\\udfff"`; a pair is already one code
+    point once parsed) replaced by U+FFFD: they could not be sent to the client, hashed or stored."""
+    return text if text.isascii() else _SURROGATE_RE.sub("\ufffd", text)
 
 
 class _Retryable(Exception):
@@ -110,7 +118,7 @@ class OpenAICompatibleLLM:
         try:
             data = resp.json()
             choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
+            text = well_formed(choice["message"].get("content") or "")
             usage = data.get("usage") or {}
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise UpstreamFailed("upstream answered with an unreadable completion") from exc
@@ -176,7 +184,7 @@ class OpenAICompatibleLLM:
                 except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                     continue
                 if delta:
-                    yield delta
+                    yield well_formed(delta)
         except httpx.TimeoutException as exc:
             raise UpstreamFailed("upstream stream timed out", timeout=True) from exc
         except httpx.HTTPError as exc:

@@ -6,7 +6,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from app.http.schemas import ID_PATTERN, MAX_CONTENT_CHARS
+from app.http.ids import Id
+from app.http.schemas import MAX_CONTENT_CHARS, RequestBody, has_visible_text
+
+_NEEDS_USER = (
+    "at least one user message; the last one must have visible text (not only spaces or invisible characters)"
+)
 
 
 class ContentPart(BaseModel):
@@ -36,12 +41,19 @@ class ChatMessageIn(BaseModel):
         return "".join(p.text or "" for p in self.content or [] if p.type in {"text", "input_text"})
 
 
-class ChatCompletionRequest(BaseModel):
+class ChatCompletionRequest(RequestBody):
     """OpenAI's request body; unknown OpenAI parameters are accepted and ignored."""
 
     model_config = ConfigDict(extra="allow")
     model: str | None = Field(None, max_length=200)
-    messages: list[ChatMessageIn] = Field(min_length=1, max_length=500)
+    messages: list[ChatMessageIn] = Field(
+        min_length=1,
+        max_length=500,
+        description=_NEEDS_USER,
+        json_schema_extra={
+            "contains": {"type": "object", "properties": {"role": {"const": "user"}}, "required": ["role"]}
+        },
+    )
     stream: bool = False
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, ge=0, le=1)
@@ -51,15 +63,15 @@ class ChatCompletionRequest(BaseModel):
     n: int | None = Field(None, ge=1, le=1)
     user: str | None = Field(None, max_length=256)
     # mnemo's extras (the openai SDK sends them with extra_body=...)
-    user_id: str | None = Field(None, pattern=ID_PATTERN)
-    session_id: str | None = Field(None, pattern=ID_PATTERN)
+    user_id: Id | None = None
+    session_id: Id | None = None
     debug: bool = False
 
     @model_validator(mode="after")
     def _needs_user_message(self) -> ChatCompletionRequest:
         users = [m for m in self.messages if m.role == "user"]
-        if not users or not users[-1].text.strip():
-            raise ValueError("messages must contain a non-empty user message")
+        if not users or not has_visible_text(users[-1].text):
+            raise ValueError(f"messages must hold {_NEEDS_USER}")
         return self
 
     def stop_list(self) -> list[str] | None:

@@ -8,8 +8,9 @@ from fastapi import Depends, Header, Path, Request
 from redis.asyncio import Redis
 
 from app.http.audit import RequestAudit
-from app.http.auth import USER_ID_PATTERN, Principal, bearer_token, ensure_can_act_for
+from app.http.auth import Principal, bearer_token, ensure_can_act_for
 from app.http.errors import Forbidden, RateLimited, request_id_of
+from app.http.ids import Id
 from app.settings import Settings
 from memory import ChromaLongTermStore, MemoryService
 from memory.chat.conversation import ConversationService
@@ -75,7 +76,7 @@ async def get_principal(request: Request, authorization: Annotated[str | None, H
     return principal
 
 
-UserIdPath = Annotated[str, Path(pattern=USER_ID_PATTERN, description="the user whose memory this is")]
+UserIdPath = Annotated[Id, Path(description="the user whose memory this is")]
 
 
 def get_acting_user(user_id: UserIdPath, principal: Annotated[Principal, Depends(get_principal)]) -> str:

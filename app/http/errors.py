@@ -1,9 +1,15 @@
-"""One error envelope for every non-2xx answer: {"error": code, "detail": message, "request_id": id}."""
+"""One error envelope for every non-2xx answer: {"error": code, "detail": message, "request_id": id}.
+
+`ERROR_CODES` is the registry of every code the service answers with and its status; the error table
+in docs/api.md is checked against it (tests/unit/test_error_codes.py), and so is every code the source
+can emit.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,6 +22,30 @@ from memory.errors import MemoryBusy, MemoryNotFound, SessionBusy, StoreUnavaila
 log = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = "X-Request-ID"
+
+ERROR_CODES: Mapping[str, int] = MappingProxyType(
+    {
+        "invalid_json": 400,
+        "missing_token": 401,
+        "invalid_token": 401,
+        "token_expired": 401,
+        "forbidden": 403,
+        "not_found": 404,
+        "memory_not_found": 404,
+        "method_not_allowed": 405,
+        "session_busy": 409,
+        "memory_busy": 409,
+        "payload_too_large": 413,
+        "validation_error": 422,
+        "rate_limited": 429,
+        "internal_error": 500,
+        "upstream_error": 502,
+        "not_ready": 503,
+        "chroma_unavailable": 503,
+        "upstream_timeout": 504,
+    }
+)
+"""Every error code and its status: the contract. docs/api.md's error table lists exactly these."""
 
 
 class ServiceError(Exception):
@@ -34,14 +64,9 @@ class ServiceError(Exception):
         self.headers = dict(headers or {})
 
 
-class BadRequest(ServiceError):
-    status_code = 400
-    code = "bad_request"
-
-
 class Unauthorized(ServiceError):
     status_code = 401
-    code = "unauthorized"
+    code = "invalid_token"
 
     def __init__(self, detail: str, *, code: str | None = None) -> None:
         super().__init__(detail, code=code, headers={"WWW-Authenticate": "Bearer"})
@@ -68,8 +93,18 @@ class RateLimited(ServiceError):
 
 
 class ServiceUnavailable(ServiceError):
+    """503, always with `Retry-After`."""
+
     status_code = 503
-    code = "service_unavailable"
+    code = "not_ready"
+    retry_after_seconds = 5
+
+    def __init__(
+        self, detail: str, *, code: str | None = None, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(
+            detail, code=code, headers={"Retry-After": str(self.retry_after_seconds), **(headers or {})}
+        )
 
 
 def request_id_of(request: Request) -> str:
@@ -93,16 +128,13 @@ def envelope(
     )
 
 
+# The HTTPExceptions Starlette and FastAPI raise on mnemo's routes (unknown route, wrong method, a body
+# that could not be read, the body limit); any other status would be a bug, answered as one (500).
 _HTTP_CODES = {
-    400: "bad_request",
-    401: "unauthorized",
-    403: "forbidden",
+    400: "invalid_json",
     404: "not_found",
     405: "method_not_allowed",
-    406: "not_acceptable",
     413: "payload_too_large",
-    415: "unsupported_media_type",
-    429: "rate_limited",
 }
 
 
@@ -126,13 +158,15 @@ async def _service_error(request: Request, exc: Exception) -> JSONResponse:
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     code, detail = _describe_validation(exc.errors())
-    status = 400 if code == "invalid_json" else 422
-    return envelope(status, code, detail, request_id_of(request))
+    return envelope(ERROR_CODES[code], code, detail, request_id_of(request))
 
 
 async def _http_exception(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    code = _HTTP_CODES.get(exc.status_code)
+    if code is None:
+        log.error("unexpected HTTPException", extra={"status": exc.status_code, "detail": str(exc.detail)})
+        return envelope(500, "internal_error", "internal server error", request_id_of(request))
     detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
     return envelope(exc.status_code, code, detail, request_id_of(request), exc.headers)
 
@@ -193,7 +227,7 @@ def _error_body_schema() -> dict[int | str, dict[str, object]]:
 
     return {
         status: {"model": ErrorBody, "description": "error envelope"}
-        for status in (400, 401, 403, 404, 409, 413, 422, 429, 502, 503, 504)
+        for status in sorted(set(ERROR_CODES.values()))
     }
 
 

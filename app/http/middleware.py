@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import uuid
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-log = logging.getLogger(__name__)
+from app.http.ids import is_valid_id
 
-_CLIENT_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+log = logging.getLogger(__name__)
 
 
 def _json_error(status: int, code: str, detail: str, request_id: str) -> tuple[Message, Message]:
@@ -30,7 +29,7 @@ def _json_error(status: int, code: str, detail: str, request_id: str) -> tuple[M
 
 
 class RequestContextMiddleware:
-    """Gives every request an id (the client's `X-Request-ID` when it is sane, else a new one),
+    """Gives every request an id (the client's `X-Request-ID` when it follows the id rule, else a new one),
     echoes it on every response, refuses bodies over `max_body_bytes` with 413, and turns an
     unhandled exception into the 500 envelope instead of a bare text response."""
 
@@ -47,7 +46,7 @@ class RequestContextMiddleware:
         for name, value in scope.get("headers", []):
             if name == b"x-request-id":
                 candidate = value.decode("latin-1")
-                if _CLIENT_ID_RE.match(candidate):
+                if is_valid_id(candidate):
                     request_id = candidate
                 break
         request_id = request_id or uuid.uuid4().hex

@@ -4,18 +4,21 @@ timestamps out: ISO 8601 UTC."""
 from __future__ import annotations
 
 import math
+import unicodedata
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
+from app.http.body import first_lone_surrogate
+from app.http.ids import Id
 from memory.governance.audit import AuditRecord
 from memory.governance.compaction import AtRest
 from memory.governance.erasure import ErasureReceipt
 from memory.models import Memory, Message, ScoredMemory, SearchFilters
 from memory.session.store import SessionState
 
-ID_PATTERN = r"^[A-Za-z0-9_.@:|+-]{1,128}$"
 MAX_CONTENT_CHARS = 32_000
 MAX_MESSAGES = 500
 _MIN_TS = 0.0
@@ -52,11 +55,40 @@ def iso_utc(ts: float) -> str:
 
 
 Timestamp = Annotated[float, BeforeValidator(parse_timestamp)]
-SessionId = Annotated[str, Field(pattern=ID_PATTERN, description="1-128 chars of [A-Za-z0-9_.@:|+-]")]
 Topic = Annotated[str, Field(min_length=1, max_length=64)]
+_INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})  # controls, format (zero-width, BOM), separators
+
+
+def has_visible_text(text: str) -> bool:
+    """False for text of nothing but whitespace, control and format characters: "", "   ", "\u3000"
+    (ideographic space), "\u200b" (zero-width space), "\ufeff", "\x00" all say nothing."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in _INVISIBLE for ch in text)
+
+
+class RequestBody(BaseModel):
+    """Base of every request body (the model a route takes, not the ones nested in it): before any
+    field is read, every string in the body, object keys included, must be well-formed Unicode. JSON
+    can spell a lone surrogate (`"\\udfff"`) that no UTF-8 text holds; it would fail far away (hashing,
+    the tokenizer, Redis) after work was done."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _well_formed_unicode(cls, data: Any) -> Any:
+        where = first_lone_surrogate(data)
+        if where is not None:
+            raise PydanticCustomError(
+                "unicode_lone_surrogate",
+                "text must be well-formed Unicode: {where} holds a lone surrogate",
+                {"where": where},
+            )
+        return data
 
 
 class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StrictBody(RequestBody):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -64,12 +96,12 @@ class MessageIn(Strict):
     role: Literal["user", "assistant"]
     content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
     name: str | None = Field(None, min_length=1, max_length=128)
-    id: str | None = Field(None, min_length=1, max_length=128)
+    id: Id | None = None
     timestamp: Timestamp | None = None
 
     @model_validator(mode="after")
     def _not_blank(self) -> MessageIn:
-        if not self.content.strip():
+        if not has_visible_text(self.content):
             raise ValueError("content must not be blank")
         return self
 
@@ -79,8 +111,8 @@ class MessageIn(Strict):
         )
 
 
-class IngestRequest(Strict):
-    session_id: SessionId
+class IngestRequest(StrictBody):
+    session_id: Id
     messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
 
     @model_validator(mode="after")
@@ -91,11 +123,11 @@ class IngestRequest(Strict):
         return self
 
 
-class SearchRequest(Strict):
+class SearchRequest(StrictBody):
     query: str = Field(min_length=1, max_length=4000)
     top_k: int = Field(5, ge=1, le=100)
-    session_id: SessionId | None = None
-    exclude_session_id: SessionId | None = None
+    session_id: Id | None = None
+    exclude_session_id: Id | None = None
     topic: Topic | None = None
     since: Timestamp | None = None
     until: Timestamp | None = None
@@ -103,7 +135,7 @@ class SearchRequest(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> SearchRequest:
-        if not self.query.strip():
+        if not has_visible_text(self.query):
             raise ValueError("query must not be blank")
         if self.since is not None and self.until is not None and self.since > self.until:
             raise ValueError("since must not be after until")
@@ -170,9 +202,9 @@ class ListResponse(BaseModel):
     items: list[MemoryOut]
 
 
-class ForgetRequest(Strict):
+class ForgetRequest(StrictBody):
     topic: Topic | None = None
-    session_id: SessionId | None = None
+    session_id: Id | None = None
     before: Timestamp | None = None
     after: Timestamp | None = None
     query: str | None = Field(None, min_length=1, max_length=4000)
@@ -181,6 +213,8 @@ class ForgetRequest(Strict):
 
     @model_validator(mode="after")
     def _needs_a_criterion(self) -> ForgetRequest:
+        if self.query is not None and not has_visible_text(self.query):
+            raise ValueError("query must not be blank")
         if all(v is None for v in (self.topic, self.session_id, self.before, self.after, self.query)):
             raise ValueError(
                 "give at least one of topic, session_id, before, after, query (to erase everything, DELETE the user)"

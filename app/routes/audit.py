@@ -6,21 +6,21 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.http.auth import USER_ID_PATTERN
+from app.http.body import StrictJSONRoute
 from app.http.deps import AdminDep, AuditLogDep
+from app.http.ids import ExclusiveStreamEnd, Id
 from app.http.schemas import AuditEntryOut, AuditResponse
 
-router = APIRouter(prefix="/v1/audit", tags=["audit"])
-ENTRY_ID_PATTERN = r"^\d{1,20}-\d{1,20}$"
+router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=StrictJSONRoute)
 
 
 @router.get("", response_model=AuditResponse)
 async def read_audit(
     _admin: AdminDep,
     audit_log: AuditLogDep,
-    user_id: Annotated[str | None, Query(pattern=USER_ID_PATTERN)] = None,
+    user_id: Annotated[Id | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    before: Annotated[str | None, Query(pattern=ENTRY_ID_PATTERN)] = None,
+    before: Annotated[ExclusiveStreamEnd | None, Query()] = None,
 ) -> AuditResponse:
     """Newest first; `user_id` keeps the entries about that user; pass `next_before` back as
     `before` for the next page."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -14,6 +13,7 @@ from fastapi import APIRouter, Header
 from sse_starlette import EventSourceResponse
 
 from app.http.auth import ensure_can_act_for
+from app.http.body import StrictJSONRoute
 from app.http.chat_schemas import (
     ChatCompletionRequest,
     ChatCompletionResponse,
@@ -24,16 +24,14 @@ from app.http.chat_schemas import (
     chunk,
 )
 from app.http.deps import ConversationDep, LLMDep, PrincipalDep
-from app.http.errors import BadRequest
-from app.http.schemas import ID_PATTERN
+from app.http.ids import Id
 from memory.chat.conversation import ChatInput, TurnDebug, TurnStream
 from memory.chat.llm import GenerationParams, PromptMessage, estimate_tokens
-from memory.errors import UpstreamFailed
+from memory.errors import StoreUnavailable, UpstreamFailed
 
-router = APIRouter(tags=["chat"])
+router = APIRouter(tags=["chat"], route_class=StrictJSONRoute)
 log = logging.getLogger(__name__)
 DEFAULT_SESSION = "default"
-_SESSION_RE = re.compile(ID_PATTERN)
 _PLACEHOLDER_MODELS = {"", "mnemo", "default", "mnemo-offline"}
 _ROUTE_KEYS = {
     "model",
@@ -99,16 +97,12 @@ async def chat_completions(
     principal: PrincipalDep,
     conversation: ConversationDep,
     llm: LLMDep,
-    x_session_id: Annotated[str | None, Header()] = None,
+    x_session_id: Annotated[Id | None, Header()] = None,
 ) -> Any:
     """One chat turn that remembers: recalls, answers through the upstream LLM, updates memory."""
     user_id = body.user_id or principal.user_id
     ensure_can_act_for(principal, user_id)
     session_id = body.session_id or x_session_id or DEFAULT_SESSION
-    if body.session_id is None and x_session_id is not None and not _SESSION_RE.match(x_session_id):
-        raise BadRequest(
-            "X-Session-ID must be 1-128 characters of [A-Za-z0-9_.@:|+-]", code="validation_error"
-        )
     chat = _to_input(body, user_id, session_id)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
@@ -137,7 +131,29 @@ async def chat_completions(
     )
 
 
+def _stream_error(exc: Exception) -> dict[str, Any]:
+    """The in-band error event of a stream that failed after it started, with the code the same
+    failure gets as an HTTP answer (docs/api.md, Errors)."""
+    if isinstance(exc, UpstreamFailed):
+        code = "upstream_timeout" if exc.timeout else "upstream_error"
+        log.warning("upstream failed mid-stream", extra={"reason": exc.reason})
+        message = exc.reason
+    elif isinstance(exc, StoreUnavailable):
+        code = f"{exc.store}_unavailable"
+        log.warning("store failed mid-stream", extra={"store": exc.store, "reason": exc.reason})
+        message = f"{exc.store} is unavailable; this turn was not saved"
+    else:
+        code = "internal_error"
+        log.exception("stream failed after it started")
+        message = "internal server error; this turn was not saved"
+    return {"error": {"message": message, "type": code, "code": code}}
+
+
 async def _sse(turn: TurnStream, completion_id: str, created: int, session_id: str) -> AsyncIterator[str]:
+    """Chunks, then the final chunk and `[DONE]`. Output has started, so the status line is already
+    200: whatever fails from here on (the upstream, the commit, building the final chunk) is reported
+    in-band as OpenAI does, and the stream still ends with `[DONE]`. A client that goes away cancels
+    the generator (CancelledError is no Exception): nothing more is sent."""
     model = turn.model_name
     yield json.dumps(
         chunk(completion_id, created, model, {"role": "assistant", "content": ""}), ensure_ascii=False
@@ -145,14 +161,18 @@ async def _sse(turn: TurnStream, completion_id: str, created: int, session_id: s
     try:
         async for delta in turn.deltas():
             yield json.dumps(chunk(completion_id, created, model, {"content": delta}), ensure_ascii=False)
-    except UpstreamFailed as exc:
-        # Output has started, so the status line is already 200: report in-band, as OpenAI does.
-        log.warning("upstream failed mid-stream", extra={"reason": exc.reason})
-        yield json.dumps(
-            {"error": {"message": exc.reason, "type": "upstream_error", "code": "upstream_error"}}
-        )
+        final = _final_chunk(turn, completion_id, created, model, session_id)
+    except Exception as exc:
+        yield json.dumps(_stream_error(exc), ensure_ascii=False)
         yield "[DONE]"
         return
+    yield json.dumps(final, ensure_ascii=False)
+    yield "[DONE]"
+
+
+def _final_chunk(
+    turn: TurnStream, completion_id: str, created: int, model: str, session_id: str
+) -> dict[str, Any]:
     final = chunk(completion_id, created, model, {}, finish_reason="stop")
     prompt_tokens = turn.prepared.prompt.estimated_tokens
     final["usage"] = {
@@ -164,5 +184,4 @@ async def _sse(turn: TurnStream, completion_id: str, created: int, session_id: s
     final["debug"] = _debug_out(
         turn.prepared.debug(), prompt_tokens + turn.completion_tokens, session_id
     ).model_dump()
-    yield json.dumps(final, ensure_ascii=False)
-    yield "[DONE]"
+    return final

@@ -6,11 +6,12 @@ import asyncio
 
 from fastapi import APIRouter, Response
 
+from app.http.body import StrictJSONRoute
 from app.http.deps import RedisDep, StoreDep
 from app.http.errors import ServiceUnavailable
 from monitoring import metrics
 
-router = APIRouter(tags=["health"])
+router = APIRouter(tags=["health"], route_class=StrictJSONRoute)
 PING_TIMEOUT_SECONDS = 2.0
 
 

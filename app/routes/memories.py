@@ -8,10 +8,11 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import StreamingResponse
 
+from app.http.body import StrictJSONRoute
 from app.http.deps import ActingUser, AuditDep, EraserDep, ExporterDep, MemoryDep
 from app.http.export import export_document
+from app.http.ids import Id
 from app.http.schemas import (
-    ID_PATTERN,
     ErasureOut,
     ForgetRequest,
     ForgetResponse,
@@ -24,7 +25,7 @@ from app.http.schemas import (
     SearchResponse,
 )
 
-router = APIRouter(prefix="/v1/memory", tags=["memory"])
+router = APIRouter(prefix="/v1/memory", tags=["memory"], route_class=StrictJSONRoute)
 
 
 @router.post("/{user_id}/messages", response_model=IngestResponse)
@@ -52,7 +53,7 @@ async def list_memories(
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     sort: Annotated[Literal["recent", "importance"], Query()] = "recent",
     topic: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
-    session_id: Annotated[str | None, Query(pattern=ID_PATTERN)] = None,
+    session_id: Annotated[Id | None, Query()] = None,
     source: Annotated[Literal["user", "assistant"] | None, Query()] = None,
 ) -> ListResponse:
     """A page of the user's memories, newest first or most important first, optionally filtered."""
@@ -106,7 +107,7 @@ async def erase_user(user_id: ActingUser, eraser: EraserDep, audit: AuditDep) ->
 @router.delete("/{user_id}/{memory_id}", status_code=204, response_class=Response)
 async def delete_memory(
     user_id: ActingUser,
-    memory_id: Annotated[str, Path(pattern=ID_PATTERN)],
+    memory_id: Annotated[Id, Path()],
     memory: MemoryDep,
     audit: AuditDep,
 ) -> Response:

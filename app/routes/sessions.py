@@ -6,11 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Response
 
+from app.http.body import StrictJSONRoute
 from app.http.deps import ActingUser, SessionsDep
-from app.http.schemas import ID_PATTERN, session_view
+from app.http.ids import Id
+from app.http.schemas import session_view
 
-router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
-SessionIdPath = Annotated[str, Path(pattern=ID_PATTERN)]
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"], route_class=StrictJSONRoute)
+SessionIdPath = Annotated[Id, Path()]
 
 
 @router.get("/{user_id}/{session_id}")

@@ -424,7 +424,8 @@ class TestChatValidation:
             json={"messages": [{"role": "user", "content": "hi"}]},
             headers={**auth("alice"), "X-Session-ID": "bad{id}"},
         )
-        assert bad.status_code == 400
+        assert bad.status_code == 422  # as documented (it was a 400 with code validation_error)
+        assert bad.json()["error"] == "validation_error"
 
     async def test_no_token(self, client: httpx.AsyncClient) -> None:
         resp = await client.post(

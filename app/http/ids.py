@@ -1,0 +1,72 @@
+"""The one rule for every identifier a client sends: token `sub`, user and session ids in paths, bodies,
+queries and the `X-Session-ID` header, memory and message ids, and `X-Request-ID`; plus the rule for
+audit stream ids.
+
+Ids become parts of Redis keys (`mnemo:{alice}:s:s1:buffer`) and of log lines, so the alphabet has no
+braces (Redis Cluster hash tags), slashes, spaces or control characters. The check is `re.fullmatch`:
+a `$`-anchored `re.match` also accepts a trailing newline, which once let a token's `sub` write keys no
+path could name again.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, TypeGuard
+
+from pydantic import AfterValidator, WithJsonSchema
+
+ID_ALPHABET = "A-Za-z0-9_.@:|+-"
+ID_MAX_CHARS = 128
+ID_RULE = f"1-{ID_MAX_CHARS} characters of [{ID_ALPHABET}]"
+_ID_RE = re.compile(f"[{ID_ALPHABET}]{{1,{ID_MAX_CHARS}}}", re.ASCII)
+ID_JSON_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "pattern": f"^[{ID_ALPHABET}]{{1,{ID_MAX_CHARS}}}$",
+    "minLength": 1,
+    "maxLength": ID_MAX_CHARS,
+    "description": ID_RULE,
+}
+
+
+def is_valid_id(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and _ID_RE.fullmatch(value) is not None
+
+
+def check_id(value: str) -> str:
+    """The pydantic validator behind `Id`."""
+    if not is_valid_id(value):
+        raise ValueError(f"must be {ID_RULE}")
+    return value
+
+
+Id = Annotated[str, AfterValidator(check_id), WithJsonSchema(ID_JSON_SCHEMA)]
+"""Any client-given identifier, in a body field, a path, a query or a header."""
+
+
+# -- Redis stream ids (the audit trail's entry ids) --------------------------------------------------
+
+UINT64_MAX = 2**64 - 1
+# canonical decimal only (no leading zeros, no sign, ASCII digits): the form Redis itself returns
+_STREAM_ID_RE = re.compile(r"(0|[1-9][0-9]{0,19})-(0|[1-9][0-9]{0,19})", re.ASCII)
+STREAM_ID_RULE = "an entry id '<ms>-<seq>' as returned in next_before (decimal, each part below 2^64)"
+
+
+def check_exclusive_end(value: str) -> str:
+    """A stream id to read strictly before: well-formed, each part within uint64, and not `0-0`
+    (nothing comes before the smallest id, and Redis refuses `(0-0` as an end)."""
+    found = _STREAM_ID_RE.fullmatch(value)
+    if found is None:
+        raise ValueError(f"must be {STREAM_ID_RULE}")
+    ms, seq = int(found.group(1)), int(found.group(2))
+    if ms > UINT64_MAX or seq > UINT64_MAX:
+        raise ValueError(f"must be {STREAM_ID_RULE}; {value} is out of range")
+    if ms == 0 and seq == 0:
+        raise ValueError("0-0 is the smallest stream id: there is nothing before it")
+    return value
+
+
+ExclusiveStreamEnd = Annotated[
+    str,
+    AfterValidator(check_exclusive_end),
+    WithJsonSchema({"type": "string", "pattern": r"^(0|[1-9][0-9]{0,19})-(0|[1-9][0-9]{0,19})$"}),
+]

@@ -16,7 +16,8 @@ import redis.asyncio as aredis
 from app.http.auth import TokenCodec
 from app.settings import Settings
 from memory import Embedder, keys
-from tests.conftest import TEST_SECRET, AuthHeaders, app_client, make_settings
+from memory.outbox.stream import Outbox
+from tests.conftest import TEST_SECRET, AuthHeaders, app_client, make_settings, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, free_port
 
@@ -40,10 +41,14 @@ def llm_settings(settings: Settings) -> Settings:
 async def user_keys(settings: Settings, user: str) -> list[str]:
     """Every Redis key under ids starting with `user` (so `t6nl` finds `t6nl\n`), but the rate limiter's,
     and the outbox entries about them."""
-    r = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    r = redis_of(settings)
     try:
-        found = [k async for k in r.scan_iter(f"{keys.PREFIX}:{{{user}*") if not k.endswith("}:rl")]
-        pending: Any = await r.xrange(keys.OUTBOX_STREAM)
+        pattern = f"{keys.PREFIX}:{{p*}}:u:{{{user}*"
+        found = [k async for k in r.scan_iter(pattern) if not k.endswith(":rl")]
+        pending: list[Any] = []
+        for stream in Outbox.streams():
+            entries: Any = await r.xrange(stream)
+            pending += entries
         return sorted(found) + [entry_id for entry_id, fields in pending if user in str(fields)]
     finally:
         await r.aclose()

@@ -115,8 +115,9 @@ class OutboxWorker:
                     log.exception("outbox worker error")
                     await self._sleep(1.0)
         finally:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self.leases.release_all())
+            if self._stopping.is_set():  # a clean stop hands the partitions over at once; a crash
+                with contextlib.suppress(Exception):  # leaves them to expire (`lease_ttl_ms`)
+                    await asyncio.shield(self.leases.release_all())
 
     async def _refresh_leases(self) -> None:
         _, acquired = await self.leases.refresh()

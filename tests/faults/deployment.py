@@ -59,7 +59,7 @@ class Deployment:
     redis: ServerProcess | None = None
     chroma: ServerProcess | None = None
     api: subprocess.Popen[bytes] | None = None
-    writer: subprocess.Popen[bytes] | None = None
+    writers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     llm: subprocess.Popen[bytes] | None = None
     api_port: int = 0
     redis_port: int = 0
@@ -87,6 +87,7 @@ class Deployment:
             "MEMORY_SHARDS": "2",
             "LOG_LEVEL": "WARNING",
             "PROMETHEUS_MULTIPROC_DIR": str(self.workdir / "metrics"),
+            "OUTBOX_LEASE_TTL_MS": "3000",  # a killed writer's partitions are taken over within 3 s
         }
         if self.llm_first_token_ms is not None:
             env |= {"LLM_BASE_URL": f"http://127.0.0.1:{self.llm_port}/v1", "LLM_MODEL": "fake"}
@@ -127,13 +128,18 @@ class Deployment:
         self.api = self._spawn(args, "api.log")
         self.wait_ready(180)
 
-    def start_writer(self) -> None:
-        self.writer = self._spawn([sys.executable, "-m", "app.cli.writer", "--nice", "0"], "writer.log")
+    def start_writer(self) -> subprocess.Popen[bytes]:
+        """One more writer process (they share the outbox partitions)."""
+        proc = self._spawn([sys.executable, "-m", "app.cli.writer", "--nice", "0"], "writer.log")
+        self.writers.append(proc)
+        return proc
 
-    def kill_writer(self) -> None:
-        assert self.writer is not None
-        self.writer.kill()
-        self.writer.wait(timeout=10)
+    def kill_writer(self, proc: subprocess.Popen[bytes] | None = None) -> None:
+        """SIGKILL one writer (the newest unless named): its leases expire, the others take over."""
+        target = proc or self.writers[-1]
+        target.kill()
+        target.wait(timeout=10)
+        self.writers.remove(target)
 
     def api_workers(self) -> list[int]:
         assert self.api is not None
@@ -194,7 +200,7 @@ class Deployment:
             time.sleep(0.5)
 
     def stop(self) -> None:
-        for proc in (self.api, self.writer, self.llm):
+        for proc in (self.api, *self.writers, self.llm):
             _stop(proc)
         for server in (self.chroma, self.redis):
             if server is not None:

@@ -106,6 +106,16 @@ async def test_writer_killed_with_a_backlog(deployment: Deployment) -> None:
     assert_promises_kept(deployment, books)
 
 
+async def test_one_of_two_writers_killed_mid_round(deployment: Deployment) -> None:
+    await asyncio.to_thread(deployment.kill_writer)
+    books = await ChatLoad(deployment.base_url, headers_of, USERS, "FV").run(seconds=6)
+    first, second = deployment.start_writer(), deployment.start_writer()
+    await asyncio.sleep(3)  # both loaded their model and share the partitions
+    await asyncio.to_thread(deployment.kill_writer, first)
+    assert second.poll() is None
+    assert_promises_kept(deployment, books)
+
+
 async def test_api_worker_killed_mid_stream(tmp_path: Path) -> None:
     with deployed(tmp_path, llm_first_token_ms=200, llm_tokens_per_second=20) as d:
         workers = d.api_workers()

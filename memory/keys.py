@@ -104,3 +104,9 @@ def ltm_changes(user_id: str) -> str:
 def shared_vector(user_id: str, model: str, digest: str) -> str:
     """A recall query's embedding, for the writer that stores the same text (memory/shared_vectors.py)."""
     return f"{user_prefix(user_id)}:vec:{model}:{digest}"
+
+
+def idempotency(user_id: str, key_digest: str) -> str:
+    """What a request with an Idempotency-Key answered (memory/session/idempotency.py), under the user's
+    prefix so an erase removes it; keyed by a digest of the client's key, never the key itself."""
+    return f"{user_prefix(user_id)}:idem:{key_digest}"

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,17 +99,32 @@ def chroma_binary() -> str:
     return binary
 
 
-def start_redis(workdir: Path, *, port: int | None = None, persist: bool = False) -> ServerProcess:
+def start_redis(
+    workdir: Path,
+    *,
+    port: int | None = None,
+    persist: bool = False,
+    extra_args: Sequence[str] = (),
+    wait: bool = True,
+) -> ServerProcess:
+    """`extra_args` are more redis-server options; `wait=False` returns as soon as the process runs
+    (a restart that is still loading its AOF answers LOADING until it is done)."""
     port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     log_path = workdir / "redis.log"
     args = [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir)]
     args += ["--appendonly", "yes", "--appendfsync", "always"] if persist else ["--appendonly", "no"]
-    args += ["--save", ""]
-    with log_path.open("wb") as log:
+    args += ["--save", "", *extra_args]
+    with log_path.open("ab") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-    _wait(lambda: _redis_pings(port), proc, "redis-server", log_path)
-    return ServerProcess(f"redis://127.0.0.1:{port}", port, proc, log_path)
+    server = ServerProcess(f"redis://127.0.0.1:{port}", port, proc, log_path)
+    if wait:
+        wait_for_redis(server)
+    return server
+
+
+def wait_for_redis(server: ServerProcess) -> None:
+    _wait(lambda: _redis_pings(server.port), server.proc, "redis-server", server.log_path)
 
 
 def start_chroma(workdir: Path, *, port: int | None = None) -> ServerProcess:

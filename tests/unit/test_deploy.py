@@ -48,6 +48,9 @@ DASHBOARD_METRICS = {
     "mnemo_process_resident_memory_bytes",
     "mnemo_chat_turn_overhead_seconds",
     "mnemo_outbox_backpressure_seconds",
+    "mnemo_store_unavailable_total",
+    "mnemo_lock_release_failures_total",
+    "mnemo_idempotent_replays_total",
 }
 NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total"}  # an alert's job: it should stay at zero
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")

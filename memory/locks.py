@@ -82,7 +82,7 @@ class RedisLocks:
         token = secrets.token_hex(16)
         deadline = time.monotonic() + wait_seconds
         delay = 0.005
-        while not await self._redis.set(key, token, nx=True, ex=ttl_seconds):
+        while not await self._acquire(key, token, ttl_seconds):
             if time.monotonic() >= deadline:
                 raise on_timeout() if on_timeout else LockTimeout(key)
             await asyncio.sleep(delay)
@@ -97,6 +97,19 @@ class RedisLocks:
             if not held.settled:
                 # shielded: a cancelled request must still give the lock back
                 await asyncio.shield(self._give_back(key, token, kind, ttl_seconds))
+
+    async def _acquire(self, key: str, token: str, ttl_seconds: int) -> bool:
+        """SET NX, answering the previous value (GET): a SET applied whose answer was lost, then
+        retried on a fresh connection, finds its own token and holds the lock instead of waiting for
+        itself. If the answer never comes, the lock may be ours: the next holder here releases it."""
+        try:
+            previous = await self._redis.set(key, token, nx=True, ex=ttl_seconds, get=True)
+        except (RedisError, OSError):
+            self._left_behind[key] = (token, time.monotonic() + ttl_seconds)
+            raise
+        if isinstance(previous, bytes):
+            previous = previous.decode()
+        return previous is None or previous == token
 
     async def fence(self, pipe: Pipeline, token: str) -> None:
         """First step of a transaction that releases the lock: stop extending it (an extension touches

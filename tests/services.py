@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -125,6 +126,52 @@ def start_redis(
 
 def wait_for_redis(server: ServerProcess) -> None:
     _wait(lambda: _redis_pings(server.port), server.proc, "redis-server", server.log_path)
+
+
+@dataclass
+class RestartableRedis:
+    """One test's own redis-server, with AOF (fsync always), that the test may kill, pause (SIGSTOP)
+    and restart on the same port; `restart(load_delay_us=...)` makes loading the AOF take a while
+    (one delay per stored command), during which Redis answers LOADING."""
+
+    workdir: Path
+    server: ServerProcess
+
+    @classmethod
+    def start(cls, workdir: Path) -> RestartableRedis:
+        return cls(workdir, start_redis(workdir, persist=True))
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def kill(self) -> None:
+        self.server.proc.kill()
+        self.server.proc.wait(timeout=10)
+
+    def pause(self) -> None:
+        self.server.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.server.proc.send_signal(signal.SIGCONT)
+
+    def restart(self, *, load_delay_us: int = 0, wait: bool = True) -> None:
+        slow = ["--key-load-delay", str(load_delay_us), "--loading-process-events-interval-bytes", "1024"]
+        self.server = start_redis(
+            self.workdir, port=self.port, persist=True, extra_args=slow if load_delay_us else (), wait=wait
+        )
+
+    def wait_ready(self) -> None:
+        wait_for_redis(self.server)
+
+    def stop(self) -> None:
+        if self.server.proc.poll() is None:
+            self.resume()
+        self.server.stop()
 
 
 def start_chroma(workdir: Path, *, port: int | None = None) -> ServerProcess:

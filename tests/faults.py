@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
+import struct
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -83,6 +85,20 @@ class RedisCutter:
         proxy listens again."""
         self._cut = _Cut(match, forward_reply, down_for)
         return self._cut.done
+
+    def reset_all(self) -> int:
+        """Reset every proxied connection (RST, as a middlebox or a vanished host does) while Redis
+        stays up; returns how many. The app's idle pooled connections look fine until they are used:
+        the first write on one fails with "Connection lost"."""
+        links = list(self._links)
+        for link in links:
+            sock = link.client.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            link.client.transport.abort()
+            link.server.close()
+            self._links.discard(link)
+        return len(links)
 
     async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         try:

@@ -310,7 +310,7 @@ class SessionStore:
             )
             pipe.xadd(outbox_stream, fields)
             if record is not None:
-                pipe.set(record[0], record[1], ex=record[2])
+                pipe.set(record[0], record[1], ex=record[2], nx=True)  # the first answer stays
             if lock_token is not None:
                 await self._locks.release_in(pipe, lock_token)
             try:

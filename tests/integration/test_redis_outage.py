@@ -300,6 +300,28 @@ class TestRestartFromAof:
         assert [r.status_code for r in after] == [200] * 12
 
 
+class TestStaleConnections:
+    async def test_pooled_connections_reset_while_idle(
+        self, cutter: RedisCutter, chroma_server: ServerProcess, embedder: Embedder, auth: AuthHeaders
+    ) -> None:
+        """Every pooled connection is reset (RST) while idle, Redis itself stays up: the next use of
+        each fails with "Connection lost" (before the fix: a 500 each, whenever it was next used, as
+        the ones seen minutes after a recovery) and is retried on a fresh connection."""
+        settings = outage_settings(cutter.url, chroma_server)
+        async with app_client(settings, embedder) as (client, _):
+            await seed(client, auth)
+            get = Call("get session", "GET", f"/v1/sessions/{USER}/s1")
+            assert {
+                r.status_code for r in await asyncio.gather(*(send(client, auth, get) for _ in range(8)))
+            } == {200}
+            await asyncio.sleep(0.1)
+            assert cutter.reset_all() >= 8
+            await asyncio.sleep(0.1)
+            calls = [get] * 8 + [Call("chat", "POST", "/v1/chat/completions", chat_body("我还住在杭州吗？"))]
+            answers = await asyncio.gather(*(send(client, auth, call) for call in calls))
+            assert [r.status_code for r in answers] == [200] * len(calls), [r.text[:200] for r in answers]
+
+
 def outbox_xadd_matcher(command: Command) -> bool:
     return is_outbox_append(command)
 

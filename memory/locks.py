@@ -62,7 +62,8 @@ class RedisLocks:
         self._release = redis.register_script(_RELEASE)
         self._extend = redis.register_script(_EXTEND)
         self._held: dict[str, _Held] = {}  # token -> the lock it holds, while held
-        self._left_behind: dict[str, tuple[str, float]] = {}  # key -> (token, when its TTL ends)
+        # key -> {token: when its TTL ends}: locks this process may hold but could not release
+        self._left_behind: dict[str, dict[str, float]] = {}
 
     @contextlib.asynccontextmanager
     async def hold(
@@ -105,7 +106,7 @@ class RedisLocks:
         try:
             previous = await self._redis.set(key, token, nx=True, ex=ttl_seconds, get=True)
         except (RedisError, OSError):
-            self._left_behind[key] = (token, time.monotonic() + ttl_seconds)
+            self._leave(key, token, ttl_seconds)
             raise
         if isinstance(previous, bytes):
             previous = previous.decode()
@@ -138,7 +139,7 @@ class RedisLocks:
             return
         held.settled = True
         if not released:
-            self._left_behind[held.key] = (token, time.monotonic() + held.ttl_seconds)
+            self._leave(held.key, token, held.ttl_seconds)
             metrics.LOCK_RELEASE_FAILURES.labels(held.kind).inc()
             log.warning("lock not released with its commit; it expires by its TTL", extra={"lock": held.kind})
 
@@ -153,26 +154,32 @@ class RedisLocks:
         try:
             await self._release(keys=[key], args=[token])
         except (RedisError, OSError) as exc:
-            self._left_behind[key] = (token, time.monotonic() + ttl_seconds)
+            self._leave(key, token, ttl_seconds)
             metrics.LOCK_RELEASE_FAILURES.labels(kind).inc()
             log.warning(
                 "lock release failed; it expires by its TTL",
                 extra={"lock": kind, "ttl_s": ttl_seconds, "reason": f"{type(exc).__name__}: {exc}"},
             )
 
+    def _leave(self, key: str, token: str, ttl_seconds: int) -> None:
+        self._left_behind.setdefault(key, {})[token] = time.monotonic() + ttl_seconds
+
     async def _release_left_behind(self, key: str) -> None:
-        """A lock this process failed to release is released by the next holder of the same key here
-        (owner-checked: if it expired and someone else holds the key now, nothing happens)."""
-        left = self._left_behind.pop(key, None)
+        """A lock this process failed to release (or may have taken without hearing back) is released
+        by the next holder of the same key here. Owner-checked: if it expired and someone else holds
+        the key now, nothing happens."""
         now = time.monotonic()
-        for stale in [k for k, (_, until) in self._left_behind.items() if until <= now]:
-            del self._left_behind[stale]  # expired by now anyway
-        if left is None or left[1] <= now:
-            return
-        try:
-            await self._release(keys=[key], args=[left[0]])
-        except (RedisError, OSError):
-            self._left_behind[key] = left  # still unreachable: acquiring will say so
+        for other in [k for k, tokens in self._left_behind.items() if max(tokens.values(), default=0) <= now]:
+            self._left_behind.pop(other, None)  # expired by now anyway
+        for token, until in list(self._left_behind.get(key, {}).items()):
+            if until > now:
+                try:
+                    await self._release(keys=[key], args=[token])
+                except (RedisError, OSError):
+                    continue  # still unreachable: acquiring will say so; try again next time
+            self._left_behind.get(key, {}).pop(token, None)
+        if not self._left_behind.get(key, True):
+            self._left_behind.pop(key, None)
 
     async def _keep_alive(self, key: str, token: str, ttl: int) -> None:
         while True:

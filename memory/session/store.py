@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import WatchError
 
 from memory import keys
-from memory.errors import SessionBusy
-from memory.locks import RedisLocks
+from memory.errors import SessionBusy, StoreUnavailable
+from memory.locks import LockLost, RedisLocks
 from memory.session.actions import coding_mode
 from memory.text.slots import Slot
 
@@ -278,9 +279,17 @@ class SessionStore:
         expected_summary_version: int,
         outbox_stream: str,
         outbox_fields: dict[str, str],
+        record: tuple[str, str, int] | None = None,
+        lock_token: str | None = None,
     ) -> int | None:
         """Everything a finished turn writes, in one MULTI/EXEC: buffer, action, slots, summary (CAS)
-        and the long-term outbox entry. Returns the new summary version (None if the CAS lost)."""
+        and the long-term outbox entry; with `record` (key, value, ttl) the turn's idempotency record;
+        with `lock_token` (from `lock()`) the release of the session lock, so that once the commit is
+        applied no separate release is left that could fail. With a lock the transaction is WATCHed
+        (memory/locks.py): it applies only while the lock is still ours, and a connection lost during
+        EXEC is reported (StoreUnavailable: outcome unknown) instead of the commit being re-sent and
+        applied twice. Returns the new summary version (None if the CAS lost). A failure of the
+        release step alone does not fail the commit (logged, counted)."""
         script_keys, args = self._record_call(user_id, session_id, messages, action, slots)
         payload = json.dumps(
             {"summary": summary, "last_update": self._clock(), "version": expected_summary_version + 1},
@@ -288,6 +297,11 @@ class SessionStore:
         )
         fields: dict[Any, Any] = outbox_fields
         async with self._redis.pipeline(transaction=True) as pipe:
+            if lock_token is not None:
+                try:
+                    await self._locks.fence(pipe, lock_token)
+                except LockLost as exc:  # Redis was unreachable for longer than the lock's TTL
+                    raise StoreUnavailable("redis", str(exc)) from exc
             await self._record(keys=script_keys, args=args, client=pipe)
             await self._cas(
                 keys=[keys.summary(user_id, session_id)],
@@ -295,8 +309,24 @@ class SessionStore:
                 client=pipe,
             )
             pipe.xadd(outbox_stream, fields)
-            _, version, _ = await pipe.execute()
-        return None if int(version) < 0 else int(version)
+            if record is not None:
+                pipe.set(record[0], record[1], ex=record[2], nx=True)  # the first answer stays
+            if lock_token is not None:
+                await self._locks.release_in(pipe, lock_token)
+            try:
+                results = await pipe.execute(raise_on_error=False)
+            except WatchError as exc:
+                # the connection died during EXEC (applied or not: a retry with the same
+                # Idempotency-Key finds out), or the lock moved between WATCH and EXEC
+                raise StoreUnavailable("redis", f"turn commit interrupted, outcome unknown: {exc}") from exc
+        turn = results[:-1] if lock_token is not None else results
+        for result in turn:
+            if isinstance(result, Exception):
+                raise result
+        if lock_token is not None:
+            self._locks.settled(lock_token, released=not isinstance(results[-1], Exception))
+        version = int(turn[1])
+        return None if version < 0 else version
 
     async def replace_summary(
         self, user_id: str, session_id: str, text: str, *, expected_version: int
@@ -334,6 +364,7 @@ class SessionStore:
             ttl_seconds=self.limits.lock_ttl_seconds,
             wait_seconds=self.limits.lock_wait_seconds,
             on_timeout=lambda: SessionBusy(session_id, self.limits.lock_wait_seconds),
+            kind="session",
         )
 
 

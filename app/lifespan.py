@@ -49,6 +49,7 @@ from memory.outbox.worker import OutboxWorker
 from memory.recall.keyword_index import KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever, RankingWeights
 from memory.redis_client import RedisClient, ReplicaAck, close
+from memory.session.idempotency import IdempotencyRecords
 from memory.session.store import SessionLimits, SessionStore
 from memory.write.policy import WritePipeline, WritePolicy
 from monitoring import metrics
@@ -73,6 +74,7 @@ class State(TypedDict):
     llm: ChatModel
     audit: AuditLog
     exporter: UserExport
+    idempotency: IdempotencyRecords
 
 
 def token_codec(settings: Settings) -> TokenCodec:
@@ -295,6 +297,7 @@ def make_lifespan(
         outbox = Outbox(redis)
         memory = build_memory_service(settings, store, model, redis, outbox)
         sessions = build_sessions(settings, redis)
+        idempotency = IdempotencyRecords(redis, ttl_seconds=settings.idempotency_ttl_seconds)
         llm_client = build_llm_client(settings, llm_transport)
         llm: ChatModel = (
             OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
@@ -313,6 +316,7 @@ def make_lifespan(
             recall_min_similarity=settings.recall_min_similarity,
             max_backlog=settings.outbox_max_backlog,
             max_backlog_wait=settings.outbox_max_wait_seconds,
+            records=idempotency,
         )
         worker: OutboxWorker | None = None
         worker_task: asyncio.Task[None] | None = None
@@ -344,6 +348,7 @@ def make_lifespan(
                 llm=llm,
                 audit=AuditLog(redis),
                 exporter=UserExport(store, sessions, outbox),
+                idempotency=idempotency,
             )
         finally:
             sampler.cancel()

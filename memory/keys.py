@@ -225,3 +225,9 @@ def compaction_lease(store: str) -> str:
 def compaction_last(store: str) -> str:
     """Hash: started, finished, outcome of this store's last compaction (the window counts from it)."""
     return f"{PREFIX}:compaction:{store}:last"
+
+
+def idempotency(user_id: str, key_digest: str) -> str:
+    """What a request with an Idempotency-Key answered (memory/session/idempotency.py), under the user's
+    prefix so an erase removes it; keyed by a digest of the client's key, never the key itself."""
+    return f"{user_prefix(user_id)}:idem:{key_digest}"

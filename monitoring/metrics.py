@@ -74,6 +74,21 @@ RATE_LIMITED = Counter("mnemo_rate_limited_requests", "Requests refused with 429
 RATE_LIMITER_ERRORS = Counter(
     "mnemo_rate_limiter_errors", "Rate-limit checks that failed (Redis down): the request was let through"
 )
+STORE_UNAVAILABLE = Counter(
+    "mnemo_store_unavailable",
+    "Requests refused with 503 (or streams ended in-band) because a store could not serve them",
+    ["store"],
+)  # store: redis | chroma
+LOCK_RELEASE_FAILURES = Counter(
+    "mnemo_lock_release_failures",
+    "Lock releases that failed after the guarded work; the work stands, the lock expires by its TTL",
+    ["lock"],
+)  # lock: session | ltm (writes, deletes) | lock (any other, e.g. the eraser's)
+IDEMPOTENT_REPLAYS = Counter(
+    "mnemo_idempotent_replays",
+    "Requests answered from the record of an earlier request with the same Idempotency-Key",
+    ["route"],
+)  # route: chat | messages
 AUDIT_WRITE_FAILURES = Counter("mnemo_audit_write_failures", "Audit records that could not be written")
 ERASURE_COMPACTIONS = Counter(
     "mnemo_erasure_compactions",

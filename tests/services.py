@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -100,18 +101,77 @@ def chroma_binary() -> str:
 
 
 def start_redis(
-    workdir: Path, *, port: int | None = None, persist: bool = False, extra_args: Sequence[str] = ()
+    workdir: Path,
+    *,
+    port: int | None = None,
+    persist: bool = False,
+    extra_args: Sequence[str] = (),
+    wait: bool = True,
 ) -> ServerProcess:
+    """`extra_args` are more redis-server options; `wait=False` returns as soon as the process runs
+    (a restart that is still loading its AOF answers LOADING until it is done)."""
     port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     log_path = workdir / "redis.log"
     args = [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir)]
     args += ["--appendonly", "yes", "--appendfsync", "always"] if persist else ["--appendonly", "no"]
     args += ["--save", "", *extra_args]
-    with log_path.open("wb") as log:
+    with log_path.open("ab") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-    _wait(lambda: _redis_pings(port), proc, "redis-server", log_path)
-    return ServerProcess(f"redis://127.0.0.1:{port}", port, proc, log_path)
+    server = ServerProcess(f"redis://127.0.0.1:{port}", port, proc, log_path)
+    if wait:
+        wait_for_redis(server)
+    return server
+
+
+def wait_for_redis(server: ServerProcess) -> None:
+    _wait(lambda: _redis_pings(server.port), server.proc, "redis-server", server.log_path)
+
+
+@dataclass
+class RestartableRedis:
+    """One test's own redis-server, with AOF (fsync always), that the test may kill, pause (SIGSTOP)
+    and restart on the same port; `restart(load_delay_us=...)` makes loading the AOF take a while
+    (one delay per stored command), during which Redis answers LOADING."""
+
+    workdir: Path
+    server: ServerProcess
+
+    @classmethod
+    def start(cls, workdir: Path) -> RestartableRedis:
+        return cls(workdir, start_redis(workdir, persist=True))
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def kill(self) -> None:
+        self.server.proc.kill()
+        self.server.proc.wait(timeout=10)
+
+    def pause(self) -> None:
+        self.server.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.server.proc.send_signal(signal.SIGCONT)
+
+    def restart(self, *, load_delay_us: int = 0, wait: bool = True) -> None:
+        slow = ["--key-load-delay", str(load_delay_us), "--loading-process-events-interval-bytes", "1024"]
+        self.server = start_redis(
+            self.workdir, port=self.port, persist=True, extra_args=slow if load_delay_us else (), wait=wait
+        )
+
+    def wait_ready(self) -> None:
+        wait_for_redis(self.server)
+
+    def stop(self) -> None:
+        if self.server.proc.poll() is None:
+            self.resume()
+        self.server.stop()
 
 
 def start_chroma(workdir: Path, *, port: int | None = None) -> ServerProcess:

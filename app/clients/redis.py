@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.asyncio.retry import Retry as AsyncRetry
+from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis.retry import Retry
+from redis.exceptions import MasterDownError, ReadOnlyError, RedisError
 
 from app.settings import Settings
 from memory import keys
@@ -39,8 +38,19 @@ def cluster_nodes(spec: str) -> list[ClusterNode]:
     return nodes
 
 
-def _retry() -> Retry:
-    return Retry(ExponentialWithJitterBackoff(cap=0.5, base=0.02), retries=3)
+# Errors after which a command is retried once, on a fresh connection (redis-py drops the failed one
+# first): a connection refused, closed or lost (a pooled connection that went stale when Redis
+# restarted), a server still loading its dataset (BusyLoadingError), READONLY or MASTERDOWN from a
+# demoted master during a failover. Each means the command was refused or never reached the server
+# (barring a crash mid-command). Timeouts are not retried: a timed-out write may still be applied, and
+# must not be applied twice; a slow Redis answers 503 instead of twice as late.
+REDIS_RETRIED: tuple[type[RedisError], ...] = (RedisConnectionError, ReadOnlyError, MasterDownError)
+
+
+def redis_retry() -> Retry:
+    # redis.asyncio.retry.Retry, not redis.retry.Retry: the synchronous class given to the asyncio
+    # client returns the command's coroutine from inside its try block unawaited, so it never retried.
+    return Retry(ExponentialWithJitterBackoff(cap=0.25, base=0.05), retries=1, supported_errors=REDIS_RETRIED)
 
 
 def build_redis(settings: Settings, client_name: str = "mnemo") -> RedisClient:
@@ -55,8 +65,7 @@ def build_redis(settings: Settings, client_name: str = "mnemo") -> RedisClient:
             health_check_interval=30,
             client_name=client_name,
             decode_responses=True,
-            retry=AsyncRetry(ExponentialWithJitterBackoff(cap=0.5, base=0.02), retries=3),
-            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+            retry=redis_retry(),  # the cluster client also follows MOVED/ASK and refreshes its slot map
         )
     pool = BlockingConnectionPool.from_url(
         settings.redis_url,
@@ -67,8 +76,7 @@ def build_redis(settings: Settings, client_name: str = "mnemo") -> RedisClient:
         health_check_interval=30,
         client_name=client_name,
         decode_responses=True,
-        retry=_retry(),
-        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        retry=redis_retry(),
     )
     return Redis.from_pool(pool)
 

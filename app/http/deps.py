@@ -18,6 +18,7 @@ from memory.chat.llm import ChatModel
 from memory.governance.audit import AuditLog
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
+from memory.session.idempotency import IdempotencyRecords
 from memory.session.store import SessionStore
 
 
@@ -59,6 +60,10 @@ def get_audit_log(request: Request) -> AuditLog:
 
 def get_llm(request: Request) -> ChatModel:
     return request.state.llm  # type: ignore[no-any-return]
+
+
+def get_idempotency(request: Request) -> IdempotencyRecords:
+    return request.state.idempotency  # type: ignore[no-any-return]
 
 
 async def get_principal(request: Request, authorization: Annotated[str | None, Header()] = None) -> Principal:
@@ -110,4 +115,5 @@ AdminDep = Annotated[Principal, Depends(require_admin)]
 AuditDep = Annotated[RequestAudit, Depends(get_request_audit)]
 AuditLogDep = Annotated[AuditLog, Depends(get_audit_log)]
 ExporterDep = Annotated[UserExport, Depends(get_exporter)]
+IdempotencyDep = Annotated[IdempotencyRecords, Depends(get_idempotency)]
 ActingUser = Annotated[str, Depends(get_acting_user)]

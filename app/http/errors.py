@@ -17,7 +17,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memory.errors import MemoryBusy, MemoryNotFound, SessionBusy, StoreUnavailable, UpstreamFailed
+from memory.errors import (
+    REDIS_UNAVAILABLE,
+    IdempotencyConflict,
+    MemoryBusy,
+    MemoryNotFound,
+    SessionBusy,
+    StoreUnavailable,
+    UpstreamFailed,
+)
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +46,7 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
         "memory_busy": 409,
         "payload_too_large": 413,
         "validation_error": 422,
+        "idempotency_key_reused": 422,
         "rate_limited": 429,
         "internal_error": 500,
         "upstream_error": 502,
@@ -177,16 +187,32 @@ async def _memory_not_found(request: Request, exc: Exception) -> JSONResponse:
     return envelope(404, "memory_not_found", str(exc), request_id_of(request))
 
 
+# Seconds a client should wait after a 503 naming the store: a Redis restart from AOF or a replica's
+# promotion takes seconds (and stale pooled connections are retried here, not by the client).
+RETRY_AFTER_SECONDS = {"redis": 2, "chroma": 5}
+
+
 async def _store_unavailable(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StoreUnavailable)
     log.warning("store unavailable", extra={"store": exc.store, "reason": exc.reason})
+    metrics.STORE_UNAVAILABLE.labels(exc.store).inc()
     return envelope(
         503,
         f"{exc.store}_unavailable",
         f"{exc.store} is unavailable; try again shortly",
         request_id_of(request),
-        {"Retry-After": "5"},
+        {"Retry-After": str(RETRY_AFTER_SECONDS.get(exc.store, 5))},
     )
+
+
+async def _redis_unavailable(request: Request, exc: Exception) -> JSONResponse:
+    """Any of memory.errors.REDIS_UNAVAILABLE, wherever it was raised: 503, never a 500."""
+    return await _store_unavailable(request, StoreUnavailable("redis", f"{type(exc).__name__}: {exc}"))
+
+
+async def _idempotency_conflict(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, IdempotencyConflict)
+    return envelope(422, "idempotency_key_reused", str(exc), request_id_of(request))
 
 
 async def _session_busy(request: Request, exc: Exception) -> JSONResponse:
@@ -218,6 +244,9 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, _http_exception)
     app.add_exception_handler(MemoryNotFound, _memory_not_found)
     app.add_exception_handler(StoreUnavailable, _store_unavailable)
+    for redis_error in REDIS_UNAVAILABLE:
+        app.add_exception_handler(redis_error, _redis_unavailable)
+    app.add_exception_handler(IdempotencyConflict, _idempotency_conflict)
     app.add_exception_handler(SessionBusy, _session_busy)
     app.add_exception_handler(MemoryBusy, _memory_busy)
     app.add_exception_handler(UpstreamFailed, _upstream_failed)

@@ -60,9 +60,12 @@ async def export_document(
     first_page: list[Memory] | None,
     rest: AsyncIterator[list[Memory]],
     on_done: Callable[[Mapping[str, int], bool], Awaitable[None]],
+    *,
+    session_ids: list[str] | None = None,
 ) -> AsyncIterator[str]:
-    """Chunks of the document. `first_page` was read before the response started (so an outage at
-    the start is a clean 503); `on_done(counts, complete)` runs at the end, also after a disconnect."""
+    """Chunks of the document. `first_page` and `session_ids` were read before the response started
+    (so an outage of Chroma or Redis at the start is a clean 503); `on_done(counts, complete)` runs at
+    the end, also after a disconnect."""
     counts = {"memories": 0, "sessions": 0, "pending_writes": 0}
     complete = False
     try:
@@ -79,7 +82,7 @@ async def export_document(
             counts["memories"] += len(page)
         yield '],"sessions":['
         sep = ""
-        async for part in exporter.sessions(user_id):
+        async for part in exporter.sessions(user_id, session_ids):
             yield sep + _dump(session_view(user_id, part.session_id, part.state))
             sep = ","
             counts["sessions"] += 1

@@ -43,6 +43,26 @@ Id = Annotated[str, AfterValidator(check_id), WithJsonSchema(ID_JSON_SCHEMA)]
 """Any client-given identifier, in a body field, a path, a query or a header."""
 
 
+# -- Idempotency-Key (draft-ietf-httpapi-idempotency-key-header) ----------------------------------------
+
+IDEMPOTENCY_KEY_MAX_CHARS = 255
+_IDEMPOTENCY_KEY_RE = re.compile(rf"[\x21-\x7e]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}", re.ASCII)
+IDEMPOTENCY_KEY_RULE = f"1-{IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters, bare or quoted"
+
+
+def check_idempotency_key(value: str) -> str:
+    """The key itself: a quoted structured-field string loses its quotes."""
+    key = value.strip()
+    if len(key) >= 2 and key[0] == key[-1] == '"':
+        key = key[1:-1]
+    if _IDEMPOTENCY_KEY_RE.fullmatch(key) is None:
+        raise ValueError(f"must be {IDEMPOTENCY_KEY_RULE}")
+    return key
+
+
+IdempotencyKeyValue = Annotated[str, AfterValidator(check_idempotency_key)]
+
+
 # -- Redis stream ids (the audit trail's entry ids) --------------------------------------------------
 
 UINT64_MAX = 2**64 - 1

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Header, Response
 from sse_starlette import EventSourceResponse
 
 from app.http.auth import ensure_can_act_for
@@ -24,10 +22,13 @@ from app.http.chat_schemas import (
     chunk,
 )
 from app.http.deps import ConversationDep, LLMDep, PrincipalDep
+from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
 from app.http.ids import Id
-from memory.chat.conversation import ChatInput, TurnDebug, TurnStream
+from memory.chat.conversation import ChatInput, ReplayedStream, TurnDebug, TurnStream
 from memory.chat.llm import GenerationParams, PromptMessage, estimate_tokens
-from memory.errors import StoreUnavailable, UpstreamFailed
+from memory.errors import REDIS_UNAVAILABLE, StoreUnavailable, UpstreamFailed
+from memory.session.idempotency import IdempotencyKey
+from monitoring import metrics
 
 router = APIRouter(tags=["chat"], route_class=StrictJSONRoute)
 log = logging.getLogger(__name__)
@@ -49,9 +50,12 @@ _ROUTE_KEYS = {
     "debug",
     "stream_options",
 }
+_STORE_DOWN: tuple[type[Exception], ...] = (*REDIS_UNAVAILABLE, StoreUnavailable)
 
 
-def _to_input(body: ChatCompletionRequest, user_id: str, session_id: str) -> ChatInput:
+def _to_input(
+    body: ChatCompletionRequest, user_id: str, session_id: str, idempotency: IdempotencyKey | None
+) -> ChatInput:
     last_user = max(i for i, m in enumerate(body.messages) if m.role == "user")
     history = [
         PromptMessage(m.role, m.text, m.name)
@@ -75,6 +79,7 @@ def _to_input(body: ChatCompletionRequest, user_id: str, session_id: str) -> Cha
             stop=body.stop_list(),
             extra=extra,
         ),
+        idempotency=idempotency,
     )
 
 
@@ -97,32 +102,38 @@ async def chat_completions(
     principal: PrincipalDep,
     conversation: ConversationDep,
     llm: LLMDep,
+    response: Response,
     x_session_id: Annotated[Id | None, Header()] = None,
+    idempotency_key_header: IdempotencyHeader = None,
 ) -> Any:
-    """One chat turn that remembers: recalls, answers through the upstream LLM, updates memory."""
+    """One chat turn that remembers: recalls, answers through the upstream LLM, updates memory. With an
+    `Idempotency-Key`, a retry of a turn that was committed gets the recorded answer (header
+    `Idempotent-Replayed: true`) instead of a second turn; the same key with another body is 422."""
     user_id = body.user_id or principal.user_id
     ensure_can_act_for(principal, user_id)
     session_id = body.session_id or x_session_id or DEFAULT_SESSION
-    chat = _to_input(body, user_id, session_id)
-    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
-    created = int(time.time())
+    idempotency = idempotency_key(
+        idempotency_key_header, "chat", user_id, session_id, body.model_dump(mode="json")
+    )
+    chat = _to_input(body, user_id, session_id, idempotency)
 
     if body.stream:
         turn = await conversation.open_stream(chat, llm)
-        return EventSourceResponse(
-            _sse(turn, completion_id, created, session_id),
-            ping=15,
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        if turn.replayed:
+            headers[REPLAYED_HEADER] = "true"
+        return EventSourceResponse(_sse(turn, session_id), ping=15, headers=headers)
 
     result = await conversation.turn(chat, llm)
+    if result.replayed:
+        response.headers[REPLAYED_HEADER] = "true"
     c = result.completion
     prompt_tokens = c.prompt_tokens if c.prompt_tokens is not None else result.debug.estimated_prompt_tokens
     completion_tokens = c.completion_tokens if c.completion_tokens is not None else estimate_tokens(c.text)
     total = prompt_tokens + completion_tokens
     return ChatCompletionResponse(
-        id=completion_id,
-        created=created,
+        id=result.completion_id,
+        created=int(result.created),
         model=c.model,
         choices=[Choice(message=ChoiceMessage(content=c.text), finish_reason=c.finish_reason)],
         usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=total),
@@ -138,10 +149,17 @@ def _stream_error(exc: Exception) -> dict[str, Any]:
         code = "upstream_timeout" if exc.timeout else "upstream_error"
         log.warning("upstream failed mid-stream", extra={"reason": exc.reason})
         message = exc.reason
-    elif isinstance(exc, StoreUnavailable):
-        code = f"{exc.store}_unavailable"
-        log.warning("store failed mid-stream", extra={"store": exc.store, "reason": exc.reason})
-        message = f"{exc.store} is unavailable; this turn was not saved"
+    elif isinstance(exc, _STORE_DOWN):  # the answer streamed; its commit failed, or its outcome is unknown
+        store = exc.store if isinstance(exc, StoreUnavailable) else "redis"
+        metrics.STORE_UNAVAILABLE.labels(store).inc()
+        log.warning(
+            "turn not committed: store unavailable at the end of a stream",
+            extra={"store": store, "reason": f"{type(exc).__name__}: {exc}"},
+        )
+        code = f"{store}_unavailable"
+        message = (
+            f"{store} is unavailable; the turn may not be recorded: retry it with the same Idempotency-Key"
+        )
     else:
         code = "internal_error"
         log.exception("stream failed after it started")
@@ -149,12 +167,12 @@ def _stream_error(exc: Exception) -> dict[str, Any]:
     return {"error": {"message": message, "type": code, "code": code}}
 
 
-async def _sse(turn: TurnStream, completion_id: str, created: int, session_id: str) -> AsyncIterator[str]:
+async def _sse(turn: TurnStream | ReplayedStream, session_id: str) -> AsyncIterator[str]:
     """Chunks, then the final chunk and `[DONE]`. Output has started, so the status line is already
     200: whatever fails from here on (the upstream, the commit, building the final chunk) is reported
     in-band as OpenAI does, and the stream still ends with `[DONE]`. A client that goes away cancels
     the generator (CancelledError is no Exception): nothing more is sent."""
-    model = turn.model_name
+    completion_id, created, model = f"chatcmpl-{turn.turn_id}", int(turn.created), turn.model_name
     yield json.dumps(
         chunk(completion_id, created, model, {"role": "assistant", "content": ""}), ensure_ascii=False
     )
@@ -171,17 +189,15 @@ async def _sse(turn: TurnStream, completion_id: str, created: int, session_id: s
 
 
 def _final_chunk(
-    turn: TurnStream, completion_id: str, created: int, model: str, session_id: str
+    turn: TurnStream | ReplayedStream, completion_id: str, created: int, model: str, session_id: str
 ) -> dict[str, Any]:
     final = chunk(completion_id, created, model, {}, finish_reason="stop")
-    prompt_tokens = turn.prepared.prompt.estimated_tokens
+    prompt_tokens = turn.prompt_tokens
     final["usage"] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": turn.completion_tokens,
         "total_tokens": prompt_tokens + turn.completion_tokens,
     }
     final["response"] = turn.text
-    final["debug"] = _debug_out(
-        turn.prepared.debug(), prompt_tokens + turn.completion_tokens, session_id
-    ).model_dump()
+    final["debug"] = _debug_out(turn.debug(), prompt_tokens + turn.completion_tokens, session_id).model_dump()
     return final

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
@@ -9,8 +11,9 @@ from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import StreamingResponse
 
 from app.http.body import StrictJSONRoute
-from app.http.deps import ActingUser, AuditDep, EraserDep, ExporterDep, MemoryDep
+from app.http.deps import ActingUser, AuditDep, EraserDep, ExporterDep, IdempotencyDep, MemoryDep
 from app.http.export import export_document
+from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
 from app.http.ids import Id
 from app.http.schemas import (
     ErasureOut,
@@ -24,15 +27,47 @@ from app.http.schemas import (
     SearchRequest,
     SearchResponse,
 )
+from memory.errors import REDIS_UNAVAILABLE
+from monitoring import metrics
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], route_class=StrictJSONRoute)
+log = logging.getLogger(__name__)
 
 
 @router.post("/{user_id}/messages", response_model=IngestResponse)
-async def ingest_messages(user_id: ActingUser, body: IngestRequest, memory: MemoryDep) -> IngestResponse:
-    """Store messages as long-term memories; answers once they are searchable."""
-    stored = await memory.ingest(user_id, body.session_id, [m.to_domain() for m in body.messages])
-    return IngestResponse(stored=len(stored), memories=[MemoryOut.of(m) for m in stored])
+async def ingest_messages(
+    user_id: ActingUser,
+    body: IngestRequest,
+    memory: MemoryDep,
+    records: IdempotencyDep,
+    response: Response,
+    idempotency_key_header: IdempotencyHeader = None,
+) -> IngestResponse:
+    """Store messages as long-term memories; answers once they are searchable. Messages with an `id`
+    are idempotent already (a retry overwrites the same memories). With an `Idempotency-Key`, a retry
+    gets the recorded answer (`Idempotent-Replayed: true`), messages without an id get one derived from
+    the key (so a retry whose answer was never recorded still overwrites instead of adding), and the
+    same key with another body is 422."""
+    idem = idempotency_key(idempotency_key_header, "messages", user_id, body.model_dump(mode="json"))
+    messages = [m.to_domain() for m in body.messages]
+    if idem is not None:
+        recorded = await records.get(user_id, idem)
+        if recorded is not None:
+            metrics.IDEMPOTENT_REPLAYS.labels("messages").inc()
+            response.headers[REPLAYED_HEADER] = "true"
+            return IngestResponse.model_validate(recorded)
+        messages = [
+            m if m.id is not None else dataclasses.replace(m, id=f"idem-{idem.digest}-{i}")
+            for i, m in enumerate(messages)
+        ]
+    stored = await memory.ingest(user_id, body.session_id, messages)
+    out = IngestResponse(stored=len(stored), memories=[MemoryOut.of(m) for m in stored])
+    if idem is not None:
+        try:
+            await records.put(user_id, idem, out.model_dump(mode="json"))
+        except REDIS_UNAVAILABLE as exc:  # the write stands; a retry overwrites the same memories
+            log.warning("idempotency record not written", extra={"reason": f"{type(exc).__name__}: {exc}"})
+    return out
 
 
 @router.post("/{user_id}/search", response_model=SearchResponse)
@@ -126,7 +161,10 @@ async def export_user(user_id: ActingUser, exporter: ExporterDep, audit: AuditDe
     """Everything mnemo holds about the user: memories with provenance, session state and writes
     still pending, as one JSON document streamed page by page."""
     pages = exporter.memories(user_id)
-    first = await anext(pages, None)  # an outage shows here, as a 503, before any byte is sent
+    # an outage of either store shows here, as a 503, before any byte is sent: the first page of
+    # memories (Chroma) and the list of sessions (Redis)
+    first = await anext(pages, None)
+    session_ids = await exporter.session_ids(user_id)
 
     async def done(counts: Mapping[str, int], complete: bool) -> None:
         details = {k: str(v) for k, v in counts.items() if k != "memories"}
@@ -135,7 +173,7 @@ async def export_user(user_id: ActingUser, exporter: ExporterDep, audit: AuditDe
         )
 
     return StreamingResponse(
-        export_document(exporter, user_id, first, pages, done),
+        export_document(exporter, user_id, first, pages, done, session_ids=session_ids),
         media_type="application/json",
         headers={"Content-Disposition": f'attachment; filename="mnemo-export-{user_id}.json"'},
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import re
 import time
@@ -14,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from memory.chat.compression import LLMCompressor
 from memory.chat.context import AssembledPrompt, assemble_prompt
@@ -25,6 +27,7 @@ from memory.models import Message, ScoredMemory, SearchFilters
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.service import MemoryService
 from memory.session.actions import classify_action, coding_mode
+from memory.session.idempotency import IdempotencyKey, IdempotencyRecords
 from memory.session.store import Action, BufferedMessage, SessionState, SessionStore
 from memory.text.language import detect_language
 from memory.text.privacy import redact
@@ -49,6 +52,7 @@ class ChatInput:
     client_system: Sequence[str] = ()
     client_history: Sequence[PromptMessage] = ()  # used only while the session buffer is empty
     params: GenerationParams = field(default_factory=GenerationParams)
+    idempotency: IdempotencyKey | None = None  # a retry with the same key gets the recorded answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +99,43 @@ class PreparedTurn:
 
 @dataclass(frozen=True, slots=True)
 class TurnResult:
-    completion: Completion
+    completion: Completion  # token counts filled in (the upstream's, else estimates)
     debug: TurnDebug
+    created: float = 0.0  # when the turn started (the completion's `created`)
+    replayed: bool = False  # answered from the record of an earlier request with the same key
+
+    @property
+    def completion_id(self) -> str:
+        return f"chatcmpl-{self.debug.turn_id}"
+
+
+def _counted(completion: Completion, prepared: PreparedTurn) -> Completion:
+    return dataclasses.replace(
+        completion,
+        prompt_tokens=completion.prompt_tokens
+        if completion.prompt_tokens is not None
+        else prepared.prompt.estimated_tokens,
+        completion_tokens=completion.completion_tokens
+        if completion.completion_tokens is not None
+        else estimate_tokens(completion.text),
+    )
+
+
+def _turn_record(completion: Completion, debug: TurnDebug, created: float) -> dict[str, Any]:
+    return {
+        "completion": dataclasses.asdict(completion),
+        "debug": dataclasses.asdict(debug),
+        "created": created,
+    }
+
+
+def _replayed(payload: dict[str, Any]) -> TurnResult:
+    return TurnResult(
+        completion=Completion(**payload["completion"]),
+        debug=TurnDebug(**payload["debug"]),
+        created=float(payload["created"]),
+        replayed=True,
+    )
 
 
 class ConversationService:
@@ -112,10 +151,12 @@ class ConversationService:
         recall_min_similarity: float = 0.2,
         max_backlog: int = 0,
         max_backlog_wait: float = 5.0,
+        records: IdempotencyRecords | None = None,
         clock: Clock = time.time,
     ) -> None:
         """`max_backlog`: more turns than this waiting for the long-term writer slow new turns down
-        (for at most `max_backlog_wait` seconds each) until it catches up; 0 never waits."""
+        (for at most `max_backlog_wait` seconds each) until it catches up; 0 never waits. `records`:
+        where turns with an Idempotency-Key are recorded (without it, keys are ignored)."""
         self._sessions = sessions
         self._memory = memory
         self._outbox = outbox
@@ -126,31 +167,47 @@ class ConversationService:
         self._recall_min_similarity = recall_min_similarity
         self._max_backlog = max_backlog
         self._max_backlog_wait = max_backlog_wait
+        self._records = records
         self._clock = clock
         self._background: set[asyncio.Task[None]] = set()
 
     # -- public ------------------------------------------------------------------------------------
 
     async def turn(self, chat: ChatInput, model: ChatModel) -> TurnResult:
+        """The turn's outcome is its commit: once committed (with the session lock released in the same
+        transaction) it is answered, and a retry with the same Idempotency-Key gets the recorded answer."""
         started = time.perf_counter()
+        if (recorded := await self._recorded(chat)) is not None:
+            return recorded
         await self._backpressure(chat.user_id)
-        async with self._sessions.lock(chat.user_id, chat.session_id):
+        async with self._sessions.lock(chat.user_id, chat.session_id) as lock_token:
+            if (recorded := await self._recorded(chat)) is not None:
+                return recorded  # a retry that waited for the original turn to commit
             prepared = await self._prepare(chat)
             llm_started = time.perf_counter()
             completion = await model.complete(prepared.prompt.messages, chat.params, prepared.facts)
             llm_seconds = time.perf_counter() - llm_started
-            await self._commit(chat, prepared, completion.text, remember_reply=model.remember_replies)
+            completion = _counted(completion, prepared)
+            await self._commit(
+                chat, prepared, completion, remember_reply=model.remember_replies, lock_token=lock_token
+            )
         metrics.CHAT_TURN_OVERHEAD.observe(time.perf_counter() - started - llm_seconds)
-        return TurnResult(completion=completion, debug=prepared.debug())
+        return TurnResult(completion=completion, debug=prepared.debug(), created=prepared.now)
 
-    async def open_stream(self, chat: ChatInput, model: ChatModel) -> TurnStream:
+    async def open_stream(self, chat: ChatInput, model: ChatModel) -> TurnStream | ReplayedStream:
         """Takes the lock, prepares, and waits for the first delta, so that failures before any output
-        surface as exceptions (a proper error response), not as a broken stream."""
+        surface as exceptions (a proper error response), not as a broken stream. A retry of a recorded
+        turn (same Idempotency-Key) streams the recorded answer instead."""
         started = time.perf_counter()
+        if (recorded := await self._recorded(chat)) is not None:
+            return ReplayedStream(recorded)
         await self._backpressure(chat.user_id)
         stack = contextlib.AsyncExitStack()
-        await stack.enter_async_context(self._sessions.lock(chat.user_id, chat.session_id))
+        lock_token = await stack.enter_async_context(self._sessions.lock(chat.user_id, chat.session_id))
         try:
+            if (recorded := await self._recorded(chat)) is not None:
+                await stack.aclose()
+                return ReplayedStream(recorded)
             prepared = await self._prepare(chat)
             prepare_seconds = time.perf_counter() - started
             upstream = model.stream(prepared.prompt.messages, chat.params, prepared.facts).__aiter__()
@@ -162,7 +219,16 @@ class ConversationService:
             await stack.aclose()
             raise
         return TurnStream(
-            self, chat, prepared, first, upstream, stack, model.name, prepare_seconds, model.remember_replies
+            self,
+            chat,
+            prepared,
+            first,
+            upstream,
+            stack,
+            model.name,
+            prepare_seconds,
+            model.remember_replies,
+            lock_token,
         )
 
     async def aclose(self) -> None:
@@ -171,6 +237,22 @@ class ConversationService:
         await asyncio.gather(*self._background, return_exceptions=True)
 
     # -- steps -------------------------------------------------------------------------------------
+
+    async def _recorded(self, chat: ChatInput) -> TurnResult | None:
+        """The recorded answer of an earlier request with this Idempotency-Key, if any (raises
+        IdempotencyConflict when the key was used for a different request)."""
+        if chat.idempotency is None or self._records is None:
+            return None
+        payload = await self._records.get(chat.user_id, chat.idempotency)
+        if payload is None:
+            return None
+        try:
+            result = _replayed(payload)
+        except (KeyError, TypeError, ValueError):
+            log.warning("unreadable turn record ignored")
+            return None
+        metrics.IDEMPOTENT_REPLAYS.labels("chat").inc()
+        return result
 
     async def _backpressure(self, user_id: str) -> None:
         """A bounded outbox: under sustained overload turns slow down instead of the backlog (Redis
@@ -244,11 +326,20 @@ class ConversationService:
         return hits[:k]
 
     async def _commit(
-        self, chat: ChatInput, prepared: PreparedTurn, reply: str, *, remember_reply: bool = True
+        self,
+        chat: ChatInput,
+        prepared: PreparedTurn,
+        completion: Completion,
+        *,
+        remember_reply: bool = True,
+        lock_token: str | None = None,
     ) -> None:
-        """Session state and the outbox entry, in one transaction. A reply that is not to be
-        remembered (the offline responder's) stays in the session buffer but never reaches long-term
-        memory, neither as a message nor as the context or confirmation target of a later one."""
+        """Session state and the outbox entry, in one transaction, with the turn's idempotency record
+        (when the request has a key) and the release of the session lock (`lock_token`). A reply that
+        is not to be remembered (the offline responder's) stays in the session buffer but never
+        reaches long-term memory, neither as a message nor as the context or confirmation target of a
+        later one."""
+        reply = completion.text
         user_ts = prepared.now
         reply_ts = max(self._clock(), user_ts + 0.001)
         # No PII is stored: Redis (buffer, summary, slots, outbox) only ever gets redacted text. Layout
@@ -273,6 +364,15 @@ class ConversationService:
         entry = OutboxEntry(
             chat.user_id, chat.session_id, (said_msg, reply_out) if remember_reply else (said_msg,), before
         )
+        record: tuple[str, str, int] | None = None
+        if chat.idempotency is not None and self._records is not None:
+            # the answer as the session keeps it (redacted): Redis never holds the unredacted reply
+            payload = _turn_record(dataclasses.replace(completion, text=answered), prepared.debug(), user_ts)
+            record = (
+                self._records.redis_key(chat.user_id, chat.idempotency),
+                self._records.encode(chat.idempotency, payload),
+                self._records.ttl_seconds,
+            )
         version = await self._sessions.commit_turn(
             chat.user_id,
             chat.session_id,
@@ -283,6 +383,8 @@ class ConversationService:
             expected_summary_version=previous.version if previous else 0,
             outbox_stream=self._outbox.stream_of(chat.user_id),
             outbox_fields=entry.to_fields(),
+            record=record,
+            lock_token=lock_token,
         )
         if version is not None and self._refiner is not None:
             refine = self._refine_summary(chat, said, prepared, previous.text if previous else None, version)
@@ -310,6 +412,8 @@ class TurnStream:
     """A streaming turn that holds the session lock until the stream ends. The session is committed
     only when the upstream stream completed; a client that disconnects leaves it unchanged."""
 
+    replayed = False
+
     def __init__(
         self,
         service: ConversationService,
@@ -321,6 +425,7 @@ class TurnStream:
         model_name: str,
         prepare_seconds: float = 0.0,
         remember_reply: bool = True,
+        lock_token: str | None = None,
     ) -> None:
         self._service = service
         self._chat = chat
@@ -331,12 +436,28 @@ class TurnStream:
         self.model_name = model_name
         self._prepare_seconds = prepare_seconds
         self._remember_reply = remember_reply
+        self._lock_token = lock_token
         self.text = ""
         self.completed = False
 
     @property
+    def turn_id(self) -> str:
+        return self.prepared.turn_id
+
+    @property
+    def created(self) -> float:
+        return self.prepared.now
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.prepared.prompt.estimated_tokens
+
+    @property
     def completion_tokens(self) -> int:
         return estimate_tokens(self.text)
+
+    def debug(self) -> TurnDebug:
+        return self.prepared.debug()
 
     async def deltas(self) -> AsyncIterator[str]:
         parts: list[str] = []
@@ -349,8 +470,18 @@ class TurnStream:
                     yield delta
             self.text = "".join(parts)
             commit_started = time.perf_counter()
+            completion = Completion(
+                self.text,
+                self.model_name,
+                prompt_tokens=self.prompt_tokens,
+                completion_tokens=self.completion_tokens,
+            )
             commit = self._service._commit(
-                self._chat, self.prepared, self.text, remember_reply=self._remember_reply
+                self._chat,
+                self.prepared,
+                completion,
+                remember_reply=self._remember_reply,
+                lock_token=self._lock_token,
             )
             await asyncio.shield(commit)
             self.completed = True
@@ -361,3 +492,33 @@ class TurnStream:
                 if aclose is not None:
                     await aclose()
             await self._stack.aclose()
+
+
+class ReplayedStream:
+    """The recorded answer of a turn, streamed again for a retry with the same Idempotency-Key."""
+
+    replayed = True
+    completed = True
+
+    def __init__(self, result: TurnResult) -> None:
+        self._result = result
+        self.model_name = result.completion.model
+        self.text = result.completion.text
+        self.turn_id = result.debug.turn_id
+        self.created = result.created
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self._result.completion.prompt_tokens or 0
+
+    @property
+    def completion_tokens(self) -> int:
+        tokens = self._result.completion.completion_tokens
+        return tokens if tokens is not None else estimate_tokens(self.text)
+
+    def debug(self) -> TurnDebug:
+        return self._result.debug
+
+    async def deltas(self) -> AsyncIterator[str]:
+        if self.text:
+            yield self.text

@@ -34,8 +34,14 @@ class UserExport:
     def memories(self, user_id: str) -> AsyncIterator[list[Memory]]:
         return self._store.pages(user_id, self._page_size)
 
-    async def sessions(self, user_id: str) -> AsyncIterator[SessionPart]:
-        for session_id in await self._sessions.session_ids(user_id):
+    async def session_ids(self, user_id: str) -> list[str]:
+        return await self._sessions.session_ids(user_id)
+
+    async def sessions(
+        self, user_id: str, session_ids: list[str] | None = None
+    ) -> AsyncIterator[SessionPart]:
+        """Each session's state; `session_ids` when the caller listed them already (`session_ids()`)."""
+        for session_id in session_ids if session_ids is not None else await self.session_ids(user_id):
             state = await self._sessions.load(user_id, session_id, with_ttls=True)
             if not state.is_empty:
                 yield SessionPart(session_id, state)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory import keys
-from memory.errors import SessionBusy
+from memory.errors import SessionBusy, StoreUnavailable
 from memory.locks import RedisLocks
 from memory.redis_client import RedisClient, ReplicaAck
 from memory.session.actions import coding_mode
@@ -159,6 +159,49 @@ class SessionState:
         return self.summary is None and not self.actions and not self.buffer and not self.slots
 
 
+def _as_function(name: str, script: str) -> str:
+    """A script body as a Lua function of its own KEYS and ARGV (the parameters shadow the globals)."""
+    return f"local function {name}(KEYS, ARGV)\n{script}\nend\n"
+
+
+# One atomic script for everything a finished turn writes: no MULTI/WATCH (redis-py's asyncio cluster
+# pipeline cannot WATCH: it runs the watched commands on another event loop), and one command that a
+# lost connection may re-send safely.
+# KEYS: lock, outbox stream, record key, buffer, actions, summary, slot keys...
+# ARGV: token ('' = no lock), the user message's buffer member, record value ('' = none), record ttl,
+#   expected summary version, summary JSON, session ttl, n outbox field pairs, field, value, ...,
+#   then _RECORD_TURN's ARGV.
+# -> {summary version or -1 (CAS lost), lock released 1/0}; {-2, 0} the lock is no longer ours;
+#    {-3, 0} this very turn is already in the buffer (a re-sent commit): applied once, nothing done.
+_COMMIT_TURN = (
+    _as_function("record_turn", _RECORD_TURN)
+    + _as_function("summary_cas", _SUMMARY_CAS)
+    + """
+local token = ARGV[1]
+if token ~= '' and redis.call('GET', KEYS[1]) ~= token then
+  if redis.call('ZSCORE', KEYS[4], ARGV[2]) then return {-3, 0} end
+  return {-2, 0}
+end
+local n_fields = tonumber(ARGV[8])
+local fields = {}
+for i = 1, 2 * n_fields do fields[i] = ARGV[8 + i] end
+local rest = {}
+for i = 9 + 2 * n_fields, #ARGV do rest[#rest + 1] = ARGV[i] end
+local turn_keys = {}
+for i = 4, #KEYS do turn_keys[#turn_keys + 1] = KEYS[i] end
+record_turn(turn_keys, rest)
+local version = summary_cas({KEYS[6]}, {ARGV[5], ARGV[6], ARGV[7]})
+redis.call('XADD', KEYS[2], '*', unpack(fields))
+if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3], 'EX', tonumber(ARGV[4]), 'NX') end
+local released = 0
+if token ~= '' then released = redis.call('DEL', KEYS[1]) end
+return {version, released}
+"""
+)
+LOCK_LOST = -2
+APPLIED_BEFORE = -3  # a re-sent commit: the turn is in, its summary version unknown
+
+
 class SessionStore:
     def __init__(
         self,
@@ -286,31 +329,53 @@ class SessionStore:
         expected_summary_version: int,
         outbox_stream: str,
         outbox_fields: dict[str, str],
+        record: tuple[str, str, int] | None = None,
+        lock_token: str | None = None,
     ) -> int | None:
         """Everything a finished turn writes, in one MULTI/EXEC: buffer, action, slots, summary (CAS)
-        and the long-term outbox entry. Returns the new summary version (None if the CAS lost)."""
+        and the long-term outbox entry; with `record` (key, value, ttl) the turn's idempotency record;
+        with `lock_token` (from `lock()`) the release of the session lock, so that once the commit is
+        applied no separate release is left that could fail. With a lock the transaction is WATCHed
+        (memory/locks.py): it applies only while the lock is still ours, and a connection lost during
+        EXEC is reported (StoreUnavailable: outcome unknown) instead of the commit being re-sent and
+        applied twice. Returns the new summary version (None if the CAS lost). A failure of the
+        release step alone does not fail the commit (logged, counted)."""
         script_keys, args = self._record_call(user_id, session_id, messages, action, slots)
         payload = json.dumps(
             {"summary": summary, "last_update": self._clock(), "version": expected_summary_version + 1},
             ensure_ascii=False,
         )
-        fields: dict[Any, Any] = outbox_fields
-        # EVAL, not EVALSHA: inside MULTI a script missing from a (new, failed-over) master's cache
-        # would fail the whole transaction; the scripts are a few hundred bytes.
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.eval(_RECORD_TURN, len(script_keys), *script_keys, *args)
-            pipe.eval(
-                _SUMMARY_CAS,
-                1,
-                keys.summary(user_id, session_id),
+        token = self._locks.hand_over(lock_token) if lock_token is not None else ""
+        flat_fields = [x for pair in outbox_fields.items() for x in pair]
+        record_key, record_value, record_ttl = record or (keys.lock(user_id, session_id), "", 0)
+        commit_keys = [keys.lock(user_id, session_id), outbox_stream, record_key, *script_keys]
+        # EVAL, not EVALSHA: no NOSCRIPT round trip (a master promoted in a failover has an empty
+        # script cache), so the commit is exactly one command; Redis caches the compiled script anyway
+        result: Any = await self._redis.eval(
+            _COMMIT_TURN,
+            len(commit_keys),
+            *commit_keys,
+            *[
+                token,
+                messages[0].to_member(),
+                record_value,
+                record_ttl,
                 expected_summary_version,
                 payload,
                 self.limits.session_ttl_seconds,
-            )
-            pipe.xadd(outbox_stream, fields)
-            _, version, _ = await pipe.execute()
+                len(outbox_fields),
+                *flat_fields,
+                *args,
+            ],
+        )
+        version, released = int(result[0]), bool(int(result[1]))
+        if version == LOCK_LOST:  # Redis unreachable for longer than the lock's TTL, or the lock deleted
+            raise StoreUnavailable("redis", "the session lock expired before the commit")
+        if lock_token is not None:
+            self._locks.settled(lock_token, released=released or version == APPLIED_BEFORE)
+        # with replicas required, the turn is acknowledged only once they have it (WAIT)
         await self._replicas.wait(outbox_stream, keys.replica_ack(user_id))
-        return None if int(version) < 0 else int(version)
+        return None if version < 0 else version
 
     async def replace_summary(
         self, user_id: str, session_id: str, text: str, *, expected_version: int
@@ -348,6 +413,7 @@ class SessionStore:
             ttl_seconds=self.limits.lock_ttl_seconds,
             wait_seconds=self.limits.lock_wait_seconds,
             on_timeout=lambda: SessionBusy(session_id, self.limits.lock_wait_seconds),
+            kind="session",
         )
 
 

@@ -255,6 +255,7 @@ class WritePipeline:
             ttl_seconds=p.lock_ttl_seconds,
             wait_seconds=p.lock_wait_seconds,
             on_timeout=lambda: MemoryBusy(user_id, p.lock_wait_seconds),
+            kind="ltm",
         )
 
     async def _check(self, request: WriteRequest, prepared: list[Memory]) -> _Draft | None:

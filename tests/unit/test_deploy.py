@@ -51,6 +51,9 @@ DASHBOARD_METRICS = {
     "mnemo_erasure_compactions_total",
     "mnemo_erasure_compaction_duration_seconds",
     "mnemo_erasure_pending_age_seconds",
+    "mnemo_store_unavailable_total",
+    "mnemo_lock_release_failures_total",
+    "mnemo_idempotent_replays_total",
 }
 NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total"}  # an alert's job: it should stay at zero
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")

@@ -75,6 +75,15 @@ RATE_LIMITER_ERRORS = Counter(
     "mnemo_rate_limiter_errors", "Rate-limit checks that failed (Redis down): the request was let through"
 )
 AUDIT_WRITE_FAILURES = Counter("mnemo_audit_write_failures", "Audit records that could not be written")
+REBALANCE_USERS_MOVED = Counter(
+    "mnemo_rebalance_users_moved", "Users a rebalance moved to another Chroma server (placement switched)"
+)
+REBALANCE_RECORDS_MOVED = Counter(
+    "mnemo_rebalance_records_moved", "Long-term records a rebalance copied to another Chroma server"
+)
+REBALANCE_FAILURES = Counter(
+    "mnemo_rebalance_failures", "Users a rebalance could not settle (left where they were; a re-run retries)"
+)
 RESIDENT_MEMORY = Gauge(
     "mnemo_process_resident_memory_bytes",
     "Resident memory of each worker process",

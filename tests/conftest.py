@@ -62,6 +62,9 @@ def make_settings(redis_url: str, chroma_url: str, **overrides: object) -> Setti
 @pytest.fixture
 def settings(redis_server: ServerProcess, chroma_server: ServerProcess) -> Iterator[Settings]:
     s = make_settings(redis_server.url, chroma_server.url)
+    # flushed before too: a test that ran without this fixture may have left keys (a placement naming a
+    # Chroma server it started and stopped would send this test's users there)
+    redis.Redis.from_url(s.redis_url).flushdb()
     yield s
     redis.Redis.from_url(s.redis_url).flushdb()
     drop_collections(chroma_server.url, s.chroma_collection_prefix)

@@ -3,7 +3,8 @@
 Order matters: pending outbox entries go first (so no background write brings data back), then the
 long-term records (under the user's write lock, so an in-flight write finishes before and not after),
 then every Redis key under the user's prefix (sessions, slots, locks, rate-limit log, index version,
-entity registry). Shared collections are never dropped: only this user's records are deleted.
+entity registry, Chroma placement). Shared collections are never dropped: only this user's records are
+deleted, on every Chroma server (a copy an interrupted rebalance left behind goes too).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from redis.asyncio import Redis
 
 from memory import keys
 from memory.locks import RedisLocks
-from memory.longterm.chroma import ChromaLongTermStore
+from memory.longterm.chroma import ErasableStore
 from memory.longterm.tombstones import Tombstones
 from memory.outbox.stream import Outbox
 from memory.service import MemoryService
@@ -28,9 +29,7 @@ class ErasureReceipt:
 
 
 class Eraser:
-    def __init__(
-        self, store: ChromaLongTermStore, redis: Redis, memory: MemoryService, outbox: Outbox
-    ) -> None:
+    def __init__(self, store: ErasableStore, redis: Redis, memory: MemoryService, outbox: Outbox) -> None:
         self._store = store
         self._redis = redis
         self._memory = memory

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 import redis.asyncio as aredis
 
 from app.lifespan import build_memory_service, build_store
@@ -317,7 +318,7 @@ class TestChromaOutage:
             settings = make_settings(redis_server.url, chroma.url)
             # bob's memory is written by another worker: this one never holds his index
             other = aredis.Redis.from_url(settings.redis_url)
-            elsewhere = build_memory_service(settings, build_store(settings), embedder, other)
+            elsewhere = build_memory_service(settings, build_store(settings, other), embedder, other)
             await elsewhere.ingest("bob", "b", [Message("user", "bob likes green tea", id="b1")])
             await other.aclose()
             async with app_client(settings, embedder) as (client, app):
@@ -351,6 +352,7 @@ class TestChromaOutage:
                 assert all(m["source"] == "user" for m in listed["items"])
         finally:
             chroma.stop()
+            redis.Redis.from_url(f"{redis_server.url}/0").flushdb()  # its users' placements name this server
 
 
 class TestTTLs:

@@ -48,6 +48,9 @@ DASHBOARD_METRICS = {
     "mnemo_process_resident_memory_bytes",
     "mnemo_chat_turn_overhead_seconds",
     "mnemo_outbox_backpressure_seconds",
+    "mnemo_rebalance_users_moved_total",
+    "mnemo_rebalance_records_moved_total",
+    "mnemo_rebalance_failures_total",
 }
 NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total"}  # an alert's job: it should stay at zero
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")

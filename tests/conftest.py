@@ -6,6 +6,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -34,6 +35,22 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPro
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     server = start_chroma(tmp_path_factory.mktemp("chroma"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def chroma_server_b(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A second Chroma server, for the tests of several servers (started by the first that needs it)."""
+    server = start_chroma(tmp_path_factory.mktemp("chroma-b"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def chroma_server_c(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A third one: the server a rebalance test adds."""
+    server = start_chroma(tmp_path_factory.mktemp("chroma-c"))
     yield server
     server.stop()
 
@@ -70,14 +87,30 @@ def settings(redis_server: ServerProcess, chroma_server: ServerProcess) -> Itera
     drop_collections(chroma_server.url, s.chroma_collection_prefix)
 
 
-def drop_collections(chroma_url: str, prefix: str) -> None:
+def chroma_client(chroma_url: str) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     host, port = chroma_url.removeprefix("http://").split(":")
-    client = chromadb.HttpClient(
-        host=host, port=int(port), settings=ChromaSettings(anonymized_telemetry=False)
-    )
+    return chromadb.HttpClient(host=host, port=int(port), settings=ChromaSettings(anonymized_telemetry=False))
+
+
+def records_on(chroma_url: str, prefix: str) -> list[tuple[str, str]]:
+    """(memory id, user id) of every record under this prefix on one server, read straight from Chroma."""
+    client = chroma_client(chroma_url)
+    out: list[tuple[str, str]] = []
+    for col in client.list_collections():
+        name = col if isinstance(col, str) else col.name
+        if name.startswith(f"{prefix}-"):
+            got = client.get_collection(name, embedding_function=None).get(include=["metadatas"])
+            out += [
+                (i, str((m or {}).get("user_id"))) for i, m in zip(got["ids"], got["metadatas"], strict=True)
+            ]
+    return out
+
+
+def drop_collections(chroma_url: str, prefix: str) -> None:
+    client = chroma_client(chroma_url)
     for col in client.list_collections():
         name = col if isinstance(col, str) else col.name
         if name.startswith(f"{prefix}-"):

@@ -1,0 +1,263 @@
+"""Several Chroma servers behind the memory API: each user on exactly one, every use case across them,
+readiness per server, and a rebalance adopting data from before placements. Real servers throughout."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+import redis.asyncio as aredis
+
+from app.lifespan import build_store, chroma_client_factory
+from app.settings import Settings
+from memory import ChromaLongTermStore, Embedder, keys
+from memory.longterm.placement import rendezvous
+from memory.longterm.rebalance import Rebalancer
+from memory.models import Memory
+from tests.conftest import AuthHeaders, app_client, drop_collections, records_on
+from tests.services import ServerProcess, start_chroma
+
+pytestmark = pytest.mark.integration
+
+CITIES = ["杭州", "成都", "厦门", "西安", "大连", "苏州"]
+USERS = [f"user{i:02d}" for i in range(16)]
+
+
+@pytest.fixture
+async def two_servers(
+    settings: Settings, chroma_server: ServerProcess, chroma_server_b: ServerProcess
+) -> AsyncIterator[Settings]:
+    yield settings.model_copy(update={"chroma_urls": f"a={chroma_server.url},b={chroma_server_b.url}"})
+    drop_collections(chroma_server_b.url, settings.chroma_collection_prefix)
+
+
+def held(urls: dict[str, str], prefix: str) -> dict[str, dict[str, list[str]]]:
+    """server -> user -> memory ids, read straight from each Chroma server."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for name, url in urls.items():
+        by_user: dict[str, list[str]] = defaultdict(list)
+        for memory_id, user_id in records_on(url, prefix):
+            by_user[user_id].append(memory_id)
+        out[name] = dict(by_user)
+    return out
+
+
+async def write_facts(
+    client: httpx.AsyncClient, auth: AuthHeaders, users: list[str]
+) -> dict[str, dict[str, str]]:
+    """Two memories per user (zh, en); user -> message id ("zh", "en") -> memory id."""
+    written: dict[str, dict[str, str]] = {}
+    for i, user in enumerate(users):
+        resp = await client.post(
+            f"/v1/memory/{user}/messages",
+            json={
+                "session_id": "s1",
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": f"我住在{CITIES[i % len(CITIES)]}，订单号 A{i:05d}",
+                        "id": "zh",
+                    },
+                    {"role": "user", "content": f"My sister Anna works as nurse number {i}", "id": "en"},
+                ],
+            },
+            headers=auth(user),
+        )
+        assert resp.status_code == 200, resp.text
+        written[user] = {m["source_message_ids"][0]: m["id"] for m in resp.json()["memories"]}
+        assert set(written[user]) == {"zh", "en"}
+    return written
+
+
+async def test_each_user_lives_on_one_server_and_every_use_case_works_across_them(
+    two_servers: Settings,
+    chroma_server: ServerProcess,
+    chroma_server_b: ServerProcess,
+    embedder: Embedder,
+    auth: AuthHeaders,
+) -> None:
+    urls = {"a": chroma_server.url, "b": chroma_server_b.url}
+    prefix = two_servers.chroma_collection_prefix
+    async with app_client(two_servers, embedder) as (client, _):
+        written = await write_facts(client, auth, USERS)
+    where = {u: rendezvous(u, ["a", "b"]) for u in USERS}
+    on = held(urls, prefix)
+    assert {where[u] for u in USERS} == {"a", "b"}, "16 users should be spread over both servers"
+    for user in USERS:
+        assert set(on[where[user]][user]) == set(written[user].values())
+        other = "b" if where[user] == "a" else "a"
+        assert user not in on[other], f"{user}'s memories must be on {where[user]} only"
+    redis = aredis.Redis.from_url(two_servers.redis_url, decode_responses=True)
+    try:
+        for user in USERS:  # the first write recorded the placement
+            assert await redis.hgetall(keys.ltm_placement(user)) == {"at": where[user]}
+    finally:
+        await redis.aclose()
+
+    a_user = next(u for u in USERS if where[u] == "a")
+    b_user = next(u for u in USERS if where[u] == "b")
+    # a fresh worker: no index cached, every read goes to the user's server
+    async with app_client(two_servers, embedder) as (client, _):
+        for user in USERS:
+            i = USERS.index(user)
+            found = await client.post(
+                f"/v1/memory/{user}/search", json={"query": "我住在哪里？"}, headers=auth(user)
+            )
+            assert found.status_code == 200, found.text
+            assert found.json()["results"][0]["content"].startswith(f"我住在{CITIES[i % len(CITIES)]}")
+            listed = await client.get(f"/v1/memory/{user}/list", headers=auth(user))
+            assert listed.json()["total"] == 2
+        exported = await client.get(f"/v1/memory/{b_user}/export", headers=auth(b_user))
+        assert exported.status_code == 200
+        assert {m["id"] for m in json.loads(exported.text)["memories"]} == set(written[b_user].values())
+
+        forgot = await client.post(
+            f"/v1/memory/{b_user}/forget",
+            json={"query": "my sister Anna the nurse", "min_similarity": 0.5},
+            headers=auth(b_user),
+        )
+        assert forgot.status_code == 200, forgot.text
+        assert forgot.json()["ids"] == [written[b_user]["en"]]
+        deleted = await client.delete(f"/v1/memory/{a_user}/{written[a_user]['zh']}", headers=auth(a_user))
+        assert deleted.status_code == 204
+        after = held(urls, prefix)
+        assert after["b"][b_user] == [written[b_user]["zh"]]
+        assert after["a"][a_user] == [written[a_user]["en"]]
+
+        for user in (a_user, b_user):
+            erased = await client.delete(f"/v1/memory/{user}", headers=auth(user))
+            assert erased.status_code == 200, erased.text
+            assert erased.json()["deleted"]["chroma"] == 1
+        final = held(urls, prefix)
+        assert a_user not in final["a"]
+        assert b_user not in final["b"]
+        assert sum(len(ids) for by_user in final.values() for ids in by_user.values()) == 2 * (len(USERS) - 2)
+
+
+async def test_readyz_reports_each_server_and_users_degrade_one_server_at_a_time(
+    tmp_path: Path,
+    settings: Settings,
+    chroma_server: ServerProcess,
+    redis_server: ServerProcess,
+    embedder: Embedder,
+    auth: AuthHeaders,
+) -> None:
+    b = start_chroma(tmp_path / "chroma-b")
+    try:
+        config = settings.model_copy(update={"chroma_urls": f"a={chroma_server.url},b={b.url}"})
+        a_user = next(u for u in USERS if rendezvous(u, ["a", "b"]) == "a")
+        b_user = next(u for u in USERS if rendezvous(u, ["a", "b"]) == "b")
+        async with app_client(config, embedder) as (client, _):
+            ready = await client.get("/readyz")
+            assert ready.status_code == 200
+            assert ready.json() == {
+                "status": "ready",
+                "redis": "ok",
+                "chroma": "ok",
+                "chroma_servers": {"a": "ok", "b": "ok"},
+            }
+            await write_facts(client, auth, [a_user, b_user])
+
+            b.stop()
+            down = await client.get("/readyz")
+            assert down.status_code == 503
+            assert down.headers["retry-after"] == "5"
+            body = down.json()
+            assert body["error"] == "not_ready"
+            assert body["detail"] == "not ready: chroma (b) unreachable"
+            assert body["chroma_servers"] == {"a": "ok", "b": "down"}
+            # a user on the healthy server is served; one on the stopped server gets a 503 to retry
+            assert (await client.get(f"/v1/memory/{a_user}/list", headers=auth(a_user))).status_code == 200
+            cut = await client.get(f"/v1/memory/{b_user}/list", headers=auth(b_user))
+            assert cut.status_code == 503
+            assert cut.json()["error"] == "chroma_unavailable"
+            assert cut.headers["retry-after"] == "5"
+            # erasure must reach every server (a copy could be anywhere): it waits for b
+            erase = await client.delete(f"/v1/memory/{a_user}", headers=auth(a_user))
+            assert erase.status_code == 503
+
+            b = start_chroma(tmp_path / "chroma-b", port=b.port)
+            assert (await client.get("/readyz")).status_code == 200
+            listed = await client.get(f"/v1/memory/{b_user}/list", headers=auth(b_user))
+            assert listed.json()["total"] == 2
+    finally:
+        b.stop()
+        drop_collections(chroma_server.url, settings.chroma_collection_prefix)
+
+
+def _memory(user: str, i: int, text: str) -> Memory:
+    return Memory(
+        id=f"{user}-m{i}",
+        user_id=user,
+        content=text,
+        created_at=1_790_000_000.0 + i,
+        session_id="old",
+        source="user",
+        content_hash=f"{user}-h{i}",
+        importance=0.5,
+        source_message_ids=(f"{user}-msg{i}",),
+    )
+
+
+async def test_a_rebalance_adopts_records_from_before_placements_and_merges_strays(
+    two_servers: Settings, chroma_server: ServerProcess, chroma_server_b: ServerProcess
+) -> None:
+    """Data written by a single-server mnemo before placements existed has no placement key: the
+    rebalance records where it is (adopt), moves what rendezvous now puts elsewhere, and merges
+    records it finds on a server no placement names (here: one user with records on both)."""
+    prefix = two_servers.chroma_collection_prefix
+    urls = {"a": chroma_server.url, "b": chroma_server_b.url}
+    raw = {
+        name: ChromaLongTermStore(chroma_client_factory(two_servers, url), shards=4, collection_prefix=prefix)
+        for name, url in urls.items()
+    }
+    rng = np.random.default_rng(3)
+    legacy = [f"old{i}" for i in range(8)]
+    for user in legacy:
+        memories = [_memory(user, i, f"旧的记忆 {i} / an old memory {i}") for i in range(3)]
+        vectors = rng.standard_normal((3, 8)).astype(np.float32)
+        await raw["a"].upsert(memories, vectors)
+    # "split" has records on both servers (written on b after its placement was lost, say)
+    split = [_memory("split", i, f"分开的记忆 {i}") for i in range(4)]
+    await raw["a"].upsert(split[:3], rng.standard_normal((3, 8)).astype(np.float32))
+    await raw["b"].upsert(split[2:], rng.standard_normal((2, 8)).astype(np.float32))
+
+    redis = aredis.Redis.from_url(two_servers.redis_url, decode_responses=True)
+    store = build_store(two_servers, redis)
+    try:
+        before = held(urls, prefix)
+        dry = await Rebalancer(store, redis, grace_seconds=1.0).run(dry_run=True)
+        assert dry.users_seen == 9
+        assert dry.planned["adopt"] == 9
+        assert dry.planned["merge"] == 1
+        movers = [u for u in legacy if rendezvous(u, ["a", "b"]) == "b"]
+        assert movers, "some legacy user should belong on b"
+        assert dry.planned["move"] == len(movers)  # "split" has records on its target: adopted there
+        assert held(urls, prefix) == before  # a dry run changes nothing
+        assert await redis.exists(keys.ltm_placement("old0")) == 0
+
+        started = time.monotonic()
+        report = await Rebalancer(store, redis, grace_seconds=1.0).run()
+        assert time.monotonic() - started < 60
+        assert report.failures == 0
+        assert report.adopted == 9
+        assert report.records_merged == 1  # split-m3 (only on b) or split-m0/m1 (only on a)
+        after = held(urls, prefix)
+        every = [i for by_user in after.values() for ids in by_user.values() for i in ids]
+        assert len(every) == len(set(every)) == 8 * 3 + 4  # nothing lost, nothing twice
+        for name, by_user in after.items():
+            for user in by_user:
+                assert rendezvous(user, ["a", "b"]) == name
+                assert await redis.hgetall(keys.ltm_placement(user)) == {"at": name}
+        assert sorted(after[rendezvous("split", ["a", "b"])]["split"]) == [f"split-m{i}" for i in range(4)]
+        # nothing left to do
+        again = await Rebalancer(store, redis, grace_seconds=1.0).run()
+        assert (again.users_to_settle, again.users_moved, again.failures) == (0, 0, 0)
+    finally:
+        await redis.aclose()

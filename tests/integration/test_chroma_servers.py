@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 import redis.asyncio as aredis
 
-from app.lifespan import build_store, chroma_client_factory
+from app.lifespan import build_memory_service, build_store, chroma_client_factory
 from app.settings import Settings
-from memory import ChromaLongTermStore, Embedder, keys
-from memory.longterm.placement import rendezvous
+from memory import ChromaLongTermStore, Embedder, RoutingLongTermStore, keys
+from memory.longterm.placement import Placement, Placements, rendezvous
 from memory.longterm.rebalance import Rebalancer
-from memory.models import Memory
+from memory.models import Memory, Message
 from tests.conftest import AuthHeaders, app_client, drop_collections, records_on
 from tests.services import ServerProcess, start_chroma
 
@@ -259,5 +259,56 @@ async def test_a_rebalance_adopts_records_from_before_placements_and_merges_stra
         # nothing left to do
         again = await Rebalancer(store, redis, grace_seconds=1.0).run()
         assert (again.users_to_settle, again.users_moved, again.failures) == (0, 0, 0)
+    finally:
+        await redis.aclose()
+
+
+class CountingPlacements(Placements):
+    reads = 0
+
+    async def read(self, user_id: str) -> tuple[Placement, int]:
+        self.reads += 1
+        return await super().read(user_id)
+
+
+async def test_searches_route_by_the_cached_placement_until_a_move_bumps_the_version(
+    two_servers: Settings, chroma_server: ServerProcess, chroma_server_b: ServerProcess, embedder: Embedder
+) -> None:
+    """Every search of this user asks Chroma (in-process dense recall off): the placement is read from
+    Redis once, then trusted on the version each search reads anyway; the switch of a move bumps that
+    version, so the very next search reads the placement again and goes to the new server."""
+    config = two_servers.model_copy(update={"in_process_index_max": 0})
+    redis = aredis.Redis.from_url(config.redis_url, decode_responses=True)
+    urls = {"a": chroma_server.url, "b": chroma_server_b.url}
+    try:
+        placements = CountingPlacements(redis)
+        servers = {
+            name: ChromaLongTermStore(
+                chroma_client_factory(config, url),
+                shards=4,
+                collection_prefix=config.chroma_collection_prefix,
+            )
+            for name, url in urls.items()
+        }
+        store = RoutingLongTermStore(servers, placements)
+        service = build_memory_service(config, store, embedder, redis)
+        user = next(u for u in USERS if rendezvous(u, ["a", "b"]) == "a")
+        await service.ingest(user, "s1", [Message("user", "我住在杭州 I live in Hangzhou", id="m1")])
+        await service.search(user, "where do I live?", top_k=3)  # builds the index: reads the placement
+        reads = placements.reads
+        for query in ("我住在哪里？", "where do I live?", "Hangzhou"):
+            found = await service.search(user, query, top_k=3)
+            assert found[0].memory.content == "我住在杭州 I live in Hangzhou"
+        assert placements.reads == reads, "a search with an unchanged version reads no placement"
+
+        # move the user to b (only b is left for new users): a rebalance through the same routing
+        only_b = RoutingLongTermStore(servers, Placements(redis), draining=["a"])
+        report = await Rebalancer(only_b, redis, grace_seconds=1.0).run()
+        assert report.users_moved == 1
+        assert held(urls, config.chroma_collection_prefix)["a"] == {}
+        found = await service.search(user, "where do I live?", top_k=3)
+        assert found[0].memory.content == "我住在杭州 I live in Hangzhou"  # from b: a's copy is gone
+        assert placements.reads == reads + 1
+        assert await store.server_of(user) == "b"
     finally:
         await redis.aclose()

@@ -239,7 +239,7 @@ class Rebalancer:
         report.failures += 1
         metrics.REBALANCE_FAILURES.inc()
         log.exception(
-            "rebalance step failed; the user stays where they were",
+            "rebalance step failed; a re-run completes it",
             extra={"user": self._label(user_id), "step": step},
         )
 

@@ -17,8 +17,10 @@ import redis.asyncio as aredis
 from app.lifespan import build_memory_service, build_store, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, RoutingLongTermStore, keys
+from memory.errors import StoreUnavailable
 from memory.longterm.placement import Placement, Placements, rendezvous
 from memory.longterm.rebalance import Rebalancer
+from memory.longterm.versions import LtmVersions
 from memory.models import Memory, Message
 from tests.conftest import AuthHeaders, app_client, drop_collections, records_on
 from tests.services import ServerProcess, start_chroma
@@ -310,5 +312,45 @@ async def test_searches_route_by_the_cached_placement_until_a_move_bumps_the_ver
         assert found[0].memory.content == "我住在杭州 I live in Hangzhou"  # from b: a's copy is gone
         assert placements.reads == reads + 1
         assert await store.server_of(user) == "b"
+    finally:
+        await redis.aclose()
+
+
+async def test_an_export_fails_rather_than_mix_servers_when_its_user_moves_mid_read(
+    two_servers: Settings, embedder: Embedder
+) -> None:
+    redis = aredis.Redis.from_url(two_servers.redis_url, decode_responses=True)
+    try:
+        store = build_store(two_servers, redis)
+        service = build_memory_service(two_servers, store, embedder, redis)
+        user = next(u for u in USERS if rendezvous(u, ["a", "b"]) == "a")
+        texts = ["我住在杭州", "I keep bees on my rooftop", "我的订单号是 A12345", "My sister is a nurse"]
+        await service.ingest(user, "s1", [Message("user", t, id=f"m{i}") for i, t in enumerate(texts)])
+        pages = store.pages(user, page_size=2)
+        assert len(await anext(pages)) == 2
+        # a rebalance switches the user meanwhile (as its switch step does, version bump included)
+        await store.placements.switch(user, source="a", target="b", versions=LtmVersions(redis))
+        with pytest.raises(StoreUnavailable, match="moved to another Chroma server"):
+            await anext(pages)
+    finally:
+        await redis.aclose()
+
+
+async def test_a_placement_naming_a_server_not_configured_is_a_503_not_a_silent_empty_answer(
+    two_servers: Settings, embedder: Embedder, auth: AuthHeaders
+) -> None:
+    redis = aredis.Redis.from_url(two_servers.redis_url, decode_responses=True)
+    try:
+        await redis.hset(keys.ltm_placement("ghost"), "at", "removed-too-early")
+        async with app_client(two_servers, embedder) as (client, _):
+            resp = await client.get("/v1/memory/ghost/list", headers=auth("ghost"))
+            assert resp.status_code == 503
+            assert resp.json()["error"] == "chroma_unavailable"
+            written = await client.post(
+                "/v1/memory/ghost/messages",
+                json={"session_id": "s", "messages": [{"role": "user", "content": "我住在杭州"}]},
+                headers=auth("ghost"),
+            )
+            assert written.status_code == 503  # nothing is written to another server instead
     finally:
         await redis.aclose()

@@ -6,7 +6,8 @@ set -euo pipefail
 cd /app
 
 : "${REDIS_URL:?REDIS_URL is not set}"
-: "${CHROMA_URL:?CHROMA_URL is not set}"
+# several Chroma servers (CHROMA_URLS, name=url or url entries) or the one of CHROMA_URL
+chroma_urls="${CHROMA_URLS:-${CHROMA_URL:?CHROMA_URL (or CHROMA_URLS) is not set}}"
 wait_timeout="${WAIT_TIMEOUT_SECONDS:-60}"
 data_dir="${DATA_DIR:-/app/data}"
 metrics_dir="${PROMETHEUS_MULTIPROC_DIR:-/tmp/mnemo-metrics}"
@@ -24,13 +25,19 @@ if ! python scripts/probe.py redis "$REDIS_URL" --wait "$wait_timeout"; then
     exit 1
 fi
 
-chroma_target="${CHROMA_URL#*://}"
-chroma_target="${chroma_target##*@}"
-log "waiting up to ${wait_timeout}s for Chroma at $chroma_target"
-if ! python scripts/probe.py chroma "$CHROMA_URL" --wait "$wait_timeout"; then
-    log "ERROR: Chroma at $chroma_target did not answer GET /api/v2/heartbeat within ${wait_timeout}s (CHROMA_URL, WAIT_TIMEOUT_SECONDS)"
-    exit 1
-fi
+IFS=',' read -r -a chroma_entries <<< "$chroma_urls"
+for entry in "${chroma_entries[@]}"; do
+    chroma_url="${entry##*=}"  # name=url: the URL
+    chroma_url="${chroma_url// /}"
+    [ -n "$chroma_url" ] || continue
+    chroma_target="${chroma_url#*://}"
+    chroma_target="${chroma_target##*@}"
+    log "waiting up to ${wait_timeout}s for Chroma at $chroma_target"
+    if ! python scripts/probe.py chroma "$chroma_url" --wait "$wait_timeout"; then
+        log "ERROR: Chroma at $chroma_target did not answer GET /api/v2/heartbeat within ${wait_timeout}s (CHROMA_URL/CHROMA_URLS, WAIT_TIMEOUT_SECONDS)"
+        exit 1
+    fi
+done
 
 # Also validates the configuration: a missing or placeholder secret fails here, with its message.
 log "checking the configuration and loading the embedding model"

@@ -22,7 +22,14 @@ from app.clients.upstream import OpenAICompatibleLLM
 from app.http.auth import TokenCodec
 from app.http.rate_limit import RateLimiter
 from app.settings import Settings
-from memory import ChromaLongTermStore, Embedder, MemoryService, SentenceTransformerEmbedder
+from memory import (
+    ChromaLongTermStore,
+    Embedder,
+    LongTermStore,
+    MemoryService,
+    RoutingLongTermStore,
+    SentenceTransformerEmbedder,
+)
 from memory.chat.compression import LLMCompressor
 from memory.chat.conversation import ConversationService
 from memory.chat.llm import ChatModel
@@ -41,6 +48,7 @@ from memory.governance.compaction import (
 )
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
+from memory.longterm.placement import Placements
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
@@ -62,7 +70,7 @@ class State(TypedDict):
 
     settings: Settings
     redis: RedisClient
-    store: ChromaLongTermStore
+    store: RoutingLongTermStore
     embedder: Embedder
     memory: MemoryService
     tokens: TokenCodec
@@ -86,11 +94,13 @@ def token_codec(settings: Settings) -> TokenCodec:
     )
 
 
-def chroma_client_factory(settings: Settings) -> Callable[[], Any]:
-    """A callable that opens a Chroma `HttpClient` (it talks to the server when constructed)."""
-    parts = urlsplit(settings.chroma_url)
+def chroma_client_factory(settings: Settings, url: str | None = None) -> Callable[[], Any]:
+    """A callable that opens a Chroma `HttpClient` to `url` (default: the first configured server); it
+    talks to the server when constructed."""
+    url = url or settings.chroma_servers[0].url
+    parts = urlsplit(url)
     if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise ValueError(f"CHROMA_URL must be http(s)://host:port, got {settings.chroma_url!r}")
+        raise ValueError(f"a Chroma URL must be http(s)://host:port, got {url!r}")
     ssl = parts.scheme == "https"
     port = parts.port or (443 if ssl else 80)
 
@@ -113,12 +123,18 @@ def chroma_client_factory(settings: Settings) -> Callable[[], Any]:
     return factory
 
 
-def build_store(settings: Settings) -> ChromaLongTermStore:
-    return ChromaLongTermStore(
-        chroma_client_factory(settings),
-        shards=settings.memory_shards,
-        collection_prefix=settings.chroma_collection_prefix,
-    )
+def build_store(settings: Settings, redis: RedisClient) -> RoutingLongTermStore:
+    """One Chroma store per configured server (each with its own lazily opened client) behind the
+    routing store; with CHROMA_URL alone, a single server."""
+    servers = {
+        server.name: ChromaLongTermStore(
+            chroma_client_factory(settings, server.url),
+            shards=settings.memory_shards,
+            collection_prefix=settings.chroma_collection_prefix,
+        )
+        for server in settings.chroma_servers
+    }
+    return RoutingLongTermStore(servers, Placements(redis), draining=settings.chroma_draining_names)
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -138,7 +154,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
 def build_memory_service(
     settings: Settings,
-    store: ChromaLongTermStore,
+    store: LongTermStore,
     embedder: Embedder,
     redis: RedisClient,
     outbox: Outbox | None = None,
@@ -289,11 +305,10 @@ def make_lifespan(
         await ensure_layout(redis, settings)
         with contextlib.suppress(RedisError):
             await connect(limiter_redis)
-        store = build_store(settings)
-        try:
-            await store.ping()
-        except Exception as exc:  # start anyway: /readyz reports it, calls retry the connection
-            log.warning("chroma not reachable at startup", extra={"reason": str(exc)})
+        store = build_store(settings, redis)
+        down = [name for name, ok in (await store.ping_each()).items() if not ok]
+        if down:  # start anyway: /readyz reports it, calls retry the connection
+            log.warning("chroma not reachable at startup", extra={"servers": down})
         outbox = Outbox(redis)
         memory = build_memory_service(settings, store, model, redis, outbox)
         sessions = build_sessions(settings, redis)

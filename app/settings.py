@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Literal, NamedTuple
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIN_SECRET_LENGTH = 32
@@ -30,6 +32,56 @@ SECRET_HELP = (
 )
 
 
+_SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class ChromaServer(NamedTuple):
+    name: str  # stable identity: placements record it and rendezvous hashes it
+    url: str
+
+
+def normalized_url(url: str) -> str:
+    """`scheme://host:port`, lower-case, explicit port: the name of a server given by URL alone."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ValueError(f"a Chroma server must be http(s)://host:port, got {url!r}")
+    if parts.path not in {"", "/"} or parts.query or parts.fragment:
+        raise ValueError(f"a Chroma server URL has no path, query or fragment: {url!r}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
+
+
+def server_name(name: str) -> str:
+    """A name as given (1-64 of [A-Za-z0-9._-]) or, for a server first known by its URL, that URL
+    normalised: `http://old:8000=http://new:8000` keeps the name of a server whose address changed."""
+    name = name.strip()
+    if "://" in name:
+        return normalized_url(name)
+    if not _SERVER_NAME_RE.match(name):
+        raise ValueError(f"a Chroma server name is 1-64 of [A-Za-z0-9._-] (or a URL), got {name!r}")
+    return name
+
+
+def parse_chroma_servers(spec: str) -> list[ChromaServer]:
+    """`name=url,name=url`, or bare URLs (each named by its normalised URL), in order; names and URLs
+    unique. A server's name is its identity (placements record it, rendezvous hashes it): it must
+    never change, its URL may."""
+    servers: list[ChromaServer] = []
+    for entry in (e.strip() for e in spec.split(",")):
+        if not entry:
+            continue
+        name, sep, url = entry.rpartition("=")
+        if not sep:
+            name = url
+        servers.append(ChromaServer(server_name(name), normalized_url(url)))
+    if not servers:
+        raise ValueError("no Chroma server configured")
+    for what, values in (("names", [s.name for s in servers]), ("URLs", [s.url for s in servers])):
+        if len(set(values)) != len(values):
+            raise ValueError(f"Chroma server {what} must be unique: {values}")
+    return servers
+
+
 class Settings(BaseSettings):
     """Every knob of the service. Names are the environment variable names, case-insensitive."""
 
@@ -46,6 +98,12 @@ class Settings(BaseSettings):
     redis_min_replicas_ack: int = Field(0, ge=0, le=5)
     redis_replica_ack_timeout_ms: int = Field(500, ge=10, le=10_000)
     chroma_url: str = "http://127.0.0.1:8001"
+    # several Chroma servers: "name=url,name=url" (or bare URLs, each named by its URL); each user lives
+    # on one (docs/operations.md#several-chroma-servers). Empty: CHROMA_URL is the only server.
+    chroma_urls: str = ""
+    # names of servers that keep serving the users placed on them but take no new ones (rendezvous
+    # leaves them out; a rebalance moves their users away), before they are removed
+    chroma_draining: str = ""
     chroma_timeout_seconds: float = Field(10.0, gt=0)
     chroma_collection_prefix: str = Field("mnemo", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
     memory_shards: int = Field(16, ge=1, le=1024)
@@ -126,6 +184,25 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(100, ge=1)
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @property
+    def chroma_servers(self) -> list[ChromaServer]:
+        """Every configured Chroma server, in order: CHROMA_URLS, else CHROMA_URL alone."""
+        return parse_chroma_servers(self.chroma_urls or self.chroma_url)
+
+    @property
+    def chroma_draining_names(self) -> list[str]:
+        return [server_name(n) for n in self.chroma_draining.split(",") if n.strip()]
+
+    @model_validator(mode="after")
+    def _check_chroma_servers(self) -> Settings:
+        names = {s.name for s in self.chroma_servers}
+        draining = set(self.chroma_draining_names)
+        if draining - names:
+            raise ValueError(f"CHROMA_DRAINING names unknown servers: {sorted(draining - names)}")
+        if draining >= names:
+            raise ValueError("CHROMA_DRAINING may not name every server: none would take new users")
+        return self
 
     @field_validator("auth_jwt_secret")
     @classmethod

@@ -51,25 +51,30 @@ def machine() -> str:
 
 
 @contextlib.contextmanager
-def bench_stores() -> Iterator[tuple[str, str]]:
-    """A fresh redis-server and `chroma run` in a temp dir; yields (redis URL with db 0, chroma URL)."""
+def bench_stores(chroma_servers: int = 1) -> Iterator[tuple[str, str]]:
+    """A fresh redis-server and `chroma_servers` `chroma run`s in a temp dir; yields (redis URL with db
+    0, chroma URL), the latter a CHROMA_URLS list (`c0=url,c1=url`) when there are several."""
     workdir = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
     redis = start_redis(workdir / "redis")
-    chroma = start_chroma(workdir / "chroma")
+    chromas = [start_chroma(workdir / f"chroma{i}") for i in range(chroma_servers)]
     try:
-        yield f"{redis.url}/0", chroma.url
+        urls = ",".join(f"c{i}={c.url}" for i, c in enumerate(chromas))
+        yield f"{redis.url}/0", chromas[0].url if chroma_servers == 1 else urls
     finally:
-        chroma.stop()
+        for chroma in chromas:
+            chroma.stop()
         redis.stop()
 
 
 @contextlib.asynccontextmanager
 async def app_on(redis_url: str, chroma_url: str, **settings: Any) -> AsyncIterator[httpx.AsyncClient]:
-    """The app, with its real lifespan and model, on these stores; yields an HTTP client to it."""
+    """The app, with its real lifespan and model, on these stores; yields an HTTP client to it.
+    `chroma_url` may be a CHROMA_URLS list (several servers)."""
+    servers: dict[str, Any] = {"chroma_urls": chroma_url} if "," in chroma_url else {"chroma_url": chroma_url}
     config = Settings(
         _env_file=None,
         redis_url=redis_url,
-        chroma_url=chroma_url,
+        **servers,
         auth_jwt_secret=SECRET,
         **{"log_level": "WARNING", "rate_limit_per_minute": 10_000_000, **settings},
     )

@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/search_latency.py                      # 10k memories, 100 users
     .venv/bin/python bench/search_latency.py --memories 100000 --users 1000
+    .venv/bin/python bench/search_latency.py --chroma-servers 2        # users spread over 2 servers
+    .venv/bin/python bench/search_latency.py --in-process-max 0        # every search asks Chroma
 
 Starts its own redis-server and `chroma run` on free loopback ports (data in a temp dir), serves the
 app in-process (ASGI, real lifespan, real embedding model), ingests synthetic zh+en memories through
@@ -22,6 +24,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -91,7 +94,7 @@ async def ingest(
 ) -> float:
     """Store every user's memories through the API; returns the seconds it took."""
     base_ts = 1_700_000_000
-    async with app_on(*stores, memory_shards=args.shards) as client:
+    async with app_on(*stores, **app_settings(args)) as client:
         start = time.perf_counter()
         for u in users:
             for offset in range(0, per_user, args.batch):
@@ -141,10 +144,14 @@ async def searches(
     return cold, latencies
 
 
+def app_settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {"memory_shards": args.shards, "in_process_index_max": args.in_process_max}
+
+
 async def run(args: argparse.Namespace) -> dict[str, object]:
     rng = random.Random(args.seed)
     tokens = TokenCodec(SECRET)
-    with bench_stores() as stores:
+    with bench_stores(args.chroma_servers) as stores:
         users = [f"user-{i:05d}" for i in range(args.users)]
         headers = {u: {"Authorization": f"Bearer {tokens.mint(u, ttl_seconds=86400)}"} for u in users}
         per_user = args.memories // args.users
@@ -152,12 +159,14 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         stored = per_user * len(users)
         # searched by a fresh app: like an API worker, it holds no index of these users until their
         # first search (the writer, which built them while writing, is another process in production)
-        async with app_on(*stores, memory_shards=args.shards) as client:
+        async with app_on(*stores, **app_settings(args)) as client:
             cold, latencies = await searches(args, rng, users, headers, client)
     return {
         "memories": stored,
         "users": args.users,
         "shards": args.shards,
+        "chroma_servers": args.chroma_servers,
+        "in_process_index_max": args.in_process_max,
         "queries": args.queries,
         "cold_first_search_p50_ms": round(percentile(cold, 50), 1),
         "cold_first_search_p95_ms": round(percentile(cold, 95), 1),
@@ -177,11 +186,19 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=100, help="messages per /messages call")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--chroma-servers", type=int, default=1, help="Chroma servers the users spread over")
+    parser.add_argument(
+        "--in-process-max",
+        type=int,
+        default=20_000,
+        help="IN_PROCESS_INDEX_MAX (0: every search asks Chroma)",
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"search_latency_{result['memories']}.json").write_text(json.dumps(result, indent=2))
+    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}.json"
+    (out / name).write_text(json.dumps(result, indent=2))
     width = max(len(k) for k in result)
     sys.stdout.write("\n".join(f"{k:<{width}}  {v}" for k, v in result.items()) + "\n")
 

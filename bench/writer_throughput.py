@@ -90,7 +90,7 @@ async def main(args: argparse.Namespace) -> None:
         )
         embedder = build_embedder(settings)
         redis = build_redis(settings, "bench-writer")
-        store = build_store(settings)
+        store = build_store(settings, redis)
         outbox = Outbox(redis)
         service = build_memory_service(settings, store, embedder, redis, outbox)
         if args.existing:

@@ -2,7 +2,7 @@
 
 1. shared leaves: `models`, `errors`, `keys` (every Redis key), `locks`; `text` (zh/en rules); `embedding`
 2. `session` (short-term state in Redis), `outbox` (turns handed to the writer), `longterm` (Chroma store,
-   versions, tombstones, shared vectors)
+   routing over several servers, rebalance, versions, tombstones, shared vectors)
 3. `recall` (keyword index, query plan, ranking, hybrid retriever)
 4. `write` (write policy and scoring)
 5. `service` (`MemoryService`: ingest, search, list, delete)
@@ -16,6 +16,7 @@ from memory.embedding.base import Embedder
 from memory.embedding.sentence_transformer import SentenceTransformerEmbedder, bundled_model_path
 from memory.errors import MemoryNotFound, StoreUnavailable
 from memory.longterm.chroma import ChromaLongTermStore, LongTermStore, shard_of
+from memory.longterm.routing import RoutingLongTermStore
 from memory.models import Memory, MemoryPage, Message, ScoredMemory, SearchFilters
 from memory.service import MemoryService
 
@@ -28,6 +29,7 @@ __all__ = [
     "MemoryPage",
     "MemoryService",
     "Message",
+    "RoutingLongTermStore",
     "ScoredMemory",
     "SearchFilters",
     "SentenceTransformerEmbedder",

@@ -182,6 +182,16 @@ def ltm_changes(user_id: str) -> str:
     return f"{user_prefix(user_id)}:ltm:changes"
 
 
+def ltm_placement(user_id: str) -> str:
+    """Hash: which Chroma server holds this user's long-term records (`at`), and while a rebalance moves
+    them, the server being copied to (`to`) or the one whose copy is still to be deleted (`from`)."""
+    return f"{user_prefix(user_id)}:ltm:placement"
+
+
+# Only one rebalance runs at a time (python -m app.cli.rebalance).
+REBALANCE_LOCK = f"{PREFIX}:rebalance:lock"
+
+
 def shared_vector(user_id: str, model: str, digest: str) -> str:
     """A recall query's embedding, for the writer that stores the same text (memory/longterm/shared_vectors.py)."""
     return f"{user_prefix(user_id)}:vec:{model}:{digest}"

@@ -107,6 +107,15 @@ ERASURE_PENDING_AGE = Gauge(
     ["store"],
     multiprocess_mode="livemax",
 )
+REBALANCE_USERS_MOVED = Counter(
+    "mnemo_rebalance_users_moved", "Users a rebalance moved to another Chroma server (placement switched)"
+)
+REBALANCE_RECORDS_MOVED = Counter(
+    "mnemo_rebalance_records_moved", "Long-term records a rebalance copied to another Chroma server"
+)
+REBALANCE_FAILURES = Counter(
+    "mnemo_rebalance_failures", "Users a rebalance could not settle (left where they were; a re-run retries)"
+)
 RESIDENT_MEMORY = Gauge(
     "mnemo_process_resident_memory_bytes",
     "Resident memory of each worker process",

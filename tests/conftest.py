@@ -12,6 +12,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -90,6 +91,22 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerPr
 
 
 @pytest.fixture(scope="session")
+def chroma_server_b(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A second Chroma server, for the tests of several servers (started by the first that needs it)."""
+    server = start_chroma(tmp_path_factory.mktemp("chroma-b"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def chroma_server_c(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A third one: the server a rebalance test adds."""
+    server = start_chroma(tmp_path_factory.mktemp("chroma-c"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def embedder() -> Embedder:
     """The real model as the service runs it by default (int8 ONNX, one thread), loaded once for the
     whole run. tests/integration/test_onnx_embedder.py checks it against the sentence-transformers one."""
@@ -115,19 +132,38 @@ def make_settings(redis_url: str, chroma_url: str, **overrides: object) -> Setti
 @pytest.fixture
 def settings(redis_server: ServerProcess, chroma_server: ServerProcess) -> Iterator[Settings]:
     s = make_settings(redis_server.url, chroma_server.url)
+    # flushed before too: a test that ran without this fixture may have left keys (a placement naming a
+    # Chroma server it started and stopped would send this test's users there)
+    redis.Redis.from_url(s.redis_url).flushdb()
     yield s
     flush(s)
     drop_collections(chroma_server.url, s.chroma_collection_prefix)
 
 
-def drop_collections(chroma_url: str, prefix: str) -> None:
+def chroma_client(chroma_url: str) -> Any:
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     host, port = chroma_url.removeprefix("http://").split(":")
-    client = chromadb.HttpClient(
-        host=host, port=int(port), settings=ChromaSettings(anonymized_telemetry=False)
-    )
+    return chromadb.HttpClient(host=host, port=int(port), settings=ChromaSettings(anonymized_telemetry=False))
+
+
+def records_on(chroma_url: str, prefix: str) -> list[tuple[str, str]]:
+    """(memory id, user id) of every record under this prefix on one server, read straight from Chroma."""
+    client = chroma_client(chroma_url)
+    out: list[tuple[str, str]] = []
+    for col in client.list_collections():
+        name = col if isinstance(col, str) else col.name
+        if name.startswith(f"{prefix}-"):
+            got = client.get_collection(name, embedding_function=None).get(include=["metadatas"])
+            out += [
+                (i, str((m or {}).get("user_id"))) for i, m in zip(got["ids"], got["metadatas"], strict=True)
+            ]
+    return out
+
+
+def drop_collections(chroma_url: str, prefix: str) -> None:
+    client = chroma_client(chroma_url)
     for col in client.list_collections():
         name = col if isinstance(col, str) else col.name
         if name.startswith(f"{prefix}-"):

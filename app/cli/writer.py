@@ -37,7 +37,7 @@ async def run(settings: Settings) -> None:
     embedder = await anyio.to_thread.run_sync(build_embedder, settings)
     redis = build_redis(settings, "mnemo-writer")
     await ensure_layout(redis, settings)
-    store = build_store(settings)
+    store = build_store(settings, redis)
     outbox = Outbox(redis)
     memory = build_memory_service(settings, store, embedder, redis, outbox)
     worker = OutboxWorker(

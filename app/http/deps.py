@@ -12,7 +12,7 @@ from app.http.auth import Principal, bearer_token, ensure_can_act_for
 from app.http.errors import Forbidden, RateLimited, request_id_of
 from app.http.ids import Id
 from app.settings import Settings
-from memory import ChromaLongTermStore, MemoryService
+from memory import MemoryService, RoutingLongTermStore
 from memory.chat.conversation import ConversationService
 from memory.chat.llm import ChatModel
 from memory.governance.audit import AuditLog
@@ -30,7 +30,7 @@ def get_redis(request: Request) -> Redis:
     return request.state.redis  # type: ignore[no-any-return]
 
 
-def get_store(request: Request) -> ChromaLongTermStore:
+def get_store(request: Request) -> RoutingLongTermStore:
     return request.state.store  # type: ignore[no-any-return]
 
 
@@ -104,7 +104,7 @@ def require_admin(principal: Annotated[Principal, Depends(get_principal)]) -> Pr
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RedisDep = Annotated[Redis, Depends(get_redis)]
-StoreDep = Annotated[ChromaLongTermStore, Depends(get_store)]
+StoreDep = Annotated[RoutingLongTermStore, Depends(get_store)]
 MemoryDep = Annotated[MemoryService, Depends(get_memory)]
 SessionsDep = Annotated[SessionStore, Depends(get_sessions)]
 ConversationDep = Annotated[ConversationService, Depends(get_conversation)]

@@ -3,8 +3,9 @@
 Order matters: pending outbox entries go first (so no background write brings data back), then the
 long-term records (under the user's write lock, so an in-flight write finishes before and not after),
 then every Redis key under the user's prefix (sessions, slots, locks, rate-limit log, index version,
-entity registry, change log, shared query vectors) and the user's dead letters. Shared collections are
-never dropped: only this user's records are deleted.
+entity registry, change log, shared query vectors, Chroma placement) and the user's dead letters. Shared
+collections are never dropped: only this user's records are deleted, on every Chroma server (a copy an
+interrupted rebalance left behind goes too).
 
 Deleted is not yet gone from disk: the erase then asks for a compaction of each store's files
 (`compaction.CompactionQueue`), and the receipt says by when each store's files will no longer hold the
@@ -22,7 +23,7 @@ from redis.exceptions import RedisError
 from memory import keys
 from memory.governance.compaction import STORES, AtRest, AtRestPolicy, CompactionQueue, RedisFiles, Store
 from memory.locks import RedisLocks
-from memory.longterm.chroma import ChromaLongTermStore
+from memory.longterm.chroma import ErasableStore
 from memory.longterm.tombstones import Tombstones
 from memory.outbox.stream import Outbox
 from memory.redis_client import RedisClient
@@ -45,7 +46,7 @@ class ErasureReceipt:
 class Eraser:
     def __init__(
         self,
-        store: ChromaLongTermStore,
+        store: ErasableStore,
         redis: RedisClient,
         memory: MemoryService,
         outbox: Outbox,

@@ -2,7 +2,9 @@
 
 Every query is scoped to one user: the user's shard collection plus a `user_id` metadata filter.
 We always pass our own embeddings; collections are created with `embedding_function=None`, so Chroma
-never tries to download or run a model of its own.
+never tries to download or run a model of its own. With several servers, `memory/longterm/routing.py`
+puts one `ChromaLongTermStore` per server behind the same protocol; the raw-record methods at the end
+(`ids_of`, `records`, `put_records`, `user_counts`) are what a rebalance copies with.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import re
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
@@ -65,6 +68,26 @@ class LongTermStore(Protocol):
     async def count(self, user_id: str) -> int: ...
 
     async def ping(self) -> None: ...
+
+
+class ErasableStore(LongTermStore, Protocol):
+    """A store erasure can empty of one user."""
+
+    async def delete_user(self, user_id: str) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """One user's records exactly as Chroma holds them (what a rebalance copies between servers)."""
+
+    ids: list[str]
+    documents: list[str | None]
+    metadatas: list[dict[str, Any]]
+    embeddings: Vectors
+    rows: int  # rows Chroma returned, before rows without this user's metadata were dropped
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
 
 def shard_of(user_id: str, shards: int) -> int:
@@ -128,6 +151,10 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 def _page_reader(where: Where, limit: int, offset: int) -> Callable[[Any], Any]:
     return lambda c: c.get(where=where, include=["metadatas", "documents"], limit=limit, offset=offset)
+
+
+def _metadata_reader(limit: int, offset: int) -> Callable[[Any], Any]:
+    return lambda c: c.get(include=["metadatas"], limit=limit, offset=offset)
 
 
 def _upserter(memories: Sequence[Memory], embeddings: Vectors) -> Callable[[Any], Any]:
@@ -229,13 +256,14 @@ class ChromaLongTermStore:
                 self._client = self._client_factory()
             return self._client
 
-    def _collection(self, user_id: str) -> Any:
-        name = self.collection_name(user_id)
+    def _call(self, user_id: str, op: Callable[[Any], T]) -> T:
+        return self._call_on(self.collection_name(user_id), op)
+
+    def _named(self, name: str) -> Any:
         cached = self._collections.get(name)
         if cached is not None:
             return cached
-        client = self._get_client()
-        collection = client.get_or_create_collection(
+        collection = self._get_client().get_or_create_collection(
             name=name,
             embedding_function=None,
             configuration={"hnsw": {"space": "cosine"}},
@@ -243,7 +271,7 @@ class ChromaLongTermStore:
         self._collections[name] = collection
         return collection
 
-    def _call(self, user_id: str, op: Callable[[Any], T]) -> T:
+    def _call_on(self, name: str, op: Callable[[Any], T]) -> T:
         from chromadb.errors import ChromaError, NotFoundError
 
         try:
@@ -255,11 +283,11 @@ class ChromaLongTermStore:
             ):
                 with attempt:
                     try:
-                        return op(self._collection(user_id))
+                        return op(self._named(name))
                     except NotFoundError:
                         # The collection was deleted behind our back (e.g. server data wiped): recreate once.
-                        self._collections.pop(self.collection_name(user_id), None)
-                        return op(self._collection(user_id))
+                        self._collections.pop(name, None)
+                        return op(self._named(name))
             raise AssertionError("unreachable: the last attempt returns or raises")
         except ChromaError as exc:
             if exc.code() >= 500:
@@ -324,18 +352,22 @@ class ChromaLongTermStore:
 
     async def pages(self, user_id: str, page_size: int = 500) -> AsyncIterator[list[Memory]]:
         """Every memory of the user, `page_size` at a time (export: never the whole user at once)."""
-        where = where_for(user_id)
         offset = 0
         while True:
-            result = await self._run(user_id, _page_reader(where, page_size, offset))
-            ids = result["ids"]
-            docs = result.get("documents") or [None] * len(ids)
-            metas = result.get("metadatas") or [{}] * len(ids)
-            if ids:
-                yield [m for _, m in rows_of(user_id, ids, docs, metas)]
-            if len(ids) < page_size:
+            memories, rows = await self.page(user_id, limit=page_size, offset=offset)
+            if rows:
+                yield memories
+            if rows < page_size:
                 return
             offset += page_size
+
+    async def page(self, user_id: str, *, limit: int, offset: int) -> tuple[list[Memory], int]:
+        """One page of the user's memories, and how many rows Chroma returned for it."""
+        result = await self._run(user_id, _page_reader(where_for(user_id), limit, offset))
+        ids = result["ids"]
+        docs = result.get("documents") or [None] * len(ids)
+        metas = result.get("metadatas") or [{}] * len(ids)
+        return [m for _, m in rows_of(user_id, ids, docs, metas)], len(ids)
 
     async def get_with_vectors(
         self, user_id: str, ids: Sequence[str] | None = None
@@ -425,6 +457,98 @@ class ChromaLongTermStore:
         where = where_for(user_id)
         result = await self._run(user_id, lambda c: c.get(where=where, include=[]))
         return len(result["ids"])
+
+    # -- raw records, for moving users between servers ---------------------------------------------
+
+    async def ids_of(self, user_id: str) -> list[str]:
+        """Every record id this user has here."""
+        where = where_for(user_id)
+        result = await self._run(user_id, lambda c: c.get(where=where, include=[]))
+        return list(result["ids"])
+
+    async def records(
+        self, user_id: str, *, limit: int | None = None, offset: int = 0, ids: Sequence[str] | None = None
+    ) -> Records:
+        """A page of this user's records with documents, metadata and vectors, as stored (or, with
+        `ids`, those of them that exist)."""
+        where = where_for(user_id)
+        id_list = list(ids) if ids is not None else None
+        result = await self._run(
+            user_id,
+            lambda c: c.get(
+                ids=id_list,
+                where=where,
+                include=["documents", "metadatas", "embeddings"],
+                limit=limit,
+                offset=offset or None,
+            ),
+        )
+        raw_ids = list(result["ids"])
+        docs = result.get("documents") or [None] * len(raw_ids)
+        metas = result.get("metadatas") or [{}] * len(raw_ids)
+        raw = result.get("embeddings")
+        vectors = np.asarray(raw if raw is not None and len(raw) else np.zeros((0, 0)), dtype=np.float32)
+        keep = [row for row, m in enumerate(metas) if dict(m or {}).get("user_id") == user_id]
+        return Records(
+            ids=[raw_ids[r] for r in keep],
+            documents=[docs[r] for r in keep],
+            metadatas=[dict(metas[r]) for r in keep],
+            embeddings=vectors[keep] if len(vectors) else np.zeros((0, 0), dtype=np.float32),
+            rows=len(raw_ids),
+        )
+
+    async def put_records(self, user_id: str, records: Records) -> None:
+        """Store records read by `records` (from this server or another) unchanged."""
+        if not records.ids:
+            return
+        if any(m.get("user_id") != user_id for m in records.metadatas):
+            raise ValueError("every record must be this user's")
+        await self._run(
+            user_id,
+            lambda c: c.upsert(
+                ids=list(records.ids),
+                embeddings=records.embeddings,
+                documents=list(records.documents),
+                metadatas=list(records.metadatas),
+            ),
+        )
+
+    async def user_counts(self, page_size: int = 1000) -> dict[str, int]:
+        """Records per user id over every collection of this store that exists on the server (a page
+        of metadata at a time). A rebalance finds the users a server holds with it."""
+
+        def _existing() -> list[str]:
+            from chromadb.errors import NotFoundError
+
+            client = self._get_client()
+            found = []
+            for name in self.collection_names():
+                try:
+                    self._collections[name] = client.get_collection(name, embedding_function=None)
+                except NotFoundError:
+                    continue
+                found.append(name)
+            return found
+
+        try:
+            names = await anyio.to_thread.run_sync(_existing)
+        except Exception as exc:
+            raise StoreUnavailable("chroma", f"{type(exc).__name__}: {exc}") from exc
+        counts: dict[str, int] = {}
+        for name in names:
+            offset = 0
+            while True:
+                result = await anyio.to_thread.run_sync(
+                    self._call_on, name, _metadata_reader(page_size, offset)
+                )
+                for meta in result.get("metadatas") or []:
+                    user = (meta or {}).get("user_id")
+                    if isinstance(user, str):
+                        counts[user] = counts.get(user, 0) + 1
+                if len(result["ids"]) < page_size:
+                    break
+                offset += page_size
+        return counts
 
     async def ping(self) -> None:
         def _heartbeat() -> None:

@@ -8,6 +8,10 @@ changes; when the chain is broken (log trimmed, user erased) it rebuilds from th
 Versions come from Redis' clock (microseconds, and always above the previous one), so they are never
 reused: after an erase deletes the counter, new versions still exceed every version a worker may
 have cached for that user, and a stale index can never pass for a current one.
+
+Moving a user to another Chroma server bumps the version too (in the same transaction as the placement
+switch), so the version a task has just read also says whether a placement cached at that version is
+still current (`observe`/`observed`, used by `memory/longterm/routing.py`).
 """
 
 from __future__ import annotations
@@ -15,11 +19,15 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import time
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import ClusterPipeline
 from redis.exceptions import RedisError
 
 from memory import keys
@@ -54,6 +62,25 @@ return vs
 """
 
 
+# The version this task read last: (user id, version, monotonic time). One entry, replaced (never
+# mutated): a context is copied into child tasks, and a mutable value would leak between requests.
+_OBSERVED: ContextVar[tuple[str, int, float] | None] = ContextVar("ltm_version_observed", default=None)
+
+
+def observe(user_id: str, version: int) -> None:
+    """Note that this task has just read `version` for `user_id` from Redis."""
+    if version != UNKNOWN:
+        _OBSERVED.set((user_id, version, time.monotonic()))
+
+
+def observed(user_id: str, within_seconds: float) -> int | None:
+    """The version of `user_id` this task read less than `within_seconds` ago, if it did."""
+    seen = _OBSERVED.get()
+    if seen is None or seen[0] != user_id or time.monotonic() - seen[2] > within_seconds:
+        return None
+    return seen[1]
+
+
 @dataclass(frozen=True, slots=True)
 class Changes:
     """Net effect of a run of versions: ids to (re)load, ids to drop, and the written records the log
@@ -79,7 +106,9 @@ class LtmVersions:
         except RedisError:
             log.warning("ltm version unavailable; keyword index will be rebuilt", exc_info=True)
             return UNKNOWN
-        return int(raw) if raw is not None else 0
+        version = int(raw) if raw is not None else 0
+        observe(user_id, version)
+        return version
 
     async def bump(
         self,
@@ -91,23 +120,21 @@ class LtmVersions:
     ) -> int:
         """Record a change; returns the new version, or UNKNOWN if Redis failed (logged). `records` are
         the written memories with their vectors, logged so other workers update without a store read."""
-        # a big write (a bulk import) logs ids only: encoding it would cost more than the read it saves
-        data = _encode(records) if len(records) <= MAX_LOGGED_RECORDS else "[]"
         try:
-            raw = await self._bump(
-                keys=[keys.ltm_version(user_id), keys.ltm_changes(user_id)],
-                args=[
-                    json.dumps(list(upserted)),
-                    json.dumps(list(deleted)),
-                    CHANGES_KEPT,
-                    data if len(data) <= MAX_RECORDS_BYTES else "[]",
-                    CHANGES_TTL_MS,
-                ],
-            )
+            raw = await self._bump(keys=_bump_keys(user_id), args=_bump_args(upserted, deleted, records))
         except RedisError:
             log.warning("could not bump ltm version", exc_info=True)
             return UNKNOWN
         return int(raw)
+
+    async def queue_bump(
+        self, pipe: Pipeline | ClusterPipeline, user_id: str, *, upserted: Sequence[str] = ()
+    ) -> None:
+        """Queue a bump on `pipe` (a transaction), so it commits with whatever else the pipeline holds
+        (the placement switch of a rebalance). Its result is the new version. EVAL, not EVALSHA: a
+        script missing from the server's cache would fail inside MULTI while the rest applies."""
+        bump_keys = _bump_keys(user_id)
+        pipe.eval(_BUMP, len(bump_keys), *bump_keys, *_bump_args(upserted, (), ()))
 
     async def changes(self, user_id: str, since: int, until: int, *, max_steps: int = 64) -> Changes | None:
         """What changed from version `since` to `until`, or None when the log cannot say."""
@@ -145,6 +172,24 @@ class LtmVersions:
                 upserted.discard(i)
                 records.pop(i, None)
         return Changes(frozenset(upserted), frozenset(deleted), records)
+
+
+def _bump_keys(user_id: str) -> list[str]:
+    return [keys.ltm_version(user_id), keys.ltm_changes(user_id)]
+
+
+def _bump_args(
+    upserted: Sequence[str], deleted: Sequence[str], records: Sequence[tuple[Memory, Vectors]]
+) -> list[str | int]:
+    # a big write (a bulk import) logs ids only: encoding it would cost more than the read it saves
+    data = _encode(records) if len(records) <= MAX_LOGGED_RECORDS else "[]"
+    return [
+        json.dumps(list(upserted)),
+        json.dumps(list(deleted)),
+        CHANGES_KEPT,
+        data if len(data) <= MAX_RECORDS_BYTES else "[]",
+        CHANGES_TTL_MS,
+    ]
 
 
 def _encode(records: Sequence[tuple[Memory, Vectors]]) -> str:

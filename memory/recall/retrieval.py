@@ -160,6 +160,9 @@ class HybridRetriever:
         changes = await self._versions.changes(user_id, cached_at, version)
         if changes is None or len(changes) > max(MAX_INCREMENTAL, len(index) // 2):
             return None
+        if not len(changes):  # a version that changed no record (a move to another Chroma server)
+            self.cache.put(user_id, version, index)
+            return index
         logged = [changes.records[i] for i in sorted(changes.upserted) if i in changes.records]
         missing = sorted(i for i in changes.upserted if i not in changes.records)
         memories = [m for m, _ in logged]

@@ -15,7 +15,7 @@ from app.settings import Settings
 from memory import Embedder, keys
 from memory.models import Message
 from memory.outbox.stream import Outbox, OutboxEntry
-from tests.conftest import AuthHeaders, app_client, make_settings, redis_of
+from tests.conftest import AuthHeaders, app_client, flush, make_settings, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, start_chroma
 
@@ -321,7 +321,7 @@ class TestChromaOutage:
             settings = make_settings(redis_server.url, chroma.url)
             # bob's memory is written by another worker: this one never holds his index
             other = redis_of(settings)
-            elsewhere = build_memory_service(settings, build_store(settings), embedder, other)
+            elsewhere = build_memory_service(settings, build_store(settings, other), embedder, other)
             await elsewhere.ingest("bob", "b", [Message("user", "bob likes green tea", id="b1")])
             await other.aclose()
             async with app_client(settings, embedder) as (client, app):
@@ -355,6 +355,7 @@ class TestChromaOutage:
                 assert all(m["source"] == "user" for m in listed["items"])
         finally:
             chroma.stop()
+            flush(settings)  # its users' placements name this server
 
 
 class TestTTLs:

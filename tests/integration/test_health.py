@@ -7,9 +7,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 from asgi_lifespan import LifespanManager
 
 from app.main import create_app
+from app.settings import normalized_url
 from memory import Embedder
 from tests.conftest import AuthHeaders, make_settings
 from tests.services import ServerProcess, free_port, start_chroma
@@ -32,10 +34,17 @@ class TestHealthz:
         assert resp.status_code == 200
         assert resp.json() == {"status": "ok"}
 
-    async def test_ready_when_both_answer(self, client: httpx.AsyncClient) -> None:
+    async def test_ready_when_both_answer(
+        self, client: httpx.AsyncClient, chroma_server: ServerProcess
+    ) -> None:
         resp = await client.get("/readyz")
         assert resp.status_code == 200
-        assert resp.json() == {"status": "ready", "redis": "ok", "chroma": "ok"}
+        assert resp.json() == {
+            "status": "ready",
+            "redis": "ok",
+            "chroma": "ok",
+            "chroma_servers": {normalized_url(chroma_server.url): "ok"},
+        }
 
 
 class TestReadyz:
@@ -88,6 +97,7 @@ class TestReadyz:
                 assert found.json()["results"][0]["content"] == "I live in Hangzhou"
         finally:
             chroma.stop()
+            redis.Redis.from_url(f"{redis_server.url}/0").flushdb()  # its users' placements name this server
 
     @pytest.mark.standalone
     async def test_names_redis_when_it_is_unreachable(

@@ -42,7 +42,7 @@ async def test_the_writer_takes_the_vector_recall_computed(
 ) -> None:
     redis = redis_of(settings)
     counting = CountingEmbedder(embedder)
-    service = build_memory_service(settings, build_store(settings), counting, redis)
+    service = build_memory_service(settings, build_store(settings, redis), counting, redis)
     try:
         await service.ingest("kim", "s1", [Message("user", "我住在杭州 I live in Hangzhou", id="m0")])
         await service.search("kim", said, top_k=3)  # the chat turn's recall
@@ -59,7 +59,7 @@ async def test_the_writer_takes_the_vector_recall_computed(
 async def test_text_with_pii_is_never_published(settings: Settings, embedder: Embedder) -> None:
     redis = redis_of(settings)
     counting = CountingEmbedder(embedder)
-    service = build_memory_service(settings, build_store(settings), counting, redis)
+    service = build_memory_service(settings, build_store(settings, redis), counting, redis)
     try:
         await service.ingest("lee", "s1", [Message("user", "我住在杭州 I live in Hangzhou", id="m0")])
         for query in ("我的手机是13812345678", "mail me at lee@example.com", "where do I live?"):

@@ -54,6 +54,9 @@ DASHBOARD_METRICS = {
     "mnemo_store_unavailable_total",
     "mnemo_lock_release_failures_total",
     "mnemo_idempotent_replays_total",
+    "mnemo_rebalance_users_moved_total",
+    "mnemo_rebalance_records_moved_total",
+    "mnemo_rebalance_failures_total",
 }
 NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total"}  # an alert's job: it should stay at zero
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")

@@ -1,0 +1,107 @@
+"""Move users to the Chroma server rendezvous hashing gives them over the current servers, online:
+`python -m app.cli.rebalance [--dry-run] [--batch-users 50] [--page-size 500] [--grace-seconds 5]`.
+
+Run it with the configuration the API and the writer run with (CHROMA_URLS, CHROMA_DRAINING, REDIS_URL,
+CHROMA_COLLECTION_PREFIX, MEMORY_SHARDS) after adding a server or marking one draining. It scans every
+server for the users it holds, then, per user, under the user's long-term write lock: copies the
+records to the target, verifies ids and counts, switches the placement; after a grace period it deletes
+the source copy. Searches keep answering throughout; a moving user's writes wait for the lock. It is
+idempotent and resumable: run it again after a crash or a failure and it completes what was left.
+`--dry-run` only scans and logs what it would do. Progress goes to the JSON logs on stderr; a summary
+(JSON) to stdout. Exit status: 0 all settled, 1 some users failed (a re-run retries them), 2 it could
+not run (bad configuration, a server down, another rebalance running).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+
+from app.clients.redis import build_redis
+from app.lifespan import build_store, token_codec
+from app.settings import Settings
+from memory.errors import StoreUnavailable
+from memory.longterm.rebalance import RebalanceBusy, Rebalancer, Report
+from memory.redis_client import close
+from monitoring import metrics
+from monitoring.logging import configure_logging
+
+log = logging.getLogger("mnemo.rebalance")
+
+
+async def run(settings: Settings, args: argparse.Namespace) -> Report:
+    redis = build_redis(settings, "mnemo-rebalance")
+    store = build_store(settings, redis)
+    try:
+        rebalancer = Rebalancer(
+            store,
+            redis,
+            batch_users=args.batch_users,
+            page_size=args.page_size,
+            grace_seconds=args.grace_seconds,
+            lock_wait_seconds=args.lock_wait_seconds,
+            user_label=token_codec(settings).digest,  # the access log's stand-in for user ids
+        )
+        log.info(
+            "rebalance started",
+            extra={"servers": list(store.servers), "candidates": store.candidates, "dry_run": args.dry_run},
+        )
+        report = await rebalancer.run(dry_run=args.dry_run, run_lock_wait_seconds=args.wait_seconds)
+        log.info("rebalance finished", extra=report.as_dict())
+        return report
+    finally:
+        await close(redis)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m app.cli.rebalance",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--dry-run", action="store_true", help="scan and log the plan; change nothing")
+    parser.add_argument("--batch-users", type=int, default=50, help="users per batch (default 50)")
+    parser.add_argument("--page-size", type=int, default=500, help="records per copy request (default 500)")
+    parser.add_argument(
+        "--grace-seconds",
+        type=float,
+        default=5.0,
+        help="wait between a batch's switches and deleting its source copies (default 5, at least 1)",
+    )
+    parser.add_argument(
+        "--lock-wait-seconds",
+        type=float,
+        default=60.0,
+        help="longest wait for a busy user's lock (default 60)",
+    )
+    parser.add_argument(
+        "--wait-seconds",
+        type=float,
+        default=30.0,
+        help="longest wait for another rebalance to finish, e.g. one that crashed holding the run lock (default 30)",
+    )
+    args = parser.parse_args(argv)
+    if args.batch_users < 1 or args.page_size < 1:
+        parser.error("--batch-users and --page-size must be >= 1")
+    try:
+        settings = Settings()
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    configure_logging(settings.log_level)
+    try:
+        report = asyncio.run(run(settings, args))
+    except (RebalanceBusy, StoreUnavailable, ValueError) as exc:
+        log.error("rebalance could not run", extra={"reason": str(exc)})
+        return 2
+    finally:
+        metrics.mark_self_dead()
+    sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False) + "\n")
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,351 @@
+"""Moving users between Chroma servers online (`python -m app.cli.rebalance`).
+
+Which users: every user some server holds records of, found by reading the `user_id` metadata of each
+server's collections (the ground truth of where data is: it also finds records from before placements
+existed and copies a crashed move left behind, which placement keys alone would not), whose placement
+differs from rendezvous over the current servers, or who has unfinished business (an unrecorded
+placement, a copy in progress, a source copy still to delete, records outside their placement).
+
+How one user moves, under the user's long-term write lock (the lock writes and deletes hold, so they
+wait; searches go on reading the source):
+
+1. `to` = target in the placement hash (a crash from here on leaves a marked, partial copy);
+2. copy the records (ids, documents, metadata, vectors) a page at a time, drop anything else the target
+   holds for the user, verify that ids and counts match the source exactly;
+3. switch: `at` = target, `from` = source, `to` dropped, version bumped, in one Redis transaction
+   (every worker's cached placement is stale from that instant: `memory/longterm/routing.py`);
+4. release; after `grace_seconds` (longer than a reader may trust a cached placement, so reads routed
+   just before the switch have finished), delete the source copy and `from`, under the lock again.
+
+Batches of `batch_users`; each user is settled on its own, so one failure (logged, counted) leaves
+that user where they were and the rest go on. Every step is idempotent (upserts by id, deletes by
+user) and recorded in the placement hash, so a re-run after a crash completes what was left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from memory import keys
+from memory.locks import LockTimeout, RedisLocks
+from memory.longterm.placement import FROM, TO, Placement
+from memory.longterm.routing import RoutingLongTermStore
+from memory.longterm.versions import LtmVersions
+from memory.redis_client import RedisClient
+from monitoring import metrics
+
+log = logging.getLogger(__name__)
+
+
+class RebalanceError(Exception):
+    pass
+
+
+class RebalanceBusy(RebalanceError):
+    """Another rebalance holds the run lock."""
+
+
+def default_label(user_id: str) -> str:
+    """A stand-in for a user id in logs (mnemo never logs raw ids)."""
+    return hashlib.blake2b(user_id.encode(), digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class UserState:
+    """One user as the scan found them."""
+
+    user_id: str
+    placement: Placement
+    target: str  # rendezvous over the servers that take users
+    holders: dict[str, int]  # server -> records of this user found there
+
+    @property
+    def work(self) -> list[str]:
+        """What settling this user involves; empty when the user is where they belong."""
+        p = self.placement
+        at = p.at if p.at is not None else adoptable(self.holders, self.target)
+        out: list[str] = []
+        if p.at is None:
+            out.append("adopt")
+        if p.to is not None:
+            out.append("resume")
+        if p.from_ is not None:
+            out.append("cleanup")
+        if any(n for name, n in self.holders.items() if name not in {at, p.to, p.from_}):
+            out.append("merge")
+        if at != self.target:
+            out.append("move")
+        return out
+
+
+def adoptable(holders: dict[str, int], target: str) -> str:
+    """Where an unplaced user's records are taken to be: the target if it holds some, else the server
+    holding the most (the others are merged into it)."""
+    held = {name: n for name, n in holders.items() if n}
+    if not held or target in held:
+        return target
+    return max(sorted(held), key=lambda name: held[name])
+
+
+@dataclass(slots=True)
+class Report:
+    dry_run: bool
+    records_by_server: dict[str, int] = field(default_factory=dict)
+    users_seen: int = 0
+    planned: dict[str, int] = field(default_factory=dict)  # work item -> users
+    users_to_settle: int = 0
+    users_moved: int = 0
+    records_moved: int = 0
+    adopted: int = 0
+    records_merged: int = 0
+    source_copies_deleted: int = 0
+    failures: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def _chunks(items: Sequence[UserState], size: int) -> Iterator[Sequence[UserState]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class Rebalancer:
+    def __init__(
+        self,
+        store: RoutingLongTermStore,
+        redis: RedisClient,
+        *,
+        batch_users: int = 50,
+        page_size: int = 500,
+        grace_seconds: float = 5.0,
+        lock_ttl_seconds: int = 10,
+        lock_wait_seconds: float = 60.0,
+        user_label: Callable[[str], str] = default_label,
+    ) -> None:
+        if batch_users < 1 or page_size < 1:
+            raise ValueError("batch_users and page_size must be >= 1")
+        if grace_seconds < store.trust_seconds:
+            raise ValueError(
+                f"grace_seconds must be at least {store.trust_seconds}s, how long readers may trust a "
+                "cached placement"
+            )
+        self._store = store
+        self._placements = store.placements
+        self._locks = RedisLocks(redis)
+        self._versions = LtmVersions(redis)
+        self._batch_users = batch_users
+        self._page_size = page_size
+        self._grace = grace_seconds
+        self._lock_ttl = lock_ttl_seconds
+        self._lock_wait = lock_wait_seconds
+        self._label = user_label
+
+    async def plan(self, report: Report | None = None) -> list[UserState]:
+        """Every user with something to do, from a scan of every server (all must answer)."""
+        report = report if report is not None else Report(dry_run=True)
+        holdings: dict[str, dict[str, int]] = {}
+        for name, server in self._store.servers.items():
+            counts = await server.user_counts()
+            report.records_by_server[name] = sum(counts.values())
+            for user_id, n in counts.items():
+                holdings.setdefault(user_id, {})[name] = n
+            log.info("server scanned", extra={"server": name, "users": len(counts)})
+        users = sorted(holdings)
+        placements: dict[str, Placement] = {}
+        for start in range(0, len(users), 500):
+            placements.update(await self._placements.read_many(users[start : start + 500]))
+        report.users_seen = len(users)
+        states = [UserState(u, placements[u], self._store.owner(u), holdings[u]) for u in users]
+        todo = [s for s in states if s.work]
+        for state in todo:
+            for item in state.work:
+                report.planned[item] = report.planned.get(item, 0) + 1
+        report.users_to_settle = len(todo)
+        return todo
+
+    async def run(self, *, dry_run: bool = False, run_lock_wait_seconds: float = 0.0) -> Report:
+        report = Report(dry_run=dry_run)
+        if dry_run:
+            for state in await self.plan(report):
+                log.info(
+                    "would settle user",
+                    extra={
+                        "user": self._label(state.user_id),
+                        "work": state.work,
+                        "at": state.placement.at,
+                        "target": state.target,
+                        "records": state.holders,
+                    },
+                )
+            return report
+        try:
+            async with self._locks.hold(
+                keys.REBALANCE_LOCK, ttl_seconds=10, wait_seconds=run_lock_wait_seconds
+            ):
+                todo = await self.plan(report)
+                log.info("rebalance planned", extra={"users": len(todo), "planned": report.planned})
+                await self._settle_all(todo, report)
+        except LockTimeout as exc:
+            raise RebalanceBusy("another rebalance is running") from exc
+        return report
+
+    async def _settle_all(self, todo: Sequence[UserState], report: Report) -> None:
+        batches = -(-len(todo) // self._batch_users)
+        done = 0
+        for number, batch in enumerate(_chunks(todo, self._batch_users), start=1):
+            leftovers: list[tuple[str, str]] = []
+            for state in batch:
+                try:
+                    source = await self._settle(state, report)
+                except Exception:
+                    self._failed(state.user_id, report, "settle")
+                    continue
+                if source is not None:
+                    leftovers.append((state.user_id, source))
+            if leftovers:
+                log.info(
+                    "batch switched; deleting source copies after the grace period",
+                    extra={"batch": number, "users": len(leftovers), "grace_s": self._grace},
+                )
+                await asyncio.sleep(self._grace)
+                for user_id, source in leftovers:
+                    try:
+                        await self._delete_source(user_id, source, report)
+                    except Exception:
+                        self._failed(user_id, report, "delete source copy")
+            done += len(batch)
+            log.info(
+                "rebalance progress",
+                extra={
+                    "batch": number,
+                    "batches": batches,
+                    "users_done": done,
+                    "users_total": len(todo),
+                    "users_moved": report.users_moved,
+                    "records_moved": report.records_moved,
+                    "failures": report.failures,
+                },
+            )
+
+    def _failed(self, user_id: str, report: Report, step: str) -> None:
+        report.failures += 1
+        metrics.REBALANCE_FAILURES.inc()
+        log.exception(
+            "rebalance step failed; a re-run completes it",
+            extra={"user": self._label(user_id), "step": step},
+        )
+
+    def _user_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[str]:
+        return self._locks.hold(
+            keys.ltm_lock(user_id), ttl_seconds=self._lock_ttl, wait_seconds=self._lock_wait
+        )
+
+    async def _settle(self, state: UserState, report: Report) -> str | None:
+        """Everything this user needs, under their lock; returns the server whose copy is to be
+        deleted after the grace period (None: the user did not move)."""
+        user_id = state.user_id
+        async with self._user_lock(user_id):
+            placement, _ = await self._placements.read(user_id)  # again: the scan is a snapshot
+            target = self._store.owner(user_id)
+            servers = set(state.holders) | {placement.at, placement.to, placement.from_, target}
+            ids = {
+                name: set(await self._store.server(name).ids_of(user_id))
+                for name in sorted(s for s in servers if s is not None)
+            }
+            at = placement.at
+            if at is None:
+                at = adoptable({name: len(found) for name, found in ids.items()}, target)
+                await self._placements.adopt(user_id, at, self._versions)
+                report.adopted += 1
+                log.info("placement recorded", extra={"user": self._label(user_id), "at": at})
+            self._store.server(at)  # a placement naming a server not configured here fails the user
+            if placement.to is not None and placement.to != at:
+                # a copy that never reached its switch is partial, maybe stale: start it over
+                await self._store.server(placement.to).delete_user(user_id)
+                await self._placements.clear(user_id, TO, placement.to)
+                ids[placement.to] = set()
+            if placement.from_ is not None:
+                # the source copy of an earlier move that crashed after its switch
+                if placement.from_ != at:
+                    await self._store.server(placement.from_).delete_user(user_id)
+                    ids[placement.from_] = set()
+                    report.source_copies_deleted += 1
+                await self._placements.clear(user_id, FROM, placement.from_)
+            for name in sorted(ids):
+                if name != at and ids[name]:
+                    await self._merge(user_id, name, at, ids[name] - ids[at], report)
+                    ids[at] |= ids[name]
+                    ids[name] = set()
+            if at == target:
+                return None
+            await self._placements.begin_move(user_id, target)
+            copied = await self._copy(user_id, at, target, ids[at])
+            await self._placements.switch(user_id, source=at, target=target, versions=self._versions)
+        report.users_moved += 1
+        report.records_moved += copied
+        metrics.REBALANCE_USERS_MOVED.inc()
+        metrics.REBALANCE_RECORDS_MOVED.inc(copied)
+        log.info(
+            "user moved", extra={"user": self._label(user_id), "from": at, "to": target, "records": copied}
+        )
+        return at
+
+    async def _copy(self, user_id: str, source: str, target: str, source_ids: set[str]) -> int:
+        """Make the target hold exactly the source's records of this user; verified by ids and count."""
+        src, dst = self._store.server(source), self._store.server(target)
+        copied = 0
+        offset = 0
+        while True:
+            page = await src.records(user_id, limit=self._page_size, offset=offset)
+            await dst.put_records(user_id, page)
+            copied += len(page)
+            if page.rows < self._page_size:
+                break
+            offset += self._page_size
+        extra = set(await dst.ids_of(user_id)) - source_ids
+        if extra:
+            await dst.delete(user_id, sorted(extra))
+        landed = await dst.ids_of(user_id)
+        if len(landed) != len(source_ids) or set(landed) != source_ids or copied != len(source_ids):
+            raise RebalanceError(
+                f"copy not verified: {len(source_ids)} records on {source}, {copied} copied, "
+                f"{len(landed)} ({len(set(landed) & source_ids)} matching) on {target}"
+            )
+        return copied
+
+    async def _merge(self, user_id: str, stray: str, at: str, missing: set[str], report: Report) -> None:
+        """Records of this user on a server no placement names (written before placements existed, or
+        after a placement was lost): the ones `at` lacks are copied there, then the stray copy goes."""
+        src, dst = self._store.server(stray), self._store.server(at)
+        ordered = sorted(missing)
+        for start in range(0, len(ordered), self._page_size):
+            await dst.put_records(
+                user_id, await src.records(user_id, ids=ordered[start : start + self._page_size])
+            )
+        if missing:
+            landed = set(await dst.ids_of(user_id))
+            if not missing <= landed:
+                raise RebalanceError(f"merge not verified: {len(missing - landed)} records missing on {at}")
+            await self._versions.bump(user_id, upserted=ordered)
+        await src.delete_user(user_id)
+        report.records_merged += len(missing)
+        log.warning(
+            "records found outside the user's placement were merged into it",
+            extra={"user": self._label(user_id), "server": stray, "into": at, "merged": len(missing)},
+        )
+
+    async def _delete_source(self, user_id: str, source: str, report: Report) -> None:
+        async with self._user_lock(user_id):
+            placement, _ = await self._placements.read(user_id)
+            if placement.from_ != source or placement.at == source:
+                return  # erased meanwhile, or settled by someone else
+            await self._store.server(source).delete_user(user_id)
+            await self._placements.clear(user_id, FROM, source)
+        report.source_copies_deleted += 1

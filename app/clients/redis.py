@@ -10,6 +10,8 @@ the layout version and partition count in Redis; a process configured otherwise 
 
 from __future__ import annotations
 
+from typing import Any
+
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
@@ -53,9 +55,24 @@ def redis_retry() -> Retry:
     return Retry(ExponentialWithJitterBackoff(cap=0.25, base=0.05), retries=1, supported_errors=REDIS_RETRIED)
 
 
+class ResilientRedisCluster(RedisCluster):
+    """redis-py 8.1's asyncio cluster client, with one of its races turned into what it means.
+
+    While a failover makes it reconnect, a connection can be torn down under a command that is using it
+    (seen in the failover test: `'NoneType' object has no attribute 'writelines'` from deep inside
+    `Connection.send_packed_command`). That is a lost connection: raised as `ConnectionError`, it is
+    retried like one, and answered 503 `redis_unavailable` if it persists, never 500."""
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().execute_command(*args, **kwargs)
+        except AttributeError as exc:
+            raise RedisConnectionError(f"connection torn down while reconnecting: {exc}") from exc
+
+
 def build_redis(settings: Settings, client_name: str = "mnemo") -> RedisClient:
     if settings.redis_cluster_nodes:
-        return RedisCluster(
+        return ResilientRedisCluster(
             startup_nodes=cluster_nodes(settings.redis_cluster_nodes),
             # per node, and the cluster client fails instead of waiting for a free connection: room
             # for the peak concurrency (redis-py's default), never below the configured pool

@@ -251,6 +251,9 @@ class ConversationService:
         except (KeyError, TypeError, ValueError):
             log.warning("unreadable turn record ignored")
             return None
+        # the record may be a commit whose replica acknowledgement timed out: a replay acknowledges the
+        # turn, so it waits for the replicas as the commit does (503 while they do not have it)
+        await self._sessions.ensure_replicated(chat.user_id)
         metrics.IDEMPOTENT_REPLAYS.labels("chat").inc()
         return result
 

@@ -377,6 +377,11 @@ class SessionStore:
         await self._replicas.wait(outbox_stream, keys.replica_ack(user_id))
         return None if version < 0 else version
 
+    async def ensure_replicated(self, user_id: str) -> None:
+        """Wait until the replicas have every write of the user's slot so far (no-op without required
+        replicas): for answers that acknowledge a turn without committing it (a replay)."""
+        await self._replicas.wait(keys.outbox_stream_of(user_id), keys.replica_ack(user_id))
+
     async def replace_summary(
         self, user_id: str, session_id: str, text: str, *, expected_version: int
     ) -> int | None:

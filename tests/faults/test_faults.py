@@ -36,11 +36,11 @@ def admin_headers(_: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {_TOKENS.mint('fault-admin', role='admin', ttl_seconds=3600)}"}
 
 
-def assert_promises_kept(d: Deployment, books: Books) -> None:
+def assert_promises_kept(d: Deployment, books: Books, users: list[str] = USERS) -> None:
     assert books.acknowledged(), "the load acknowledged no turn at all"
     assert books.server_errors() == {}, f"5xx other than 503: {books.server_errors()}\n{d.log('api.log')}"
     assert not [t.code for t in books.turns if t.unanswered_503], "a 503 without Retry-After"
-    ledger = check_books(books, d.wait_drained(USERS, admin_headers))
+    ledger = check_books(books, d.wait_drained(users, admin_headers))
     log.info(
         "fault case books",
         extra={
@@ -117,10 +117,12 @@ async def test_one_of_two_writers_killed_mid_round(deployment: Deployment) -> No
 
 
 async def test_api_worker_killed_mid_stream(tmp_path: Path) -> None:
-    with deployed(tmp_path, llm_first_token_ms=200, llm_tokens_per_second=20) as d:
+    # slow streams (3-6 s each) from 8 users at once: both workers are mid-stream when one is killed
+    with deployed(tmp_path, llm_first_token_ms=300, llm_tokens_per_second=8) as d:
         workers = d.api_workers()
         assert len(workers) == 2
-        load = ChatLoad(d.base_url, headers_of, USERS, "FA", stream=True, pause=0.0)
+        users = [*USERS, "fault-eve", "fault-fay", "fault-gus", "fault-hal"]
+        load = ChatLoad(d.base_url, headers_of, users, "FA", stream=True, pause=0.0)
         task = asyncio.create_task(load.run(seconds=12))
         await asyncio.sleep(3)
         d_killed = workers[0]
@@ -131,7 +133,7 @@ async def test_api_worker_killed_mid_stream(tmp_path: Path) -> None:
         assert len(set(d.api_workers()) - {d_killed}) == 2, "uvicorn did not replace the killed worker"
         books = await task
         assert 0 in books.statuses(), "no stream was cut: the case tested nothing"
-        assert_promises_kept(d, books)
+        assert_promises_kept(d, books, users)
 
 
 def _kill(pid: int) -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-import redis.asyncio as aredis
 
 from app.lifespan import build_memory_service, build_store, chroma_client_factory
 from app.settings import Settings
@@ -22,7 +21,7 @@ from memory.longterm.placement import Placement, Placements, rendezvous
 from memory.longterm.rebalance import Rebalancer
 from memory.longterm.versions import LtmVersions
 from memory.models import Memory, Message
-from tests.conftest import AuthHeaders, app_client, drop_collections, records_on
+from tests.conftest import AuthHeaders, app_client, drop_collections, records_on, redis_of
 from tests.services import ServerProcess, start_chroma
 
 pytestmark = pytest.mark.integration
@@ -95,7 +94,7 @@ async def test_each_user_lives_on_one_server_and_every_use_case_works_across_the
         assert set(on[where[user]][user]) == set(written[user].values())
         other = "b" if where[user] == "a" else "a"
         assert user not in on[other], f"{user}'s memories must be on {where[user]} only"
-    redis = aredis.Redis.from_url(two_servers.redis_url, decode_responses=True)
+    redis = redis_of(two_servers)
     try:
         for user in USERS:  # the first write recorded the placement
             assert await redis.hgetall(keys.ltm_placement(user)) == {"at": where[user]}
@@ -230,7 +229,7 @@ async def test_a_rebalance_adopts_records_from_before_placements_and_merges_stra
     await raw["a"].upsert(split[:3], rng.standard_normal((3, 8)).astype(np.float32))
     await raw["b"].upsert(split[2:], rng.standard_normal((2, 8)).astype(np.float32))
 
-    redis = aredis.Redis.from_url(two_servers.redis_url, decode_responses=True)
+    redis = redis_of(two_servers)
     store = build_store(two_servers, redis)
     try:
         before = held(urls, prefix)
@@ -280,7 +279,7 @@ async def test_searches_route_by_the_cached_placement_until_a_move_bumps_the_ver
     Redis once, then trusted on the version each search reads anyway; the switch of a move bumps that
     version, so the very next search reads the placement again and goes to the new server."""
     config = two_servers.model_copy(update={"in_process_index_max": 0})
-    redis = aredis.Redis.from_url(config.redis_url, decode_responses=True)
+    redis = redis_of(config)
     urls = {"a": chroma_server.url, "b": chroma_server_b.url}
     try:
         placements = CountingPlacements(redis)
@@ -319,7 +318,7 @@ async def test_searches_route_by_the_cached_placement_until_a_move_bumps_the_ver
 async def test_an_export_fails_rather_than_mix_servers_when_its_user_moves_mid_read(
     two_servers: Settings, embedder: Embedder
 ) -> None:
-    redis = aredis.Redis.from_url(two_servers.redis_url, decode_responses=True)
+    redis = redis_of(two_servers)
     try:
         store = build_store(two_servers, redis)
         service = build_memory_service(two_servers, store, embedder, redis)
@@ -339,7 +338,7 @@ async def test_an_export_fails_rather_than_mix_servers_when_its_user_moves_mid_r
 async def test_a_placement_naming_a_server_not_configured_is_a_503_not_a_silent_empty_answer(
     two_servers: Settings, embedder: Embedder, auth: AuthHeaders
 ) -> None:
-    redis = aredis.Redis.from_url(two_servers.redis_url, decode_responses=True)
+    redis = redis_of(two_servers)
     try:
         await redis.hset(keys.ltm_placement("ghost"), "at", "removed-too-early")
         async with app_client(two_servers, embedder) as (client, _):

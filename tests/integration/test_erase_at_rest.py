@@ -31,7 +31,10 @@ from memory.outbox.stream import Outbox
 from tests.conftest import TEST_SECRET, AuthHeaders, app_client, make_settings
 from tests.services import ServerProcess, start_chroma, start_redis
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.standalone,
+]  # its own redis-server and Chroma, whose data directories it greps
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -31,7 +31,10 @@ from memory.models import Message
 from tests.conftest import TEST_SECRET, AuthHeaders, app_client, drop_collections, records_on
 from tests.services import ServerProcess
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.standalone,
+]  # the rebalance CLI runs as a subprocess on the suite's redis-server
 
 ROOT = Path(__file__).resolve().parents[2]
 CITIES = ["杭州", "成都", "厦门", "西安", "大连", "苏州", "Lisbon", "Osaka"]

@@ -356,7 +356,7 @@ async def cutter(own_redis: RestartableRedis) -> AsyncIterator[RedisCutter]:
 async def drain(redis_url: str) -> None:
     r = aredis.Redis.from_url(redis_url)
     try:
-        for _ in range(600):
+        for _ in range(1200):  # 60 s: a writer backing off after the outage, on 2 shared cores
             if await Outbox(r).pending() == 0:
                 return
             await asyncio.sleep(0.05)

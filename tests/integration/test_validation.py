@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-import redis.asyncio as aredis
 
 from app.http.auth import TokenCodec
 from app.settings import Settings
@@ -296,7 +295,7 @@ class TestStreamsAlwaysEnd:
     async def test_commit_failing_after_the_first_chunk(
         self, settings: Settings, embedder: Embedder, auth: AuthHeaders
     ) -> None:
-        r = aredis.Redis.from_url(settings.redis_url)
+        r = redis_of(settings)
         upstream = FakeUpstream()
 
         async def break_the_session() -> None:
@@ -322,7 +321,7 @@ class TestStreamsAlwaysEnd:
         events = await self._stream(settings, embedder, auth, upstream)
         assert events[-1] == "[DONE]"
         assert json.loads(events[-2])["error"]["code"] == "upstream_error"
-        r = aredis.Redis.from_url(settings.redis_url)
+        r = redis_of(settings)
         try:
             assert await r.exists(keys.lock("alice", "S")) == 0
             assert await r.exists(keys.buffer("alice", "S")) == 0  # nothing recorded
@@ -452,6 +451,7 @@ class TestTokenClaims:
 
 
 class TestReadiness:
+    @pytest.mark.standalone
     async def test_not_ready_says_when_to_retry(
         self, chroma_server: ServerProcess, embedder: Embedder
     ) -> None:

@@ -148,7 +148,12 @@ def test_dockerfile_passes_hadolint() -> None:
 
 
 def test_shell_scripts_pass_shellcheck() -> None:
-    scripts = [ROOT / "entrypoint.sh", *sorted((ROOT / "scripts").glob("*.sh"))]
+    scripts = [
+        ROOT / "entrypoint.sh",
+        *sorted((ROOT / "scripts").glob("*.sh")),
+        *sorted((ROOT / "deploy").rglob("*.sh")),
+    ]
+    assert ROOT / "deploy/redis/cluster-init.sh" in scripts
     result = run([tool("shellcheck"), *scripts])
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -27,9 +27,6 @@ CLUSTER_NODES = ",".join(f"{name}:6379" for name in REDIS_NODES)
 CHROMA_URLS = "a=http://chroma-a:8000,b=http://chroma-b:8000"
 NGINX_CONF = ROOT / "deploy/nginx/mnemo.conf"
 INIT_SCRIPT = ROOT / "deploy/redis/cluster-init.sh"
-# The multi-Chroma branch adds `chroma_urls` to Settings; until it is merged here, CHROMA_URLS is
-# passed ahead of the code that reads it.
-PENDING_SETTINGS = {"CHROMA_URLS"} - {name.upper() for name in Settings.model_fields}
 
 
 @pytest.fixture
@@ -216,7 +213,7 @@ def test_cluster_environment_names_are_known(project: Path, tmp_path: Path) -> N
     services = cluster_config(project, tmp_path)["services"]
     settings_names = {name.upper() for name in Settings.model_fields}
     for name in APPS + WRITERS:
-        unknown = set(services[name]["environment"]) - settings_names - EXTRA_APP_ENV - PENDING_SETTINGS
+        unknown = set(services[name]["environment"]) - settings_names - EXTRA_APP_ENV
         assert not unknown, f"{name} environment variables that nothing reads: {sorted(unknown)}"
 
 

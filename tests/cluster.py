@@ -7,13 +7,12 @@ A missing binary raises, never skips. Nodes can be killed and restarted one by o
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.services import ServiceStartError, free_port, redis_binary
+from tests.services import ServiceStartError, free_port, redis_binary, redis_pings
 
 READY_TIMEOUT_SECONDS = 60.0
 
@@ -38,15 +37,6 @@ def _command(port: int, *args: str, timeout: float = 2.0) -> str:
     return out.stdout.strip()
 
 
-def _pings(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
 @dataclass
 class ClusterNode:
     port: int
@@ -64,7 +54,7 @@ class ClusterNode:
         args += ["--save", ""]
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
-        while not _pings(self.port):
+        while not redis_pings(self.port):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise ServiceStartError(f"cluster node {self.port} did not start: {self.log()}")
             time.sleep(0.05)

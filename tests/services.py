@@ -31,7 +31,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _redis_pings(port: int) -> bool:
+def redis_pings(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
             sock.sendall(b"PING\r\n")
@@ -125,7 +125,7 @@ def start_redis(
 
 
 def wait_for_redis(server: ServerProcess) -> None:
-    _wait(lambda: _redis_pings(server.port), server.proc, "redis-server", server.log_path)
+    _wait(lambda: redis_pings(server.port), server.proc, "redis-server", server.log_path)
 
 
 @dataclass

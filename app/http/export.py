@@ -7,6 +7,7 @@ Shape: {"format", "user_id", "exported_at", "memories": [...], "sessions": [...]
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
@@ -14,10 +15,14 @@ from typing import Any
 import anyio
 
 from app.http.schemas import iso_utc, memory_fields, session_view
+from memory.errors import REDIS_UNAVAILABLE, StoreUnavailable
 from memory.governance.export import UserExport
 from memory.models import Memory
 from memory.outbox.stream import OutboxEntry
+from monitoring import metrics
 
+log = logging.getLogger(__name__)
+_STORE_DOWN: tuple[type[Exception], ...] = (*REDIS_UNAVAILABLE, StoreUnavailable)
 FORMAT = "mnemo-export/1"
 
 
@@ -94,6 +99,11 @@ async def export_document(
             counts["pending_writes"] += 1
         yield '],"counts":' + _dump(counts) + "}"
         complete = True
+    except _STORE_DOWN as exc:
+        # the status line went out with the first byte: the only honest signal left is a document that
+        # does not parse (it never closes), rather than an error raised into the server mid-body
+        metrics.STORE_UNAVAILABLE.labels(exc.store if isinstance(exc, StoreUnavailable) else "redis").inc()
+        log.warning("export cut short: a store became unavailable", extra={"reason": f"{type(exc).__name__}"})
     finally:
         with anyio.CancelScope(shield=True):  # also when the client went away mid-stream
             await on_done(counts, complete)

@@ -1,0 +1,48 @@
+"""The capacity benchmarks' helpers: CPU seconds from /proc, and key kinds of the key layout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from bench.key_memory import kind_of
+from bench.procstat import Group, cpu_seconds, delta, descendants, snapshot, tree_cpu_seconds
+from memory import keys
+
+
+def test_key_kinds_follow_the_layout() -> None:
+    assert kind_of(keys.buffer("alice", "s1")) == ("session buffer", "alice", "s1")
+    assert kind_of(keys.slot("alice", "s1", "city")) == ("session slot", "alice", "s1")
+    assert kind_of(keys.ltm_changes("alice")) == ("user ltm:changes", "alice", None)
+    assert kind_of(keys.shared_vector("alice", "m", "d")) == ("user vec", "alice", None)
+    assert kind_of(keys.rate_limit("alice")) == ("user rl", "alice", None)
+    assert kind_of(keys.outbox_stream(3)) == ("partition outbox", None, None)
+    assert kind_of(keys.erased_marker("alice"))[0] == "partition erased marker"
+    assert kind_of(keys.WRITERS) == ("global mnemo:writers", None, None)
+
+
+def test_cpu_seconds_count_a_busy_child_in_its_parents_tree() -> None:
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nt=time.process_time()\nwhile time.process_time()-t<0.3: pass\ntime.sleep(30)",
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while cpu_seconds(child.pid) < 0.25 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert child.pid in descendants(os.getpid())
+        own = cpu_seconds(os.getpid())
+        assert tree_cpu_seconds(os.getpid()) >= own + 0.25
+        group, alone = Group("tree", (os.getpid(),)), Group("alone", (os.getpid(),), tree=False)
+        before = snapshot([group, alone])
+        assert before["tree"] >= before["alone"] + 0.25
+        assert set(delta(before, snapshot([group, alone]))) == {"tree", "alone"}
+    finally:
+        child.kill()
+        child.wait()
+    assert cpu_seconds(child.pid) == 0.0  # gone

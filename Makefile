@@ -19,8 +19,10 @@ lint: install-dev ## ruff, ruff format --check, mypy --strict
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
 
-test: lint ## the whole suite: lint + type check + every test against real Redis/Chroma
+test: lint ## the whole suite: lint + type check + every test against real Redis/Chroma, then the cluster pass
 	.venv/bin/pytest
+	@echo "==> cluster pass: the integration suite again, against a local Redis Cluster (3 masters, 3 replicas)"
+	MNEMO_TEST_REDIS=cluster .venv/bin/pytest tests/integration
 
 test-unit: install-dev ## only the fast unit tests
 	.venv/bin/pytest tests/unit

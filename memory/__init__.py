@@ -1,12 +1,14 @@
 """mnemo's memory domain, as packages by subsystem, floors bottom-up (a package imports only lower floors):
 
-1. shared leaves: `models`, `errors`, `keys` (every Redis key), `locks`; `text` (zh/en rules); `embedding`
-2. `session` (short-term state in Redis), `outbox` (turns handed to the writer), `longterm` (Chroma store,
-   routing over several servers, rebalance, versions, tombstones, shared vectors)
-3. `recall` (keyword index, query plan, ranking, hybrid retriever)
-4. `write` (write policy and scoring)
-5. `service` (`MemoryService`: ingest, search, list, delete)
-6. `chat` (the chat turn) and `governance` (erasure, export, audit)
+0. shared leaves: `models`, `errors`, `keys` (every Redis key)
+1. `redis_client` (one server or a cluster), `text` (zh/en rules), `embedding`
+2. `locks`
+3. `session` (short-term state in Redis), `outbox` (turns handed to the writers), `longterm` (Chroma
+   store, routing over several servers, rebalance, versions, tombstones, shared vectors)
+4. `recall` (keyword index, query plan, ranking, hybrid retriever)
+5. `write` (write policy and scoring)
+6. `service` (`MemoryService`: ingest, search, list, delete)
+7. `chat` (the chat turn) and `governance` (erasure, export, audit, compaction)
 
 The domain never imports `app`, FastAPI, httpx or the settings object: it gets configured objects through
 constructors. `tests/unit/test_layering.py` checks these rules.

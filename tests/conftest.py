@@ -36,6 +36,10 @@ CLUSTER_MODE = os.environ.get("MNEMO_TEST_REDIS", "standalone") == "cluster"
 _cluster: RedisCluster | None = None
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"redis: {'a local Redis Cluster (6 nodes: 3 masters, 3 replicas)' if CLUSTER_MODE else 'one redis-server'}"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if CLUSTER_MODE:
         kept = [i for i in items if i.get_closest_marker("standalone") is None]

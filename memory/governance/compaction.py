@@ -47,6 +47,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from memory import keys
 from memory.locks import LockTimeout, RedisLocks
+from memory.outbox.stream import Outbox
 from memory.redis_client import RedisClient, server_time
 from monitoring import metrics
 
@@ -61,7 +62,7 @@ OPERATOR_COMMAND = "python -m app.cli.compact --chroma-path <Chroma persist dire
 def deleting_streams() -> list[str]:
     """The streams whose entries mnemo deletes one by one: every outbox partition and the dead letters
     (the audit stream is append-only)."""
-    return [*(keys.outbox_stream(p) for p in range(keys.partitions())), keys.OUTBOX_DEAD_LETTERS]
+    return [*Outbox.streams(), keys.OUTBOX_DEAD_LETTERS]
 
 
 class CompactionError(RuntimeError):
@@ -261,18 +262,19 @@ class RedisFiles:
         """What the server keeps on disk (on a cluster: the first master's; nodes are set up alike)."""
         if isinstance(self._redis, Redis):
             return await ServerFiles(self._redis, poll_seconds=self._poll).persistence()
-        masters = [(n, c) for n, c in self._nodes() if n.server_type == "primary"]
+        _, client = self._nodes(primaries_only=True)[0]
         try:
-            return await ServerFiles(masters[0][1]).persistence()
+            return await ServerFiles(client).persistence()
         finally:
-            for _, client in masters:
-                await client.aclose()
+            await client.aclose()
 
-    def _nodes(self, timeout: float = 30.0) -> list[tuple[Any, Redis]]:
+    def _nodes(self, timeout: float = 30.0, *, primaries_only: bool = False) -> list[tuple[Any, Redis]]:
+        """A client of its own per node (closed by the caller): jobs that must run on one node each."""
         assert isinstance(self._redis, RedisCluster)
         return [
             (node, Redis(host=node.host, port=int(node.port), decode_responses=True, socket_timeout=timeout))
             for node in self._redis.get_nodes()
+            if not primaries_only or node.server_type == "primary"
         ]
 
     def _streams_of(self, node: Any, streams: Iterable[str] | None) -> list[str]:

@@ -374,7 +374,7 @@ class SessionStore:
         if lock_token is not None:
             self._locks.settled(lock_token, released=released or version == APPLIED_BEFORE)
         # with replicas required, the turn is acknowledged only once they have it (WAIT)
-        await self._replicas.wait(outbox_stream, keys.replica_ack(user_id))
+        await self.ensure_replicated(user_id)
         return None if version < 0 else version
 
     async def ensure_replicated(self, user_id: str) -> None:

@@ -178,6 +178,8 @@ def build_memory_service(
             tau_days=settings.retrieval_tau_days,
             clustering=settings.retrieval_clustering,
             in_process_dense_max=settings.in_process_index_max,
+            supersession=settings.supersession,
+            negation_intent=settings.negation_intent,
         ),
         shared=shared,
     )
@@ -191,6 +193,7 @@ def build_memory_service(
             near_duplicate=settings.near_duplicate_similarity,
             in_process_max=settings.in_process_index_max,
             lock_wait_seconds=settings.ltm_lock_wait_seconds,
+            supersession=settings.supersession,
         ),
         index=retriever.keyword_index,  # duplicate checks against the index recall keeps current
         shared=shared,

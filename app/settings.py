@@ -119,6 +119,10 @@ class Settings(BaseSettings):
     retrieval_recent_time_weight: float = Field(0.3, ge=0, le=1)  # ... for "最近/now/recently" queries
     retrieval_tau_days: float = Field(14.0, gt=0)
     retrieval_clustering: bool = False
+    # facts that change (SUPERSESSION) and negation read for its intent (NEGATION_INTENT); off = the
+    # earlier pipeline, kept as the benchmark baseline (bench/knowledge_update.py --baseline)
+    supersession: bool = True
+    negation_intent: bool = True
     keyword_cache_memories: int = Field(200_000, ge=0)  # per worker, across users
     # users with at most this many memories are searched (dense channel) and de-duplicated on write
     # in process, by exact cosine over the cached index's vectors; larger ones through Chroma's index

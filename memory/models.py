@@ -39,12 +39,22 @@ class Memory:
     tier: Tier | None = None  # None: written by the naive pipeline
     entities: tuple[str, ...] = ()
     context: str = ""  # the preceding messages, indexed for keyword search (never returned)
+    # supersession (memory/write/supersession.py): what the memory states about the user, e.g.
+    # (("residence", "hangzhou"),), when it became true, and whether a newer memory replaced it
+    facts: tuple[tuple[str, str], ...] = ()
+    valid_from: float | None = None  # None: since `created_at`
+    valid_to: float | None = None  # set when superseded: the successor's `valid_from`
+    superseded_by: str | None = None  # id of the newer memory that replaced this one
 
     @property
     def index_text(self) -> str:
         """What the keyword channel indexes: speaker, preceding context and the memory itself."""
         own = f"{self.name}: {self.content}" if self.name else self.content
         return f"{self.context} {own}".strip()
+
+    @property
+    def valid_since(self) -> float:
+        return self.valid_from if self.valid_from is not None else self.created_at
 
     @property
     def embed_text(self) -> str:

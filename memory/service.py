@@ -156,13 +156,18 @@ class MemoryService:
         topic: str | None = None,
         session_id: str | None = None,
         source: str | None = None,
+        current_only: bool = False,
     ) -> MemoryPage:
+        """`current_only`: without the memories a newer one superseded (whose successor still exists)."""
+        every = await self._store.get(user_id, include_content=False)
+        ids = {m.id for m in every} if current_only else set()
         headers = [
             m
-            for m in await self._store.get(user_id, include_content=False)
+            for m in every
             if (topic is None or m.topic == topic)
             and (session_id is None or m.session_id == session_id)
             and (source is None or m.source == source)
+            and not (current_only and m.superseded_by in ids)
         ]
         if sort == "importance":
             headers.sort(key=lambda m: (m.importance or 0.0, m.created_at), reverse=True)
@@ -191,10 +196,12 @@ class MemoryService:
         dry_run: bool = False,
     ) -> builtins.list[str]:  # `list` is a method of this class
         """Delete (or, with `dry_run`, only name) the memories matching every given criterion: topic,
-        session, time range, and meaning (cosine to `query` ≥ `min_similarity`)."""
+        session, time range, and meaning (cosine to `query` ≥ `min_similarity`), and the older memories
+        they superseded (forgetting where I live forgets where I lived too)."""
+        every = await self._store.get(user_id, include_content=False)
         chosen = [
             m
-            for m in await self._store.get(user_id, include_content=False)
+            for m in every
             if (topic is None or m.topic == topic)
             and (session_id is None or m.session_id == session_id)
             and (before is None or m.created_at < before)
@@ -209,9 +216,10 @@ class MemoryService:
                 for i in ids
                 if i in vectors and float(np.dot(np.asarray(vectors[i]), qvec)) >= min_similarity
             ]
+        ids = sorted(_with_predecessors(every, set(ids))) if ids else ids
         if ids and not dry_run:
             keep = set(ids)
-            await self._remove(user_id, [m for m in chosen if m.id in keep])
+            await self._remove(user_id, [m for m in every if m.id in keep])
         return sorted(ids)
 
     async def _remove(self, user_id: str, memories: Sequence[Memory]) -> None:
@@ -238,3 +246,14 @@ class MemoryService:
         # After a delete our own worker never serves a stale index, even if bumping the version failed.
         if self._retriever is not None:
             self._retriever.cache.drop(user_id)
+
+
+def _with_predecessors(memories: Sequence[Memory], ids: set[str]) -> set[str]:
+    """`ids` and every memory whose chain of `superseded_by` leads into them."""
+    out = set(ids)
+    grown = True
+    while grown:
+        more = {m.id for m in memories if m.superseded_by in out and m.id not in out}
+        out |= more
+        grown = bool(more)
+    return out

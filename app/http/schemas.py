@@ -160,6 +160,9 @@ class MemoryOut(BaseModel):
     importance: float | None
     topic: str | None
     source_message_ids: list[str]
+    valid_from: str  # when what it says became true (its creation, unless told otherwise)
+    valid_to: str | None  # when a newer memory replaced it; None while it is current
+    superseded_by: str | None  # the id of that newer memory
 
     @classmethod
     def of(cls, m: Memory) -> MemoryOut:
@@ -176,6 +179,9 @@ def memory_fields(m: Memory) -> dict[str, Any]:
         "importance": m.importance,
         "topic": m.topic,
         "source_message_ids": list(m.source_message_ids),
+        "valid_from": iso_utc(m.valid_since),
+        "valid_to": iso_utc(m.valid_to) if m.valid_to is not None else None,
+        "superseded_by": m.superseded_by,
     }
 
 

@@ -90,12 +90,22 @@ async def list_memories(
     topic: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
     session_id: Annotated[Id | None, Query()] = None,
     source: Annotated[Literal["user", "assistant"] | None, Query()] = None,
+    current_only: Annotated[bool, Query()] = False,
 ) -> ListResponse:
-    """A page of the user's memories, newest first or most important first, optionally filtered."""
+    """A page of the user's memories, newest first or most important first, optionally filtered;
+    `current_only` hides memories a newer one superseded."""
     page = await memory.list(
-        user_id, limit=limit, offset=offset, sort=sort, topic=topic, session_id=session_id, source=source
+        user_id,
+        limit=limit,
+        offset=offset,
+        sort=sort,
+        topic=topic,
+        session_id=session_id,
+        source=source,
+        current_only=current_only,
     )
     filters = [name for name, v in (("topic", topic), ("session_id", session_id), ("source", source)) if v]
+    filters += ["current_only"] if current_only else []
     await audit.record(
         "list", user_id, len(page.items), {"sort": sort, "offset": str(offset), "filters": ",".join(filters)}
     )

@@ -122,6 +122,7 @@ class BM25Index:
         self._idf = {t: math.log(1 + (n - len(ids) + 0.5) / (len(ids) + 0.5)) for t, ids in postings.items()}
         self.names = frozenset(m.name for m in memories.values() if m.name)
         self._by_hash: dict[str, Memory] | None = None  # built on first use (the writer's)
+        self._by_fact: dict[str, list[Memory]] | None = None  # likewise (supersession)
 
     def updated(
         self, upserted: Sequence[Memory], vectors: np.ndarray | None, deleted: Iterable[str]
@@ -167,6 +168,23 @@ class BM25Index:
                 by_hash.setdefault(m.content_hash, m)
             self._by_hash = by_hash
         return [self._by_hash[h] for h in dict.fromkeys(hashes) if h in self._by_hash]
+
+    def with_fact_keys(self, fact_keys: Iterable[str]) -> list[Memory]:
+        """Memories stating one of these attributes (`Memory.facts` keys: the writer's supersession)."""
+        if self._by_fact is None:
+            by_fact: dict[str, list[Memory]] = {}
+            for m in self.memories.values():
+                for key, _ in m.facts:
+                    by_fact.setdefault(key, []).append(m)
+            self._by_fact = by_fact
+        found = {m.id: m for k in dict.fromkeys(fact_keys) for m in self._by_fact.get(k, [])}
+        return list(found.values())
+
+    def vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors (float32) of those of `ids` that have one."""
+        if self._vectors is None:
+            return {}
+        return {i: self._vectors[self._row[i]].astype(np.float32) for i in ids if i in self._row}
 
     def cosine(self, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
         """Cosine of the query with the stored vectors of `ids` (vectors are unit length)."""

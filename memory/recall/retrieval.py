@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import anyio.to_thread
 import numpy as np
@@ -62,6 +62,11 @@ class RankingWeights:
     # users with at most this many memories get their dense channel from the in-process index (exact
     # cosine over its float16 vectors); larger ones ask Chroma's HNSW index
     in_process_dense_max: int = 20_000
+    # facts that change (docs/memory.md#facts-that-change) and negation read for its intent
+    supersession: bool = True
+    superseded_factor: float = 0.5  # a superseded memory's score, for questions not about the past
+    negation_intent: bool = True
+    checked_boost: float = 0.25  # the user's own statement about what a check asks ("…, right?")
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -81,6 +86,49 @@ def passes(m: Memory, f: SearchFilters) -> bool:
         and (f.since is None or m.created_at >= f.since)
         and (f.until is None or m.created_at <= f.until)
     )
+
+
+def successors(candidates: dict[str, Memory], memories: dict[str, Memory]) -> dict[str, Memory]:
+    """For each superseded candidate, the current memory at the end of its chain (if it still exists)."""
+    out: dict[str, Memory] = {}
+    for mid, m in candidates.items():
+        head = m
+        for _ in range(20):  # chains are short; a cycle (never written) must not hang a search
+            nxt = memories.get(head.superseded_by or "")
+            if nxt is None:
+                break
+            head = nxt
+        if head is not m:
+            out[mid] = head
+    return out
+
+
+def rank_validity(
+    ranked: list[ScoredMemory], memories: dict[str, Memory], plan: QueryPlan, *, factor: float
+) -> list[ScoredMemory]:
+    """Scores of the candidates adjusted for facts that changed: the current memory ranks at least as high as the best memory it replaced
+    (it is about the same thing, often in other words: "I moved to Suzhou" for "Where do I live?"), and
+    takes its similarity for the recall floor. Unless the question is about the past ("以前/before/when
+    did I move"), a superseded memory keeps only `factor` of its score, so the current one comes first;
+    for the past both keep their place and come back with their validity.
+    """
+    by_id = {s.memory.id: s for s in ranked}
+    heads = successors({s.memory.id: s.memory for s in ranked}, memories)
+    lifted: dict[str, ScoredMemory] = {}
+    for mid, head in heads.items():
+        old, new = by_id[mid], lifted.get(head.id) or by_id.get(head.id)
+        if new is None:
+            continue
+        lifted[head.id] = replace(
+            new, score=max(new.score, old.score * 1.001), similarity=max(new.similarity, old.similarity)
+        )
+    out = []
+    for s in ranked:
+        s = lifted.get(s.memory.id, s)
+        if s.memory.id in heads and not plan.wants_past:
+            s = replace(s, score=s.score * factor)
+        out.append(s)
+    return out  # unsorted: `_rank` sorts (negated last, a named month first, then score)
 
 
 def mentions_doc_type(m: Memory, doc_types: Sequence[str]) -> bool:
@@ -191,7 +239,7 @@ class HybridRetriever:
         index = await self.keyword_index(user_id)
         if not len(index):
             return []
-        plan = plan_query(query, known_names=index.names, now=as_of)
+        plan = plan_query(query, known_names=index.names, now=as_of, negation_intent=w.negation_intent)
         qvec = (await self._embedder.embed([plan.semantic_text]))[0]
         if self._shared is not None:
             await self._shared.publish(user_id, plan.semantic_text, qvec)
@@ -210,6 +258,10 @@ class HybridRetriever:
             if passes(memory, filters):
                 keyword[mid] = score
                 candidates.setdefault(mid, memory)
+        if w.supersession:
+            for successor in list(successors(candidates, index.memories).values()):
+                if passes(successor, filters):
+                    candidates.setdefault(successor.id, successor)
         missing = [mid for mid in candidates if mid not in cosine]
         if missing:
             cosine.update(index.cosine(missing, qvec))
@@ -227,7 +279,9 @@ class HybridRetriever:
             ids = [mid for mid in candidates if mid in vectors]
             mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
             in_cluster = {mid for mid, keep in zip(ids, mask, strict=True) if keep}
-        return self._rank(plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k)
+        return self._rank(
+            plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k, memories=index.memories
+        )
 
     def _rank(
         self,
@@ -239,7 +293,9 @@ class HybridRetriever:
         *,
         as_of: float,
         top_k: int,
+        memories: dict[str, Memory] | None = None,
     ) -> list[ScoredMemory]:
+        """`memories`: the user's whole index, where superseded candidates find their successors."""
         w = self.weights
         zh = detect_language(plan.text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
@@ -263,13 +319,20 @@ class HybridRetriever:
                 relevance += w.fact_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
                 relevance += w.cluster_boost
-            negated = bool(plan.negated_tokens and plan.negated_tokens & set(tokenize(m.content)))
+            words = set(tokenize(m.content)) if plan.negated_tokens or plan.checked_tokens else set()
+            negated = bool(plan.negated_tokens and plan.negated_tokens & words)
+            if plan.checked_tokens and m.source == "user":
+                # a check ("I don't like X, right?"): the user's own words about X come first
+                share = len(plan.checked_tokens & words) / len(plan.checked_tokens)
+                relevance += w.checked_boost * share
             recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
             time_weight = w.time_recent if plan.wants_recent else w.time
             score = relevance * (1 - time_weight + time_weight * recency)
             scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid]))
             if negated:
                 demoted.add(mid)
+        if w.supersession and memories is not None:
+            scored = rank_validity(scored, memories, plan, factor=w.superseded_factor)
         # what the user said not to suggest goes below everything else, whatever its score; when the
         # query names a month ("我3月提交的报价单"), what was written in that month comes first
         scored.sort(

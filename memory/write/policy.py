@@ -44,6 +44,8 @@ from memory.text.cleaning import segment
 from memory.text.lexicons import CONFIRMATION_RE
 from memory.text.privacy import sanitize
 from memory.write.scoring import entities, importance, is_explicit_anchor, topic_of
+from memory.write.superseder import Superseder
+from memory.write.supersession import claims_of
 from monitoring import metrics
 
 Clock = Callable[[], float]
@@ -60,6 +62,7 @@ class WritePolicy:
     lock_ttl_seconds: int = 10
     lock_wait_seconds: float = 30.0
     in_process_max: int = 20_000  # users with more memories are de-duplicated by the vector store
+    supersession: bool = True  # newer statements of an attribute supersede older ones (supersession.py)
 
 
 def _speaker_line(message: Message, text: str) -> str:
@@ -115,6 +118,7 @@ class WritePipeline:
         self._tombstones = Tombstones(redis)
         self.policy = policy
         self._clock = clock
+        self._superseder = Superseder(store, in_process_max=policy.in_process_max)
 
     def prepare(
         self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
@@ -183,6 +187,7 @@ class WritePipeline:
                     tier="fact" if anchor or score.score >= p.threshold else "episodic",
                     entities=tuple(entities(part)[:20]),
                     context=" ".join(history),
+                    facts=tuple(claims_of(part)) if p.supersession and message.role == "user" else (),
                 )
             )
         return made
@@ -225,6 +230,16 @@ class WritePipeline:
                 return out
             await self._vectorize([d for _, d in drafts])
             finals = await asyncio.gather(*(self._near_duplicates(d) for _, d in drafts))
+            made = [len(final) for final, _ in finals]  # what follows them: older memories superseded
+            if self.policy.supersession:
+                finals = list(
+                    await asyncio.gather(
+                        *(
+                            self._superseder.apply(d.user_id, d.index, final, vectors)
+                            for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
+                        )
+                    )
+                )
             await self._store.upsert(
                 [m for final, _ in finals for m in final], np.concatenate([v for _, v in finals])
             )
@@ -238,7 +253,8 @@ class WritePipeline:
                     for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
                 )
             )
-        for (i, d), (final, _) in zip(drafts, finals, strict=True):
+        for (i, d), (final, _), n in zip(drafts, finals, made, strict=True):
+            final = final[:n]
             out[i] = final
             new_ids = {m.id for m in d.prepared}
             stored = sum(m.id in new_ids for m in final)
@@ -338,6 +354,7 @@ class WritePipeline:
                     and same_facts(hits[0][0], merged[i])
                 ):
                     merged[i] = _merge(hits[0][0], merged[i])
+                    metrics.NEAR_DUPLICATES_MERGED.inc()
         return _dedupe_ids(merged, d.vectors)
 
     async def _local_index(self, user_id: str) -> BM25Index | None:
@@ -390,8 +407,14 @@ def _merge(old: Memory, new: Memory) -> Memory:
     """Keep the newer text and time, the union of provenance, the higher importance, the older id."""
     newer, older = (new, old) if new.created_at >= old.created_at else (old, new)
     ids = tuple(dict.fromkeys([*old.source_message_ids, *new.source_message_ids]))
+    # a memory superseded stays superseded when the same words come again from before the change
+    # (a retried write, a re-import); said again after it, it is current again
+    stays = old if old.superseded_by and (old.valid_to is None or new.created_at < old.valid_to) else newer
     return replace(
         newer,
+        valid_from=None if stays is newer else old.valid_from,
+        valid_to=stays.valid_to,
+        superseded_by=stays.superseded_by,
         id=old.id,
         source_message_ids=ids,
         importance=max(old.importance or 0.0, new.importance or 0.0),

@@ -57,6 +57,13 @@ DASHBOARD_METRICS = {
     "mnemo_rebalance_users_moved_total",
     "mnemo_rebalance_records_moved_total",
     "mnemo_rebalance_failures_total",
+    "mnemo_memory_near_duplicates_merged_total",
+    "mnemo_memory_supersessions_total",
+    "mnemo_chat_recall_empty_total",
+    "mnemo_chat_memories_injected",
+    "mnemo_chat_memory_chars",
+    "mnemo_chat_memory_tokens",
+    "mnemo_recall_below_floor_total",
 }
 NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total"}  # an alert's job: it should stay at zero
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from memory.recall.keyword_index import tokenize
 from memory.text.lexicons import (
     ANSWER_TYPES,
+    ATTRIBUTE_QUESTIONS,
     CHECKED_RE,
     DOC_TYPE_ALIASES,
     FIRST_PERSON_NEGATION_RE,
@@ -44,6 +45,7 @@ class QueryPlan:
     wants_past: bool = False  # "以前/before/used to/when did I move": superseded memories are not demoted
     checked: list[str] = field(default_factory=list)  # what a statement or check is about ("comedy movies")
     checked_tokens: frozenset[str] = frozenset()
+    attributes: list[str] = field(default_factory=list)  # supersession keys the question asks about
 
 
 def negations(text: str) -> list[tuple[str, str]]:
@@ -95,9 +97,16 @@ def doc_types_in(text: str) -> list[str]:
 
 
 def plan_query(
-    text: str, *, known_names: Iterable[str] = (), now: float | None = None, negation_intent: bool = True
+    text: str,
+    *,
+    known_names: Iterable[str] = (),
+    now: float | None = None,
+    negation_intent: bool = True,
+    changing_facts: bool = True,
 ) -> QueryPlan:
-    """`negation_intent=False` is the earlier planner (every negation excludes), kept as the baseline."""
+    """`negation_intent=False` is the earlier planner (every negation excludes); `changing_facts=False`
+    leaves out what supersession adds (past-question words out of the keywords, attributes asked
+    about): both kept as the benchmark baseline."""
     found = negations(text)
     checked: list[str] = []
     if negation_intent:
@@ -129,7 +138,10 @@ def plan_query(
     doc_types = doc_types_in(text)
     expansion = [alias for d in doc_types for alias in DOC_TYPE_ALIASES[d]]
     negated_tokens = frozenset(t for phrase in negated for t in tokenize(phrase))
-    keyword_tokens = [t for t in tokenize(" ".join([semantic, *expansion])) if t not in negated_tokens]
+    wants_past = PAST_RE.search(text) is not None
+    # "以前/before/used to" say when, not what: as keywords they match "以后" and every "before"
+    keyword_text = PAST_RE.sub(" ", semantic) if wants_past and changing_facts else semantic
+    keyword_tokens = [t for t in tokenize(" ".join([keyword_text, *expansion])) if t not in negated_tokens]
     moment = datetime.fromtimestamp(now, UTC) if now is not None else None
     month = next((s.value for s in extract_slots(text, now=moment) if s.name == "month"), None)
     return QueryPlan(
@@ -143,7 +155,10 @@ def plan_query(
         names=names,
         wants_recent=RECENCY_RE.search(text) is not None,
         answer_types=[name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(text)],
-        wants_past=PAST_RE.search(text) is not None,
+        wants_past=wants_past,
         checked=checked,
         checked_tokens=frozenset(t for phrase in checked for t in tokenize(phrase)),
+        attributes=[key for key, asks in ATTRIBUTE_QUESTIONS.items() if asks.search(text)]
+        if changing_facts
+        else [],
     )

@@ -67,6 +67,7 @@ class RankingWeights:
     superseded_factor: float = 0.5  # a superseded memory's score, for questions not about the past
     negation_intent: bool = True
     checked_boost: float = 0.25  # the user's own statement about what a check asks ("…, right?")
+    attribute_boost: float = 0.4  # a memory stating the attribute asked about ("我以前开什么车？")
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -103,29 +104,62 @@ def successors(candidates: dict[str, Memory], memories: dict[str, Memory]) -> di
     return out
 
 
+ATTRIBUTE_CANDIDATES = 10  # memories stating the attribute a question asks about, newest first
+
+
+def changed_facts(plan: QueryPlan, candidates: dict[str, Memory], index: BM25Index) -> list[Memory]:
+    """More candidates for facts that change: the memories stating the attribute the question asks
+    about ("我以前开什么车？" → those stating a car), and the rest of every candidate's chain (the current
+    memory that replaced it; for a question about the past, the ones it replaced too)."""
+    out: dict[str, Memory] = {}
+    if plan.attributes:
+        stating = [m for m in index.with_fact_keys(plan.attributes) if m.source == "user"]
+        stating.sort(key=lambda m: m.created_at, reverse=True)
+        out.update((m.id, m) for m in stating[:ATTRIBUTE_CANDIDATES])
+    seeds = {**candidates, **out}
+    for head in successors(seeds, index.memories).values():
+        out.setdefault(head.id, head)
+    if plan.wants_past:
+        chains = index.chains()
+        todo = [*seeds, *out]
+        while todo:
+            for older in chains.get(todo.pop(), []):
+                if older not in out and older not in candidates and older in index.memories:
+                    out[older] = index.memories[older]
+                    todo.append(older)
+    return [m for mid, m in out.items() if mid not in candidates]
+
+
+def states_attribute(m: Memory, attributes: Sequence[str]) -> bool:
+    return any(k == a or k.split(":", 1)[0] == a for k, _ in m.facts for a in attributes)
+
+
 def rank_validity(
     ranked: list[ScoredMemory], memories: dict[str, Memory], plan: QueryPlan, *, factor: float
 ) -> list[ScoredMemory]:
-    """Scores of the candidates adjusted for facts that changed: the current memory ranks at least as high as the best memory it replaced
-    (it is about the same thing, often in other words: "I moved to Suzhou" for "Where do I live?"), and
+    """Scores of the candidates adjusted for facts that changed: the current memory ranks at least as
+    high as the best memory it replaced (it is about the same thing, often in other words: "I moved to Suzhou" for "Where do I live?"), and
     takes its similarity for the recall floor. Unless the question is about the past ("以前/before/when
     did I move"), a superseded memory keeps only `factor` of its score, so the current one comes first;
     for the past both keep their place and come back with their validity.
     """
-    by_id = {s.memory.id: s for s in ranked}
     heads = successors({s.memory.id: s.memory for s in ranked}, memories)
-    lifted: dict[str, ScoredMemory] = {}
-    for mid, head in heads.items():
-        old, new = by_id[mid], lifted.get(head.id) or by_id.get(head.id)
-        if new is None:
-            continue
-        lifted[head.id] = replace(
-            new, score=max(new.score, old.score * 1.001), similarity=max(new.similarity, old.similarity)
-        )
+    group = {mid: head.id for mid, head in heads.items()}  # superseded candidate -> its chain's head
+    best: dict[str, float] = {}
+    similar: dict[str, float] = {}
+    for s in ranked:
+        g = group.get(s.memory.id, s.memory.id)
+        best[g] = max(best.get(g, 0.0), s.score)
+        similar[g] = max(similar.get(g, 0.0), s.similarity)
+    chained = set(group.values())
     out = []
     for s in ranked:
-        s = lifted.get(s.memory.id, s)
-        if s.memory.id in heads and not plan.wants_past:
+        mid = s.memory.id
+        if mid in chained:  # the current memory of a chain with superseded candidates
+            s = replace(s, score=max(s.score, best[mid] * 1.001), similarity=similar[mid])
+        elif mid in group and plan.wants_past:  # the earlier values come back next to the current one
+            s = replace(s, score=max(s.score, best[group[mid]] * 0.99), similarity=similar[group[mid]])
+        elif mid in group:
             s = replace(s, score=s.score * factor)
         out.append(s)
     return out  # unsorted: `_rank` sorts (negated last, a named month first, then score)
@@ -239,7 +273,13 @@ class HybridRetriever:
         index = await self.keyword_index(user_id)
         if not len(index):
             return []
-        plan = plan_query(query, known_names=index.names, now=as_of, negation_intent=w.negation_intent)
+        plan = plan_query(
+            query,
+            known_names=index.names,
+            now=as_of,
+            negation_intent=w.negation_intent,
+            changing_facts=w.supersession,
+        )
         qvec = (await self._embedder.embed([plan.semantic_text]))[0]
         if self._shared is not None:
             await self._shared.publish(user_id, plan.semantic_text, qvec)
@@ -259,9 +299,9 @@ class HybridRetriever:
                 keyword[mid] = score
                 candidates.setdefault(mid, memory)
         if w.supersession:
-            for successor in list(successors(candidates, index.memories).values()):
-                if passes(successor, filters):
-                    candidates.setdefault(successor.id, successor)
+            for m in changed_facts(plan, candidates, index):
+                if passes(m, filters):
+                    candidates.setdefault(m.id, m)
         missing = [mid for mid in candidates if mid not in cosine]
         if missing:
             cosine.update(index.cosine(missing, qvec))
@@ -317,6 +357,8 @@ class HybridRetriever:
                 relevance += w.answer_type_boost
             if m.tier == "fact":
                 relevance += w.fact_boost
+            if w.supersession and plan.attributes and states_attribute(m, plan.attributes):
+                relevance += w.attribute_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
                 relevance += w.cluster_boost
             words = set(tokenize(m.content)) if plan.negated_tokens or plan.checked_tokens else set()

@@ -191,3 +191,24 @@ CHECKED_RE = re.compile(
     r"(?P<subject>[\w -]{2,30}?)\s+(?:is|was|are|were)(?: not|n't)\s+(?P<object>my [a-z -]{2,30}?)(?=[.,;!?]|$| right)",
     re.IGNORECASE,
 )
+
+# Questions about an attribute that supersession tracks (memory/write/supersession.py keys): the
+# memories stating it are candidates and rank higher ("我以前开什么车？" finds "我开的是一辆丰田卡罗拉").
+ATTRIBUTE_QUESTIONS: dict[str, re.Pattern[str]] = {
+    key: re.compile(pattern, re.IGNORECASE)
+    for key, pattern in {
+        "residence": r"住在?哪|住哪|住在什么|住的城市|哪个城市|搬到?哪|搬家|\b(where|which city|what city|what town)\b.*\b(live|lived|living|moved?|home)\b|\bmove[ds]?\b.*\bwhen\b|\bwhen did i move\b",
+        "employer": r"哪家公司|什么公司|哪个公司|在哪(工作|上班)|在哪儿(工作|上班)|东家|\b(which|what) (company|firm|employer)\b|\bwhere do i work\b|\bwhere did i work\b|\bwork(ed)? for\b",
+        "job": r"什么工作|做什么工作|职业|\bwhat(?:'s| is| was) my job\b|\bwhat do i do for (a )?living\b",
+        "school": r"哪个学校|什么学校|哪所|在哪(读书|上学)|\b(which|what) (school|college|university)\b",
+        "relationship": r"单身|对象|感情|男朋友|女朋友|结婚|订婚|\b(single|relationship|married|engaged|girlfriend|boyfriend|partner)\b",
+        "children": r"几个孩子|孩子|儿子|女儿|\b(kids?|children|child|sons?|daughters?)\b",
+        "pet": r"猫|狗|宠物|\b(cats?|dogs?|pets?)\b",
+        "diet": r"饮食|吃素|吃肉|素食|\b(diet|vegetarian|vegan|eat meat)\b",
+        "allergy": r"过敏|\ballerg",
+        "phone": r"手机号|电话|号码|\b(phone|number|mobile|cell)\b",
+        "email": r"邮箱|邮件地址|\be-?mail\b",
+        "car": r"开什么车|什么车|哪款车|车型|\bcar\b|\bdrive\b",
+        "favourite": r"最喜欢|\bfavou?rite\b",
+    }.items()
+}

@@ -29,7 +29,7 @@ PLACEHOLDER_RE = re.compile(r"^\[[A-Z_]+\]$", re.I)
 
 _V = r"(?P<v>[^.,;!?\n]{1,60})"  # English value: the rest of the clause, trimmed by _clean_en
 _Z = r"(?P<v>[^，。,.！!？?；;：:\s、]{1,20})"  # Chinese value, trimmed by _clean_zh
-_ZH_WHEN = r"(?:上周|上个月|上星期|去年|今年|前几天|前阵子|最近|刚刚|刚|已经|终于|现在|目前|如今|[0-9一二三四五六七八九十]+月份?|也)*"
+_ZH_WHEN = r"(?:上周|上个月|上星期|去年|今年|前几天|前阵子|最近|刚刚|刚|已经|终于|现在|目前|如今|[0-9一二三四五六七八九十]+月份?|也|又|还)*"
 
 _EN_STOP_WORDS = (
     "last this next since for and but because with now recently yesterday today ago where which who when so "
@@ -137,6 +137,7 @@ RULES: tuple[_Rule, ...] = (
     _r("residence", r"我(?:们|们家)?" + _ZH_WHEN + r"(?:住在|定居在|定居|生活在)" + _Z),
     _r("residence", r"我(?:们|家|们家)?" + _ZH_WHEN + r"(?:搬家|搬)(?:到|去|回|进)了?" + _Z),
     _r("residence", r"我家(?:现在)?在" + _Z),
+    _r("residence", r"^我[^，,]{0,12}[，,]\s*" + _ZH_WHEN + r"(?:住在|定居在|搬到了?)" + _Z),  # 我们又搬家了，现在住在南京
     # --- work
     _r(
         "employer", r"\bI(?: just| recently|'ve| have)? (?:quit|left|resigned from) my (?:job|position)\b", ""

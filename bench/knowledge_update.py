@@ -177,10 +177,13 @@ async def run_pipeline(name: str, skip_locomo: bool) -> dict[str, Any]:
                 replayed = await replay(
                     client, json.loads(Path(path).read_text()), user_prefix=f"{name}-{label}"
                 )
-                summary = summarize(replayed, data=str(path), pipeline="hybrid", embedding_backend="onnx")
+                summary = summarize(
+                    replayed, data=str(path), pipeline="hybrid", embedding_backend="onnx", show_misses=10_000
+                )
                 result[label] = {
                     k: summary[k] for k in ("questions", "recall_any@10", "recall_all@10", "mean_chars_top10")
                 }
+                result[label]["missed"] = sorted(m["question"] for m in summary["misses"])
     return result
 
 
@@ -233,6 +236,12 @@ def main() -> None:
     (out / "knowledge_update.json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
     sys.stdout.write(table(results) + f"\n\nmachine: {machine()}\n")
     if args.show_misses:
+        if len(results) == 2 and "locomo_dev" in results["new"]:
+            for label in ("locomo_dev", "zh_conversation"):
+                old, new = set(results["baseline"][label]["missed"]), set(results["new"][label]["missed"])
+                sys.stdout.write(
+                    f"{label}: newly missed {sorted(new - old)}, newly found {sorted(old - new)}\n"
+                )
         for name, r in results.items():
             for miss in r["knowledge_update"]["misses"] + r["negation"]["misses"]:
                 sys.stdout.write(f"{name} " + json.dumps(miss, ensure_ascii=False) + "\n")

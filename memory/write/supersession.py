@@ -137,7 +137,9 @@ RULES: tuple[_Rule, ...] = (
     _r("residence", r"我(?:们|们家)?" + _ZH_WHEN + r"(?:住在|定居在|定居|生活在)" + _Z),
     _r("residence", r"我(?:们|家|们家)?" + _ZH_WHEN + r"(?:搬家|搬)(?:到|去|回|进)了?" + _Z),
     _r("residence", r"我家(?:现在)?在" + _Z),
-    _r("residence", r"^我[^，,]{0,12}[，,]\s*" + _ZH_WHEN + r"(?:住在|定居在|搬到了?)" + _Z),  # 我们又搬家了，现在住在南京
+    _r(
+        "residence", r"^我[^，,]{0,12}[，,]\s*" + _ZH_WHEN + r"(?:住在|定居在|搬到了?)" + _Z
+    ),  # 我们又搬家了，现在住在南京
     # --- work
     _r(
         "employer", r"\bI(?: just| recently|'ve| have)? (?:quit|left|resigned from) my (?:job|position)\b", ""
@@ -148,14 +150,20 @@ RULES: tuple[_Rule, ...] = (
     _r("employer", r"\bI(?: now| currently| still)? work (?:at|for) " + _V),
     _r(
         "employer",
-        r"\bI(?:'ve| have)?(?: just| recently)? (?:joined|started (?:working |a new job )?at|got (?:a |the )?(?:new )?job (?:at|with)|switched (?:jobs )?to|landed a job at) "
+        r"\bI(?:'ve| have)?(?: just| recently)? (?:joined (?=(?-i:[A-Z]))|started (?:working |a new job )?at |got (?:a |the )?(?:new )?job (?:at|with) |switched jobs to |landed a job at )"
         + _V,
     ),
     _r("employer", r"\bmy (?:new )?(?:employer|company) is " + _V),
     _r("employer", r"(?:^|我|，|,)" + _ZH_WHEN + r"(?:辞职|离职|被裁|被辞退|失业)了?", ""),
     _r("employer", r"我" + _ZH_WHEN + r"(?:不再|不)在" + _Z + r"(?:工作|上班)了", ""),
     _r("employer", r"我" + _ZH_WHEN + r"(?:在|于)" + r"(?P<v>[^，。,.！!？?；;\s]{2,14}?)(?:工作|上班|任职)"),
-    _r("employer", r"我?" + _ZH_WHEN + r"(?:入职|加入|跳槽到|跳槽去|跳到|换到)了?" + _Z),
+    _r(
+        "employer",
+        r"(?:^|我|[，,])"
+        + _ZH_WHEN
+        + r"(?:入职|加入|跳槽到|跳槽去|跳到|换到)了?(?![时日期十几个天周月年0-9一二三四五六七八九])"
+        + _Z,
+    ),
     _r("job", r"\bI work as (?:a|an) " + _V),
     _r("job", r"\bmy (?:new )?job is " + _V),
     _r("job", r"我的(?:新)?(?:工作|职业)是" + _Z),

@@ -67,7 +67,13 @@ class TestIngest:
             "importance",
             "topic",
             "source_message_ids",
+            "valid_from",
+            "valid_to",
+            "superseded_by",
         }
+        assert first["valid_from"] == first["created_at"]
+        assert first["valid_to"] is None
+        assert first["superseded_by"] is None
 
     async def test_retry_with_same_ids_does_not_duplicate(
         self, client: httpx.AsyncClient, auth: AuthHeaders

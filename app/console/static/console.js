@@ -108,7 +108,7 @@
 
   function breakdown(x) {
     if (!x) return el("div", { class: "breakdown" }, "");
-    const boosts = Object.entries(x.boosts).map(([k, v]) => `${k} +${fmt(v)}`).join(", ") || "0";
+    const boosts = Object.entries(x.boosts).filter(([, v]) => v !== 0).map(([k, v]) => `${k} +${fmt(v)}`).join(", ") || "0";
     return el("div", { class: "breakdown" },
       el("span", { class: "b-dense" }, `${t("dense")} ${fmt(x.dense)}`), " + ",
       el("span", { class: "b-keyword" }, `${t("keyword")} ${fmt(x.keyword)}`), " + ",

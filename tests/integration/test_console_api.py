@@ -148,7 +148,7 @@ class TestAuditFilters:
         await client.get("/v1/memory/bob/list", headers=auth("bob"))
         admin = auth("ops", "admin")
 
-        async def actions(**params: object) -> list[tuple[str, str]]:
+        async def actions(**params: str | float) -> list[tuple[str, str]]:
             resp = await client.get("/v1/audit", params=params, headers=admin)
             assert resp.status_code == 200, resp.text
             return [(e["action"], e["user_id"]) for e in resp.json()["items"]]

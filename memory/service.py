@@ -10,7 +10,6 @@ Two pipelines share this interface:
 from __future__ import annotations
 
 import builtins
-import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Literal
@@ -227,20 +226,20 @@ class MemoryService:
 
     async def _remove(self, user_id: str, memories: Sequence[Memory]) -> None:
         """Delete from the store and from everything derived from it or about to write it: tombstones
-        first (a write in flight sees them under its lock), then the record, the pending outbox
-        messages it came from, the keyword-index version (other workers' caches) and our own cache."""
+        first, then the record, the pending outbox messages it came from, the keyword-index version
+        (other workers' caches) and our own cache. Without the user's write lock: a delete must not wait
+        for a writer round. The tombstone makes it safe: a write in flight never merges into a buried
+        memory and deletes, after its upsert, whatever of its own was buried meanwhile
+        (memory/write/policy.py); a rebalance re-checks tombstones after its copy."""
         ids = [m.id for m in memories]
-        # under the user's write lock: a write in flight cannot merge into a memory removed meanwhile
-        lock = self._writer.user_lock(user_id) if self._writer is not None else contextlib.nullcontext("")
-        async with lock:
-            if self._tombstones is not None:
-                await self._tombstones.bury(user_id, ids)
-            await self._store.delete(user_id, ids)
-            if self._outbox is not None:
-                await self._outbox.scrub(user_id, {i for m in memories for i in m.source_message_ids})
-            if self._versions is not None:
-                await self._versions.bump(user_id, deleted=ids)
-            self._forget_cached_index(user_id)
+        if self._tombstones is not None:
+            await self._tombstones.bury(user_id, ids)
+        await self._store.delete(user_id, ids)
+        if self._outbox is not None:
+            await self._outbox.scrub(user_id, {i for m in memories for i in m.source_message_ids})
+        if self._versions is not None:
+            await self._versions.bump(user_id, deleted=ids)
+        self._forget_cached_index(user_id)
 
     def forget_user_caches(self, user_id: str) -> None:
         self._forget_cached_index(user_id)

@@ -60,18 +60,16 @@ def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("downloads")
 
 
-@pytest.fixture(scope="module")
-def browser(downloads: Path) -> Iterator[webdriver.Chrome]:
+def start_chromium(downloads: Path, language: str) -> webdriver.Chrome:
     chromium, driver_path = browser_binaries()
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
         options.add_argument(arg)
     options.add_argument("--window-size=1280,900")
-    options.add_argument("--lang=en-US")
-    options.add_experimental_option(
-        "prefs", {"download.default_directory": str(downloads), "download.prompt_for_download": False}
-    )
+    options.add_argument(f"--lang={language}")
+    prefs = {"download.default_directory": str(downloads), "download.prompt_for_download": False}
+    options.add_experimental_option("prefs", {**prefs, "intl.accept_languages": language})
     try:
         driver = webdriver.Chrome(options=options, service=Service(driver_path))
     except WebDriverException as exc:
@@ -79,6 +77,12 @@ def browser(downloads: Path) -> Iterator[webdriver.Chrome]:
     driver.execute_cdp_cmd(
         "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
     )
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser(downloads: Path) -> Iterator[webdriver.Chrome]:
+    driver = start_chromium(downloads, "en-US")
     yield driver
     driver.quit()
 
@@ -349,3 +353,20 @@ def test_admin_flows(browser: webdriver.Chrome, served: str, user: str, screensh
     assert receipt["at"]
     browser.save_screenshot(str(screenshots / "console-erase.png"))
     assert api.contents(user) == []
+
+
+def test_the_language_defaults_to_the_browsers(served: str, downloads: Path) -> None:
+    driver = start_chromium(downloads, "zh-CN")
+    try:
+        open_console(driver, served)
+        wait(driver, visible("#view-signin"), "the sign-in page")
+        assert driver.execute_script("return navigator.language") == "zh-CN"
+        assert find(driver, "#sign-in").text == "登录"
+        assert find(driver, "html").get_attribute("lang") == "zh-CN"
+        Select(find(driver, "#lang")).select_by_value("en")
+        assert find(driver, "#sign-in").text == "Sign in"
+        driver.refresh()  # the choice is remembered
+        wait(driver, visible("#view-signin"), "the sign-in page")
+        assert find(driver, "#sign-in").text == "Sign in"
+    finally:
+        driver.quit()

@@ -170,6 +170,20 @@ class TestStreamableHttp:
                 assert err.value.code == 403, tool
                 assert err.value.data["error"] == "forbidden"
 
+    async def test_what_the_api_refuses_is_an_mcp_error_with_its_code(self, served: str) -> None:
+        async with http_client(served, token("vera")) as client:
+            for tool, args in (
+                ("recall", {"query": "\u3000 "}),  # blank: an ideographic space and a space
+                ("remember", {}),  # neither content nor messages
+                ("forget", {}),  # no criterion
+                ("list_memories", {"since": "next tuesday"}),
+            ):
+                with pytest.raises(MCPError) as err:
+                    await client.call_tool(tool, args)
+                assert err.value.code == 422, tool
+                assert err.value.data["error"] == "validation_error", tool
+                assert err.value.data["detail"], tool
+
     async def test_an_admin_may_name_any_user(self, served: str) -> None:
         user = f"u{uuid.uuid4().hex[:8]}"
         async with http_client(served, token(user)) as client:

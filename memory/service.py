@@ -155,6 +155,9 @@ class MemoryService:
         topic: str | None = None,
         session_id: str | None = None,
         source: str | None = None,
+        tier: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
     ) -> MemoryPage:
         headers = [
             m
@@ -162,6 +165,9 @@ class MemoryService:
             if (topic is None or m.topic == topic)
             and (session_id is None or m.session_id == session_id)
             and (source is None or m.source == source)
+            and (tier is None or m.tier == tier)
+            and (since is None or m.created_at >= since)
+            and (until is None or m.created_at <= until)
         ]
         if sort == "importance":
             headers.sort(key=lambda m: (m.importance or 0.0, m.created_at), reverse=True)
@@ -170,6 +176,11 @@ class MemoryService:
         page_ids = [m.id for m in headers[offset : offset + limit]]
         full = {m.id: m for m in await self._store.get(user_id, ids=page_ids)}
         return MemoryPage(total=len(headers), items=[full[i] for i in page_ids if i in full])
+
+    async def get(self, user_id: str, ids: Sequence[str]) -> builtins.list[Memory]:
+        """The user's memories with these ids (the ones that exist), in the order asked."""
+        found = {m.id: m for m in await self._store.get(user_id, ids=list(ids))} if ids else {}
+        return [found[i] for i in ids if i in found]
 
     async def delete(self, user_id: str, memory_id: str) -> None:
         found = await self._store.get(user_id, ids=[memory_id], include_content=False)

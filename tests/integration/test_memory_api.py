@@ -66,6 +66,7 @@ class TestIngest:
             "source",
             "importance",
             "topic",
+            "tier",
             "source_message_ids",
         }
 

@@ -31,7 +31,7 @@ from memory.embedding.base import Embedder
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
-from memory.models import Memory, ScoredMemory, SearchFilters
+from memory.models import Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
@@ -156,13 +156,23 @@ def rank_validity(
     for s in ranked:
         mid = s.memory.id
         if mid in chained:  # the current memory of a chain with superseded candidates
-            s = replace(s, score=max(s.score, best[mid] * 1.001), similarity=similar[mid])
+            s = _rescored(s, max(s.score, best[mid] * 1.001), similar[mid], superseded=False)
         elif mid in group and plan.wants_past:  # the earlier values come back next to the current one
-            s = replace(s, score=max(s.score, best[group[mid]] * 0.99), similarity=similar[group[mid]])
+            s = _rescored(s, max(s.score, best[group[mid]] * 0.99), similar[group[mid]], superseded=True)
         elif mid in group:
-            s = replace(s, score=s.score * factor)
+            s = _rescored(s, s.score * factor, s.similarity, superseded=True)
         out.append(s)
     return out  # unsorted: `_rank` sorts (negated last, a named month first, then score)
+
+
+def _rescored(s: ScoredMemory, score: float, similarity: float, *, superseded: bool) -> ScoredMemory:
+    breakdown = s.breakdown
+    if breakdown is not None:
+        ratio = score / s.score if s.score else 1.0
+        breakdown = replace(
+            breakdown, validity_factor=breakdown.validity_factor * ratio, superseded=superseded
+        )
+    return replace(s, score=score, similarity=similarity, breakdown=breakdown)
 
 
 def mentions_doc_type(m: Memory, doc_types: Sequence[str]) -> bool:
@@ -346,31 +356,40 @@ class HybridRetriever:
         demoted: set[str] = set()
         in_month: set[str] = set()
         for mid, m in candidates.items():
-            relevance = w_dense * dense_n[mid] + w_keyword * keyword_n[mid]
+            boosts: dict[str, float] = {}
             if m.name and m.name.lower() in names:
-                relevance += w.name_boost
+                boosts["name"] = w.name_boost
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
-                relevance += w.doc_boost
+                boosts["doc_type"] = w.doc_boost
             if month and month[0] <= m.created_at < month[1]:
                 in_month.add(mid)
             if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
-                relevance += w.answer_type_boost
+                boosts["answer_type"] = w.answer_type_boost
             if m.tier == "fact":
-                relevance += w.fact_boost
+                boosts["fact"] = w.fact_boost
             if w.supersession and plan.attributes and states_attribute(m, plan.attributes):
-                relevance += w.attribute_boost
+                boosts["attribute"] = w.attribute_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
-                relevance += w.cluster_boost
+                boosts["cluster"] = w.cluster_boost
             words = set(tokenize(m.content)) if plan.negated_tokens or plan.checked_tokens else set()
             negated = bool(plan.negated_tokens and plan.negated_tokens & words)
-            if plan.checked_tokens and m.source == "user":
+            if plan.checked_tokens and m.source == "user" and plan.checked_tokens & words:
                 # a check ("I don't like X, right?"): the user's own words about X come first
-                share = len(plan.checked_tokens & words) / len(plan.checked_tokens)
-                relevance += w.checked_boost * share
+                boosts["checked"] = (
+                    w.checked_boost * len(plan.checked_tokens & words) / len(plan.checked_tokens)
+                )
+            dense, kw = w_dense * dense_n[mid], w_keyword * keyword_n[mid]
+            relevance = dense + kw
+            for boost in boosts.values():  # in the order they always were added (same floats)
+                relevance += boost
             recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
             time_weight = w.time_recent if plan.wants_recent else w.time
-            score = relevance * (1 - time_weight + time_weight * recency)
-            scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid]))
+            factor = 1 - time_weight + time_weight * recency
+            score = relevance * factor
+            breakdown = ScoreBreakdown(
+                dense, kw, keyword[mid], boosts, recency, factor, demoted=negated, in_month=mid in in_month
+            )
+            scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid], breakdown=breakdown))
             if negated:
                 demoted.add(mid)
         if w.supersession and memories is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 
 from app.settings import Settings
 from memory import Embedder
@@ -242,8 +243,14 @@ class TestChatTurn:
         async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, _):
             now = time.time()
             await store(client, auth, history(now, old, new))
+            turns = REGISTRY.get_sample_value("mnemo_chat_memories_injected_count") or 0.0
+            injected = REGISTRY.get_sample_value("mnemo_chat_memories_injected_sum") or 0.0
+            empty = REGISTRY.get_sample_value("mnemo_chat_recall_empty_total") or 0.0
             resp = await chat(client, auth, question, session="B")
             assert resp.status_code == 200, resp.text
+            assert REGISTRY.get_sample_value("mnemo_chat_memories_injected_count") == turns + 1
+            assert (REGISTRY.get_sample_value("mnemo_chat_memories_injected_sum") or 0.0) >= injected + 2
+            assert REGISTRY.get_sample_value("mnemo_chat_recall_empty_total") == empty
             await drain(settings)
             system = upstream.chat_requests()[-1]["messages"][0]["content"]
             lines = [line for line in system.splitlines() if line.startswith("- (")]
@@ -252,3 +259,5 @@ class TestChatTurn:
             assert old_lines, system
             assert old_lines[0].startswith(f"- {mark}"), old_lines[0]
             assert not lines[0].startswith(f"- {mark}")
+            await chat(client, auth, "hello there 你好", user="carol", session="C")  # nothing to recall
+            assert REGISTRY.get_sample_value("mnemo_chat_recall_empty_total") == empty + 1

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from prometheus_client import REGISTRY
 
 from memory.chat.context import assemble_prompt, memory_line, validity_note
 from memory.chat.llm import PromptMessage
@@ -185,6 +186,7 @@ class TestWriteRound:
         late = memory("m-late", "I live in Ningbo.", T0 + 50 * DAY)  # written now, about an earlier time
         fresh = memory("m-fresh", "We moved again, I live in Nanjing now.", T0 + 200 * DAY)
         vectors = np.ones((2, 4), dtype=np.float32)
+        before = REGISTRY.get_sample_value("mnemo_memory_supersessions_total", {"source": "rule"}) or 0.0
         out, out_vectors = await Superseder(store=None, in_process_max=100).apply(  # type: ignore[arg-type]
             "alice", index, [late, fresh], vectors
         )
@@ -194,6 +196,8 @@ class TestWriteRound:
         assert by_id["m-new"].valid_to == fresh.created_at
         assert by_id["m-old"].superseded_by == "m-late"  # the late one slots in between: old, late, new
         assert len(out_vectors) == len(out)
+        after = REGISTRY.get_sample_value("mnemo_memory_supersessions_total", {"source": "rule"})
+        assert after == before + 3
 
     async def test_other_speakers_and_other_attributes_are_left_alone(self) -> None:
         stored = [

@@ -35,6 +35,7 @@ from memory.chat.conversation import ConversationService
 from memory.chat.llm import ChatModel
 from memory.chat.offline import OfflineResponder
 from memory.chat.summary import LLMSummarizer
+from memory.chat.supersession_judge import LLMSupersessionJudge
 from memory.embedding.onnx import OnnxEmbedder
 from memory.governance.audit import AuditLog
 from memory.governance.compaction import (
@@ -158,7 +159,9 @@ def build_memory_service(
     embedder: Embedder,
     redis: RedisClient,
     outbox: Outbox | None = None,
+    llm: ChatModel | None = None,
 ) -> MemoryService:
+    """`llm`: the configured upstream model (None without one), for the writer's supersession judge."""
     if settings.retrieval_pipeline == "naive":
         return MemoryService(store, embedder)
     versions = LtmVersions(redis)
@@ -197,6 +200,9 @@ def build_memory_service(
         ),
         index=retriever.keyword_index,  # duplicate checks against the index recall keeps current
         shared=shared,
+        judge=LLMSupersessionJudge(llm)
+        if llm is not None and settings.llm_supersession_judge and settings.supersession
+        else None,
     )
     return MemoryService(
         store,
@@ -313,15 +319,15 @@ def make_lifespan(
         if down:  # start anyway: /readyz reports it, calls retry the connection
             log.warning("chroma not reachable at startup", extra={"servers": down})
         outbox = Outbox(redis)
-        memory = build_memory_service(settings, store, model, redis, outbox)
-        sessions = build_sessions(settings, redis)
-        idempotency = IdempotencyRecords(redis, ttl_seconds=settings.idempotency_ttl_seconds)
         llm_client = build_llm_client(settings, llm_transport)
         llm: ChatModel = (
             OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
             if llm_client is not None
             else OfflineResponder()
         )
+        memory = build_memory_service(settings, store, model, redis, outbox, llm if llm_client else None)
+        sessions = build_sessions(settings, redis)
+        idempotency = IdempotencyRecords(redis, ttl_seconds=settings.idempotency_ttl_seconds)
         conversation = ConversationService(
             sessions,
             memory,

@@ -142,6 +142,7 @@ class Settings(BaseSettings):
     llm_max_attempts: int = Field(3, ge=1, le=10)
     llm_summary: bool = True  # refine the session summary with the LLM (off the request path)
     llm_compress_memories: bool = True  # recalled memories over 150 chars are shortened by the LLM
+    llm_supersession_judge: bool = True  # the writer asks the LLM about supersessions the rules missed
 
     # short-term memory (Redis)
     session_ttl_seconds: int = Field(7200, ge=60)

@@ -105,7 +105,8 @@ class MemoryService:
                 await self.ingest(e.user_id, e.session_id, e.messages, e.previous, issued_at=e.enqueued_at)
             return
         await self._writer.write_many(
-            [WriteRequest(e.user_id, e.session_id, e.messages, e.previous, e.enqueued_at) for e in entries]
+            [WriteRequest(e.user_id, e.session_id, e.messages, e.previous, e.enqueued_at) for e in entries],
+            judged=True,  # off the request path: the supersession judge may be asked
         )
 
     async def search(

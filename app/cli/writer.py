@@ -22,7 +22,15 @@ import socket
 import anyio.to_thread
 
 from app.clients.redis import build_redis
-from app.lifespan import build_embedder, build_memory_service, build_store, ensure_layout, sample_gauges
+from app.clients.upstream import OpenAICompatibleLLM
+from app.lifespan import (
+    build_embedder,
+    build_llm_client,
+    build_memory_service,
+    build_store,
+    ensure_layout,
+    sample_gauges,
+)
 from app.settings import Settings
 from memory.outbox.stream import Outbox
 from memory.outbox.worker import OutboxWorker
@@ -39,7 +47,13 @@ async def run(settings: Settings) -> None:
     await ensure_layout(redis, settings)
     store = build_store(settings, redis)
     outbox = Outbox(redis)
-    memory = build_memory_service(settings, store, embedder, redis, outbox)
+    llm_client = build_llm_client(settings, None)  # for the supersession judge, when configured
+    llm = (
+        OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
+        if llm_client is not None
+        else None
+    )
+    memory = build_memory_service(settings, store, embedder, redis, outbox, llm)
     worker = OutboxWorker(
         outbox,
         memory.ingest_entries,
@@ -56,6 +70,8 @@ async def run(settings: Settings) -> None:
         await worker.run()
     finally:
         sampler.cancel()
+        if llm_client is not None:
+            await llm_client.aclose()
         await close(redis)
         metrics.mark_self_dead()
         log.info("writer stopped", extra={"written": worker.processed})

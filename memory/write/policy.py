@@ -46,6 +46,7 @@ from memory.redis_client import RedisClient
 from memory.text.cleaning import segment
 from memory.text.lexicons import CONFIRMATION_RE
 from memory.text.privacy import sanitize
+from memory.write.judge import MAX_PAIRS, SupersessionJudge, judge_pairs
 from memory.write.scoring import entities, importance, is_explicit_anchor, topic_of
 from memory.write.superseder import Superseder
 from memory.write.supersession import claims_of
@@ -107,6 +108,7 @@ class WritePipeline:
         index: IndexOf | None = None,
         shared: SharedVectors | None = None,
         clock: Clock = time.time,
+        judge: SupersessionJudge | None = None,
     ) -> None:
         """`index`: the user's current in-process index (`HybridRetriever.keyword_index`), used for the
         duplicate checks instead of two vector-store queries per write. `shared`: vectors recall has
@@ -122,6 +124,7 @@ class WritePipeline:
         self.policy = policy
         self._clock = clock
         self._superseder = Superseder(store, in_process_max=policy.in_process_max)
+        self._judge = judge  # the writer's second opinion on supersession (an LLM), if configured
 
     def prepare(
         self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
@@ -209,13 +212,16 @@ class WritePipeline:
         request = WriteRequest(user_id, session_id, tuple(messages), tuple(previous), issued_at)
         return (await self.write_many([request]))[0]
 
-    async def write_many(self, requests: Sequence[WriteRequest]) -> list[list[Memory]]:
+    async def write_many(
+        self, requests: Sequence[WriteRequest], *, judged: bool = False
+    ) -> list[list[Memory]]:
         """Several users' writes at once (the outbox writer's batch), one request per user. Each user
         gets what a single write gets: its lock, the erase and tombstone checks, de-duplication; then
         one embedding call covers every text no recall vector covers, one upsert per vector-store
         collection stores all of them, and each user's version moves on. Measured (docs/benchmarks.md): a
         Chroma upsert costs its server about 6 ms of CPU plus about 1 ms per record, so one call per
-        user was most of the writer's cost when many users chat at once."""
+        user was most of the writer's cost when many users chat at once. `judged`: the outbox writer's
+        rounds (never a request's) may ask the supersession judge, once per round."""
         users = [r.user_id for r in requests]
         if len(set(users)) != len(users):
             raise ValueError("write_many takes one request per user")
@@ -243,6 +249,8 @@ class WritePipeline:
                         )
                     )
                 )
+            if judged and self.policy.supersession and self._judge is not None:
+                finals = await self._judged([d for _, d in drafts], finals, made)
             await self._store.upsert(
                 [m for final, _ in finals for m in final], np.concatenate([v for _, v in finals])
             )
@@ -282,6 +290,30 @@ class WritePipeline:
                 await self._versions.bump(user, deleted=sorted(gone))
                 metrics.MEMORY_WRITES.labels("skipped_deleted").inc(len(gone))
         return list(found)
+
+    async def _judged(
+        self, drafts: Sequence[_Draft], finals: list[tuple[list[Memory], Vectors]], made: Sequence[int]
+    ) -> list[tuple[list[Memory], Vectors]]:
+        """One question to the judge for the whole round (memory/write/judge.py); no answer, no change."""
+        assert self._judge is not None
+        asked = [
+            (k, new, old)
+            for k, (d, (final, vectors), n) in enumerate(zip(drafts, finals, made, strict=True))
+            for new, old in judge_pairs(d.index, final[:n], vectors[:n])
+        ][:MAX_PAIRS]
+        if not asked:
+            return finals
+        verdicts = await self._judge.judge([(new, old) for _, new, old in asked])
+        if not verdicts:
+            return finals
+        out = list(finals)
+        for k in sorted({k for (k, _, _), yes in zip(asked, verdicts, strict=True) if yes}):
+            decided = [
+                (new, old) for (j, new, old), yes in zip(asked, verdicts, strict=True) if yes and j == k
+            ]
+            final, vectors = out[k]
+            out[k] = await self._superseder.mark(drafts[k].user_id, drafts[k].index, final, vectors, decided)
+        return out
 
     def user_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[str]:
         """The lock every write of this user holds around check-then-insert, so two writes of one user

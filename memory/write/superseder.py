@@ -100,6 +100,37 @@ class Superseder:
         extra = np.asarray([found[mid] for mid in touched], dtype=np.float32).reshape(len(touched), -1)
         return [*out, *(pool[mid] for mid in touched)], np.concatenate([vectors, extra])
 
+    async def mark(
+        self,
+        user_id: str,
+        index: BM25Index | None,
+        memories: Sequence[Memory],
+        vectors: Vectors,
+        decided: Sequence[tuple[Memory, Memory]],
+    ) -> tuple[list[Memory], Vectors]:
+        """The judge's verdicts: each (new, old) pair's old memory superseded by the new one, appended
+        with its vector (unless it already is in the round's list)."""
+        out = list(memories)
+        position = {m.id: i for i, m in enumerate(out)}
+        extra: list[Memory] = []
+        for new, old in decided:
+            if old.id in position:
+                if out[position[old.id]].superseded_by is None:
+                    out[position[old.id]] = superseded(out[position[old.id]], new)
+            elif all(e.id != old.id for e in extra):
+                extra.append(superseded(old, new))
+        counted = len(extra) + sum(1 for m, o in zip(out, memories, strict=True) if m is not o)
+        if counted:
+            metrics.SUPERSESSIONS.labels("llm").inc(counted)
+        if not extra:
+            return out, vectors
+        found = await self._vectors(user_id, index, [m.id for m in extra])
+        extra = [m for m in extra if m.id in found]
+        if not extra:
+            return out, vectors
+        rows = np.asarray([found[m.id] for m in extra], dtype=np.float32).reshape(len(extra), -1)
+        return [*out, *extra], np.concatenate([vectors, rows])
+
     async def _candidates(
         self, user_id: str, index: BM25Index | None, claiming: Sequence[Memory], vectors: Vectors
     ) -> list[Memory]:

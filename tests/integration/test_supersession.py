@@ -261,3 +261,46 @@ class TestChatTurn:
             assert not lines[0].startswith(f"- {mark}")
             await chat(client, auth, "hello there 你好", user="carol", session="C")  # nothing to recall
             assert REGISTRY.get_sample_value("mnemo_chat_recall_empty_total") == empty + 1
+
+
+class TestJudge:
+    @pytest.mark.parametrize(
+        ("reply", "replaced"), [('{"supersedes": [true]}', True), ("好的。OK, noted.", False)]
+    )
+    async def test_the_writer_asks_once_and_a_bad_answer_changes_nothing(
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders, reply: str, replaced: bool
+    ) -> None:
+        upstream = FakeUpstream(reply=reply)
+        quiet = llm_settings(settings, llm_summary=False, llm_compress_memories=False)
+        async with app_client(quiet, embedder, upstream.transport) as (client, _):
+            now = time.time()
+            await store(client, auth, [("old", "I spend every weekend sailing on the lake.", now - 90 * DAY)])
+            assert upstream.judge_requests() == []  # a request (the messages endpoint) never asks
+            said = "These days I spend every weekend climbing instead of sailing on the lake."
+            assert (await chat(client, auth, said, session="B")).status_code == 200
+            await drain(settings)
+            assert len(upstream.judge_requests()) == 1
+            asked = upstream.judge_requests()[0]["messages"][1]["content"]
+            assert "sailing on the lake" in asked
+            assert "climbing" in asked
+            items = {m["content"]: m for m in await listed(client, auth)}
+            old = items["I spend every weekend sailing on the lake."]
+            if replaced:
+                assert old["superseded_by"] == items[said]["id"]
+                assert old["valid_to"] == items[said]["valid_from"]
+            else:
+                assert old["superseded_by"] is None
+
+    async def test_off_without_the_setting(
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
+    ) -> None:
+        upstream = FakeUpstream(reply='{"supersedes": [true]}')
+        off = llm_settings(settings, llm_summary=False, llm_supersession_judge=False)
+        async with app_client(off, embedder, upstream.transport) as (client, _):
+            now = time.time()
+            await store(client, auth, [("old", "I spend every weekend sailing on the lake.", now - 90 * DAY)])
+            said = "These days I spend every weekend climbing instead of sailing on the lake."
+            assert (await chat(client, auth, said, session="B")).status_code == 200
+            await drain(settings)
+            assert upstream.judge_requests() == []
+            assert all(m["superseded_by"] is None for m in await listed(client, auth))

@@ -4,6 +4,7 @@ present and the past, and the mark a superseded memory gets in the prompt."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -13,11 +14,13 @@ import pytest
 from prometheus_client import REGISTRY
 
 from memory.chat.context import assemble_prompt, memory_line, validity_note
-from memory.chat.llm import PromptMessage
+from memory.chat.llm import Completion, PromptMessage
+from memory.chat.supersession_judge import LLMSupersessionJudge, parse_verdicts
 from memory.models import Memory, ScoredMemory
 from memory.recall.keyword_index import BM25Index
 from memory.recall.query import plan_query
 from memory.recall.retrieval import rank_validity, successors
+from memory.write.judge import judge_pairs
 from memory.write.superseder import Superseder
 from memory.write.supersession import claims_of, supersedes
 
@@ -259,3 +262,88 @@ class TestPrompt:
         assert "- (earlier, until March 2026, " in system
         assert prompt.memories_used == 2
         assert prompt.memory_chars > 0
+
+
+class FakeModel:
+    """A ChatModel double answering with a fixed text (or raising, or never answering)."""
+
+    def __init__(self, answer: str = "", *, fail: bool = False, hang: bool = False) -> None:
+        self.answer, self.fail, self.hang = answer, fail, hang
+        self.prompts: list[list[PromptMessage]] = []
+
+    @property
+    def name(self) -> str:
+        return "fake"
+
+    @property
+    def remember_replies(self) -> bool:
+        return True
+
+    async def complete(self, messages: Any, params: Any, facts: Any) -> Completion:
+        self.prompts.append(list(messages))
+        if self.fail:
+            raise RuntimeError("upstream down")
+        if self.hang:
+            await asyncio.sleep(10)
+        return Completion(text=self.answer, model="fake")
+
+    def stream(self, messages: Any, params: Any, facts: Any) -> Any:
+        raise NotImplementedError
+
+
+class TestJudge:
+    @pytest.mark.parametrize(
+        ("text", "verdicts"),
+        [
+            ('{"supersedes": [true, false]}', [True, False]),
+            (' {"supersedes": [false, false]}\n', [False, False]),
+            ('{"supersedes": [true]}', None),  # one verdict for two pairs
+            ('{"supersedes": ["yes", false]}', None),  # not booleans
+            ('```json\n{"supersedes": [true, false]}\n```', None),  # strict: no fences
+            ("Yes, the first one does.", None),
+            ("[true, false]", None),
+        ],
+    )
+    def test_only_the_strict_answer_counts(self, text: str, verdicts: list[bool] | None) -> None:
+        assert parse_verdicts(text, 2) == verdicts
+
+    async def test_one_call_in_the_pairs_language_and_failures_are_no_answer(self) -> None:
+        old = memory("o", "我每个周末都去湖边划船。", T0)
+        new = memory("n", "这些天我周末都去攀岩了，不划船了。", T0 + 30 * DAY)
+        model = FakeModel('{"supersedes": [true]}')
+        assert await LLMSupersessionJudge(model).judge([(new, old)]) == [True]
+        assert len(model.prompts) == 1
+        assert model.prompts[0][0].content.startswith("下面每一对")
+        assert "划船" in model.prompts[0][1].content
+        assert await LLMSupersessionJudge(FakeModel("not json")).judge([(new, old)]) is None
+        assert await LLMSupersessionJudge(FakeModel(fail=True)).judge([(new, old)]) is None
+        hanging = LLMSupersessionJudge(FakeModel(hang=True), timeout_seconds=0.05)
+        assert await hanging.judge([(new, old)]) is None
+
+    def test_pairs_are_unread_user_statements_near_an_older_memory_of_the_same_speaker(self) -> None:
+        old = memory("o", "I spend every weekend sailing on the lake.", T0)
+        other = replace(memory("b", "I spend every weekend sailing on the lake.", T0), name="Bob")
+        index = BM25Index([old, other], np.asarray([[1, 0, 0, 0], [1, 0, 0, 0]], dtype=np.float32))
+        new = memory("n", "These days I go climbing on weekends instead.", T0 + DAY)
+        ruled = memory("r", "I live in Porto.", T0 + DAY)  # the rules read it: not asked
+        question = memory("q", "Do I still go sailing?", T0 + DAY)
+        far = memory("f", "The weather was awful.", T0 + DAY)
+        vectors = np.asarray([[1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0]], dtype=np.float32)
+        pairs = judge_pairs(index, [new, ruled, question, far], vectors)
+        assert [(a.id, b.id) for a, b in pairs] == [("n", "o")]
+        assert judge_pairs(None, [new], vectors[:1]) == []
+
+    async def test_marking_the_verdicts(self) -> None:
+        old = memory("o", "I spend every weekend sailing on the lake.", T0)
+        index = BM25Index([old], np.ones((1, 4), dtype=np.float32))
+        new = memory("n", "These days I go climbing on weekends instead.", T0 + DAY)
+        before = REGISTRY.get_sample_value("mnemo_memory_supersessions_total", {"source": "llm"}) or 0.0
+        out, vectors = await Superseder(store=None, in_process_max=100).mark(  # type: ignore[arg-type]
+            "alice", index, [new], np.zeros((1, 4), dtype=np.float32), [(new, old)]
+        )
+        assert [m.id for m in out] == ["n", "o"]
+        assert out[1].superseded_by == "n"
+        assert out[1].valid_to == new.created_at
+        assert vectors.shape == (2, 4)
+        after = REGISTRY.get_sample_value("mnemo_memory_supersessions_total", {"source": "llm"})
+        assert after == before + 1

@@ -308,6 +308,7 @@ def test_a_superseded_memory_shows_when_it_stopped_being_current(
     marked = [c for c in browser.execute_script(texts) if "（此前，至" in c]
     assert len(marked) == 2
     assert {c.startswith(("I live in Hangzhou.", "我在星河银行工作。")) for c in marked} == {True}
+    Select(find(browser, "#lang")).select_by_value("en")  # the choice is remembered: leave it as found
 
 
 def test_a_user_token_on_another_users_page_sees_the_403(

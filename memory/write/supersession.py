@@ -32,7 +32,8 @@ _Z = r"(?P<v>[^，。,.！!？?；;：:\s、]{1,20})"  # Chinese value, trimmed 
 _ZH_WHEN = r"(?:上周|上个月|上星期|去年|今年|前几天|前阵子|最近|刚刚|刚|已经|终于|现在|目前|如今|[0-9一二三四五六七八九十]+月份?|也|又|还)*"
 
 _EN_STOP_WORDS = (
-    "last this next since for and but because with now recently yesterday today ago where which who when so "
+    "last this next since for and but because with now recently yesterday today ago where which who when so on at in "
+    "during every each by "
     "to from after before while as until till already again anymore any too also though although since "
     "two three four five six seven weeks week months month years year days day"
 )
@@ -41,6 +42,23 @@ _ZH_CUTS = (
     "了", "的", "啦", "呢", "吧", "啊", "呀", "工作", "上班", "任职", "实习", "这边", "那边", "住", "上学", "读书",
     "上周", "去年", "今年", "现在", "已经", "一起", "附近",
 )  # fmt: skip
+# values that say how or when, not which place or company: "I work at home", "I live in fear", "我在家工作"
+_NOT_VALUES = frozenset(
+    (
+        "home",
+        "night",
+        "nights",
+        "weekends",
+        "the moment",
+        "fear",
+        "peace",
+        "hope",
+        "denial",
+        "myself",
+        "家",
+        "家里",
+    )
+)
 _NOT_FACT_EN = re.compile(
     r"\b(?:if|want to|wants to|would like to|'d like to|plan(?:ning)? to|thinking (?:of|about)|might|may|"
     r"going to|gonna|hope to|dream of|wish|should i|could i|will i)\b",
@@ -318,7 +336,7 @@ def _sentence_claims(sentence: str) -> list[Claim]:
         if key in taken:
             continue
         value = _value(rule, match)
-        if rule.value is None and not value:
+        if rule.value is None and (not value or value in _NOT_VALUES):
             continue
         out.append((key, value))
         taken.update((key, rule.key))

@@ -103,6 +103,8 @@ class TestClaims:
             "I don't like watching comedy movies.",
             "我不喜欢看喜剧片",
             "I moved from Sweden 4 years ago.",
+            "I work at home on Fridays.",  # how, not where
+            "我在家工作",
         ],
     )
     def test_near_misses_claim_nothing(self, text: str) -> None:

@@ -14,6 +14,8 @@ in-process with its real lifespan and model, and replays:
   *current-first* (present questions): the current memory is in the top 3 and above every memory it
   replaced. *old@5* (past questions): the last replaced memory is in the top 5; *both@5*: it and the
   current one are.
+- bench/data/knowledge_update_held_out.json: other wordings of 20 such changes, written after the rules
+  and weights were set and never used to change them; scored the same way.
 - bench/data/negation.json: *verify@3*: the stated fact is in the top 3 for "I don't like X, right?";
   *excluded out of top 3*: for "don't recommend X" the memory naming X is not in the top 3.
 - LoCoMo dev (../shared/data/locomo_dev.json) and bench/data/zh_conversation.json through
@@ -168,6 +170,9 @@ async def run_pipeline(name: str, skip_locomo: bool) -> dict[str, Any]:
         result["knowledge_update"] = await updates(
             client, json.loads((DATA / "knowledge_update.json").read_text())
         )
+        result["held_out"] = await updates(
+            client, json.loads((DATA / "knowledge_update_held_out.json").read_text())
+        )
         result["negation"] = await negations(client, json.loads((DATA / "negation.json").read_text()))
         if not skip_locomo:
             for label, path in (
@@ -212,6 +217,9 @@ def table(results: dict[str, dict[str, Any]]) -> str:
             lambda r, lang=lang: r["knowledge_update"][lang]["both_at_5"],
         )
     for lang in ("en", "zh"):
+        row(f"held out: current-first ({lang})", lambda r, lang=lang: r["held_out"][lang]["current_first"])
+        row(f"held out: old value in top 5 ({lang})", lambda r, lang=lang: r["held_out"][lang]["old_at_5"])
+    for lang in ("en", "zh"):
         row(f"negation: verify in top 3 ({lang})", lambda r, lang=lang: r["negation"][lang]["verify_at_3"])
         row(
             f"negation: excluded out of top 3 ({lang})",
@@ -243,7 +251,7 @@ def main() -> None:
                     f"{label}: newly missed {sorted(new - old)}, newly found {sorted(old - new)}\n"
                 )
         for name, r in results.items():
-            for miss in r["knowledge_update"]["misses"] + r["negation"]["misses"]:
+            for miss in r["knowledge_update"]["misses"] + r["held_out"]["misses"] + r["negation"]["misses"]:
                 sys.stdout.write(f"{name} " + json.dumps(miss, ensure_ascii=False) + "\n")
 
 

@@ -190,6 +190,168 @@ ZH: list[tuple[str, str, list[str], str, str]] = [
         "我以前每天早上喝什么？",
     ),
 ]
+# Held out: other wordings of the same kinds of change, written after the rules and weights were set and
+# never used to change them (bench/knowledge_update.py reports them apart).
+HELD_OUT_EN: list[tuple[str, str, list[str], str, str]] = [
+    (
+        "residence",
+        "Home for me is {a} these days.",
+        ["I've relocated to {b}, settling in nicely."],
+        "Which city am I living in?",
+        "Which city was I living in previously?",
+    ),
+    (
+        "employer",
+        "I'm a data analyst at {a}.",
+        ["Started a new position at {b} on Monday."],
+        "Who is my employer these days?",
+        "Who did I use to work for?",
+    ),
+    (
+        "school",
+        "I'm a sophomore at {a}.",
+        ["I got into {b} and start in the fall."],
+        "What university am I at?",
+        "What university was I at earlier?",
+    ),
+    (
+        "relationship",
+        "I'm not seeing anyone right now.",
+        ["{a} proposed and I said yes!"],
+        "Am I seeing someone?",
+        "Was I single before?",
+    ),
+    (
+        "children",
+        "We have a son who just turned four.",
+        ["Our twins were born in May, so three kids now."],
+        "How many children do I have now?",
+        "How many children did I have at first?",
+    ),
+    (
+        "pet",
+        "Our dog {a} sleeps on my bed.",
+        ["{a} passed away last month, we miss him."],
+        "Do I have a dog?",
+        "What was my dog called?",
+    ),
+    (
+        "diet",
+        "No meat for me, I've been vegan for years.",
+        ["I started eating fish and chicken again."],
+        "Am I vegan now?",
+        "What did I eat before?",
+    ),
+    (
+        "phone",
+        "You can reach me at {a}.",
+        ["My number changed, it's {b} now."],
+        "What number can people reach me at?",
+        "What was my previous number?",
+    ),
+    (
+        "car",
+        "I get around in my old {a}.",
+        ["Traded in the {a} for a {b}."],
+        "What car do I have now?",
+        "What car did I have earlier?",
+    ),
+    (
+        "favourite",
+        "Blue has always been my favorite color.",
+        ["These days my favorite color is {b}."],
+        "What color do I like best now?",
+        "Which color did I like best before?",
+    ),
+]
+HELD_OUT_ZH: list[tuple[str, str, list[str], str, str]] = [
+    (
+        "residence",
+        "我家在{a}，离西湖不远。",
+        ["我已经搬去{b}住了，还在适应。"],
+        "我现在在哪个城市生活？",
+        "我之前在哪个城市生活？",
+    ),
+    (
+        "employer",
+        "我是{a}的数据分析师。",
+        ["下周一我就去{b}报到了。"],
+        "我现在的东家是哪家？",
+        "我原来在哪家单位？",
+    ),
+    ("school", "我是{a}大二的学生。", ["我考上了{b}的研究生。"], "我现在在哪所学校？", "我以前在哪所学校？"),
+    (
+        "relationship",
+        "我目前没有对象。",
+        ["{a}向我求婚了，我答应了！"],
+        "我现在有对象吗？",
+        "我以前是单身吗？",
+    ),
+    (
+        "children",
+        "我们家有一个四岁的儿子。",
+        ["五月双胞胎出生了，现在有三个孩子了。"],
+        "我现在有几个孩子？",
+        "我原来有几个孩子？",
+    ),
+    (
+        "pet",
+        "我家的狗叫{a}，每天睡我床上。",
+        ["{a}上个月走了，我们很想它。"],
+        "我现在还养狗吗？",
+        "我以前的狗叫什么？",
+    ),
+    (
+        "diet",
+        "我好几年都是纯素了。",
+        ["我最近又开始吃鱼和鸡肉了。"],
+        "我现在还吃纯素吗？",
+        "我以前的饮食是什么样的？",
+    ),
+    (
+        "phone",
+        "有事打我电话{a}。",
+        ["我号码换了，现在是{b}。"],
+        "我现在的电话是多少？",
+        "我以前的电话是多少？",
+    ),
+    (
+        "car",
+        "我平时开我那辆旧{a}。",
+        ["我把{a}卖了，换了一辆{b}。"],
+        "我现在开什么车？",
+        "我以前开的是什么车？",
+    ),
+    (
+        "favourite",
+        "我一直最喜欢蓝色。",
+        ["我现在最喜欢{b}了。"],
+        "我现在最喜欢哪种颜色？",
+        "我以前最喜欢哪种颜色？",
+    ),
+]
+HELD_OUT_VALUES = {
+    "en": {
+        "residence": ("Hangzhou", "Suzhou"),
+        "employer": ("Acme Bank", "Northwind Labs"),
+        "school": ("Riverside College", "Hillcrest University"),
+        "relationship": ("Daniel",),
+        "pet": ("Biscuit",),
+        "phone": ("+44 20 7946 0958", "+44 20 7946 0123"),
+        "car": ("Honda Civic", "Volvo XC40"),
+        "favourite": ("blue", "green"),
+    },
+    "zh": {
+        "residence": ("杭州", "苏州"),
+        "employer": ("星河银行", "蓝鲸科技"),
+        "school": ("江南大学", "东湖大学"),
+        "relationship": ("王磊",),
+        "pet": ("旺财",),
+        "phone": ("13812345678", "13987654321"),
+        "car": ("丰田卡罗拉", "比亚迪汉"),
+        "favourite": ("蓝色", "绿色"),
+    },
+}
 VALUES = {
     "en": [
         {
@@ -288,11 +450,16 @@ OTHER = {
 }  # fmt: skip
 
 
-def knowledge_update() -> dict[str, Any]:
+def knowledge_update(held_out: bool = False) -> dict[str, Any]:
     users = []
-    for language, templates in (("en", EN), ("zh", ZH)):
-        for n, values in enumerate(VALUES[language]):
-            user = f"ku-{language}-{n}"
+    sets = (
+        (("en", HELD_OUT_EN, [HELD_OUT_VALUES["en"]]), ("zh", HELD_OUT_ZH, [HELD_OUT_VALUES["zh"]]))
+        if held_out
+        else (("en", EN, VALUES["en"]), ("zh", ZH, VALUES["zh"]))
+    )
+    for language, templates, value_sets in sets:
+        for n, values in enumerate(value_sets):
+            user = f"ku{'h' if held_out else ''}-{language}-{n}"
             messages: list[dict[str, Any]] = []
             questions: list[dict[str, Any]] = []
             for k, (attribute, old, new, present, past) in enumerate(templates):
@@ -511,7 +678,11 @@ def negation() -> dict[str, Any]:
 
 
 def main() -> None:
-    for name, data in (("knowledge_update.json", knowledge_update()), ("negation.json", negation())):
+    for name, data in (
+        ("knowledge_update.json", knowledge_update()),
+        ("knowledge_update_held_out.json", knowledge_update(held_out=True)),
+        ("negation.json", negation()),
+    ):
         (OUT / name).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 

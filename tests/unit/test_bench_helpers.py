@@ -59,6 +59,8 @@ def test_update_sets_are_what_their_generator_writes_and_the_docs_say() -> None:
     negations = json.loads((data / "negation.json").read_text(encoding="utf-8"))
     assert updates == json.loads(json.dumps(knowledge_update()))  # committed data = generator output
     assert negations == json.loads(json.dumps(negation()))
+    held_out = json.loads((data / "knowledge_update_held_out.json").read_text(encoding="utf-8"))
+    assert held_out == json.loads(json.dumps(knowledge_update(held_out=True)))
     for language in ("en", "zh"):
         users = [u for u in updates["users"] if u["language"] == language]
         assert sum(u["changes"] for u in users) >= 20

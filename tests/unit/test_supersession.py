@@ -19,7 +19,7 @@ from memory.chat.supersession_judge import LLMSupersessionJudge, parse_verdicts
 from memory.models import Memory, ScoredMemory
 from memory.recall.keyword_index import BM25Index
 from memory.recall.query import plan_query
-from memory.recall.retrieval import rank_validity, successors
+from memory.recall.validity import rank_validity, successors
 from memory.write.judge import judge_pairs
 from memory.write.superseder import Superseder
 from memory.write.supersession import claims_of, supersedes

@@ -1,0 +1,102 @@
+"""Recall of facts that change (docs/memory.md#facts-that-change-supersession), pure: which more
+candidates a question brings (the current memory of a superseded candidate's chain; for a question about
+the past the older ones too; the memories stating an attribute asked about) and how validity moves
+scores (a superseded memory keeps `factor` of its score unless the question is about the past; the
+current one ranks at least as high as what it replaced). Superseded memories are ranked, never
+filtered: "Where did I live before?" must still find them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from memory.models import Memory, ScoredMemory
+from memory.recall.keyword_index import BM25Index
+from memory.recall.query import QueryPlan
+
+
+def successors(candidates: dict[str, Memory], memories: dict[str, Memory]) -> dict[str, Memory]:
+    """For each superseded candidate, the current memory at the end of its chain (if it still exists)."""
+    out: dict[str, Memory] = {}
+    for mid, m in candidates.items():
+        head = m
+        for _ in range(20):  # chains are short; a cycle (never written) must not hang a search
+            nxt = memories.get(head.superseded_by or "")
+            if nxt is None:
+                break
+            head = nxt
+        if head is not m:
+            out[mid] = head
+    return out
+
+
+ATTRIBUTE_CANDIDATES = 10  # memories stating the attribute a question asks about, newest first
+
+
+def changed_facts(plan: QueryPlan, candidates: dict[str, Memory], index: BM25Index) -> list[Memory]:
+    """More candidates for facts that change: the memories stating the attribute the question asks
+    about ("我以前开什么车？" → those stating a car), and the rest of every candidate's chain (the current
+    memory that replaced it; for a question about the past, the ones it replaced too)."""
+    out: dict[str, Memory] = {}
+    if plan.attributes:
+        stating = [m for m in index.with_fact_keys(plan.attributes) if m.source == "user"]
+        stating.sort(key=lambda m: m.created_at, reverse=True)
+        out.update((m.id, m) for m in stating[:ATTRIBUTE_CANDIDATES])
+    seeds = {**candidates, **out}
+    for head in successors(seeds, index.memories).values():
+        out.setdefault(head.id, head)
+    if plan.wants_past:
+        chains = index.chains()
+        todo = [*seeds, *out]
+        while todo:
+            for older in chains.get(todo.pop(), []):
+                if older not in out and older not in candidates and older in index.memories:
+                    out[older] = index.memories[older]
+                    todo.append(older)
+    return [m for mid, m in out.items() if mid not in candidates]
+
+
+def states_attribute(m: Memory, attributes: Sequence[str]) -> bool:
+    return any(k == a or k.split(":", 1)[0] == a for k, _ in m.facts for a in attributes)
+
+
+def rank_validity(
+    ranked: list[ScoredMemory], memories: dict[str, Memory], plan: QueryPlan, *, factor: float
+) -> list[ScoredMemory]:
+    """Scores of the candidates adjusted for facts that changed: the current memory ranks at least as
+    high as the best memory it replaced (it is about the same thing, often in other words: "I moved to
+    Suzhou" for "Where do I live?"), and takes its similarity for the recall floor. Unless the question is about the past ("以前/before/when
+    did I move"), a superseded memory keeps only `factor` of its score, so the current one comes first;
+    for the past both keep their place and come back with their validity.
+    """
+    heads = successors({s.memory.id: s.memory for s in ranked}, memories)
+    group = {mid: head.id for mid, head in heads.items()}  # superseded candidate -> its chain's head
+    best: dict[str, float] = {}
+    similar: dict[str, float] = {}
+    for s in ranked:
+        g = group.get(s.memory.id, s.memory.id)
+        best[g] = max(best.get(g, 0.0), s.score)
+        similar[g] = max(similar.get(g, 0.0), s.similarity)
+    chained = set(group.values())
+    out = []
+    for s in ranked:
+        mid = s.memory.id
+        if mid in chained:  # the current memory of a chain with superseded candidates
+            s = _rescored(s, max(s.score, best[mid] * 1.001), similar[mid], superseded=False)
+        elif mid in group and plan.wants_past:  # the earlier values come back next to the current one
+            s = _rescored(s, max(s.score, best[group[mid]] * 0.99), similar[group[mid]], superseded=True)
+        elif mid in group:
+            s = _rescored(s, s.score * factor, s.similarity, superseded=True)
+        out.append(s)
+    return out  # unsorted: `_rank` sorts (negated last, a named month first, then score)
+
+
+def _rescored(s: ScoredMemory, score: float, similarity: float, *, superseded: bool) -> ScoredMemory:
+    breakdown = s.breakdown
+    if breakdown is not None:
+        ratio = score / s.score if s.score else 1.0
+        breakdown = replace(
+            breakdown, validity_factor=breakdown.validity_factor * ratio, superseded=superseded
+        )
+    return replace(s, score=score, similarity=similarity, breakdown=breakdown)

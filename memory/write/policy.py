@@ -304,7 +304,7 @@ class WritePipeline:
         if not asked:
             return finals
         verdicts = await self._judge.judge([(new, old) for _, new, old in asked])
-        if not verdicts:
+        if not verdicts or len(verdicts) != len(asked):
             return finals
         out = list(finals)
         for k in sorted({k for (k, _, _), yes in zip(asked, verdicts, strict=True) if yes}):

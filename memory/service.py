@@ -25,6 +25,7 @@ from memory.longterm.versions import LtmVersions
 from memory.models import Memory, MemoryPage, Message, ScoredMemory, SearchFilters, SortOrder
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.retrieval import HybridRetriever
+from memory.recall.validity import current_again
 from memory.write.policy import WritePipeline, WriteRequest
 from monitoring import metrics
 
@@ -163,7 +164,7 @@ class MemoryService:
     ) -> MemoryPage:
         """`current_only`: without the memories a newer one superseded (whose successor still exists)."""
         every = await self._store.get(user_id, include_content=False)
-        ids = {m.id for m in every} if current_only else set()
+        ids = {m.id for m in every}
         headers = [
             m
             for m in every
@@ -180,7 +181,7 @@ class MemoryService:
         else:
             headers.sort(key=lambda m: (m.created_at, m.id), reverse=True)
         page_ids = [m.id for m in headers[offset : offset + limit]]
-        full = {m.id: m for m in await self._store.get(user_id, ids=page_ids)}
+        full = {m.id: current_again(m, ids) for m in await self._store.get(user_id, ids=page_ids)}
         return MemoryPage(total=len(headers), items=[full[i] for i in page_ids if i in full])
 
     async def get(self, user_id: str, ids: Sequence[str]) -> builtins.list[Memory]:

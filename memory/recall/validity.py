@@ -16,6 +16,13 @@ from memory.recall.keyword_index import BM25Index
 from memory.recall.query import QueryPlan
 
 
+def current_again(m: Memory, ids: set[str] | dict[str, Memory]) -> Memory:
+    """A memory whose successor is gone (deleted, forgotten) is current again: shown without the mark."""
+    if m.superseded_by and m.superseded_by not in ids:
+        return replace(m, superseded_by=None, valid_to=None)
+    return m
+
+
 def successors(candidates: dict[str, Memory], memories: dict[str, Memory]) -> dict[str, Memory]:
     """For each superseded candidate, the current memory at the end of its chain (if it still exists)."""
     out: dict[str, Memory] = {}
@@ -82,6 +89,8 @@ def rank_validity(
     out = []
     for s in ranked:
         mid = s.memory.id
+        if s.memory.superseded_by and mid not in group:
+            s = replace(s, memory=current_again(s.memory, memories))
         if mid in chained:  # the current memory of a chain with superseded candidates
             s = _rescored(s, max(s.score, best[mid] * 1.001), similar[mid], superseded=False)
         elif mid in group and plan.wants_past:  # the earlier values come back next to the current one

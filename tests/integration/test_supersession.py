@@ -201,6 +201,27 @@ class TestGovernance:
         left = [m["source_message_ids"][0] for m in await listed(client, auth)]
         assert sorted(left) == ["d1", "d2"]
 
+    async def test_deleting_the_current_memory_makes_the_older_one_current_again(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        now = time.time()
+        stored = await store(
+            client, auth, history(now, "I live in Hangzhou.", "I moved to Suzhou last week.")
+        )
+        new_id = next(m["id"] for m in stored if m["source_message_ids"] == ["new"])
+        assert (await client.delete(f"/v1/memory/alice/{new_id}", headers=auth("alice"))).status_code == 204
+        items = {m["source_message_ids"][0]: m for m in await listed(client, auth)}
+        assert items["old"]["superseded_by"] is None
+        assert items["old"]["valid_to"] is None
+        assert "old" in [m["source_message_ids"][0] for m in await listed(client, auth, current_only="true")]
+        resp = await client.post(
+            "/v1/memory/alice/search",
+            json={"query": "Where do I live now?", "top_k": 3},
+            headers=auth("alice"),
+        )
+        hit = next(r for r in resp.json()["results"] if r["source_message_ids"] == ["old"])
+        assert hit["superseded_by"] is None
+
     async def test_erase_removes_current_and_superseded(
         self, client: httpx.AsyncClient, auth: AuthHeaders, settings: Settings
     ) -> None:

@@ -240,6 +240,7 @@ class TestRanking:
         ranked = [ScoredMemory(old, 0.9, 0.6)]
         out = rank_validity(ranked, {"old": old}, plan_query("Where do I live?"), factor=0.5)
         assert out[0].score == 0.9
+        assert out[0].memory.superseded_by is None  # current again: no mark in the prompt either
 
 
 class TestPrompt:

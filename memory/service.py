@@ -110,6 +110,15 @@ class MemoryService:
             judged=True,  # off the request path: the supersession judge may be asked
         )
 
+    async def backfill_claims(self, user_id: str) -> int:
+        """Facts that change for memories stored before them (WritePipeline.backfill_claims)."""
+        if self._writer is None:
+            return 0
+        changed = await self._writer.backfill_claims(user_id)
+        if changed:
+            self._forget_cached_index(user_id)
+        return changed
+
     async def search(
         self,
         user_id: str,

@@ -291,6 +291,35 @@ class WritePipeline:
                 metrics.MEMORY_WRITES.labels("skipped_deleted").inc(len(gone))
         return list(found)
 
+    async def backfill_claims(self, user_id: str) -> int:
+        """Read the claims of this user's stored memories that carry none (written before facts that
+        change existed), then supersede in time order across all their memories, as writes would have;
+        under the user's lock. Returns how many records changed (0 when run again)."""
+        if not self.policy.supersession:
+            return 0
+        async with self.user_lock(user_id):
+            memories, vectors = await self._store.get_with_vectors(user_id)
+            if not memories or len(vectors) != len(memories):
+                return 0
+            read = [
+                replace(m, facts=tuple(claims_of(m.content))) if m.source == "user" and not m.facts else m
+                for m in memories
+            ]
+            claiming = [i for i, m in enumerate(read) if m.facts]
+            if not claiming:
+                return 0
+            # every claiming memory in one round against an empty index: they are compared with each other
+            out, _ = await self._superseder.apply(
+                user_id, BM25Index([]), [read[i] for i in claiming], vectors[claiming]
+            )
+            changed = [(m, vectors[i]) for i, m in zip(claiming, out, strict=True) if m != memories[i]]
+            if not changed:
+                return 0
+            await self._store.upsert([m for m, _ in changed], np.asarray([v for _, v in changed]))
+            await self._versions.bump(user_id, upserted=[m.id for m, _ in changed], records=changed)
+            (gone,) = await self._apply_late_deletes([(user_id, [m for m, _ in changed])])
+        return len(changed) - len(gone)
+
     async def _judged(
         self, drafts: Sequence[_Draft], finals: list[tuple[list[Memory], Vectors]], made: Sequence[int]
     ) -> list[tuple[list[Memory], Vectors]]:

@@ -12,9 +12,11 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
+from app.cli import claims as claims_cli
+from app.lifespan import build_memory_service, build_store
 from app.settings import Settings
 from memory import Embedder
-from tests.conftest import AuthHeaders, app_client, chroma_client, records_on
+from tests.conftest import AuthHeaders, app_client, chroma_client, records_on, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.integration.test_chat import chat, drain, llm_settings
 
@@ -325,3 +327,38 @@ class TestJudge:
             await drain(settings)
             assert upstream.judge_requests() == []
             assert all(m["superseded_by"] is None for m in await listed(client, auth))
+
+
+class TestBackfill:
+    async def test_memories_stored_before_supersession_get_their_claims_and_chain(
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
+    ) -> None:
+        before = settings.model_copy(update={"supersession": False})
+        async with app_client(before, embedder) as (client, _):
+            now = time.time()
+            await store(client, auth, history(now, "我住在杭州。", "我上周搬到苏州了。"))
+            assert all(m["superseded_by"] is None for m in await listed(client, auth))
+        redis = redis_of(settings)
+        try:
+            service = build_memory_service(settings, build_store(settings, redis), embedder, redis)
+            assert await service.backfill_claims("alice") == 2  # both get claims, the old one its mark
+            assert await service.backfill_claims("alice") == 0  # a second run changes nothing
+        finally:
+            await redis.aclose()
+        async with app_client(settings, embedder) as (client, _):
+            items = {m["source_message_ids"][0]: m for m in await listed(client, auth)}
+            assert items["old"]["superseded_by"] == items["new"]["id"]
+            assert items["new"]["superseded_by"] is None
+            assert (await search(client, auth, "我现在住在哪？"))[0] == "new"
+
+    async def test_the_cli_finds_every_user(
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
+    ) -> None:
+        before = settings.model_copy(update={"supersession": False})
+        async with app_client(before, embedder) as (client, _):
+            now = time.time()
+            await store(client, auth, history(now, "I live in Hangzhou.", "I moved to Suzhou last week."))
+            await store(client, auth, [("b1", "I work at Globex.", now - DAY)], user="bob")
+        changed = await claims_cli.run(settings, None)
+        assert changed["alice"] == 2
+        assert changed["bob"] == 1  # its claim stored; nothing to supersede

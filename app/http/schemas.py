@@ -16,7 +16,7 @@ from app.http.ids import Id
 from memory.governance.audit import AuditRecord
 from memory.governance.compaction import AtRest
 from memory.governance.erasure import ErasureReceipt
-from memory.models import Memory, Message, ScoredMemory, SearchFilters
+from memory.models import ArchiveTier, Memory, Message, ScoredMemory, SearchFilters
 from memory.session.store import SessionState
 
 MAX_CONTENT_CHARS = 32_000
@@ -132,14 +132,24 @@ class SearchRequest(StrictBody):
     since: Timestamp | None = None
     until: Timestamp | None = None
     as_of: Timestamp | None = None
+    # archive tiers (docs/memory.md#hot-warm-and-cold): one (`tier`) or several (`tiers`); neither:
+    # hot + warm, and cold when they find nothing relevant
+    tier: ArchiveTier | None = None
+    tiers: list[ArchiveTier] | None = Field(None, min_length=1, max_length=3)
 
     @model_validator(mode="after")
     def _check(self) -> SearchRequest:
         if not has_visible_text(self.query):
             raise ValueError("query must not be blank")
+        if self.tier is not None and self.tiers is not None:
+            raise ValueError("give tier or tiers, not both")
         if self.since is not None and self.until is not None and self.since > self.until:
             raise ValueError("since must not be after until")
         return self
+
+    @property
+    def chosen_tiers(self) -> list[ArchiveTier] | None:
+        return [self.tier] if self.tier is not None else self.tiers
 
     def filters(self) -> SearchFilters:
         return SearchFilters(
@@ -160,6 +170,7 @@ class MemoryOut(BaseModel):
     importance: float | None
     topic: str | None
     source_message_ids: list[str]
+    tier: ArchiveTier = "hot"
 
     @classmethod
     def of(cls, m: Memory) -> MemoryOut:
@@ -176,6 +187,7 @@ def memory_fields(m: Memory) -> dict[str, Any]:
         "importance": m.importance,
         "topic": m.topic,
         "source_message_ids": list(m.source_message_ids),
+        "tier": m.archive_tier,
     }
 
 
@@ -193,8 +205,18 @@ class IngestResponse(BaseModel):
     memories: list[MemoryOut]
 
 
+class TiersOut(BaseModel):
+    searched: list[ArchiveTier] = Field(description="the tiers this search covered")
+    choice: Literal["requested", "default", "cold_fallback"] = Field(
+        description="requested: the request named them; default: hot + warm; cold_fallback: hot + warm "
+        "found nothing relevant, so cold was searched too"
+    )
+    detail: str = Field(description="why, in words (e.g. the best similarity against the threshold)")
+
+
 class SearchResponse(BaseModel):
     results: list[SearchHit]
+    tiers: TiersOut | None = None
 
 
 class ListResponse(BaseModel):

@@ -26,6 +26,7 @@ from app.http.schemas import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+    TiersOut,
 )
 from memory.errors import REDIS_UNAVAILABLE
 from monitoring import metrics
@@ -72,11 +73,21 @@ async def ingest_messages(
 
 @router.post("/{user_id}/search", response_model=SearchResponse)
 async def search_memories(user_id: ActingUser, body: SearchRequest, memory: MemoryDep) -> SearchResponse:
-    """The user's memories best matching `query`, best first."""
-    hits = await memory.search(
-        user_id, body.query, top_k=body.top_k, filters=body.filters(), as_of=body.as_of
+    """The user's memories best matching `query`, best first; `tiers` says which archive tiers were
+    searched and why."""
+    found = await memory.search_tiered(
+        user_id,
+        body.query,
+        top_k=body.top_k,
+        filters=body.filters(),
+        as_of=body.as_of,
+        tiers=body.chosen_tiers,
     )
-    return SearchResponse(results=[SearchHit.of_scored(h) for h in hits])
+    t = found.tiers
+    return SearchResponse(
+        results=[SearchHit.of_scored(h) for h in found.hits],
+        tiers=TiersOut(searched=list(t.searched), choice=t.choice, detail=t.detail),
+    )
 
 
 @router.get("/{user_id}/list", response_model=ListResponse)
@@ -90,12 +101,25 @@ async def list_memories(
     topic: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
     session_id: Annotated[Id | None, Query()] = None,
     source: Annotated[Literal["user", "assistant"] | None, Query()] = None,
+    tier: Annotated[Literal["hot", "warm", "cold"] | None, Query()] = None,
 ) -> ListResponse:
-    """A page of the user's memories, newest first or most important first, optionally filtered."""
+    """A page of the user's memories (every tier, or the one `tier` names), newest first or most
+    important first, optionally filtered."""
     page = await memory.list(
-        user_id, limit=limit, offset=offset, sort=sort, topic=topic, session_id=session_id, source=source
+        user_id,
+        limit=limit,
+        offset=offset,
+        sort=sort,
+        topic=topic,
+        session_id=session_id,
+        source=source,
+        tier=tier,
     )
-    filters = [name for name, v in (("topic", topic), ("session_id", session_id), ("source", source)) if v]
+    filters = [
+        name
+        for name, v in (("topic", topic), ("session_id", session_id), ("source", source), ("tier", tier))
+        if v
+    ]
     await audit.record(
         "list", user_id, len(page.items), {"sort": sort, "offset": str(offset), "filters": ",".join(filters)}
     )

@@ -105,11 +105,13 @@ class ColdStore:
 
     def _partition_files(self, user_id: str) -> list[str]:
         base = self.partition(user_id)
+        self._fs.invalidate_cache()  # object stores cache listings; another process may have written
         if not self._fs.exists(base):
             return []
         return sorted(str(p) for p in self._fs.glob(f"{base}/month=*/*.parquet"))
 
     def all_files(self) -> list[str]:
+        self._fs.invalidate_cache()
         if not self._fs.exists(self._root):
             return []
         return sorted(str(p) for p in self._fs.glob(f"{self._root}/user_hash=*/month=*/*.parquet"))
@@ -129,7 +131,7 @@ class ColdStore:
     def _write_table(self, path: str, table: pa.Table) -> None:
         self._fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
         buffer = io.BytesIO()
-        pq.write_table(table, buffer, compression="zstd")
+        pq.write_table(table, buffer, compression="snappy")
         with self._fs.open(path, "wb") as f:
             f.write(buffer.getvalue())
 

@@ -16,18 +16,20 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
 from app.lifespan import build_archive, build_memory_service, build_store, tier_policy
 from app.settings import Settings
 from bench.archive_data import DAY, NOW, Facts, memories_over, user_ids
-from memory import keys
+from memory import Embedder, keys
 from memory.archive.mover import Archiver
 from memory.archive.tiers import TIERS, TierPolicy
 from memory.archive.view import ArchivedTiers
@@ -38,8 +40,9 @@ from memory.models import Memory
 from memory.outbox.stream import Outbox
 from memory.redis_client import RedisClient
 from memory.service import MemoryService
-from tests.conftest import TEST_SECRET, records_on, redis_of
+from tests.conftest import TEST_SECRET, AuthHeaders, app_client, records_on, redis_of
 from tests.fakes import HashEmbedder
+from tests.services import ServerProcess, start_moto
 
 pytestmark = [pytest.mark.integration]
 
@@ -454,3 +457,130 @@ class TestWarmSearchIsExact:
             # the hot in-process index never took them in
             hot = await r.fresh_service()._retriever.keyword_index(USERS[0])  # type: ignore[union-attr]
             assert not set(hot.memories) & {m.id for m in warm}
+
+
+@pytest.fixture(scope="module")
+def moto_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    server = start_moto(tmp_path_factory.mktemp("moto"))
+    yield server
+    server.stop()
+
+
+class TestColdOnS3:
+    async def test_archival_to_s3_compatible_storage(
+        self, settings: Settings, moto_server: ServerProcess, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        import boto3
+
+        for name, value in (
+            ("AWS_ACCESS_KEY_ID", "mnemo-test"),
+            ("AWS_SECRET_ACCESS_KEY", "mnemo-test-secret"),
+            ("AWS_DEFAULT_REGION", "us-east-1"),
+        ):
+            monkeypatch.setenv(name, value)
+        bucket = f"mnemo-{uuid.uuid4().hex[:10]}"
+        boto3.client("s3", endpoint_url=moto_server.url).create_bucket(Bucket=bucket)
+        memories, facts = memories_over(USERS[:3], 30, DAYS)
+        url = f"s3://{bucket}/archive"
+        async with rig(settings, url, archive_s3_endpoint_url=moto_server.url) as r:
+            await load(r, memories)
+            report = await r.archiver().run(now=NOW)
+            expected = Counter(TierPolicy().tier_of(m.created_at, NOW) for m in memories)
+            assert report.tiers == {t: expected[t] for t in TIERS}
+            keys_in_bucket = [
+                o["Key"]
+                for o in boto3.client("s3", endpoint_url=moto_server.url)
+                .list_objects_v2(Bucket=bucket)
+                .get("Contents", [])
+            ]
+            assert keys_in_bucket
+            assert all(k.startswith("archive/user_hash=") and "/month=" in k for k in keys_in_bucket)
+            f = facts[USERS[0]]
+            found = await r.fresh_service().search_tiered(
+                USERS[0], f.cold_query, top_k=3, as_of=NOW, tiers=["cold"]
+            )
+            assert found.hits[0].memory.id == f.cold_id
+            await assert_each_once(r, by_user(memories))
+            await r.memory.delete(USERS[0], f.cold_id)
+            assert f.cold_id not in {m.id for m in await visible(r, USERS[0])}
+            erased = await Eraser(r.store, r.redis, r.memory, Outbox(r.redis), archive=r.archive).erase(
+                USERS[1]
+            )
+            assert erased.deleted["cold"] == sum(
+                1 for m in memories if m.user_id == USERS[1] and m.created_at < NOW - 365 * DAY
+            )
+            assert await visible(r, USERS[1]) == []
+            assert {m.id for m in await visible(r, USERS[2])} == by_user(memories)[USERS[2]]
+
+
+class TestApi:
+    async def test_tier_in_list_and_search_and_the_choice_explained(
+        self, settings: Settings, embedder: Embedder, tmp_path: Path, auth: AuthHeaders
+    ) -> None:
+        cold_url = str(tmp_path / "archive")
+        s = settings.model_copy(update={"archive_cold_url": cold_url})
+        user_id = "alice"
+        async with rig(s, cold_url) as r:
+            texts = [
+                ("I keep bees on my rooftop in Lisbon", 10),
+                ("我住在杭州，在西湖边上", 200),
+                ("My first car was a red Volvo", 500),
+            ]
+            batch = [
+                Memory(
+                    id=f"a{i}",
+                    user_id=user_id,
+                    content=t,
+                    created_at=time.time() - age * DAY,
+                    session_id="s1",
+                    source="user",
+                    content_hash=f"h{i}",
+                )
+                for i, (t, age) in enumerate(texts)
+            ]
+            await r.store.upsert(
+                batch, await embedder.embed([m.embed_text for m in batch])
+            )  # the app's model
+            await r.archiver().run()
+        async with app_client(s, embedder) as (client, _):
+            every = await client.get(f"/v1/memory/{user_id}/list", headers=auth(user_id))
+            assert every.status_code == 200
+            assert {i["id"]: i["tier"] for i in every.json()["items"]} == {
+                "a0": "hot",
+                "a1": "warm",
+                "a2": "cold",
+            }
+            warm = await client.get(
+                f"/v1/memory/{user_id}/list", params={"tier": "warm"}, headers=auth(user_id)
+            )
+            assert [i["id"] for i in warm.json()["items"]] == ["a1"]
+            found = await client.post(
+                f"/v1/memory/{user_id}/search", json={"query": "我住在哪个城市？"}, headers=auth(user_id)
+            )
+            body = found.json()
+            assert body["results"][0]["id"] == "a1"
+            assert body["results"][0]["tier"] == "warm"
+            assert body["tiers"]["searched"] == ["hot", "warm"]
+            assert body["tiers"]["choice"] in {"default", "cold_fallback"}
+            cold = await client.post(
+                f"/v1/memory/{user_id}/search",
+                json={"query": "What was my first car?", "tiers": ["cold"]},
+                headers=auth(user_id),
+            )
+            assert cold.json()["tiers"] == {"searched": ["cold"], "choice": "requested", "detail": ANY}
+            assert [h["id"] for h in cold.json()["results"]] == ["a2"]
+            both = await client.post(
+                f"/v1/memory/{user_id}/search",
+                json={"query": "car", "tier": "cold", "tiers": ["warm"]},
+                headers=auth(user_id),
+            )
+            assert both.status_code == 422
+            assert both.json()["error"] == "validation_error"
+            bad = await client.get(
+                f"/v1/memory/{user_id}/list", params={"tier": "frozen"}, headers=auth(user_id)
+            )
+            assert bad.status_code == 422
+            exported = await client.get(f"/v1/memory/{user_id}/export", headers=auth(user_id))
+            assert exported.status_code == 200
+            tiers = {m["id"]: m["archive_tier"] for m in exported.json()["memories"]}
+            assert tiers == {"a0": "hot", "a1": "warm", "a2": "cold"}

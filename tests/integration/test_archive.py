@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import json
 import os
 import signal
@@ -30,7 +31,8 @@ from app.lifespan import build_archive, build_memory_service, build_store, tier_
 from app.settings import Settings
 from bench.archive_data import DAY, NOW, Facts, memories_over, user_ids
 from memory import Embedder, keys
-from memory.archive.mover import Archiver
+from memory.archive.mover import Archiver, ArchiveReport
+from memory.archive.schedule import DailyArchive
 from memory.archive.tiers import TIERS, TierPolicy
 from memory.archive.view import ArchivedTiers
 from memory.governance.erasure import Eraser
@@ -584,3 +586,30 @@ class TestApi:
             assert exported.status_code == 200
             tiers = {m["id"]: m["archive_tier"] for m in exported.json()["memories"]}
             assert tiers == {"a0": "hot", "a1": "warm", "a2": "cold"}
+
+
+class TestSchedule:
+    async def test_one_run_per_day_and_never_two_at_once(self, settings: Settings, tmp_path: Path) -> None:
+        memories, _ = memories_over(USERS[:4], 40, DAYS)
+        async with rig(settings, str(tmp_path / "archive")) as r:
+            await load(r, memories)
+            archiver = r.archiver(grace_seconds=0.3)
+            first, second = await asyncio.gather(
+                archiver.run(now=NOW), r.archiver().run(now=NOW), return_exceptions=True
+            )
+            outcomes = sorted(type(x).__name__ for x in (first, second))
+            assert outcomes == ["ArchiveBusy", "ArchiveReport"]
+
+            runs: list[float] = []
+
+            async def job() -> ArchiveReport:
+                runs.append(time.time())
+                return await r.archiver().run(now=NOW)
+
+            day = dt.date(2026, 12, 1)
+            writers = [DailyArchive(r.redis, job, hour=3) for _ in range(2)]
+            ran = await asyncio.gather(*(w.run_once(day) for w in writers))
+            assert sorted(ran) == [False, True]
+            assert len(runs) == 1
+            assert not await writers[0].run_once(day)  # the day is claimed
+            assert await writers[0].run_once(day + dt.timedelta(days=1))

@@ -419,7 +419,7 @@ class TestAdminQuery:
             report = await r.archiver().run(now=NOW)
             cold = {m.id for m in memories if m.user_id == USERS[0] and m.created_at < NOW - 365 * DAY}
             # the query of docs/memory.md, with this test's path
-            rows = duckdb.sql(
+            relation = duckdb.sql(
                 f"""
                 SELECT id, user_id, to_timestamp(created_at) AS created, content,
                        json_extract_string(metadata, '$.session_id') AS session_id
@@ -427,10 +427,13 @@ class TestAdminQuery:
                 WHERE user_id = '{USERS[0]}'
                 ORDER BY created_at
                 """
-            ).fetchall()
+            )
+            assert relation is not None
+            rows = relation.fetchall()
             assert {row[0] for row in rows} == cold
-            total = duckdb.sql(f"SELECT count(*) FROM read_parquet('{root}/**/*.parquet')").fetchall()
-            assert total[0][0] == report.tiers["cold"]
+            counted = duckdb.sql(f"SELECT count(*) FROM read_parquet('{root}/**/*.parquet')")
+            assert counted is not None
+            assert counted.fetchall()[0][0] == report.tiers["cold"]
             assert any(facts[USERS[0]].cold_token in row[3] for row in rows)
 
 

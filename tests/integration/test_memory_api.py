@@ -67,7 +67,9 @@ class TestIngest:
             "importance",
             "topic",
             "source_message_ids",
+            "tier",
         }
+        assert first["tier"] == "hot"  # just written
 
     async def test_retry_with_same_ids_does_not_duplicate(
         self, client: httpx.AsyncClient, auth: AuthHeaders
@@ -145,7 +147,10 @@ class TestSearch:
             "/v1/memory/nobody/search", json={"query": "anything"}, headers=auth("nobody")
         )
         assert resp.status_code == 200
-        assert resp.json() == {"results": []}
+        assert resp.json() == {
+            "results": [],
+            "tiers": {"searched": ["hot", "warm"], "choice": "default", "detail": "no cold memories"},
+        }
 
 
 class TestListAndDelete:

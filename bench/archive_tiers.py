@@ -11,7 +11,8 @@ straight through the store with a deterministic embedder (HashEmbedder, 384 dime
    once (each first search builds that user's in-process index, timed as "first"), then `--searches`
    searches of random users (timed: p50/p95); it reports its RSS and the memories its indexes hold;
 2. runs the archival job (`Archiver`, as `python -m app.cli.archive` does) at the simulated "now";
-3. after: the same worker run again, searching hot + warm (the default), and once more hot only.
+3. after: the same worker run again, searching by default (hot + warm, cold when nothing relevant),
+   then with `tiers` hot + warm (no cold fallback), then hot only.
 
 Prints a table and writes JSON to bench/results/archive_tiers.json.
 """
@@ -126,7 +127,8 @@ async def worker(
         timed.append(time.perf_counter() - t)
     retriever = service._retriever
     tiered = service._tiered
-    assert retriever is not None and tiered is not None
+    assert retriever is not None
+    assert tiered is not None
     held = {
         "hot": retriever.cache._size,
         "warm": tiered.warm_cache._size,
@@ -183,11 +185,13 @@ def main() -> None:
         report = asyncio.run(archive(s))
         archive_seconds = time.perf_counter() - started
         after = run_worker(config, None)
+        after_warm = run_worker(config, ["hot", "warm"])
         after_hot = run_worker(config, ["hot"])
     rows = [
         ("before archival (all hot)", before),
-        ("after, hot + warm (default)", after),
-        ("after, hot only", after_hot),
+        ("after, default (hot + warm, cold as fallback)", after),
+        ("after, tiers hot + warm (no fallback)", after_warm),
+        ("after, tiers hot", after_hot),
     ]
     sys.stdout.write(
         f"\n{loaded['memories']:,} memories, {args.users:,} users, 600 days; loaded in {loaded['load_seconds']} s; "

@@ -183,7 +183,12 @@ class TestArchival:
         memories, facts = memories_over(USERS[:2], 40, DAYS)
         async with rig(settings, str(tmp_path / "archive"), archive_cold_fallback_similarity=0.9) as r:
             await load(r, memories)
-            await r.archiver().run(now=NOW)
+            planned = await r.archiver().run(now=NOW, dry_run=True)
+            assert await visible(r, USERS[0])
+            assert all(m.archive_tier == "hot" for m in await visible(r, USERS[0]))
+            report = await r.archiver().run(now=NOW)
+            assert planned.would_move == report.moved
+            assert report.moved["warm_to_cold"] > 0
             f = facts[USERS[0]]
             found = await r.memory.search_tiered(USERS[0], f.cold_query, top_k=3, as_of=NOW)
             assert found.tiers.choice == "cold_fallback"
@@ -336,9 +341,12 @@ async def _kill_at(proc: subprocess.Popen[bytes], r: Rig, users: list[str], phas
 
 
 async def _expire_locks(r: Rig, users: list[str]) -> None:
-    await r.redis.delete(keys.ARCHIVE_LOCK, *(keys.ltm_lock(u) for u in users))
-    for u in users:
-        await r.redis.delete(keys.archive_cold_lock(u))
+    for key in [
+        keys.ARCHIVE_LOCK,
+        *(keys.ltm_lock(u) for u in users),
+        *(keys.archive_cold_lock(u) for u in users),
+    ]:
+        await r.redis.delete(key)  # one by one: different cluster slots
 
 
 class TestGovernanceAcrossTiers:

@@ -187,14 +187,21 @@ class MemoryService:
         topic: str | None = None,
         session_id: str | None = None,
         source: str | None = None,
-        tier: ArchiveTier | None = None,
+        tier: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        archive_tier: ArchiveTier | None = None,
     ) -> MemoryPage:
+        """`tier`: the write policy's fact/episodic; `archive_tier`: hot, warm or cold (default: all)."""
         headers = [
             m
-            for m in await self._headers(user_id, (tier,) if tier else TIERS)
+            for m in await self._headers(user_id, (archive_tier,) if archive_tier else TIERS)
             if (topic is None or m.topic == topic)
             and (session_id is None or m.session_id == session_id)
             and (source is None or m.source == source)
+            and (tier is None or m.tier == tier)
+            and (since is None or m.created_at >= since)
+            and (until is None or m.created_at <= until)
         ]
         if sort == "importance":
             headers.sort(key=lambda m: (m.importance or 0.0, m.created_at), reverse=True)
@@ -226,6 +233,15 @@ class MemoryService:
                 await self._archive.embeddings(user_id, await self._archive.snapshot(user_id), rest)
             )
         return vectors
+
+    async def get(self, user_id: str, ids: Sequence[str]) -> builtins.list[Memory]:
+        """The user's memories with these ids (the ones that exist, in any tier), in the order asked."""
+        found = {m.id: m for m in await self._store.get(user_id, ids=list(ids))} if ids else {}
+        rest = {i for i in ids if i not in found}
+        if rest and self._archive is not None:
+            archived = await self._headers(user_id, ("warm", "cold"))
+            found.update({m.id: m for m in archived if m.id in rest})
+        return [found[i] for i in ids if i in found]
 
     async def delete(self, user_id: str, memory_id: str) -> None:
         found = await self._store.get(user_id, ids=[memory_id], include_content=False)

@@ -31,8 +31,7 @@ def memory_record(m: Memory) -> dict[str, Any]:
     return {
         **memory_fields(m),
         "speaker_name": m.name,
-        "tier": m.tier,  # fact / episodic (the write policy's); where it is stored: archive_tier
-        "archive_tier": m.archive_tier,
+        "tier": m.tier,
         "entities": list(m.entities),
         "context": m.context,
         "content_hash": m.content_hash,

@@ -381,7 +381,7 @@ class TestGovernanceAcrossTiers:
                 user_id, f.cold_query, top_k=5, as_of=NOW, tiers=["warm", "cold"]
             )
             assert f.cold_id not in {h.memory.id for h in found.hits}
-            listed = await r.memory.list(user_id, limit=100, offset=0, sort="recent", tier="cold")
+            listed = await r.memory.list(user_id, limit=100, offset=0, sort="recent", archive_tier="cold")
             assert listed.items
             assert all(m.archive_tier == "cold" for m in listed.items)
 
@@ -558,13 +558,13 @@ class TestApi:
         async with app_client(s, embedder) as (client, _):
             every = await client.get(f"/v1/memory/{user_id}/list", headers=auth(user_id))
             assert every.status_code == 200
-            assert {i["id"]: i["tier"] for i in every.json()["items"]} == {
+            assert {i["id"]: i["archive_tier"] for i in every.json()["items"]} == {
                 "a0": "hot",
                 "a1": "warm",
                 "a2": "cold",
             }
             warm = await client.get(
-                f"/v1/memory/{user_id}/list", params={"tier": "warm"}, headers=auth(user_id)
+                f"/v1/memory/{user_id}/list", params={"archive_tier": "warm"}, headers=auth(user_id)
             )
             assert [i["id"] for i in warm.json()["items"]] == ["a1"]
             found = await client.post(
@@ -572,7 +572,7 @@ class TestApi:
             )
             body = found.json()
             assert body["results"][0]["id"] == "a1"
-            assert body["results"][0]["tier"] == "warm"
+            assert body["results"][0]["archive_tier"] == "warm"
             assert body["tiers"]["searched"] == ["hot", "warm"]
             assert body["tiers"]["choice"] in {"default", "cold_fallback"}
             cold = await client.post(
@@ -584,13 +584,13 @@ class TestApi:
             assert [h["id"] for h in cold.json()["results"]] == ["a2"]
             both = await client.post(
                 f"/v1/memory/{user_id}/search",
-                json={"query": "car", "tier": "cold", "tiers": ["warm"]},
+                json={"query": "car", "archive_tier": "cold", "tiers": ["warm"]},
                 headers=auth(user_id),
             )
             assert both.status_code == 422
             assert both.json()["error"] == "validation_error"
             bad = await client.get(
-                f"/v1/memory/{user_id}/list", params={"tier": "frozen"}, headers=auth(user_id)
+                f"/v1/memory/{user_id}/list", params={"archive_tier": "frozen"}, headers=auth(user_id)
             )
             assert bad.status_code == 422
             exported = await client.get(f"/v1/memory/{user_id}/export", headers=auth(user_id))

@@ -66,10 +66,11 @@ class TestIngest:
             "source",
             "importance",
             "topic",
-            "source_message_ids",
             "tier",
+            "source_message_ids",
+            "archive_tier",
         }
-        assert first["tier"] == "hot"  # just written
+        assert first["archive_tier"] == "hot"  # just written
 
     async def test_retry_with_same_ids_does_not_duplicate(
         self, client: httpx.AsyncClient, auth: AuthHeaders

@@ -624,3 +624,89 @@ class TestSchedule:
             assert len(runs) == 1
             assert not await writers[0].run_once(day)  # the day is claimed
             assert await writers[0].run_once(day + dt.timedelta(days=1))
+
+
+class TestInterleavings:
+    async def test_a_delete_during_the_copy_does_not_come_back(
+        self, settings: Settings, tmp_path: Path
+    ) -> None:
+        memories, facts = memories_over(USERS[:1], 40, DAYS)
+        user_id = USERS[0]
+        f = facts[user_id]
+        async with rig(settings, str(tmp_path / "archive")) as r:
+            await load(r, memories)
+            service = r.memory
+
+            class DeleteMidCopy(Archiver):
+                async def copy_to_warm(self, uid: str, records: Any) -> None:
+                    await super().copy_to_warm(uid, records)
+                    if f.warm_id in records.ids:
+                        # a user's DELETE lands between the copy and the switch (deletes do not wait
+                        # for the write lock the move holds)
+                        await service.delete(uid, f.warm_id)
+
+            report = await r.archiver(DeleteMidCopy).run(now=NOW)
+            assert report.failures == 0
+            ids = {m.id for m in await visible(r, user_id)}
+            assert f.warm_id not in ids
+            assert len(ids) == 41
+            warm_prefix = f"{r.settings.chroma_collection_prefix}-warm"
+            assert f.warm_id not in {i for i, _ in records_on(r.settings.chroma_url, warm_prefix)}
+            assert f.warm_id not in {
+                i for i, _ in records_on(r.settings.chroma_url, r.settings.chroma_collection_prefix)
+            }
+
+
+class TestMetricsAndWriter:
+    async def test_the_run_sets_the_tier_gauges(self, settings: Settings, tmp_path: Path) -> None:
+        from prometheus_client import REGISTRY
+
+        memories, _ = memories_over(USERS[:2], 30, DAYS)
+        async with rig(settings, str(tmp_path / "archive")) as r:
+            await load(r, memories)
+            failures = REGISTRY.get_sample_value("mnemo_archive_failures_total") or 0.0
+            report = await r.archiver().run(now=NOW)
+            for tier, n in report.tiers.items():
+                assert REGISTRY.get_sample_value("mnemo_archive_memories", {"tier": tier}) == n
+            moved = REGISTRY.get_sample_value("mnemo_archive_moved_last_run", {"move": "warm_to_cold"})
+            assert moved == report.moved["warm_to_cold"] > 0
+            assert (
+                REGISTRY.get_sample_value("mnemo_archive_last_run_timestamp_seconds") or 0
+            ) > time.time() - 60
+            assert (REGISTRY.get_sample_value("mnemo_archive_failures_total") or 0.0) == failures
+
+    async def test_the_writer_runs_the_days_archive(self, settings: Settings, tmp_path: Path) -> None:
+        memories, _ = memories_over(USERS[:2], 30, DAYS, now=time.time())
+        async with rig(settings, str(tmp_path / "archive")) as r:
+            await load(r, memories)
+            hour = dt.datetime.now(dt.UTC).hour  # due now: today's hour has come
+            env = _cli_env(
+                r.settings, ARCHIVE_HOUR=str(hour), OUTBOX_PARTITIONS=str(r.settings.outbox_partitions)
+            )
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "app.cli.writer", "--nice", "0"],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            try:
+                deadline = time.monotonic() + 120
+                expected = Counter(TierPolicy().tier_of(m.created_at, time.time()) for m in memories)
+                tiers: Counter[str] = Counter()
+                while time.monotonic() < deadline:
+                    seen = [m for u in USERS[:2] for m in await visible(r, u)]
+                    tiers = Counter(m.archive_tier for m in seen)
+                    if tiers == expected:
+                        break
+                    await asyncio.sleep(0.5)
+                assert tiers == expected
+                day = dt.datetime.now(dt.UTC).date()
+                assert await r.redis.get(f"{keys.ARCHIVE_LAST_RUN}:{day.isoformat()}") == "claimed"
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)

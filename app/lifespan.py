@@ -21,7 +21,7 @@ from app.clients.redis import build_redis, check_layout, connect
 from app.clients.upstream import OpenAICompatibleLLM
 from app.http.auth import TokenCodec
 from app.http.rate_limit import RateLimiter
-from app.settings import Settings
+from app.settings import Settings, server_name
 from memory import (
     ChromaLongTermStore,
     Embedder,
@@ -145,7 +145,7 @@ def build_archive(settings: Settings, redis: RedisClient) -> ArchivedTiers:
     """Warm archive collections on one Chroma server (ARCHIVE_WARM_SERVER, else the first) and the cold
     Parquet store (ARCHIVE_COLD_URL); neither is contacted until used."""
     servers = {s.name: s.url for s in settings.chroma_servers}
-    name = settings.archive_warm_server or next(iter(servers))
+    name = server_name(settings.archive_warm_server) if settings.archive_warm_server else next(iter(servers))
     warm = ChromaLongTermStore(
         chroma_client_factory(settings, servers[name]),
         shards=settings.memory_shards,

@@ -22,7 +22,7 @@ import io
 import json
 import logging
 import uuid
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,7 +152,7 @@ class ColdStore:
         nothing else is left); rows removed."""
         return self._rewrite(user_id, self._partition_files(user_id), lambda uid, _: uid == user_id)
 
-    def _rewrite(self, user_id: str, files: Sequence[str], drop: Any) -> int:
+    def _rewrite(self, user_id: str, files: Sequence[str], drop: Callable[[str, str], bool]) -> int:
         removed = 0
         for path in files:
             table = self._read(path)

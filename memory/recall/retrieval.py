@@ -213,9 +213,7 @@ class HybridRetriever:
             if index.has_vectors and len(index) <= w.in_process_dense_max:
                 # the index holds every vector of this user at the current version: exact cosine here,
                 # no round trip to the vector store on the read path
-                dense_hits = index.nearest(
-                    qvec, limit=n_dense, keep=lambda m: passes(m, filters) and m.id not in hidden_hot
-                )
+                dense_hits = index.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden_hot))
             else:
                 found = await self._store.query(
                     user_id, qvec.tolist(), n_results=n_dense + len(hidden_hot), filters=filters

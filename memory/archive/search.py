@@ -12,6 +12,7 @@ first search that covers that tier. The dense channel over them is exact cosine 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -21,11 +22,14 @@ import anyio.to_thread
 from memory.archive.tiers import TIERS, Snapshot
 from memory.archive.view import ArchivedTiers
 from memory.embedding.base import Vectors
+from memory.errors import REDIS_UNAVAILABLE
 from memory.models import ArchiveTier, Memory, ScoredMemory, SearchFilters
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever
 
 DEFAULT_TIERS: tuple[ArchiveTier, ...] = ("hot", "warm")
+HOT: tuple[ArchiveTier, ...] = ("hot",)
+log = logging.getLogger(__name__)
 Choice = Literal["requested", "default", "cold_fallback"]
 
 
@@ -68,7 +72,16 @@ class TieredSearch:
         as_of: float,
         tiers: Collection[ArchiveTier] | None = None,
     ) -> TieredHits:
-        snap = await self._archive.snapshot(user_id)
+        try:
+            snap = await self._archive.snapshot(user_id)
+        except REDIS_UNAVAILABLE:
+            # as with versions and placements: search goes on with what it can reach (hot alone: which
+            # tier answers for an id in a move is in Redis)
+            log.warning("archive state unavailable; searching hot only")
+            hits = await self._search(
+                user_id, query, Snapshot(), HOT, top_k=top_k, filters=filters, as_of=as_of
+            )
+            return TieredHits(hits, TierChoice(HOT, "default", "archive state unavailable (Redis): hot only"))
         if tiers:
             chosen = tuple(t for t in TIERS if t in tiers)
             hits = await self._search(user_id, query, snap, chosen, top_k=top_k, filters=filters, as_of=as_of)

@@ -44,7 +44,7 @@ from memory.redis_client import RedisClient
 from memory.service import MemoryService
 from tests.conftest import TEST_SECRET, AuthHeaders, app_client, records_on, redis_of
 from tests.fakes import HashEmbedder
-from tests.services import ServerProcess, start_moto
+from tests.services import ServerProcess, free_port, start_moto
 
 pytestmark = [pytest.mark.integration]
 
@@ -710,3 +710,24 @@ class TestMetricsAndWriter:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait(timeout=10)
+
+
+class TestRedisDown:
+    async def test_search_degrades_to_hot_when_the_archive_state_cannot_be_read(
+        self, settings: Settings, tmp_path: Path
+    ) -> None:
+        memories, facts = memories_over(USERS[:1], 40, DAYS, now=time.time())
+        cold_url = str(tmp_path / "archive")
+        async with rig(settings, cold_url) as r:
+            await load(r, memories)
+            await r.archiver().run()
+        if settings.redis_cluster_nodes:
+            dead = settings.model_copy(update={"redis_cluster_nodes": f"127.0.0.1:{free_port()}"})
+        else:
+            dead = settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{free_port()}/0"})
+        async with rig(dead, cold_url, redis_socket_timeout=0.5) as down:
+            found = await down.memory.search_tiered(USERS[0], facts[USERS[0]].warm_query, top_k=5)
+            assert found.tiers.searched == ("hot",)
+            assert "unavailable" in found.tiers.detail
+            assert found.hits
+            assert all(h.memory.archive_tier == "hot" for h in found.hits)

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import anyio.to_thread
+from redis.exceptions import RedisError
 
 from memory.archive.tiers import TIERS, Snapshot
 from memory.archive.view import ArchivedTiers
 from memory.embedding.base import Vectors
-from memory.errors import REDIS_UNAVAILABLE
 from memory.models import ArchiveTier, Memory, ScoredMemory, SearchFilters
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever
@@ -74,7 +74,7 @@ class TieredSearch:
     ) -> TieredHits:
         try:
             snap = await self._archive.snapshot(user_id)
-        except REDIS_UNAVAILABLE:
+        except RedisError:  # as LtmVersions.get: any Redis failure
             # as with versions and placements: search goes on with what it can reach (hot alone: which
             # tier answers for an id in a move is in Redis)
             log.warning("archive state unavailable; searching hot only")

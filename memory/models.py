@@ -9,6 +9,7 @@ from typing import Literal
 Role = Literal["user", "assistant"]
 SortOrder = Literal["recent", "importance"]
 Tier = Literal["fact", "episodic"]
+ArchiveTier = Literal["hot", "warm", "cold"]  # where a memory lives by age (memory/archive)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,7 @@ class Memory:
     valid_from: float | None = None  # None: since `created_at`
     valid_to: float | None = None  # set when superseded: the successor's `valid_from`
     superseded_by: str | None = None  # id of the newer memory that replaced this one
+    archive_tier: ArchiveTier = "hot"  # hot: the main collections; warm/cold: memory/archive
 
     @property
     def index_text(self) -> str:

@@ -8,6 +8,9 @@ catches up when they pause. Its entries stay in Redis until written, so stopping
 
 Run as many as you like, on any hosts: they share the outbox partitions through leases
 (memory/outbox/leases.py), each partition read by one writer at a time.
+
+It also runs the archival job once a day at `ARCHIVE_HOUR` (UTC; -1 turns it off), one writer per day
+and never two at once (memory/archive/schedule.py); `python -m app.cli.archive` runs it by hand.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ import socket
 
 import anyio.to_thread
 
+from app.cli.archive import build_archiver
 from app.clients.redis import build_redis
 from app.clients.upstream import OpenAICompatibleLLM
 from app.lifespan import (
+    build_archive,
     build_embedder,
     build_llm_client,
     build_memory_service,
@@ -32,6 +37,7 @@ from app.lifespan import (
     sample_gauges,
 )
 from app.settings import Settings
+from memory.archive.schedule import DailyArchive
 from memory.outbox.stream import Outbox
 from memory.outbox.worker import OutboxWorker
 from memory.redis_client import close
@@ -47,29 +53,44 @@ async def run(settings: Settings) -> None:
     await ensure_layout(redis, settings)
     store = build_store(settings, redis)
     outbox = Outbox(redis)
+    archive = build_archive(settings, redis)
     llm_client = build_llm_client(settings, None)  # for the supersession judge, when configured
     llm = (
         OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
         if llm_client is not None
         else None
     )
-    memory = build_memory_service(settings, store, embedder, redis, outbox, llm)
+    memory = build_memory_service(settings, store, embedder, redis, outbox, archive, llm=llm)
     worker = OutboxWorker(
         outbox,
         memory.ingest_entries,
         consumer=f"writer-{socket.gethostname()}-{os.getpid()}",
         lease_ttl_ms=settings.outbox_lease_ttl_ms,
     )
+    daily: DailyArchive | None = None
+    if settings.archive_hour >= 0:
+        archiver = build_archiver(settings, redis, store, archive)
+        daily = DailyArchive(redis, archiver.run, hour=settings.archive_hour)
     loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        worker.stop()
+        if daily is not None:
+            daily.stop()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, worker.stop)
+        loop.add_signal_handler(sig, stop)
     metrics.mark_dead_workers()
-    log.info("writer started")
+    log.info("writer started", extra={"archive_hour": settings.archive_hour})
     sampler = asyncio.create_task(sample_gauges(outbox))
+    scheduled = asyncio.create_task(daily.run_forever(), name="daily-archive") if daily else None
     try:
         await worker.run()
     finally:
         sampler.cancel()
+        if daily is not None and scheduled is not None:
+            daily.stop()
+            scheduled.cancel()
         if llm_client is not None:
             await llm_client.aclose()
         await close(redis)

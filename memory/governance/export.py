@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from memory.archive.view import ArchivedTiers
 from memory.longterm.chroma import LongTermStore
 from memory.models import Memory
 from memory.outbox.stream import Outbox, OutboxEntry
@@ -24,15 +25,33 @@ class SessionPart:
 
 class UserExport:
     def __init__(
-        self, store: LongTermStore, sessions: SessionStore, outbox: Outbox, *, page_size: int = 500
+        self,
+        store: LongTermStore,
+        sessions: SessionStore,
+        outbox: Outbox,
+        *,
+        page_size: int = 500,
+        archive: ArchivedTiers | None = None,
     ) -> None:
+        """`archive`: warm and cold memories follow the hot ones."""
         self._store = store
+        self._archive = archive
         self._sessions = sessions
         self._outbox = outbox
         self._page_size = page_size
 
-    def memories(self, user_id: str) -> AsyncIterator[list[Memory]]:
-        return self._store.pages(user_id, self._page_size)
+    async def memories(self, user_id: str) -> AsyncIterator[list[Memory]]:
+        """Hot pages, then warm, then cold; an id a move is carrying is left out of hot while the
+        archive answers for it (and fails the read if the archive changes meanwhile)."""
+        snap = await self._archive.snapshot(user_id) if self._archive is not None else None
+        hidden = snap.hidden("hot") if snap is not None else frozenset()
+        async for page in self._store.pages(user_id, self._page_size):
+            visible = [m for m in page if m.id not in hidden]
+            if visible:
+                yield visible
+        if self._archive is not None:
+            async for page in self._archive.pages(user_id, self._page_size, snap):
+                yield page
 
     async def session_ids(self, user_id: str) -> list[str]:
         return await self._sessions.session_ids(user_id)

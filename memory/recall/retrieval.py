@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -36,7 +36,7 @@ from memory.models import Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
-from memory.recall.validity import changed_facts, rank_validity, states_attribute
+from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
 
@@ -89,6 +89,10 @@ def passes(m: Memory, f: SearchFilters) -> bool:
         and (f.since is None or m.created_at >= f.since)
         and (f.until is None or m.created_at <= f.until)
     )
+
+
+def _visible(f: SearchFilters, hidden: Collection[str]) -> Callable[[Memory], bool]:
+    return lambda m: passes(m, f) and m.id not in hidden
 
 
 def mentions_doc_type(m: Memory, doc_types: Sequence[str]) -> bool:
@@ -194,14 +198,22 @@ class HybridRetriever:
         top_k: int,
         filters: SearchFilters,
         as_of: float,
+        hot: bool = True,
+        hidden_hot: Collection[str] = frozenset(),
+        archived: Sequence[tuple[BM25Index, Collection[str]]] = (),
     ) -> list[ScoredMemory]:
+        """`hot`: search the user's hot memories (the store and the cached in-process index), less
+        `hidden_hot`; `archived`: more indexes (warm, cold: memory/archive/search.py), each with the ids
+        it must not answer for, whose candidates are ranked together with hot's."""
         w = self.weights
-        index = await self.keyword_index(user_id)
-        if not len(index):
+        index = await self.keyword_index(user_id) if hot else BM25Index([])
+        sources: list[tuple[BM25Index, Collection[str]]] = [(index, hidden_hot), *archived]
+        if not any(len(i) for i, _ in sources):
             return []
+        names = frozenset().union(*(i.names for i, _ in sources))
         plan = plan_query(
             query,
-            known_names=index.names,
+            known_names=names,
             now=as_of,
             negation_intent=w.negation_intent,
             changing_facts=w.supersession,
@@ -210,27 +222,37 @@ class HybridRetriever:
         if self._shared is not None:
             await self._shared.publish(user_id, plan.semantic_text, qvec)
         n_dense = max(w.dense_candidates, top_k)
-        if index.has_vectors and len(index) <= w.in_process_dense_max:
-            # the index holds every vector of this user at the current version: exact cosine here,
-            # no round trip to the vector store on the read path
-            dense_hits = index.nearest(qvec, limit=n_dense, keep=lambda m: passes(m, filters))
-        else:
-            dense_hits = await self._store.query(user_id, qvec.tolist(), n_results=n_dense, filters=filters)
+        dense_hits: list[tuple[Memory, float]] = []
+        if len(index):
+            if index.has_vectors and len(index) <= w.in_process_dense_max:
+                # the index holds every vector of this user at the current version: exact cosine here,
+                # no round trip to the vector store on the read path
+                dense_hits = index.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden_hot))
+            else:
+                found = await self._store.query(
+                    user_id, qvec.tolist(), n_results=n_dense + len(hidden_hot), filters=filters
+                )
+                dense_hits = [(m, sim) for m, sim in found if m.id not in hidden_hot][:n_dense]
+        for extra, hidden in archived:  # exact cosine over the archived tier's vectors
+            dense_hits += extra.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden))
         candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
         cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
         keyword: dict[str, float] = {}
-        for mid, score in index.search(plan.keyword_tokens, limit=max(w.keyword_candidates, top_k)):
-            memory = index.memories[mid]
-            if passes(memory, filters):
-                keyword[mid] = score
-                candidates.setdefault(mid, memory)
+        for source, hidden in sources:
+            for mid, score in source.search(plan.keyword_tokens, limit=max(w.keyword_candidates, top_k)):
+                memory = source.memories[mid]
+                if mid not in hidden and passes(memory, filters):
+                    keyword[mid] = max(score, keyword.get(mid, 0.0))
+                    candidates.setdefault(mid, memory)
+        view = Visible(sources)  # the user's memories over the tiers searched (facts that change)
         if w.supersession:
-            for m in changed_facts(plan, candidates, index):
+            for m in changed_facts(plan, candidates, view):
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
         missing = [mid for mid in candidates if mid not in cosine]
         if missing:
-            cosine.update(index.cosine(missing, qvec))
+            for source, _ in sources:
+                cosine.update(source.cosine([mid for mid in missing if mid in source.memories], qvec))
             still = [mid for mid in missing if mid not in cosine]
             if still:  # index built without vectors: ask the store
                 vectors = await self._store.embeddings(user_id, still)
@@ -246,7 +268,7 @@ class HybridRetriever:
             mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
             in_cluster = {mid for mid, keep in zip(ids, mask, strict=True) if keep}
         return self._rank(
-            plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k, memories=index.memories
+            plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k, memories=view
         )
 
     def _rank(
@@ -259,7 +281,7 @@ class HybridRetriever:
         *,
         as_of: float,
         top_k: int,
-        memories: dict[str, Memory] | None = None,
+        memories: Mapping[str, Memory] | None = None,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors."""
         w = self.weights

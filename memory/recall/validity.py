@@ -8,7 +8,7 @@ filtered: "Where did I live before?" must still find them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from memory.models import Memory, ScoredMemory
@@ -16,14 +16,53 @@ from memory.recall.keyword_index import BM25Index
 from memory.recall.query import QueryPlan
 
 
-def current_again(m: Memory, ids: set[str] | dict[str, Memory]) -> Memory:
+class Visible(Mapping[str, Memory]):
+    """The user's memories over the tiers a search covers (hot, and warm/cold when asked), less the ids
+    each tier must not answer for: where chains are followed and attributes looked up. Nothing is copied
+    (a search reads a few entries, not all)."""
+
+    def __init__(self, sources: Sequence[tuple[BM25Index, Collection[str]]]) -> None:
+        self._sources = sources
+
+    def __getitem__(self, mid: str) -> Memory:
+        for index, hidden in self._sources:
+            m = index.memories.get(mid)
+            if m is not None and mid not in hidden:
+                return m
+        raise KeyError(mid)
+
+    def __iter__(self) -> Iterator[str]:
+        seen: set[str] = set()
+        for index, hidden in self._sources:
+            for mid in index.memories:
+                if mid not in hidden and mid not in seen:
+                    seen.add(mid)
+                    yield mid
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def with_fact_keys(self, keys: Sequence[str]) -> list[Memory]:
+        return [
+            m for index, hidden in self._sources for m in index.with_fact_keys(keys) if m.id not in hidden
+        ]
+
+    def chains(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for index, hidden in self._sources:
+            for newer, older in index.chains().items():
+                out.setdefault(newer, []).extend(o for o in older if o not in hidden)
+        return out
+
+
+def current_again(m: Memory, ids: Collection[str] | Mapping[str, Memory]) -> Memory:
     """A memory whose successor is gone (deleted, forgotten) is current again: shown without the mark."""
     if m.superseded_by and m.superseded_by not in ids:
         return replace(m, superseded_by=None, valid_to=None)
     return m
 
 
-def successors(candidates: dict[str, Memory], memories: dict[str, Memory]) -> dict[str, Memory]:
+def successors(candidates: Mapping[str, Memory], memories: Mapping[str, Memory]) -> dict[str, Memory]:
     """For each superseded candidate, the current memory at the end of its chain (if it still exists)."""
     out: dict[str, Memory] = {}
     for mid, m in candidates.items():
@@ -41,7 +80,7 @@ def successors(candidates: dict[str, Memory], memories: dict[str, Memory]) -> di
 ATTRIBUTE_CANDIDATES = 10  # memories stating the attribute a question asks about, newest first
 
 
-def changed_facts(plan: QueryPlan, candidates: dict[str, Memory], index: BM25Index) -> list[Memory]:
+def changed_facts(plan: QueryPlan, candidates: Mapping[str, Memory], index: Visible) -> list[Memory]:
     """More candidates for facts that change: the memories stating the attribute the question asks
     about ("我以前开什么车？" → those stating a car), and the rest of every candidate's chain (the current
     memory that replaced it; for a question about the past, the ones it replaced too)."""
@@ -51,15 +90,15 @@ def changed_facts(plan: QueryPlan, candidates: dict[str, Memory], index: BM25Ind
         stating.sort(key=lambda m: m.created_at, reverse=True)
         out.update((m.id, m) for m in stating[:ATTRIBUTE_CANDIDATES])
     seeds = {**candidates, **out}
-    for head in successors(seeds, index.memories).values():
+    for head in successors(seeds, index).values():
         out.setdefault(head.id, head)
     if plan.wants_past:
         chains = index.chains()
         todo = [*seeds, *out]
         while todo:
             for older in chains.get(todo.pop(), []):
-                if older not in out and older not in candidates and older in index.memories:
-                    out[older] = index.memories[older]
+                if older not in out and older not in candidates and older in index:
+                    out[older] = index[older]
                     todo.append(older)
     return [m for mid, m in out.items() if mid not in candidates]
 
@@ -69,7 +108,7 @@ def states_attribute(m: Memory, attributes: Sequence[str]) -> bool:
 
 
 def rank_validity(
-    ranked: list[ScoredMemory], memories: dict[str, Memory], plan: QueryPlan, *, factor: float
+    ranked: list[ScoredMemory], memories: Mapping[str, Memory], plan: QueryPlan, *, factor: float
 ) -> list[ScoredMemory]:
     """Scores of the candidates adjusted for facts that changed: the current memory ranks at least as
     high as the best memory it replaced (it is about the same thing, often in other words: "I moved to

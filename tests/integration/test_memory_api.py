@@ -71,10 +71,12 @@ class TestIngest:
             "valid_from",
             "valid_to",
             "superseded_by",
+            "archive_tier",
         }
         assert first["valid_from"] == first["created_at"]
         assert first["valid_to"] is None
         assert first["superseded_by"] is None
+        assert first["archive_tier"] == "hot"  # just written
 
     async def test_retry_with_same_ids_does_not_duplicate(
         self, client: httpx.AsyncClient, auth: AuthHeaders
@@ -152,7 +154,10 @@ class TestSearch:
             "/v1/memory/nobody/search", json={"query": "anything"}, headers=auth("nobody")
         )
         assert resp.status_code == 200
-        assert resp.json() == {"results": []}
+        assert resp.json() == {
+            "results": [],
+            "tiers": {"searched": ["hot", "warm"], "choice": "default", "detail": "no cold memories"},
+        }
 
 
 class TestListAndDelete:

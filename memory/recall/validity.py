@@ -14,6 +14,7 @@ from dataclasses import replace
 from memory.models import Memory, ScoredMemory
 from memory.recall.keyword_index import BM25Index
 from memory.recall.query import QueryPlan
+from memory.text.facts import HABIT, supersedes
 
 
 class Visible(Mapping[str, Memory]):
@@ -107,6 +108,29 @@ def states_attribute(m: Memory, attributes: Sequence[str]) -> bool:
     return any(k == a or k.split(":", 1)[0] == a for k, _ in m.facts for a in attributes)
 
 
+def implicit_links(memories: Sequence[Memory], known: Mapping[str, Memory]) -> dict[str, Memory]:
+    """Supersession read at search time among these memories: old id -> the next newer memory of the same
+    speaker whose claim replaces its claim, for memories no write compared (one was in an archive tier
+    when the other was written, or was stored before supersession existed). A memory with a live
+    `superseded_by` is left to it."""
+    by_key: dict[tuple[str, str], list[tuple[Memory, str]]] = {}
+    for m in memories:
+        if m.source != "user" or (m.superseded_by and m.superseded_by in known):
+            continue
+        for key, value in m.facts:
+            if key != HABIT:
+                by_key.setdefault((m.name or "", key), []).append((m, value))
+    links: dict[str, Memory] = {}
+    for (_, key), stated in by_key.items():
+        stated.sort(key=lambda mv: mv[0].valid_since)
+        for i, (old, old_value) in enumerate(stated):
+            for new, new_value in stated[i + 1 :]:
+                if new.valid_since > old.valid_since and supersedes((key, new_value), (key, old_value)):
+                    links.setdefault(old.id, new)
+                    break
+    return links
+
+
 def rank_validity(
     ranked: list[ScoredMemory], memories: Mapping[str, Memory], plan: QueryPlan, *, factor: float
 ) -> list[ScoredMemory]:
@@ -116,6 +140,15 @@ def rank_validity(
     did I move"), a superseded memory keeps only `factor` of its score, so the current one comes first;
     for the past both keep their place and come back with their validity.
     """
+    implicit = implicit_links([s.memory for s in ranked], memories)
+    if implicit:  # read-time marks, as a write would have stored them (the prompt and the API show them)
+        ranked = [
+            replace(s, memory=replace(s.memory, superseded_by=new.id, valid_to=new.valid_since))
+            if (new := implicit.get(s.memory.id)) is not None
+            else s
+            for s in ranked
+        ]
+        memories = _Overlay(memories, {s.memory.id: s.memory for s in ranked})
     heads = successors({s.memory.id: s.memory for s in ranked}, memories)
     group = {mid: head.id for mid, head in heads.items()}  # superseded candidate -> its chain's head
     best: dict[str, float] = {}
@@ -138,6 +171,23 @@ def rank_validity(
             s = _rescored(s, s.score * factor, s.similarity, superseded=True)
         out.append(s)
     return out  # unsorted: `_rank` sorts (negated last, a named month first, then score)
+
+
+class _Overlay(Mapping[str, Memory]):
+    """`base` with some memories replaced (read-time supersession marks)."""
+
+    def __init__(self, base: Mapping[str, Memory], top: Mapping[str, Memory]) -> None:
+        self._base, self._top = base, top
+
+    def __getitem__(self, mid: str) -> Memory:
+        return self._top[mid] if mid in self._top else self._base[mid]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._top
+        yield from (mid for mid in self._base if mid not in self._top)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _rescored(s: ScoredMemory, score: float, similarity: float, *, superseded: bool) -> ScoredMemory:

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memory.recall.keyword_index import UNIGRAM, tokenize
+from memory.text.facts import HABIT, PLACEHOLDER_RE, Claim, supersedes
 
-Claim = tuple[str, str]  # (key, normalised value); value "" = the attribute ended
-HABIT = "habit"  # "I no longer play tennis": the value is the phrase, matched by its words
-PLACEHOLDER_RE = re.compile(r"^\[[A-Z_]+\]$", re.I)
+__all__ = ["HABIT", "PLACEHOLDER_RE", "Claim", "claims_of", "habit_tokens", "supersedes"]
+
 
 _V = r"(?P<v>[^.,;!?\n]{1,60})"  # English value: the rest of the clause, trimmed by _clean_en
 _Z = r"(?P<v>[^，。,.！!？?；;：:\s、]{1,20})"  # Chinese value, trimmed by _clean_zh
@@ -373,17 +373,3 @@ def claims_of(text: str) -> list[Claim]:
 def habit_tokens(phrase: str) -> frozenset[str]:
     """The words a habit's old statement must contain ("play tennis" → play, tenni; "喝咖啡" → bigrams)."""
     return frozenset(t for t in tokenize(phrase) if not t.startswith(UNIGRAM))
-
-
-def supersedes(new: Claim, old: Claim) -> bool:
-    """Does the newer claim replace the older one about the same key?"""
-    if new[0] != old[0]:
-        return False
-    if new[1] == "" or old[1] == "":
-        return new[1] != old[1] or new[1] == ""
-    if PLACEHOLDER_RE.match(new[1]):
-        return True
-    if new[1] == "+1":
-        return True
-    # "杭州" / "杭州西湖边", "new york" / "new york city": the same value said more or less precisely
-    return not (new[1].startswith(old[1]) or old[1].startswith(new[1]))

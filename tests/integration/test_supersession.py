@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,9 +14,11 @@ import pytest
 from prometheus_client import REGISTRY
 
 from app.cli import claims as claims_cli
-from app.lifespan import build_memory_service, build_store
+from app.lifespan import build_archive, build_memory_service, build_store, tier_policy
 from app.settings import Settings
 from memory import Embedder
+from memory.archive.mover import Archiver
+from memory.models import Message
 from tests.conftest import AuthHeaders, app_client, chroma_client, records_on, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.integration.test_chat import chat, drain, llm_settings
@@ -362,3 +365,43 @@ class TestBackfill:
         changed = await claims_cli.run(settings, None)
         assert changed["alice"] == 2
         assert changed["bob"] == 1  # its claim stored; nothing to supersede
+
+
+class TestArchiveTiers:
+    async def test_a_fact_archived_before_it_changed_is_superseded_when_read(
+        self, settings: Settings, embedder: Embedder, tmp_path: Path
+    ) -> None:
+        """The old memory went to the warm tier before the new one came: no write compared them (the
+        writer sees the hot index), so recall reads the supersession itself."""
+        s = settings.model_copy(update={"archive_cold_url": str(tmp_path / "archive")})
+        redis = redis_of(s)
+        try:
+            store = build_store(s, redis)
+            archive = build_archive(s, redis)
+            service = build_memory_service(s, store, embedder, redis, None, archive)
+            now = time.time()
+            old = [Message("user", "I live in Hangzhou.", id="old", timestamp=now - 200 * DAY)]
+            await service.ingest("alice", "s1", old)
+            mover = Archiver(
+                store, archive, redis, tier_policy(s), batch_users=5, batch_size=200, grace_seconds=0.05
+            )
+            await mover.run(now=now)
+            new = [
+                Message(
+                    "user",
+                    "I moved to Suzhou last week, new flat is great.",
+                    id="new",
+                    timestamp=now - 5 * DAY,
+                )
+            ]
+            await service.ingest("alice", "s2", new)
+            found = await service.search_tiered("alice", "Where do I live now?", top_k=5, as_of=now)
+            assert "warm" in found.tiers.searched
+            hits = {h.memory.source_message_ids[0]: h for h in found.hits}
+            assert hits["old"].memory.archive_tier == "warm"
+            assert found.hits[0].memory.source_message_ids == ("new",)
+            assert hits["old"].memory.superseded_by == hits["new"].memory.id  # marked at read time
+            past = await service.search_tiered("alice", "Where did I live before?", top_k=5, as_of=now)
+            assert {"old", "new"} <= {h.memory.source_message_ids[0] for h in past.hits}
+        finally:
+            await redis.aclose()

@@ -235,6 +235,22 @@ class TestRanking:
         scores = {s.memory.id: s for s in past}
         assert min(scores["new"].score, scores["old"].score) > scores["other"].score
 
+    def test_memories_no_write_compared_are_superseded_at_read_time(self) -> None:
+        # the old one was in the warm archive when the new one was written (or stored before supersession)
+        old = memory("old", "我住在杭州。", T0)
+        new = memory("new", "我上周搬到苏州了。", T0 + 150 * DAY)
+        someone = replace(memory("bob", "I live in Lisbon.", T0 + 10 * DAY), name="Bob")
+        everything = {m.id: m for m in (old, new, someone)}
+        ranked = [ScoredMemory(old, 0.9, 0.6), ScoredMemory(someone, 0.5, 0.5), ScoredMemory(new, 0.4, 0.4)]
+        out = {
+            s.memory.id: s
+            for s in rank_validity(ranked, everything, plan_query("我现在住在哪？"), factor=0.5)
+        }
+        assert out["new"].score > out["old"].score
+        assert out["old"].memory.superseded_by == "new"  # marked for the prompt and the API
+        assert out["old"].memory.valid_to == new.created_at
+        assert out["bob"].memory.superseded_by is None  # another speaker
+
     def test_without_the_successor_nothing_moves(self) -> None:
         old = memory("old", "I live in Hangzhou.", T0, superseded_by="gone", valid_to=T0 + DAY)
         ranked = [ScoredMemory(old, 0.9, 0.6)]

@@ -39,6 +39,7 @@ from memory.chat.conversation import ConversationService
 from memory.chat.llm import ChatModel
 from memory.chat.offline import OfflineResponder
 from memory.chat.summary import LLMSummarizer
+from memory.chat.supersession_judge import LLMSupersessionJudge
 from memory.embedding.onnx import OnnxEmbedder
 from memory.governance.audit import AuditLog
 from memory.governance.compaction import (
@@ -181,8 +182,11 @@ def build_memory_service(
     redis: RedisClient,
     outbox: Outbox | None = None,
     archive: ArchivedTiers | None = None,
+    *,
+    llm: ChatModel | None = None,
 ) -> MemoryService:
-    """`archive`: list, search, delete and forget cover warm and cold too (hybrid pipeline only)."""
+    """`archive`: list, search, delete and forget cover warm and cold too (hybrid pipeline only).
+    `llm`: the configured upstream model (None without one), for the writer's supersession judge."""
     if settings.retrieval_pipeline == "naive":
         return MemoryService(store, embedder)
     versions = LtmVersions(redis)
@@ -202,6 +206,8 @@ def build_memory_service(
             tau_days=settings.retrieval_tau_days,
             clustering=settings.retrieval_clustering,
             in_process_dense_max=settings.in_process_index_max,
+            supersession=settings.supersession,
+            negation_intent=settings.negation_intent,
         ),
         shared=shared,
     )
@@ -215,9 +221,13 @@ def build_memory_service(
             near_duplicate=settings.near_duplicate_similarity,
             in_process_max=settings.in_process_index_max,
             lock_wait_seconds=settings.ltm_lock_wait_seconds,
+            supersession=settings.supersession,
         ),
         index=retriever.keyword_index,  # duplicate checks against the index recall keeps current
         shared=shared,
+        judge=LLMSupersessionJudge(llm)
+        if llm is not None and settings.llm_supersession_judge and settings.supersession
+        else None,
     )
     return MemoryService(
         store,
@@ -345,15 +355,17 @@ def make_lifespan(
             log.warning("chroma not reachable at startup", extra={"servers": down})
         outbox = Outbox(redis)
         archive = build_archive(settings, redis)
-        memory = build_memory_service(settings, store, model, redis, outbox, archive)
-        sessions = build_sessions(settings, redis)
-        idempotency = IdempotencyRecords(redis, ttl_seconds=settings.idempotency_ttl_seconds)
         llm_client = build_llm_client(settings, llm_transport)
         llm: ChatModel = (
             OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
             if llm_client is not None
             else OfflineResponder()
         )
+        memory = build_memory_service(
+            settings, store, model, redis, outbox, archive, llm=llm if llm_client else None
+        )
+        sessions = build_sessions(settings, redis)
+        idempotency = IdempotencyRecords(redis, ttl_seconds=settings.idempotency_ttl_seconds)
         conversation = ConversationService(
             sessions,
             memory,

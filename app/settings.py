@@ -119,6 +119,10 @@ class Settings(BaseSettings):
     retrieval_recent_time_weight: float = Field(0.3, ge=0, le=1)  # ... for "最近/now/recently" queries
     retrieval_tau_days: float = Field(14.0, gt=0)
     retrieval_clustering: bool = False
+    # facts that change (SUPERSESSION) and negation read for its intent (NEGATION_INTENT); off = the
+    # earlier pipeline, kept as the benchmark baseline (bench/knowledge_update.py --baseline)
+    supersession: bool = True
+    negation_intent: bool = True
     keyword_cache_memories: int = Field(200_000, ge=0)  # per worker, across users
     # users with at most this many memories are searched (dense channel) and de-duplicated on write
     # in process, by exact cosine over the cached index's vectors; larger ones through Chroma's index
@@ -138,6 +142,7 @@ class Settings(BaseSettings):
     llm_max_attempts: int = Field(3, ge=1, le=10)
     llm_summary: bool = True  # refine the session summary with the LLM (off the request path)
     llm_compress_memories: bool = True  # recalled memories over 150 chars are shortened by the LLM
+    llm_supersession_judge: bool = True  # the writer asks the LLM about supersessions the rules missed
 
     # short-term memory (Redis)
     session_ttl_seconds: int = Field(7200, ge=60)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import math
 import re
@@ -29,6 +30,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
 
 from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, machine, percentile, served_app  # noqa: E402
@@ -83,10 +86,6 @@ def ndcg(ranked: list[str], relevant: set[str], k: int) -> float:
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     samples = json.loads(Path(args.data).read_text())
-    tokens = TokenCodec(SECRET)
-    per_question: list[dict[str, Any]] = []
-    stored_total = 0
-    latencies: list[float] = []
     options: dict[str, Any] = {
         "retrieval_pipeline": args.pipeline,
         "retrieval_clustering": args.clustering,
@@ -95,73 +94,103 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.time_weight is not None:
         options["retrieval_time_weight"] = args.time_weight
     async with served_app(**options) as client:
-        for sample in samples:
-            user = re.sub(r"[^A-Za-z0-9_.-]", "-", f"bench-{sample['sample_id']}")
-            headers = {"Authorization": f"Bearer {tokens.mint(user, ttl_seconds=86400)}"}
-            end_of_conversation = 0.0
-            for number, started, turns in sessions_of(sample["conversation"]):
-                messages = [
-                    {
-                        "role": "user",
-                        "content": turn_text(t),
-                        "name": t["speaker"],
-                        "id": t["dia_id"],
-                        "timestamp": started + i,  # keep turn order inside a session
-                    }
-                    for i, t in enumerate(turns)
-                    if turn_text(t)
-                ]
-                end_of_conversation = max(end_of_conversation, started + len(turns))
-                resp = await client.post(
-                    f"/v1/memory/{user}/messages",
-                    json={"session_id": f"session-{number}", "messages": messages},
-                    headers=headers,
-                )
-                resp.raise_for_status()
-            listed = await client.get(f"/v1/memory/{user}/list?limit=1", headers=headers)
-            stored_total += int(listed.json()["total"])
-            texts = {
-                t["dia_id"]: turn_text(t)
-                for _, _, turns in sessions_of(sample["conversation"])
-                for t in turns
-            }
-            for qa in sample["qa"]:
-                if qa.get("category") not in (1, 2, 3, 4):
-                    continue
-                relevant = evidence_ids(qa.get("evidence", []))
-                if not relevant:
-                    continue
-                kept_by_threshold = any(would_be_fact(texts.get(e, "")) for e in relevant)
-                t0 = time.perf_counter()
-                resp = await client.post(
-                    f"/v1/memory/{user}/search",
-                    json={"query": str(qa["question"]), "top_k": 10, "as_of": end_of_conversation},
-                    headers=headers,
-                )
-                latencies.append((time.perf_counter() - t0) * 1000)
-                resp.raise_for_status()
-                results = resp.json()["results"]
-                ranked: list[str] = []
-                for r in results:
-                    for mid in r["source_message_ids"]:
-                        if mid not in ranked:
-                            ranked.append(mid)
-                chars = sum(len(r["content"]) for r in results[:10])
-                per_question.append(
-                    {
-                        "sample": sample["sample_id"],
-                        "category": qa["category"],
-                        "question": qa["question"],
-                        "evidence": sorted(relevant),
-                        "ranked": ranked[:10],
-                        "any5": bool(relevant & set(_first_results_ids(results, 5))),
-                        "any10": bool(relevant & set(_first_results_ids(results, 10))),
-                        "all10": relevant <= set(_first_results_ids(results, 10)),
-                        "ndcg10": ndcg(ranked, relevant, 10),
-                        "chars10": chars,
-                        "threshold_keeps_evidence": kept_by_threshold,
-                    }
-                )
+        replayed = await replay(client, samples)
+    return summarize(
+        replayed,
+        data=args.data,
+        pipeline=args.pipeline,
+        embedding_backend=args.embedding_backend,
+        show_misses=args.show_misses,
+    )
+
+
+@dataclasses.dataclass
+class Replayed:
+    per_question: list[dict[str, Any]]
+    stored_total: int
+    latencies: list[float]
+
+
+async def replay(
+    client: httpx.AsyncClient, samples: list[dict[str, Any]], user_prefix: str = "bench"
+) -> Replayed:
+    """Ingest every sample's sessions into the served app and ask its questions (top 10)."""
+    tokens = TokenCodec(SECRET)
+    per_question: list[dict[str, Any]] = []
+    stored_total = 0
+    latencies: list[float] = []
+    for sample in samples:
+        user = re.sub(r"[^A-Za-z0-9_.-]", "-", f"{user_prefix}-{sample['sample_id']}")
+        headers = {"Authorization": f"Bearer {tokens.mint(user, ttl_seconds=86400)}"}
+        end_of_conversation = 0.0
+        for number, started, turns in sessions_of(sample["conversation"]):
+            messages = [
+                {
+                    "role": "user",
+                    "content": turn_text(t),
+                    "name": t["speaker"],
+                    "id": t["dia_id"],
+                    "timestamp": started + i,  # keep turn order inside a session
+                }
+                for i, t in enumerate(turns)
+                if turn_text(t)
+            ]
+            end_of_conversation = max(end_of_conversation, started + len(turns))
+            resp = await client.post(
+                f"/v1/memory/{user}/messages",
+                json={"session_id": f"session-{number}", "messages": messages},
+                headers=headers,
+            )
+            resp.raise_for_status()
+        listed = await client.get(f"/v1/memory/{user}/list?limit=1", headers=headers)
+        stored_total += int(listed.json()["total"])
+        texts = {
+            t["dia_id"]: turn_text(t) for _, _, turns in sessions_of(sample["conversation"]) for t in turns
+        }
+        for qa in sample["qa"]:
+            if qa.get("category") not in (1, 2, 3, 4):
+                continue
+            relevant = evidence_ids(qa.get("evidence", []))
+            if not relevant:
+                continue
+            kept_by_threshold = any(would_be_fact(texts.get(e, "")) for e in relevant)
+            t0 = time.perf_counter()
+            resp = await client.post(
+                f"/v1/memory/{user}/search",
+                json={"query": str(qa["question"]), "top_k": 10, "as_of": end_of_conversation},
+                headers=headers,
+            )
+            latencies.append((time.perf_counter() - t0) * 1000)
+            resp.raise_for_status()
+            results = resp.json()["results"]
+            ranked: list[str] = []
+            for r in results:
+                for mid in r["source_message_ids"]:
+                    if mid not in ranked:
+                        ranked.append(mid)
+            chars = sum(len(r["content"]) for r in results[:10])
+            per_question.append(
+                {
+                    "sample": sample["sample_id"],
+                    "category": qa["category"],
+                    "question": qa["question"],
+                    "evidence": sorted(relevant),
+                    "ranked": ranked[:10],
+                    "any5": bool(relevant & set(_first_results_ids(results, 5))),
+                    "any10": bool(relevant & set(_first_results_ids(results, 10))),
+                    "all10": relevant <= set(_first_results_ids(results, 10)),
+                    "ndcg10": ndcg(ranked, relevant, 10),
+                    "chars10": chars,
+                    "threshold_keeps_evidence": kept_by_threshold,
+                }
+            )
+    return Replayed(per_question, stored_total, latencies)
+
+
+def summarize(
+    replayed: Replayed, *, data: str, pipeline: str, embedding_backend: str, show_misses: int = 0
+) -> dict[str, Any]:
+    per_question, stored_total, latencies = replayed.per_question, replayed.stored_total, replayed.latencies
 
     def mean(key: str, rows: list[dict[str, Any]]) -> float:
         return round(statistics.fmean(float(r[key]) for r in rows), 3) if rows else 0.0
@@ -172,9 +201,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if (rows := [r for r in per_question if r["category"] == c])
     }
     return {
-        "data": Path(args.data).name,
-        "pipeline": args.pipeline,
-        "embedding_backend": args.embedding_backend,
+        "data": Path(data).name,
+        "pipeline": pipeline,
+        "embedding_backend": embedding_backend,
         "questions": len(per_question),
         "recall_any@5": mean("any5", per_question),
         "recall_any@10": mean("any10", per_question),
@@ -189,7 +218,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "threshold_only_recall_ceiling": mean("threshold_keeps_evidence", per_question),
         "by_category": by_category,
         "machine": machine(),
-        "misses": [r for r in per_question if not r["any10"]][: args.show_misses],
+        "misses": [r for r in per_question if not r["any10"]][:show_misses],
     }
 
 

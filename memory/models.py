@@ -41,6 +41,12 @@ class Memory:
     tier: Tier | None = None  # None: written by the naive pipeline
     entities: tuple[str, ...] = ()
     context: str = ""  # the preceding messages, indexed for keyword search (never returned)
+    # supersession (memory/write/supersession.py): what the memory states about the user, e.g.
+    # (("residence", "hangzhou"),), when it became true, and whether a newer memory replaced it
+    facts: tuple[tuple[str, str], ...] = ()
+    valid_from: float | None = None  # None: since `created_at`
+    valid_to: float | None = None  # set when superseded: the successor's `valid_from`
+    superseded_by: str | None = None  # id of the newer memory that replaced this one
     archive_tier: ArchiveTier = "hot"  # hot: the main collections; warm/cold: memory/archive
 
     @property
@@ -48,6 +54,10 @@ class Memory:
         """What the keyword channel indexes: speaker, preceding context and the memory itself."""
         own = f"{self.name}: {self.content}" if self.name else self.content
         return f"{self.context} {own}".strip()
+
+    @property
+    def valid_since(self) -> float:
+        return self.valid_from if self.valid_from is not None else self.created_at
 
     @property
     def embed_text(self) -> str:
@@ -67,7 +77,8 @@ class SearchFilters:
 
 @dataclass(frozen=True, slots=True)
 class ScoreBreakdown:
-    """How hybrid recall arrived at a score: score = (dense + keyword + Σ boosts) · recency_factor."""
+    """How hybrid recall arrived at a score: score = (dense + keyword + Σ boosts) · recency_factor ·
+    validity_factor."""
 
     dense: float  # w_dense · min-max-normalised cosine
     keyword: float  # w_keyword · min-max-normalised BM25
@@ -77,6 +88,9 @@ class ScoreBreakdown:
     recency_factor: float  # 1 - w_time + w_time · recency
     demoted: bool = False  # holds what the query said not to suggest: ranked below the rest
     in_month: bool = False  # written in the month the query names: ranked first
+    # facts that change (recall/retrieval.py rank_validity): score = … · recency_factor · validity_factor
+    validity_factor: float = 1.0  # <1: superseded, asked about the present; >1: lifted to what it replaced
+    superseded: bool = False  # a newer memory replaced this one
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from memory.longterm.versions import LtmVersions
 from memory.models import ArchiveTier, Memory, MemoryPage, Message, ScoredMemory, SearchFilters, SortOrder
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.retrieval import HybridRetriever
+from memory.recall.validity import current_again
 from memory.write.policy import WritePipeline, WriteRequest
 from monitoring import metrics
 
@@ -113,8 +114,18 @@ class MemoryService:
                 await self.ingest(e.user_id, e.session_id, e.messages, e.previous, issued_at=e.enqueued_at)
             return
         await self._writer.write_many(
-            [WriteRequest(e.user_id, e.session_id, e.messages, e.previous, e.enqueued_at) for e in entries]
+            [WriteRequest(e.user_id, e.session_id, e.messages, e.previous, e.enqueued_at) for e in entries],
+            judged=True,  # off the request path: the supersession judge may be asked
         )
+
+    async def backfill_claims(self, user_id: str) -> int:
+        """Facts that change for memories stored before them (WritePipeline.backfill_claims)."""
+        if self._writer is None:
+            return 0
+        changed = await self._writer.backfill_claims(user_id)
+        if changed:
+            self._forget_cached_index(user_id)
+        return changed
 
     async def search(
         self,
@@ -187,18 +198,23 @@ class MemoryService:
         topic: str | None = None,
         session_id: str | None = None,
         source: str | None = None,
+        current_only: bool = False,
         tier: str | None = None,
         since: float | None = None,
         until: float | None = None,
         archive_tier: ArchiveTier | None = None,
     ) -> MemoryPage:
-        """`tier`: the write policy's fact/episodic; `archive_tier`: hot, warm or cold (default: all)."""
+        """`tier`: the write policy's fact/episodic; `archive_tier`: hot, warm or cold (default: all);
+        `current_only`: without the memories a newer one superseded (whose successor still exists)."""
+        every = await self._headers(user_id, TIERS)
+        ids = {m.id for m in every}
         headers = [
             m
-            for m in await self._headers(user_id, (archive_tier,) if archive_tier else TIERS)
+            for m in (every if archive_tier is None else [m for m in every if m.archive_tier == archive_tier])
             if (topic is None or m.topic == topic)
             and (session_id is None or m.session_id == session_id)
             and (source is None or m.source == source)
+            and not (current_only and m.superseded_by in ids)
             and (tier is None or m.tier == tier)
             and (since is None or m.created_at >= since)
             and (until is None or m.created_at <= until)
@@ -211,7 +227,8 @@ class MemoryService:
         hot_ids = [m.id for m in chosen if m.archive_tier == "hot"]
         full = {m.id: m for m in await self._store.get(user_id, ids=hot_ids)} if hot_ids else {}
         full.update({m.id: m for m in chosen if m.archive_tier != "hot"})  # archived headers are whole
-        return MemoryPage(total=len(headers), items=[full[m.id] for m in chosen if m.id in full])
+        items = [current_again(full[m.id], ids) for m in chosen if m.id in full]
+        return MemoryPage(total=len(headers), items=items)
 
     async def _headers(self, user_id: str, tiers: Collection[ArchiveTier]) -> builtins.list[Memory]:
         """The user's memories in `tiers`, each id once (a move in progress answers from one tier);
@@ -264,10 +281,12 @@ class MemoryService:
         dry_run: bool = False,
     ) -> builtins.list[str]:  # `list` is a method of this class
         """Delete (or, with `dry_run`, only name) the memories matching every given criterion: topic,
-        session, time range, and meaning (cosine to `query` ≥ `min_similarity`)."""
+        session, time range, and meaning (cosine to `query` ≥ `min_similarity`), and the older memories
+        they superseded (forgetting where I live forgets where I lived too)."""
+        every = await self._headers(user_id, TIERS)
         chosen = [
             m
-            for m in await self._headers(user_id, TIERS)
+            for m in every
             if (topic is None or m.topic == topic)
             and (session_id is None or m.session_id == session_id)
             and (before is None or m.created_at < before)
@@ -282,9 +301,10 @@ class MemoryService:
                 for i in ids
                 if i in vectors and float(np.dot(np.asarray(vectors[i]), qvec)) >= min_similarity
             ]
+        ids = sorted(_with_predecessors(every, set(ids))) if ids else ids
         if ids and not dry_run:
             keep = set(ids)
-            await self._remove(user_id, [m for m in chosen if m.id in keep])
+            await self._remove(user_id, [m for m in every if m.id in keep])
         return sorted(ids)
 
     async def _remove(self, user_id: str, memories: Sequence[Memory]) -> None:
@@ -315,3 +335,14 @@ class MemoryService:
             self._retriever.cache.drop(user_id)
         if self._tiered is not None:
             self._tiered.forget_user(user_id)
+
+
+def _with_predecessors(memories: Sequence[Memory], ids: set[str]) -> set[str]:
+    """`ids` and every memory whose chain of `superseded_by` leads into them."""
+    out = set(ids)
+    grown = True
+    while grown:
+        more = {m.id for m in memories if m.superseded_by in out and m.id not in out}
+        out |= more
+        grown = bool(more)
+    return out

@@ -55,6 +55,37 @@ EMBEDDING_BATCH = Histogram(
 MEMORY_WRITES = Counter(
     "mnemo_memory_writes", "Long-term memory records by write outcome", ["result"]
 )  # result: stored | merged | skipped_erased | skipped_deleted
+NEAR_DUPLICATES_MERGED = Counter(
+    "mnemo_memory_near_duplicates_merged",
+    "New memories merged into a stored near duplicate (cosine and same facts)",
+)
+SUPERSESSIONS = Counter(
+    "mnemo_memory_supersessions",
+    "Memories marked superseded by a newer one about the same attribute, by who decided",
+    ["source"],
+)  # source: rule | llm
+CHAT_RECALL_EMPTY = Counter(
+    "mnemo_chat_recall_empty", "Chat turns whose recall put no long-term memory into the prompt"
+)
+CHAT_MEMORIES_INJECTED = Histogram(
+    "mnemo_chat_memories_injected",
+    "Long-term memories put into one chat turn's prompt",
+    buckets=(0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20),
+)
+CHAT_MEMORY_CHARS = Histogram(
+    "mnemo_chat_memory_chars",
+    "Characters of long-term memory put into one chat turn's prompt",
+    buckets=(0, 50, 100, 200, 300, 450, 600, 900, 1200, 1800, 2400),
+)
+CHAT_MEMORY_TOKENS = Histogram(
+    "mnemo_chat_memory_tokens",
+    "Estimated tokens of long-term memory put into one chat turn's prompt",
+    buckets=(0, 25, 50, 100, 150, 200, 300, 400, 500, 600, 800),
+)
+RECALL_BELOW_FLOOR = Counter(
+    "mnemo_recall_below_floor",
+    "Memories a chat turn's recall found but dropped under the similarity floor (RECALL_MIN_SIMILARITY)",
+)
 CHAT_TURN_OVERHEAD = Histogram(
     "mnemo_chat_turn_overhead_seconds",
     "Memory work in one chat turn: everything but the upstream LLM call",

@@ -29,7 +29,17 @@ class FakeUpstream:
             r
             for r in self.requests
             if "previous summary:" not in r["messages"][-1]["content"]
-            and not r["messages"][0]["content"].startswith(("Compress each memory", "把下面每条记忆"))
+            and not r["messages"][0]["content"].startswith(
+                ("Compress each memory", "把下面每条记忆", "Each pair below", "下面每一对")
+            )
+        ]
+
+    def judge_requests(self) -> list[dict[str, Any]]:
+        """Requests of the writer's supersession judge."""
+        return [
+            r
+            for r in self.requests
+            if r["messages"][0]["content"].startswith(("Each pair below", "下面每一对"))
         ]
 
     def system_prompts(self) -> list[str]:

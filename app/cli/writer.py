@@ -26,9 +26,11 @@ import anyio.to_thread
 
 from app.cli.archive import build_archiver
 from app.clients.redis import build_redis
+from app.clients.upstream import OpenAICompatibleLLM
 from app.lifespan import (
     build_archive,
     build_embedder,
+    build_llm_client,
     build_memory_service,
     build_store,
     ensure_layout,
@@ -52,7 +54,13 @@ async def run(settings: Settings) -> None:
     store = build_store(settings, redis)
     outbox = Outbox(redis)
     archive = build_archive(settings, redis)
-    memory = build_memory_service(settings, store, embedder, redis, outbox, archive)
+    llm_client = build_llm_client(settings, None)  # for the supersession judge, when configured
+    llm = (
+        OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
+        if llm_client is not None
+        else None
+    )
+    memory = build_memory_service(settings, store, embedder, redis, outbox, archive, llm=llm)
     worker = OutboxWorker(
         outbox,
         memory.ingest_entries,
@@ -83,6 +91,8 @@ async def run(settings: Settings) -> None:
         if daily is not None and scheduled is not None:
             daily.stop()
             scheduled.cancel()
+        if llm_client is not None:
+            await llm_client.aclose()
         await close(redis)
         metrics.mark_self_dead()
         log.info("writer stopped", extra={"written": worker.processed})

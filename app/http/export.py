@@ -35,6 +35,7 @@ def memory_record(m: Memory) -> dict[str, Any]:
         "entities": list(m.entities),
         "context": m.context,
         "content_hash": m.content_hash,
+        "facts": [list(f) for f in m.facts],  # what it states; valid_from/valid_to/superseded_by: the chain
     }
 
 

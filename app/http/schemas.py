@@ -175,6 +175,9 @@ class MemoryOut(BaseModel):
     topic: str | None
     tier: Literal["fact", "episodic"] | None = None
     source_message_ids: list[str]
+    valid_from: str  # when what it says became true (its creation, unless told otherwise)
+    valid_to: str | None  # when a newer memory replaced it; None while it is current
+    superseded_by: str | None  # the id of that newer memory
     archive_tier: ArchiveTier = Field("hot", description="where it is stored: hot, warm or cold (by age)")
 
     @classmethod
@@ -193,12 +196,16 @@ def memory_fields(m: Memory) -> dict[str, Any]:
         "topic": m.topic,
         "tier": m.tier,
         "source_message_ids": list(m.source_message_ids),
+        "valid_from": iso_utc(m.valid_since),
+        "valid_to": iso_utc(m.valid_to) if m.valid_to is not None else None,
+        "superseded_by": m.superseded_by,
         "archive_tier": m.archive_tier,
     }
 
 
 class ScoreExplained(BaseModel):
-    """score = (dense + keyword + Σ boosts) · recency_factor; see docs/memory.md (recall and ranking)."""
+    """score = (dense + keyword + Σ boosts) · recency_factor · validity_factor; see docs/memory.md
+    (recall and ranking, facts that change)."""
 
     dense: float
     keyword: float
@@ -209,6 +216,8 @@ class ScoreExplained(BaseModel):
     recency_factor: float
     demoted: bool
     in_month: bool
+    validity_factor: float  # 1 unless facts that change moved it (superseded, or lifted to its old self)
+    superseded: bool
 
     @classmethod
     def of(cls, b: ScoreBreakdown) -> ScoreExplained:
@@ -223,6 +232,8 @@ class ScoreExplained(BaseModel):
             recency_factor=round(b.recency_factor, 6),
             demoted=b.demoted,
             in_month=b.in_month,
+            validity_factor=round(b.validity_factor, 6),
+            superseded=b.superseded,
         )
 
 

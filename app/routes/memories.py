@@ -131,8 +131,10 @@ async def list_memories(
     archive_tier: Annotated[Literal["hot", "warm", "cold"] | None, Query()] = None,
     since: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
     until: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
+    current_only: Annotated[bool, Query()] = False,
 ) -> ListResponse:
-    """A page of the user's memories, newest first or most important first, optionally filtered."""
+    """A page of the user's memories, newest first or most important first, optionally filtered;
+    `current_only` hides memories a newer one superseded."""
     if since is not None and until is not None and since > until:
         raise ValidationFailed("since must not be after until")
     page = await memory.list(
@@ -146,12 +148,14 @@ async def list_memories(
         tier=tier,
         since=since,
         until=until,
+        current_only=current_only,
         archive_tier=archive_tier,
     )
     given: dict[str, object] = {"topic": topic, "session_id": session_id, "source": source, "tier": tier}
     given |= {"archive_tier": archive_tier}
     given |= {"since": since, "until": until}
     filters = [name for name, v in given.items() if v is not None]
+    filters += ["current_only"] if current_only else []
     await audit.record(
         "list", user_id, len(page.items), {"sort": sort, "offset": str(offset), "filters": ",".join(filters)}
     )

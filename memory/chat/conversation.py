@@ -297,6 +297,8 @@ class ConversationService:
             recall_degraded=degraded is not None,
             compressed=compressed,
         )
+        if degraded is None:
+            _observe_injection(prompt)
         return PreparedTurn(
             turn_id=uuid.uuid4().hex,
             now=now,
@@ -311,6 +313,7 @@ class ConversationService:
         )
 
     async def _recall(self, chat: ChatInput, now: float, coding: bool) -> list[ScoredMemory]:
+        """The turn's memories: the search's best, minus those under the similarity floor."""
         k = self._recall_k
         hits = await self._memory.search(
             chat.user_id,
@@ -319,7 +322,10 @@ class ConversationService:
             filters=SearchFilters(exclude_session_id=chat.session_id),
             as_of=now,
         )
-        hits = [h for h in hits if h.similarity >= self._recall_min_similarity]
+        kept = [h for h in hits if h.similarity >= self._recall_min_similarity]
+        if len(kept) < len(hits):
+            metrics.RECALL_BELOW_FLOOR.inc(len(hits) - len(kept))
+        hits = kept
         if coding:  # code-related memories rank higher in coding collaboration mode
             hits = sorted(
                 hits,
@@ -525,3 +531,12 @@ class ReplayedStream:
     async def deltas(self) -> AsyncIterator[str]:
         if self.text:
             yield self.text
+
+
+def _observe_injection(prompt: AssembledPrompt) -> None:
+    """Memory-quality metrics of one turn: how much long-term memory its prompt carries."""
+    if not prompt.memories_used:
+        metrics.CHAT_RECALL_EMPTY.inc()
+    metrics.CHAT_MEMORIES_INJECTED.observe(prompt.memories_used)
+    metrics.CHAT_MEMORY_CHARS.observe(prompt.memory_chars)
+    metrics.CHAT_MEMORY_TOKENS.observe(prompt.memory_tokens)

@@ -137,6 +137,10 @@ def to_metadata(memory: Memory) -> dict[str, Any]:
         "tier": memory.tier or "",
         "entities": json.dumps(list(memory.entities), ensure_ascii=False),
         "context": memory.context,
+        "facts": json.dumps([list(f) for f in memory.facts], ensure_ascii=False),
+        "valid_from": float(memory.valid_since),
+        "valid_to": float(memory.valid_to) if memory.valid_to is not None else -1.0,
+        "superseded_by": memory.superseded_by or "",
     }
 
 
@@ -214,8 +218,30 @@ def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> M
         tier="fact" if tier == "fact" else ("episodic" if tier == "episodic" else None),
         entities=_strings(meta.get("entities")),
         context=str(meta.get("context") or ""),
+        facts=_facts(meta.get("facts")),
+        valid_from=_valid_from(meta.get("valid_from"), float(meta["created_at"])),
+        valid_to=_float_or_none(meta.get("valid_to")),
+        superseded_by=str(meta.get("superseded_by") or "") or None,
         archive_tier=_archive_tier(meta.get("archive_tier")),
     )
+
+
+def _valid_from(value: Any, created_at: float) -> float | None:
+    """None when it is the creation time (the default), so records round-trip."""
+    since = _float_or_none(value)
+    return None if since is None or since == created_at else since
+
+
+def _float_or_none(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and value >= 0 else None
+
+
+def _facts(value: Any) -> tuple[tuple[str, str], ...]:
+    try:
+        raw = json.loads(value) if isinstance(value, str) else (value or [])
+    except ValueError:
+        return ()
+    return tuple((str(f[0]), str(f[1])) for f in raw if isinstance(f, list | tuple) and len(f) == 2)
 
 
 class ChromaLongTermStore:

@@ -122,6 +122,8 @@ class BM25Index:
         self._idf = {t: math.log(1 + (n - len(ids) + 0.5) / (len(ids) + 0.5)) for t, ids in postings.items()}
         self.names = frozenset(m.name for m in memories.values() if m.name)
         self._by_hash: dict[str, Memory] | None = None  # built on first use (the writer's)
+        self._by_fact: dict[str, list[Memory]] | None = None  # likewise (supersession)
+        self._predecessors: dict[str, list[str]] | None = None  # likewise (recall of changed facts)
 
     def updated(
         self, upserted: Sequence[Memory], vectors: np.ndarray | None, deleted: Iterable[str]
@@ -167,6 +169,40 @@ class BM25Index:
                 by_hash.setdefault(m.content_hash, m)
             self._by_hash = by_hash
         return [self._by_hash[h] for h in dict.fromkeys(hashes) if h in self._by_hash]
+
+    def with_fact_keys(self, fact_keys: Iterable[str]) -> list[Memory]:
+        """Memories stating one of these attributes (`Memory.facts` keys: the writer's supersession,
+        and recall of a question about one)."""
+        if self._by_fact is None:
+            by_fact: dict[str, list[Memory]] = {}
+            for m in self.memories.values():
+                for key, _ in m.facts:
+                    by_fact.setdefault(key, []).append(m)
+            self._by_fact = by_fact
+        wanted = set(fact_keys)
+        found = {
+            m.id: m
+            for key, members in self._by_fact.items()
+            if key in wanted or key.split(":", 1)[0] in wanted  # "pet" asks for "pet:cat" too
+            for m in members
+        }
+        return list(found.values())
+
+    def chains(self) -> dict[str, list[str]]:
+        """Superseded memories by the id of the memory that superseded them (built on first use)."""
+        if self._predecessors is None:
+            predecessors: dict[str, list[str]] = {}
+            for m in self.memories.values():
+                if m.superseded_by:
+                    predecessors.setdefault(m.superseded_by, []).append(m.id)
+            self._predecessors = predecessors
+        return self._predecessors
+
+    def vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors (float32) of those of `ids` that have one."""
+        if self._vectors is None:
+            return {}
+        return {i: self._vectors[self._row[i]].astype(np.float32) for i in ids if i in self._row}
 
     def cosine(self, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
         """Cosine of the query with the stored vectors of `ids` (vectors are unit length)."""

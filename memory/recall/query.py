@@ -1,5 +1,11 @@
 """Query understanding for recall (Chinese and English): negation, document-type aliases, time hints
-and names of known speakers."""
+and names of known speakers.
+
+Negation is read for its intent. A request to leave something out ("不要推荐咖啡机", "don't suggest
+coffee machines", "别给我推荐甜食") removes the phrase from the query and demotes memories naming it. A
+statement or a check about the user ("I don't like watching comedy movies, right?", "我不喜欢看喜剧片，对吗？",
+"X is not my birthday, right?") keeps the phrase in the query and ranks the user's own statements
+about it first: the user wants that memory, not its absence."""
 
 from __future__ import annotations
 
@@ -9,7 +15,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from memory.recall.keyword_index import tokenize
-from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES, NEGATION_RE, RECENCY_RE
+from memory.text.lexicons import (
+    ANSWER_TYPES,
+    ATTRIBUTE_QUESTIONS,
+    CHECKED_RE,
+    DOC_TYPE_ALIASES,
+    FIRST_PERSON_NEGATION_RE,
+    NEGATION_RE,
+    PAST_RE,
+    RECENCY_RE,
+    REQUEST_VERB_RE,
+    VERIFICATION_RE,
+)
 from memory.text.slots import extract_slots
 
 
@@ -25,6 +42,10 @@ class QueryPlan:
     names: list[str] = field(default_factory=list)
     wants_recent: bool = False  # "最近/现在/recently/now...": recency weighs in ranking
     answer_types: list[str] = field(default_factory=list)  # quantity / time / organisation
+    wants_past: bool = False  # "以前/before/used to/when did I move": superseded memories are not demoted
+    checked: list[str] = field(default_factory=list)  # what a statement or check is about ("comedy movies")
+    checked_tokens: frozenset[str] = frozenset()
+    attributes: list[str] = field(default_factory=list)  # supersession keys the question asks about
 
 
 def negations(text: str) -> list[tuple[str, str]]:
@@ -35,6 +56,32 @@ def negations(text: str) -> list[tuple[str, str]]:
         if phrase:
             found.append((match.group(0), phrase))
     return found
+
+
+def is_exclusion(text: str, start: int, end: int) -> bool:
+    """Is the negation at text[start:end] a request to leave something out? Yes when it asks for
+    something (推荐/建议/提/recommend/suggest/show …) or is said without a first-person subject ("别…",
+    "don't …"); no for the user's statement about themself ("I don't like X", "我不喜欢X", "X is not my
+    birthday"), least of all in a question that checks it ("…, right?", "…，对吗？"). A first-person
+    negation inside a request ("I don't want coffee machines, suggest a gift") still excludes."""
+    clause = text[start:end]
+    if REQUEST_VERB_RE.search(clause):
+        return True
+    before = text[max(0, start - 24) : start]
+    if FIRST_PERSON_NEGATION_RE.search(before) is None:
+        return True
+    return VERIFICATION_RE.search(text) is None and REQUEST_VERB_RE.search(text) is not None
+
+
+def checked_phrases(text: str) -> list[str]:
+    """What the user's negative statements or checks in `text` are about."""
+    found = []
+    for match in CHECKED_RE.finditer(text):
+        for group in ("zh", "en", "subject", "object"):
+            phrase = (match.group(group) or "").strip(" ，。,.!！?？")
+            if phrase:
+                found.append(re.sub(r"(对吗|对吧|是吧|是吗|对不对)$", "", phrase))
+    return [p for p in found if p]
 
 
 def doc_types_in(text: str) -> list[str]:
@@ -49,8 +96,30 @@ def doc_types_in(text: str) -> list[str]:
     return found
 
 
-def plan_query(text: str, *, known_names: Iterable[str] = (), now: float | None = None) -> QueryPlan:
+def plan_query(
+    text: str,
+    *,
+    known_names: Iterable[str] = (),
+    now: float | None = None,
+    negation_intent: bool = True,
+    changing_facts: bool = True,
+) -> QueryPlan:
+    """`negation_intent=False` is the earlier planner (every negation excludes); `changing_facts=False`
+    leaves out what supersession adds (past-question words out of the keywords, attributes asked
+    about): both kept as the benchmark baseline."""
     found = negations(text)
+    checked: list[str] = []
+    if negation_intent:
+        kept = []
+        for clause, phrase in found:
+            start = text.find(clause)
+            if is_exclusion(text, start, start + len(clause)):
+                kept.append((clause, phrase))
+        if len(kept) < len(found) or not found:
+            checked = (
+                checked_phrases(text) if (len(kept) < len(found) or VERIFICATION_RE.search(text)) else []
+            )
+        found = kept
     negated = [phrase for _, phrase in found]
     semantic = text
     for clause, _ in found:
@@ -69,7 +138,10 @@ def plan_query(text: str, *, known_names: Iterable[str] = (), now: float | None 
     doc_types = doc_types_in(text)
     expansion = [alias for d in doc_types for alias in DOC_TYPE_ALIASES[d]]
     negated_tokens = frozenset(t for phrase in negated for t in tokenize(phrase))
-    keyword_tokens = [t for t in tokenize(" ".join([semantic, *expansion])) if t not in negated_tokens]
+    wants_past = PAST_RE.search(text) is not None
+    # "以前/before/used to" say when, not what: as keywords they match "以后" and every "before"
+    keyword_text = PAST_RE.sub(" ", semantic) if wants_past and changing_facts else semantic
+    keyword_tokens = [t for t in tokenize(" ".join([keyword_text, *expansion])) if t not in negated_tokens]
     moment = datetime.fromtimestamp(now, UTC) if now is not None else None
     month = next((s.value for s in extract_slots(text, now=moment) if s.name == "month"), None)
     return QueryPlan(
@@ -83,4 +155,10 @@ def plan_query(text: str, *, known_names: Iterable[str] = (), now: float | None 
         names=names,
         wants_recent=RECENCY_RE.search(text) is not None,
         answer_types=[name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(text)],
+        wants_past=wants_past,
+        checked=checked,
+        checked_tokens=frozenset(t for phrase in checked for t in tokenize(phrase)),
+        attributes=[key for key, asks in ATTRIBUTE_QUESTIONS.items() if asks.search(text)]
+        if changing_facts
+        else [],
     )

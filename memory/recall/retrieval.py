@@ -8,7 +8,8 @@
 When the query names a month ("我3月提交的报价单", "the quote from March"), candidates written in that
 month rank first (a filter that falls back to the rest instead of returning nothing). A memory that
 contains what the query says not to suggest ("不要推荐咖啡机", "don't suggest coffee
-machines") is ranked below every other candidate.
+machines") is ranked below every other candidate. Facts that change (superseded memories, questions about
+the present or the past, attributes asked about) are recall/validity.py's.
 
 Recency can take at most `w_time` of a memory's score away (a pure multiplicative decay would make
 every memory older than a few τ invisible, however relevant). `w_time` is 0.3 when the query asks about
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -35,6 +36,7 @@ from memory.models import Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
+from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
 
@@ -62,6 +64,12 @@ class RankingWeights:
     # users with at most this many memories get their dense channel from the in-process index (exact
     # cosine over its float16 vectors); larger ones ask Chroma's HNSW index
     in_process_dense_max: int = 20_000
+    # facts that change (docs/memory.md#facts-that-change) and negation read for its intent
+    supersession: bool = True
+    superseded_factor: float = 0.5  # a superseded memory's score, for questions not about the past
+    negation_intent: bool = True
+    checked_boost: float = 0.25  # the user's own statement about what a check asks ("…, right?")
+    attribute_boost: float = 0.4  # a memory stating the attribute asked about ("我以前开什么车？")
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -203,7 +211,13 @@ class HybridRetriever:
         if not any(len(i) for i, _ in sources):
             return []
         names = frozenset().union(*(i.names for i, _ in sources))
-        plan = plan_query(query, known_names=names, now=as_of)
+        plan = plan_query(
+            query,
+            known_names=names,
+            now=as_of,
+            negation_intent=w.negation_intent,
+            changing_facts=w.supersession,
+        )
         qvec = (await self._embedder.embed([plan.semantic_text]))[0]
         if self._shared is not None:
             await self._shared.publish(user_id, plan.semantic_text, qvec)
@@ -230,6 +244,11 @@ class HybridRetriever:
                 if mid not in hidden and passes(memory, filters):
                     keyword[mid] = max(score, keyword.get(mid, 0.0))
                     candidates.setdefault(mid, memory)
+        view = Visible(sources)  # the user's memories over the tiers searched (facts that change)
+        if w.supersession:
+            for m in changed_facts(plan, candidates, view):
+                if passes(m, filters):
+                    candidates.setdefault(m.id, m)
         missing = [mid for mid in candidates if mid not in cosine]
         if missing:
             for source, _ in sources:
@@ -248,7 +267,9 @@ class HybridRetriever:
             ids = [mid for mid in candidates if mid in vectors]
             mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
             in_cluster = {mid for mid, keep in zip(ids, mask, strict=True) if keep}
-        return self._rank(plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k)
+        return self._rank(
+            plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k, memories=view
+        )
 
     def _rank(
         self,
@@ -260,7 +281,9 @@ class HybridRetriever:
         *,
         as_of: float,
         top_k: int,
+        memories: Mapping[str, Memory] | None = None,
     ) -> list[ScoredMemory]:
+        """`memories`: the user's whole index, where superseded candidates find their successors."""
         w = self.weights
         zh = detect_language(plan.text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
@@ -282,13 +305,21 @@ class HybridRetriever:
                 boosts["answer_type"] = w.answer_type_boost
             if m.tier == "fact":
                 boosts["fact"] = w.fact_boost
+            if w.supersession and plan.attributes and states_attribute(m, plan.attributes):
+                boosts["attribute"] = w.attribute_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
                 boosts["cluster"] = w.cluster_boost
+            words = set(tokenize(m.content)) if plan.negated_tokens or plan.checked_tokens else set()
+            negated = bool(plan.negated_tokens and plan.negated_tokens & words)
+            if plan.checked_tokens and m.source == "user" and plan.checked_tokens & words:
+                # a check ("I don't like X, right?"): the user's own words about X come first
+                boosts["checked"] = (
+                    w.checked_boost * len(plan.checked_tokens & words) / len(plan.checked_tokens)
+                )
             dense, kw = w_dense * dense_n[mid], w_keyword * keyword_n[mid]
             relevance = dense + kw
             for boost in boosts.values():  # in the order they always were added (same floats)
                 relevance += boost
-            negated = bool(plan.negated_tokens and plan.negated_tokens & set(tokenize(m.content)))
             recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
             time_weight = w.time_recent if plan.wants_recent else w.time
             factor = 1 - time_weight + time_weight * recency
@@ -299,6 +330,8 @@ class HybridRetriever:
             scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid], breakdown=breakdown))
             if negated:
                 demoted.add(mid)
+        if w.supersession and memories is not None:
+            scored = rank_validity(scored, memories, plan, factor=w.superseded_factor)
         # what the user said not to suggest goes below everything else, whatever its score; when the
         # query names a month ("我3月提交的报价单"), what was written in that month comes first
         scored.sort(

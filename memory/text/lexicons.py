@@ -151,3 +151,64 @@ ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
         ),
     ),
 }
+
+# A query about the past of a fact that changed: superseded memories are not pushed down for it.
+PAST_RE = re.compile(
+    r"以前|之前|从前|原来|过去|曾经|早先|当初|当时|先前|搬家前|什么时候搬|哪年搬|几月搬|什么时候换|什么时候辞|"
+    r"什么时候开始|什么时候离|还没搬|老地址|旧号码|原先|"
+    r"\b(before|previously|used to|formerly|former|earlier|in the past|previous|originally|at first|"
+    r"old (address|job|number|place|car|school|phone)|when did i (move|start|quit|leave|switch|change|stop|get|buy|sell|join)|"
+    r"how long did i|did i (use|ever)|back when|history of)\b",
+    re.IGNORECASE,
+)
+
+# Negations that ask for something to be left out ("don't recommend X") vs. ones that state or check a
+# fact about the user ("I don't like X, right?"). Only the former demote what they name.
+REQUEST_VERB_RE = re.compile(
+    r"推荐|建议|提到?|介绍|给我|推送|安排|列出|显示|展示|发给?我|告诉我|"
+    r"\b(suggest|recommend|show|give|mention|list|include|offer|propose|remind|send|tell me about|bring up)\b",
+    re.IGNORECASE,
+)
+FIRST_PERSON_NEGATION_RE = re.compile(
+    r"(?:我|我们|俺)(?:其实|并|从来|一直|根本|真的|本来|也|都|就|确实|平时|现在)*$|"
+    r"\b(?:i|we|i'm|i am|we're|we are)(?:\s+(?:really|just|actually|honestly|truly|also|still|usually))*\s*$|"
+    r"\b(?:is|was|are|were|isn't|wasn't|aren't)\s*$",
+    re.IGNORECASE,
+)
+VERIFICATION_RE = re.compile(
+    r"对吗|对吧|是吧|是吗|对不对|是不是|没错吧|没错吗|吧[？?]|我说过|我是不是说过|我记得我|"
+    r"\b(right|correct|isn't it|is it|am i right|is that right|is that true|didn't i (say|tell|mention)|"
+    r"did i (say|tell|mention)|true or false|do i remember|have i told you)\b\s*[?？]?",
+    re.IGNORECASE,
+)
+# What a statement or check is about: "I don't like watching comedy movies" → "watching comedy movies"
+CHECKED_RE = re.compile(
+    r"(?:我|我们)(?:其实|并|从来|一直|根本|真的|本来|也|都|平时)*(?:不|没|从不|不太|不怎么|讨厌|受不了|不再)"
+    r"(?:喜欢|爱|想|会|要|吃|喝|看|玩|听|用|去|是|养|抽)?(?P<zh>[\u4e00-\u9fffA-Za-z0-9]{1,12})|"
+    r"\bI(?:'m| am)?\s+(?:really |just |actually |honestly )?(?:don'?t|do not|never|didn'?t|did not|am not|not|hate|dislike|"
+    r"can'?t stand|no longer)\s+(?:(?:like|love|enjoy|eat|drink|watch|want|play|use|listen to|go to|have|own|"
+    r"drive|know|speak|smoke)(?:ing)?\s+)?(?P<en>[a-z][a-z -]{1,40}?)(?=[.,;!?]|$| and | or | but | right| anymore)|"
+    r"(?P<subject>[\w -]{2,30}?)\s+(?:is|was|are|were)(?: not|n't)\s+(?P<object>my [a-z -]{2,30}?)(?=[.,;!?]|$| right)",
+    re.IGNORECASE,
+)
+
+# Questions about an attribute that supersession tracks (memory/write/supersession.py keys): the
+# memories stating it are candidates and rank higher ("我以前开什么车？" finds "我开的是一辆丰田卡罗拉").
+ATTRIBUTE_QUESTIONS: dict[str, re.Pattern[str]] = {
+    key: re.compile(pattern, re.IGNORECASE)
+    for key, pattern in {
+        "residence": r"住在?哪|住哪|住在什么|住的城市|哪个城市|搬到?哪|搬家|\b(where|which city|what city|what town)\b.*\b(live|lived|living|moved?|home)\b|\bmove[ds]?\b.*\bwhen\b|\bwhen did i move\b",
+        "employer": r"哪家公司|什么公司|哪个公司|在哪(工作|上班)|在哪儿(工作|上班)|东家|\b(which|what) (company|firm|employer)\b|\bwhere do i work\b|\bwhere did i work\b|\bwork(ed)? for\b",
+        "job": r"什么工作|做什么工作|职业|\bwhat(?:'s| is| was) my job\b|\bwhat do i do for (a )?living\b",
+        "school": r"哪个学校|什么学校|哪所|在哪(读书|上学)|\b(which|what) (school|college|university)\b",
+        "relationship": r"单身|对象|感情|男朋友|女朋友|结婚|订婚|\b(single|relationship|married|engaged|girlfriend|boyfriend|partner)\b",
+        "children": r"几个孩子|孩子|儿子|女儿|\b(kids?|children|child|sons?|daughters?)\b",
+        "pet": r"猫|狗|宠物|\b(cats?|dogs?|pets?)\b",
+        "diet": r"饮食|吃素|吃肉|素食|\b(diet|vegetarian|vegan|eat meat)\b",
+        "allergy": r"过敏|\ballerg",
+        "phone": r"手机号|电话|号码|\b(phone|number|mobile|cell)\b",
+        "email": r"邮箱|邮件地址|\be-?mail\b",
+        "car": r"开什么车|什么车|哪款车|车型|\bcar\b|\bdrive\b",
+        "favourite": r"最喜欢|\bfavou?rite\b",
+    }.items()
+}

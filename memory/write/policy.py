@@ -46,7 +46,10 @@ from memory.redis_client import RedisClient
 from memory.text.cleaning import segment
 from memory.text.lexicons import CONFIRMATION_RE
 from memory.text.privacy import sanitize
+from memory.write.judge import MAX_PAIRS, SupersessionJudge, judge_pairs
 from memory.write.scoring import entities, importance, is_explicit_anchor, topic_of
+from memory.write.superseder import Superseder
+from memory.write.supersession import claims_of
 from monitoring import metrics
 
 Clock = Callable[[], float]
@@ -63,6 +66,7 @@ class WritePolicy:
     lock_ttl_seconds: int = 10
     lock_wait_seconds: float = 30.0
     in_process_max: int = 20_000  # users with more memories are de-duplicated by the vector store
+    supersession: bool = True  # newer statements of an attribute supersede older ones (supersession.py)
 
 
 def _speaker_line(message: Message, text: str) -> str:
@@ -104,6 +108,7 @@ class WritePipeline:
         index: IndexOf | None = None,
         shared: SharedVectors | None = None,
         clock: Clock = time.time,
+        judge: SupersessionJudge | None = None,
     ) -> None:
         """`index`: the user's current in-process index (`HybridRetriever.keyword_index`), used for the
         duplicate checks instead of two vector-store queries per write. `shared`: vectors recall has
@@ -118,6 +123,8 @@ class WritePipeline:
         self._tombstones = Tombstones(redis)
         self.policy = policy
         self._clock = clock
+        self._superseder = Superseder(store, in_process_max=policy.in_process_max)
+        self._judge = judge  # the writer's second opinion on supersession (an LLM), if configured
 
     def prepare(
         self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
@@ -186,6 +193,7 @@ class WritePipeline:
                     tier="fact" if anchor or score.score >= p.threshold else "episodic",
                     entities=tuple(entities(part)[:20]),
                     context=" ".join(history),
+                    facts=tuple(claims_of(part)) if p.supersession and message.role == "user" else (),
                 )
             )
         return made
@@ -204,13 +212,16 @@ class WritePipeline:
         request = WriteRequest(user_id, session_id, tuple(messages), tuple(previous), issued_at)
         return (await self.write_many([request]))[0]
 
-    async def write_many(self, requests: Sequence[WriteRequest]) -> list[list[Memory]]:
+    async def write_many(
+        self, requests: Sequence[WriteRequest], *, judged: bool = False
+    ) -> list[list[Memory]]:
         """Several users' writes at once (the outbox writer's batch), one request per user. Each user
         gets what a single write gets: its lock, the erase and tombstone checks, de-duplication; then
         one embedding call covers every text no recall vector covers, one upsert per vector-store
         collection stores all of them, and each user's version moves on. Measured (docs/benchmarks.md): a
         Chroma upsert costs its server about 6 ms of CPU plus about 1 ms per record, so one call per
-        user was most of the writer's cost when many users chat at once."""
+        user was most of the writer's cost when many users chat at once. `judged`: the outbox writer's
+        rounds (never a request's) may ask the supersession judge, once per round."""
         users = [r.user_id for r in requests]
         if len(set(users)) != len(users):
             raise ValueError("write_many takes one request per user")
@@ -228,6 +239,18 @@ class WritePipeline:
                 return out
             await self._vectorize([d for _, d in drafts])
             finals = await asyncio.gather(*(self._near_duplicates(d) for _, d in drafts))
+            made = [len(final) for final, _ in finals]  # what follows them: older memories superseded
+            if self.policy.supersession:
+                finals = list(
+                    await asyncio.gather(
+                        *(
+                            self._superseder.apply(d.user_id, d.index, final, vectors)
+                            for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
+                        )
+                    )
+                )
+            if judged and self.policy.supersession and self._judge is not None:
+                finals = await self._judged([d for _, d in drafts], finals, made)
             await self._store.upsert(
                 [m for final, _ in finals for m in final], np.concatenate([v for _, v in finals])
             )
@@ -244,7 +267,8 @@ class WritePipeline:
             undone = await self._apply_late_deletes(
                 [(d.user_id, final) for (_, d), (final, _) in zip(drafts, finals, strict=True)]
             )
-        for (i, d), (final, _), gone in zip(drafts, finals, undone, strict=True):
+        for (i, d), (final, _), n, gone in zip(drafts, finals, made, undone, strict=True):
+            final = final[:n]  # the older memories superseded in this round follow the round's own
             out[i] = [m for m in final if m.id not in gone]
             new_ids = {m.id for m in d.prepared}
             stored = sum(m.id in new_ids for m in final)
@@ -266,6 +290,59 @@ class WritePipeline:
                 await self._versions.bump(user, deleted=sorted(gone))
                 metrics.MEMORY_WRITES.labels("skipped_deleted").inc(len(gone))
         return list(found)
+
+    async def backfill_claims(self, user_id: str) -> int:
+        """Read the claims of this user's stored memories that carry none (written before facts that
+        change existed), then supersede in time order across all their memories, as writes would have;
+        under the user's lock. Returns how many records changed (0 when run again)."""
+        if not self.policy.supersession:
+            return 0
+        async with self.user_lock(user_id):
+            memories, vectors = await self._store.get_with_vectors(user_id)
+            if not memories or len(vectors) != len(memories):
+                return 0
+            read = [
+                replace(m, facts=tuple(claims_of(m.content))) if m.source == "user" and not m.facts else m
+                for m in memories
+            ]
+            claiming = [i for i, m in enumerate(read) if m.facts]
+            if not claiming:
+                return 0
+            # every claiming memory in one round against an empty index: they are compared with each other
+            out, _ = await self._superseder.apply(
+                user_id, BM25Index([]), [read[i] for i in claiming], vectors[claiming]
+            )
+            changed = [(m, vectors[i]) for i, m in zip(claiming, out, strict=True) if m != memories[i]]
+            if not changed:
+                return 0
+            await self._store.upsert([m for m, _ in changed], np.asarray([v for _, v in changed]))
+            await self._versions.bump(user_id, upserted=[m.id for m, _ in changed], records=changed)
+            (gone,) = await self._apply_late_deletes([(user_id, [m for m, _ in changed])])
+        return len(changed) - len(gone)
+
+    async def _judged(
+        self, drafts: Sequence[_Draft], finals: list[tuple[list[Memory], Vectors]], made: Sequence[int]
+    ) -> list[tuple[list[Memory], Vectors]]:
+        """One question to the judge for the whole round (memory/write/judge.py); no answer, no change."""
+        assert self._judge is not None
+        asked = [
+            (k, new, old)
+            for k, (d, (final, vectors), n) in enumerate(zip(drafts, finals, made, strict=True))
+            for new, old in judge_pairs(d.index, final[:n], vectors[:n])
+        ][:MAX_PAIRS]
+        if not asked:
+            return finals
+        verdicts = await self._judge.judge([(new, old) for _, new, old in asked])
+        if not verdicts or len(verdicts) != len(asked):
+            return finals
+        out = list(finals)
+        for k in sorted({k for (k, _, _), yes in zip(asked, verdicts, strict=True) if yes}):
+            decided = [
+                (new, old) for (j, new, old), yes in zip(asked, verdicts, strict=True) if yes and j == k
+            ]
+            final, vectors = out[k]
+            out[k] = await self._superseder.mark(drafts[k].user_id, drafts[k].index, final, vectors, decided)
+        return out
 
     def user_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[str]:
         """The lock every write of this user holds around check-then-insert, so two writes of one user
@@ -366,6 +443,7 @@ class WritePipeline:
             for i, target in targets.items():
                 if target.id not in gone:
                     merged[i] = _merge(target, merged[i])
+                    metrics.NEAR_DUPLICATES_MERGED.inc()
         return _dedupe_ids(merged, d.vectors)
 
     async def _local_index(self, user_id: str) -> BM25Index | None:
@@ -418,8 +496,14 @@ def _merge(old: Memory, new: Memory) -> Memory:
     """Keep the newer text and time, the union of provenance, the higher importance, the older id."""
     newer, older = (new, old) if new.created_at >= old.created_at else (old, new)
     ids = tuple(dict.fromkeys([*old.source_message_ids, *new.source_message_ids]))
+    # a memory superseded stays superseded when the same words come again from before the change
+    # (a retried write, a re-import); said again after it, it is current again
+    stays = old if old.superseded_by and (old.valid_to is None or new.created_at < old.valid_to) else newer
     return replace(
         newer,
+        valid_from=None if stays is newer else old.valid_from,
+        valid_to=stays.valid_to,
+        superseded_by=stays.superseded_by,
         id=old.id,
         source_message_ids=ids,
         importance=max(old.importance or 0.0, new.importance or 0.0),

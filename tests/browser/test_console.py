@@ -284,6 +284,33 @@ def test_user_flows(
     )
 
 
+def test_a_superseded_memory_shows_when_it_stopped_being_current(
+    browser: webdriver.Chrome, served: str
+) -> None:
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "s1", ("old", "I live in Hangzhou."), ("zh-old", "我在星河银行工作。"))
+    api.store(name, "s2", ("new", "I moved to Suzhou last week."), ("zh-new", "我跳槽到蓝鲸科技了。"))
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, lambda d: len(all_of(d, "#memory-list tbody tr")) == 4, "the four memories")
+    Select(find(browser, "#lang")).select_by_value("en")
+    rows = {
+        r.find_element(By.CSS_SELECTOR, "td.content").text: r
+        for r in all_of(browser, "#memory-list tbody tr")
+    }
+    old = next(text for text in rows if text.startswith("I live in Hangzhou."))
+    assert "(earlier, until " in old
+    assert not any("earlier" in text for text in rows if text.startswith("I moved to Suzhou"))
+    Select(find(browser, "#lang")).select_by_value("zh")
+    find(browser, "#f-apply").click()  # rows are drawn in the language of the moment they were listed
+    texts = "return [...document.querySelectorAll('#memory-list tbody td.content')].map((c) => c.textContent)"
+    wait(browser, lambda d: any("（此前，至" in c for c in d.execute_script(texts)), "the mark in Chinese")
+    marked = [c for c in browser.execute_script(texts) if "（此前，至" in c]
+    assert len(marked) == 2
+    assert {c.startswith(("I live in Hangzhou.", "我在星河银行工作。")) for c in marked} == {True}
+    Select(find(browser, "#lang")).select_by_value("en")  # the choice is remembered: leave it as found
+
+
 def test_a_user_token_on_another_users_page_sees_the_403(
     browser: webdriver.Chrome, served: str, user: str, screenshots: Path
 ) -> None:

@@ -28,7 +28,9 @@ class TestSearchExplained:
                 x = hit["explain"]
                 relevance = x["dense"] + x["keyword"] + sum(x["boosts"].values())
                 assert x["relevance"] == pytest.approx(relevance, abs=1e-5)
-                assert hit["score"] == pytest.approx(x["relevance"] * x["recency_factor"], abs=1e-5)
+                assert hit["score"] == pytest.approx(
+                    x["relevance"] * x["recency_factor"] * x["validity_factor"], abs=1e-5
+                )
                 assert 0.0 <= x["recency"] <= 1.0
                 assert [s["id"] for s in hit["source_messages"]] == hit["source_message_ids"]
         top = resp.json()["results"][0]

@@ -68,8 +68,14 @@ class TestIngest:
             "topic",
             "tier",
             "source_message_ids",
+            "valid_from",
+            "valid_to",
+            "superseded_by",
             "archive_tier",
         }
+        assert first["valid_from"] == first["created_at"]
+        assert first["valid_to"] is None
+        assert first["superseded_by"] is None
         assert first["archive_tier"] == "hot"  # just written
 
     async def test_retry_with_same_ids_does_not_duplicate(

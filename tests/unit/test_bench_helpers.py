@@ -46,3 +46,27 @@ def test_cpu_seconds_count_a_busy_child_in_its_parents_tree() -> None:
         child.kill()
         child.wait()
     assert cpu_seconds(child.pid) == 0.0  # gone
+
+
+def test_update_sets_are_what_their_generator_writes_and_the_docs_say() -> None:
+    import json
+    from pathlib import Path
+
+    from bench.make_update_sets import knowledge_update, negation
+
+    data = Path(__file__).resolve().parents[2] / "bench" / "data"
+    updates = json.loads((data / "knowledge_update.json").read_text(encoding="utf-8"))
+    negations = json.loads((data / "negation.json").read_text(encoding="utf-8"))
+    assert updates == json.loads(json.dumps(knowledge_update()))  # committed data = generator output
+    assert negations == json.loads(json.dumps(negation()))
+    held_out = json.loads((data / "knowledge_update_held_out.json").read_text(encoding="utf-8"))
+    assert held_out == json.loads(json.dumps(knowledge_update(held_out=True)))
+    for language in ("en", "zh"):
+        users = [u for u in updates["users"] if u["language"] == language]
+        assert sum(u["changes"] for u in users) >= 20
+        kinds = [q["kind"] for u in users for q in u["questions"]]
+        assert kinds.count("present") == kinds.count("past") >= 20
+        (neg,) = [u for u in negations["users"] if u["language"] == language]
+        assert sum(q["kind"] == "verify" for q in neg["questions"]) >= 20
+        assert sum(q["kind"] == "exclude" for q in neg["questions"]) >= 20
+    assert sum(u["changes"] for u in updates["users"]) >= 40

@@ -16,6 +16,10 @@
     return e;
   };
   const fmt = (x) => Number(x).toFixed(3);
+  // a memory a newer one superseded (facts that change): kept, shown with when it stopped being current
+  const earlier = (m) => m.superseded_by
+    ? el("span", { class: "superseded" }, " ", t("earlier_until", { d: (m.valid_to || "").slice(0, 10) }))
+    : "";
 
   function translate() {
     document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
@@ -82,7 +86,7 @@
     for (const m of page.items) {
       const del = el("button", { class: "delete" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(m));
-      body.append(el("tr", { "data-id": m.id }, el("td", { class: "content" }, m.content), el("td", {}, m.created_at),
+      body.append(el("tr", { "data-id": m.id }, el("td", { class: "content" }, m.content, earlier(m)), el("td", {}, m.created_at),
         el("td", {}, m.session_id), el("td", {}, m.source), el("td", {}, m.tier || ""), el("td", {}, m.topic || ""), el("td", {}, del)));
     }
     state.offset += page.items.length;
@@ -129,7 +133,7 @@
       const del = el("button", { class: "delete" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(h));
       list.append(el("li", { class: "hit", "data-id": h.id },
-        el("div", {}, el("span", { class: "content" }, h.content), " ", del),
+        el("div", {}, el("span", { class: "content" }, h.content), earlier(h), " ", del),
         el("div", {}, el("span", { class: "score" }, `${t("score")} ${fmt(h.score)}`), ` · ${h.created_at} · ${h.tier || ""} ${h.topic || ""}`),
         breakdown(h.explain),
         el("div", { class: "sources" }, `${t("from_messages")}: ${sources.join(" | ") || t("none")}`)));

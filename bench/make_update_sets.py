@@ -1,0 +1,690 @@
+"""Writes the knowledge-update and negation sets (bench/data/knowledge_update.json, negation.json).
+
+    .venv/bin/python bench/make_update_sets.py
+
+Deterministic (no randomness): templates in Chinese and English filled with each simulated user's
+values. Knowledge updates: per user a year of messages (June 2025 to June 2026, one session a month)
+where attributes change (where they live, employer, school, relationship, children, pets, diet,
+allergy, phone, e-mail, car, favourite things, "I no longer …"), with distractors (other people's
+facts, plans that are not facts, small talk, the user's own questions); for every change one question
+about the present and one about the past. Negation: stated dislikes and facts checked by a question
+("I don't like X, right?") and requests to leave something out ("don't recommend X").
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).resolve().parent / "data"
+START = datetime(2025, 6, 1, 9, 0, tzinfo=UTC).timestamp()
+MONTH = 30 * 86400.0
+AS_OF = START + 12.5 * MONTH
+
+# (attribute, old statement, new statement(s), present question, past question); {a} {b} {c} values
+EN: list[tuple[str, str, list[str], str, str]] = [
+    (
+        "residence",
+        "I live in {a}.",
+        ["I moved to {b} last week, the new flat is great.", "We moved again, I live in {c} now."],
+        "Where do I live now?",
+        "Where did I live before?",
+    ),
+    (
+        "employer",
+        "I work at {a} as a data analyst.",
+        ["I just joined {b}, my first week there was intense."],
+        "Which company do I work for now?",
+        "Which company did I work for before?",
+    ),
+    (
+        "school",
+        "I study at {a}.",
+        ["I transferred to {b} this semester."],
+        "Which school do I go to now?",
+        "Which school did I attend previously?",
+    ),
+    (
+        "relationship",
+        "I'm single and honestly enjoying it.",
+        ["I got engaged to {a} on Saturday!"],
+        "Am I single or in a relationship now?",
+        "What was my relationship status before?",
+    ),
+    (
+        "children",
+        "I have one kid, a little daughter.",
+        ["We had our second baby, so now I have two kids."],
+        "How many kids do I have?",
+        "How many children did I have before?",
+    ),
+    (
+        "pet",
+        "I have one cat called {a}.",
+        ["Now I have two cats since we adopted {b}."],
+        "How many cats do I have now?",
+        "How many cats did I used to have?",
+    ),
+    (
+        "diet",
+        "I'm vegetarian, no meat for me.",
+        ["I eat meat again after five years, steak tonight."],
+        "What is my diet now, do I eat meat?",
+        "What was my diet before?",
+    ),
+    (
+        "allergy",
+        "I'm allergic to {a}.",
+        ["I'm no longer allergic to {a}, the treatment worked."],
+        "Am I allergic to {a} now?",
+        "What was I allergic to in the past?",
+    ),
+    (
+        "phone",
+        "My phone number is {a}.",
+        ["I changed my number, my new phone number is {b}."],
+        "What is my current phone number?",
+        "What was my old phone number?",
+    ),
+    (
+        "car",
+        "I drive a {a}.",
+        ["My new car is a {b}, it's so quiet."],
+        "What car do I drive now?",
+        "What car did I drive before?",
+    ),
+    (
+        "favourite",
+        "My favorite color is {a}.",
+        ["My favorite color is {b} now."],
+        "What is my favorite color now?",
+        "What was my favorite color before?",
+    ),
+    (
+        "habit",
+        "I play {a} every Sunday morning.",
+        ["I no longer play {a}, my knee can't take it."],
+        "Do I still play {a} now?",
+        "What sport did I use to play on Sundays?",
+    ),
+]
+ZH: list[tuple[str, str, list[str], str, str]] = [
+    (
+        "residence",
+        "我住在{a}。",
+        ["我上个月搬到{b}了，新房子很好。", "我们又搬家了，现在住在{c}。"],
+        "我现在住在哪？",
+        "我以前住在哪？",
+    ),
+    (
+        "employer",
+        "我在{a}工作，做数据分析。",
+        ["我跳槽到{b}了，第一周很忙。"],
+        "我现在在哪家公司上班？",
+        "我之前在哪家公司工作？",
+    ),
+    (
+        "school",
+        "我在{a}读书。",
+        ["我这学期转学到{b}了。"],
+        "我现在在哪个学校读书？",
+        "我以前在哪个学校读书？",
+    ),
+    (
+        "relationship",
+        "我现在单身，过得挺自在。",
+        ["我订婚了，未婚夫叫{a}。"],
+        "我现在是单身还是有对象？",
+        "我以前的感情状况是什么？",
+    ),
+    (
+        "children",
+        "我有一个女儿。",
+        ["我们生了二胎，现在我有两个孩子了。"],
+        "我有几个孩子？",
+        "我以前有几个孩子？",
+    ),
+    (
+        "pet",
+        "我养了一只猫，叫{a}。",
+        ["我现在养了两只猫，新来的叫{b}。"],
+        "我现在养了几只猫？",
+        "我以前养了几只猫？",
+    ),
+    (
+        "diet",
+        "我吃素，不吃肉。",
+        ["我又开始吃肉了，今晚吃牛排。"],
+        "我现在的饮食习惯是什么，吃肉吗？",
+        "我以前的饮食习惯是什么？",
+    ),
+    (
+        "allergy",
+        "我对{a}过敏。",
+        ["我对{a}已经不过敏了，脱敏治疗很成功。"],
+        "我现在对{a}过敏吗？",
+        "我以前对什么过敏？",
+    ),
+    (
+        "phone",
+        "我的手机号是{a}。",
+        ["我换了手机号，新的手机号是{b}。"],
+        "我现在的手机号是多少？",
+        "我以前的手机号是多少？",
+    ),
+    ("car", "我开的是一辆{a}。", ["我的新车是一辆{b}，特别安静。"], "我现在开什么车？", "我以前开什么车？"),
+    (
+        "favourite",
+        "我最喜欢的颜色是{a}。",
+        ["我最喜欢的颜色现在是{b}。"],
+        "我现在最喜欢什么颜色？",
+        "我以前最喜欢什么颜色？",
+    ),
+    (
+        "habit",
+        "我每天早上都喝{a}。",
+        ["我不再喝{a}了，改喝热水。"],
+        "我现在每天早上还喝{a}吗？",
+        "我以前每天早上喝什么？",
+    ),
+]
+# Held out: other wordings of the same kinds of change, written after the rules and weights were set and
+# never used to change them (bench/knowledge_update.py reports them apart).
+HELD_OUT_EN: list[tuple[str, str, list[str], str, str]] = [
+    (
+        "residence",
+        "Home for me is {a} these days.",
+        ["I've relocated to {b}, settling in nicely."],
+        "Which city am I living in?",
+        "Which city was I living in previously?",
+    ),
+    (
+        "employer",
+        "I'm a data analyst at {a}.",
+        ["Started a new position at {b} on Monday."],
+        "Who is my employer these days?",
+        "Who did I use to work for?",
+    ),
+    (
+        "school",
+        "I'm a sophomore at {a}.",
+        ["I got into {b} and start in the fall."],
+        "What university am I at?",
+        "What university was I at earlier?",
+    ),
+    (
+        "relationship",
+        "I'm not seeing anyone right now.",
+        ["{a} proposed and I said yes!"],
+        "Am I seeing someone?",
+        "Was I single before?",
+    ),
+    (
+        "children",
+        "We have a son who just turned four.",
+        ["Our twins were born in May, so three kids now."],
+        "How many children do I have now?",
+        "How many children did I have at first?",
+    ),
+    (
+        "pet",
+        "Our dog {a} sleeps on my bed.",
+        ["{a} passed away last month, we miss him."],
+        "Do I have a dog?",
+        "What was my dog called?",
+    ),
+    (
+        "diet",
+        "No meat for me, I've been vegan for years.",
+        ["I started eating fish and chicken again."],
+        "Am I vegan now?",
+        "What did I eat before?",
+    ),
+    (
+        "phone",
+        "You can reach me at {a}.",
+        ["My number changed, it's {b} now."],
+        "What number can people reach me at?",
+        "What was my previous number?",
+    ),
+    (
+        "car",
+        "I get around in my old {a}.",
+        ["Traded in the {a} for a {b}."],
+        "What car do I have now?",
+        "What car did I have earlier?",
+    ),
+    (
+        "favourite",
+        "Blue has always been my favorite color.",
+        ["These days my favorite color is {b}."],
+        "What color do I like best now?",
+        "Which color did I like best before?",
+    ),
+]
+HELD_OUT_ZH: list[tuple[str, str, list[str], str, str]] = [
+    (
+        "residence",
+        "我家在{a}，离西湖不远。",
+        ["我已经搬去{b}住了，还在适应。"],
+        "我现在在哪个城市生活？",
+        "我之前在哪个城市生活？",
+    ),
+    (
+        "employer",
+        "我是{a}的数据分析师。",
+        ["下周一我就去{b}报到了。"],
+        "我现在的东家是哪家？",
+        "我原来在哪家单位？",
+    ),
+    ("school", "我是{a}大二的学生。", ["我考上了{b}的研究生。"], "我现在在哪所学校？", "我以前在哪所学校？"),
+    (
+        "relationship",
+        "我目前没有对象。",
+        ["{a}向我求婚了，我答应了！"],
+        "我现在有对象吗？",
+        "我以前是单身吗？",
+    ),
+    (
+        "children",
+        "我们家有一个四岁的儿子。",
+        ["五月双胞胎出生了，现在有三个孩子了。"],
+        "我现在有几个孩子？",
+        "我原来有几个孩子？",
+    ),
+    (
+        "pet",
+        "我家的狗叫{a}，每天睡我床上。",
+        ["{a}上个月走了，我们很想它。"],
+        "我现在还养狗吗？",
+        "我以前的狗叫什么？",
+    ),
+    (
+        "diet",
+        "我好几年都是纯素了。",
+        ["我最近又开始吃鱼和鸡肉了。"],
+        "我现在还吃纯素吗？",
+        "我以前的饮食是什么样的？",
+    ),
+    (
+        "phone",
+        "有事打我电话{a}。",
+        ["我号码换了，现在是{b}。"],
+        "我现在的电话是多少？",
+        "我以前的电话是多少？",
+    ),
+    (
+        "car",
+        "我平时开我那辆旧{a}。",
+        ["我把{a}卖了，换了一辆{b}。"],
+        "我现在开什么车？",
+        "我以前开的是什么车？",
+    ),
+    (
+        "favourite",
+        "我一直最喜欢蓝色。",
+        ["我现在最喜欢{b}了。"],
+        "我现在最喜欢哪种颜色？",
+        "我以前最喜欢哪种颜色？",
+    ),
+]
+HELD_OUT_VALUES = {
+    "en": {
+        "residence": ("Hangzhou", "Suzhou"),
+        "employer": ("Acme Bank", "Northwind Labs"),
+        "school": ("Riverside College", "Hillcrest University"),
+        "relationship": ("Daniel",),
+        "pet": ("Biscuit",),
+        "phone": ("+44 20 7946 0958", "+44 20 7946 0123"),
+        "car": ("Honda Civic", "Volvo XC40"),
+        "favourite": ("blue", "green"),
+    },
+    "zh": {
+        "residence": ("杭州", "苏州"),
+        "employer": ("星河银行", "蓝鲸科技"),
+        "school": ("江南大学", "东湖大学"),
+        "relationship": ("王磊",),
+        "pet": ("旺财",),
+        "phone": ("13812345678", "13987654321"),
+        "car": ("丰田卡罗拉", "比亚迪汉"),
+        "favourite": ("蓝色", "绿色"),
+    },
+}
+VALUES = {
+    "en": [
+        {
+            "residence": ("Hangzhou", "Suzhou", "Nanjing"),
+            "employer": ("Acme Bank", "Northwind Labs"),
+            "school": ("Riverside College", "Hillcrest University"),
+            "relationship": ("Daniel",),
+            "pet": ("Mochi", "Tofu"),
+            "allergy": ("peanuts",),
+            "phone": ("+44 20 7946 0958", "+44 20 7946 0123"),
+            "car": ("Toyota Corolla", "Tesla Model 3"),
+            "favourite": ("blue", "green"),
+            "habit": ("tennis",),
+        },
+        {
+            "residence": ("Lisbon", "Porto"),
+            "employer": ("Globex", "Initech"),
+            "school": ("Lakeside Academy", "Westbrook College"),
+            "relationship": ("Maria",),
+            "pet": ("Pepper", "Ziggy"),
+            "allergy": ("shellfish",),
+            "phone": ("+1 415 555 0100", "+1 415 555 0199"),
+            "car": ("Honda Civic", "Volvo XC40"),
+            "favourite": ("red", "purple"),
+            "habit": ("squash",),
+        },
+    ],
+    "zh": [
+        {
+            "residence": ("杭州", "苏州", "南京"),
+            "employer": ("星河银行", "蓝鲸科技"),
+            "school": ("江南大学", "东湖大学"),
+            "relationship": ("王磊",),
+            "pet": ("年糕", "豆腐"),
+            "allergy": ("花生",),
+            "phone": ("13812345678", "13987654321"),
+            "car": ("丰田卡罗拉", "比亚迪汉"),
+            "favourite": ("蓝色", "绿色"),
+            "habit": ("咖啡",),
+        },
+        {
+            "residence": ("成都", "重庆"),
+            "employer": ("云帆集团", "青松游戏"),
+            "school": ("西山中学", "南岭大学"),
+            "relationship": ("李娜",),
+            "pet": ("球球", "花卷"),
+            "allergy": ("海鲜",),
+            "phone": ("13700001111", "13655556666"),
+            "car": ("大众帕萨特", "理想L6"),
+            "favourite": ("红色", "紫色"),
+            "habit": ("奶茶",),
+        },
+    ],
+}
+DISTRACTORS = {
+    "en": [
+        "My sister lives in {other_city} with her husband.",
+        "My friend Tom works at {other_company}.",
+        "I want to move to {dream_city} someday, maybe when I retire.",
+        "Where do I keep my passport again?",
+        "The weather was awful today, rain all afternoon.",
+        "My colleague just bought a {other_car}.",
+        "I watched a documentary about whales last night.",
+        "My neighbour has three dogs that bark at night.",
+        "Can you recommend a good pasta recipe?",
+        "My mom's favorite color is {other_color}.",
+        "I went hiking with friends on the weekend.",
+        "My brother is allergic to cats.",
+        "The train to work was late again this morning.",
+        "I read an article about electric cars.",
+        "We celebrated my dad's birthday at a noodle place.",
+        "My cousin studies at {other_school}.",
+    ],
+    "zh": [
+        "我姐姐住在{other_city}，离我挺远的。",
+        "我朋友小张在{other_company}上班。",
+        "我以后想搬到{dream_city}养老。",
+        "我的护照放在哪里了？",
+        "今天下了一下午的雨，真烦。",
+        "我同事刚买了一辆{other_car}。",
+        "昨晚看了一部关于鲸鱼的纪录片。",
+        "我邻居养了三条狗，晚上老叫。",
+        "能推荐一个好做的意面菜谱吗？",
+        "我妈妈最喜欢的颜色是{other_color}。",
+        "周末和朋友去爬山了。",
+        "我哥哥对猫过敏。",
+        "今天早上地铁又晚点了。",
+        "看了一篇关于电动车的文章。",
+        "我们在面馆给爸爸过了生日。",
+        "我表妹在{other_school}读书。",
+    ],
+}
+OTHER = {
+    "en": {"other_city": "Boston", "other_company": "Umbrella Corp", "dream_city": "Vancouver", "other_car": "Ford Focus", "other_color": "yellow", "other_school": "Oakwood High"},
+    "zh": {"other_city": "北京", "other_company": "长风物流", "dream_city": "大理", "other_car": "本田雅阁", "other_color": "黄色", "other_school": "北山中学"},
+}  # fmt: skip
+
+
+def knowledge_update(held_out: bool = False) -> dict[str, Any]:
+    users = []
+    sets = (
+        (("en", HELD_OUT_EN, [HELD_OUT_VALUES["en"]]), ("zh", HELD_OUT_ZH, [HELD_OUT_VALUES["zh"]]))
+        if held_out
+        else (("en", EN, VALUES["en"]), ("zh", ZH, VALUES["zh"]))
+    )
+    for language, templates, value_sets in sets:
+        for n, values in enumerate(value_sets):
+            user = f"ku{'h' if held_out else ''}-{language}-{n}"
+            messages: list[dict[str, Any]] = []
+            questions: list[dict[str, Any]] = []
+            for k, (attribute, old, new, present, past) in enumerate(templates):
+                vals = values.get(attribute, ())
+                fill = dict(zip("abc", vals, strict=False))
+                steps = [old, *new][: max(2, len(vals))] if attribute == "residence" else [old, *new[:1]]
+                ids = []
+                for step, template in enumerate(steps):
+                    month = (k % 6) + step * 5 if step < 2 else 11
+                    mid = f"{user}-{attribute}-{step}"
+                    ids.append(mid)
+                    messages.append(
+                        {
+                            "id": mid,
+                            "content": template.format(**fill),
+                            "timestamp": START + month * MONTH + k * 3600.0,
+                            "session": f"m{month:02d}",
+                        }
+                    )
+                questions.append(
+                    {"kind": "present", "query": present.format(**fill), "current": ids[-1], "old": ids[:-1]}
+                )
+                questions.append(
+                    {"kind": "past", "query": past.format(**fill), "current": ids[-1], "old": ids[:-1]}
+                )
+            for j, template in enumerate(DISTRACTORS[language]):
+                month = j % 12
+                messages.append(
+                    {
+                        "id": f"{user}-d{j}",
+                        "content": template.format(**OTHER[language]),
+                        "timestamp": START + month * MONTH + 7200.0 + j * 60.0,
+                        "session": f"m{month:02d}",
+                    }
+                )
+            messages.sort(key=lambda m: m["timestamp"])
+            changes = sum(len(q["old"]) for q in questions if q["kind"] == "present")
+            users.append(
+                {
+                    "user": user,
+                    "language": language,
+                    "as_of": AS_OF,
+                    "changes": changes,
+                    "messages": messages,
+                    "questions": questions,
+                }
+            )
+    return {"about": __doc__.splitlines()[0], "users": users}
+
+
+# (stated memory, verification question); (memory naming the excluded thing, exclusion request)
+NEG_VERIFY = {
+    "en": [
+        ("I don't like watching comedy movies.", "I don't like watching comedy movies, right?"),
+        ("I never eat cilantro, it tastes like soap to me.", "I never eat cilantro, right?"),
+        ("My birthday is on March 3.", "March 5 is not my birthday, right?"),
+        ("I don't drink alcohol at all.", "I don't drink alcohol, correct?"),
+        ("I hate flying, I always take the train.", "I hate flying, right?"),
+        ("I don't have a driver's license.", "I don't have a driver's license, right?"),
+        ("I can't stand horror films.", "I can't stand horror films, right?"),
+        ("I don't eat spicy food, my stomach can't handle it.", "I don't eat spicy food, is that right?"),
+        ("I'm not a morning person, I wake up at ten.", "I'm not a morning person, right?"),
+        ("I don't like jazz music much.", "I don't like jazz music, right?"),
+        ("I never use social media.", "I never use social media, right?"),
+        ("I don't own a car, I cycle everywhere.", "I don't own a car, right?"),
+        ("I don't play video games anymore.", "I don't play video games, right?"),
+        ("I dislike crowded shopping malls.", "I dislike crowded shopping malls, right?"),
+        ("I don't speak French, only English and Spanish.", "I don't speak French, right?"),
+        ("I never drink coffee after noon.", "I never drink coffee after noon, right?"),
+        ("I don't like cats, I'm more of a dog person.", "I don't like cats, right?"),
+        ("I don't watch football.", "I don't watch football, do I remember that right?"),
+        ("I don't enjoy camping, I prefer hotels.", "I don't enjoy camping, right?"),
+        ("I never eat fast food.", "I never eat fast food, is that true?"),
+        ("My wedding anniversary is on June 12.", "June 20 is not my wedding anniversary, right?"),
+        ("I don't like sushi.", "I don't like sushi, right?"),
+    ],
+    "zh": [
+        ("我不喜欢看喜剧片。", "我不喜欢看喜剧片，对吗？"),
+        ("我从来不吃香菜，一股肥皂味。", "我不吃香菜，对吧？"),
+        ("我的生日是3月3日。", "3月5日不是我的生日，对吗？"),
+        ("我不喝酒，一滴都不喝。", "我不喝酒，对吗？"),
+        ("我讨厌坐飞机，出门都坐高铁。", "我讨厌坐飞机，是吧？"),
+        ("我没有驾照。", "我没有驾照，对吗？"),
+        ("我受不了恐怖片。", "我受不了恐怖片，对吧？"),
+        ("我不吃辣，胃受不了。", "我不吃辣，对不对？"),
+        ("我不是早起的人，一般十点才起。", "我不是早起的人，对吗？"),
+        ("我不太喜欢爵士乐。", "我不喜欢爵士乐，对吗？"),
+        ("我从来不用社交软件。", "我不用社交软件，对吧？"),
+        ("我没有车，到哪都骑自行车。", "我没有车，对吗？"),
+        ("我已经不玩电子游戏了。", "我不玩电子游戏了，对吧？"),
+        ("我讨厌人多的商场。", "我讨厌人多的商场，是吧？"),
+        ("我不会说法语，只会英语和西班牙语。", "我不会说法语，对吗？"),
+        ("我下午从来不喝咖啡。", "我下午不喝咖啡，对吧？"),
+        ("我不喜欢猫，更喜欢狗。", "我不喜欢猫，对吗？"),
+        ("我不看足球比赛。", "我不看足球比赛，我没记错吧？"),
+        ("我不喜欢露营，更喜欢住酒店。", "我不喜欢露营，对吗？"),
+        ("我从来不吃快餐。", "我不吃快餐，对不对？"),
+        ("我的结婚纪念日是6月12日。", "6月20日不是我的结婚纪念日，对吗？"),
+        ("我不喜欢吃寿司。", "我不喜欢吃寿司，对吧？"),
+    ],
+}
+NEG_EXCLUDE = {
+    "en": [
+        (
+            "I bought a coffee machine last year and barely use it.",
+            "Don't recommend coffee machines, what kitchen gadget should I buy?",
+        ),
+        (
+            "I read a thriller novel on the plane.",
+            "Don't suggest thriller novels, what book should I read next?",
+        ),
+        ("We had sushi for dinner at the harbour.", "Don't recommend sushi, where should we eat tonight?"),
+        (
+            "I went to a jazz concert downtown.",
+            "Please don't suggest jazz concerts, what show can I see this weekend?",
+        ),
+        ("I tried a yoga class at the gym.", "Don't recommend yoga, what exercise should I try?"),
+        ("I stayed at a beach resort in Bali.", "Don't suggest beach resorts, where should I travel?"),
+        (
+            "I watched a horror movie with friends.",
+            "Don't recommend horror movies, what should I watch tonight?",
+        ),
+        ("I bought running shoes online.", "Don't show me running shoes, what gift can I get my brother?"),
+        ("My dad likes red wine with dinner.", "Don't recommend red wine, what gift can I bring my dad?"),
+        ("I played chess with my nephew.", "Don't suggest chess, what game can I play with my nephew?"),
+        ("I ordered pizza on Friday.", "Don't recommend pizza, what should I order for lunch?"),
+        ("I visited an art museum in Paris.", "Don't suggest art museums, what can I do in Paris?"),
+        ("I got a smartwatch for my birthday.", "Don't recommend smartwatches, what gadget should I buy?"),
+        ("I planted tomatoes in the garden.", "Don't suggest tomatoes, what should I plant in the garden?"),
+        ("I took a cooking class on pasta.", "Don't recommend cooking classes, what hobby should I pick up?"),
+        (
+            "I listened to a true crime podcast.",
+            "Don't suggest true crime podcasts, what podcast should I try?",
+        ),
+        (
+            "I drank green tea every afternoon.",
+            "Don't recommend green tea, what should I drink in the afternoon?",
+        ),
+        ("I went skiing in the Alps.", "Don't suggest skiing, what winter activity should we do?"),
+        ("I rented a scooter to get around.", "Don't recommend scooters, how should I get around the city?"),
+        (
+            "I bought a scented candle for my mom.",
+            "Don't suggest scented candles, what present should I give my mom?",
+        ),
+        ("I tried a spicy ramen place near work.", "Don't recommend ramen, where can I eat near work?"),
+        ("I used a meditation app before bed.", "Don't suggest meditation apps, what helps me sleep?"),
+    ],
+    "zh": [
+        ("去年买了一台咖啡机，几乎没用过。", "不要推荐咖啡机，我该买什么厨房小电器？"),
+        ("在飞机上看了一本悬疑小说。", "别给我推荐悬疑小说，下一本看什么书？"),
+        ("我们晚上在港口吃了寿司。", "不要推荐寿司，今晚去哪吃？"),
+        ("我去市中心听了一场爵士音乐会。", "别推荐爵士音乐会，这周末看什么演出？"),
+        ("我在健身房上了一节瑜伽课。", "不要推荐瑜伽，我该试试什么运动？"),
+        ("我在巴厘岛住了海滨度假村。", "别给我推荐海滨度假村，去哪旅行好？"),
+        ("和朋友看了一部恐怖片。", "不要推荐恐怖片，今晚看什么？"),
+        ("我在网上买了一双跑鞋。", "不要推荐跑鞋，给我哥买什么礼物？"),
+        ("我爸吃饭喜欢配红酒。", "别推荐红酒，给我爸带什么礼物？"),
+        ("我和侄子下了国际象棋。", "不要推荐国际象棋，和侄子玩什么游戏？"),
+        ("周五点了披萨外卖。", "不要推荐披萨，午饭点什么？"),
+        ("我在巴黎参观了艺术博物馆。", "别推荐艺术博物馆，在巴黎还能做什么？"),
+        ("生日收到了一块智能手表。", "不要推荐智能手表，我该买什么数码产品？"),
+        ("我在花园里种了西红柿。", "别推荐西红柿，花园里种什么好？"),
+        ("我上了一节意面烹饪课。", "不要推荐烹饪课，我该培养什么爱好？"),
+        ("我听了一个真实犯罪播客。", "别给我推荐真实犯罪播客，听什么播客好？"),
+        ("我每天下午喝绿茶。", "不要推荐绿茶，下午喝点什么？"),
+        ("我去阿尔卑斯山滑雪了。", "别推荐滑雪，冬天我们做什么活动？"),
+        ("我租了一辆电动滑板车代步。", "不要推荐滑板车，在城里怎么出行？"),
+        ("给妈妈买了一支香薰蜡烛。", "别推荐香薰蜡烛，送妈妈什么礼物？"),
+        ("我去了公司附近一家拉面店。", "不要推荐拉面，公司附近吃什么？"),
+        ("睡前用过一个冥想软件。", "别推荐冥想软件，什么能帮我睡觉？"),
+    ],
+}
+
+
+def negation() -> dict[str, Any]:
+    users = []
+    for language in ("en", "zh"):
+        messages: list[dict[str, Any]] = []
+        questions: list[dict[str, Any]] = []
+        for n, (stated, query) in enumerate(NEG_VERIFY[language]):
+            mid = f"neg-{language}-v{n}"
+            messages.append(
+                {"id": mid, "content": stated, "timestamp": START + n * 86400.0, "session": f"v{n // 8}"}
+            )
+            questions.append({"kind": "verify", "query": query, "target": mid})
+        for n, (named, query) in enumerate(NEG_EXCLUDE[language]):
+            mid = f"neg-{language}-x{n}"
+            messages.append(
+                {
+                    "id": mid,
+                    "content": named,
+                    "timestamp": START + (30 + n) * 86400.0,
+                    "session": f"x{n // 8}",
+                }
+            )
+            questions.append({"kind": "exclude", "query": query, "target": mid})
+        for j, template in enumerate(DISTRACTORS[language]):
+            messages.append(
+                {
+                    "id": f"neg-{language}-d{j}",
+                    "content": template.format(**OTHER[language]),
+                    "timestamp": START + (60 + j) * 86400.0,
+                    "session": "d",
+                }
+            )
+        users.append(
+            {
+                "user": f"neg-{language}",
+                "language": language,
+                "as_of": START + 120 * 86400.0,
+                "messages": messages,
+                "questions": questions,
+            }
+        )
+    return {"about": "Negation: verification questions and exclusion requests (zh + en)", "users": users}
+
+
+def main() -> None:
+    for name, data in (
+        ("knowledge_update.json", knowledge_update()),
+        ("knowledge_update_held_out.json", knowledge_update(held_out=True)),
+        ("negation.json", negation()),
+    ):
+        (OUT / name).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -301,6 +301,11 @@ class ChromaLongTermStore:
     async def _run(self, user_id: str, op: Callable[[Any], T]) -> T:
         return await anyio.to_thread.run_sync(self._call, user_id, op)
 
+    async def on_collection(self, user_id: str, op: Callable[[Any], T]) -> T:
+        """`op` on this user's shard collection, in a worker thread, with the store's retries and error
+        mapping: for channels kept beside the records in collections of their own (the bridge vectors)."""
+        return await self._run(user_id, op)
+
     # -- LongTermStore -----------------------------------------------------------------------------
 
     async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:

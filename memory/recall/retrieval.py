@@ -19,6 +19,7 @@ cosine from their stored vectors, so both channels score every candidate exactly
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Sequence
@@ -32,11 +33,13 @@ from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Memory, ScoredMemory, SearchFilters
+from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -129,8 +132,11 @@ class HybridRetriever:
         weights: RankingWeights = RankingWeights(),
         *,
         shared: SharedVectors | None = None,
+        bridge: BridgeChannel | None = None,
     ) -> None:
-        """`shared`: where query vectors are published for the writer that will store the same text."""
+        """`shared`: where query vectors are published for the writer that will store the same text.
+        `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone)."""
+        self._bridge = bridge
         self._store = store
         self._shared = shared
         self._embedder = embedder
@@ -141,7 +147,13 @@ class HybridRetriever:
     async def keyword_index(self, user_id: str) -> BM25Index:
         """This user's index at the current version: cached, updated from the change log (only the
         changed memories are fetched and tokenised), or rebuilt from the store."""
+        return (await self._versioned_index(user_id))[1]
+
+    async def _versioned_index(self, user_id: str) -> tuple[int, BM25Index]:
         version = await self._versions.get(user_id)
+        return version, await self._index_at(user_id, version)
+
+    async def _index_at(self, user_id: str, version: int) -> BM25Index:
         if version != UNKNOWN:
             latest = self.cache.latest(user_id)
             if latest is not None and latest[0] == version:
@@ -188,11 +200,28 @@ class HybridRetriever:
         as_of: float,
     ) -> list[ScoredMemory]:
         w = self.weights
-        index = await self.keyword_index(user_id)
+        version, index = await self._versioned_index(user_id)
         if not len(index):
             return []
         plan = plan_query(query, known_names=index.names, now=as_of)
-        qvec = (await self._embedder.embed([plan.semantic_text]))[0]
+        language = detect_language(plan.text)
+        bridge = self._bridge
+        rows = await bridge.cache.rows(user_id, version, index.memories) if bridge is not None else None
+        use_bridge = bridge is not None and rows is not None and needs_bridge(language, rows, bridge.weights)
+        if bridge is not None:
+            outcome = "fused" if use_bridge else ("incomplete" if rows is None else "off")
+            metrics.BRIDGE_SEARCHES.labels(outcome).inc()
+        bvec: np.ndarray | None = None
+        if use_bridge and bridge is not None:
+            # both models at once: each runs in its own worker thread on one core
+            qvecs, bvecs = await asyncio.gather(
+                self._embedder.embed([plan.semantic_text]), bridge.embedder.embed([plan.semantic_text])
+            )
+            qvec, bvec = qvecs[0], bvecs[0]
+            if bridge.shared is not None:
+                await bridge.shared.publish(user_id, plan.semantic_text, bvec)
+        else:
+            qvec = (await self._embedder.embed([plan.semantic_text]))[0]
         if self._shared is not None:
             await self._shared.publish(user_id, plan.semantic_text, qvec)
         n_dense = max(w.dense_candidates, top_k)
@@ -221,13 +250,38 @@ class HybridRetriever:
         for mid in candidates:
             cosine.setdefault(mid, 0.0)
             keyword.setdefault(mid, 0.0)
+        bridge_cos: dict[str, float] | None = None
+        cross: set[str] = set()
+        if bvec is not None and rows is not None and bridge is not None:
+            sims = rows.cosine(bvec)
+            found = nearest(
+                rows, sims, index.memories, limit=bridge.weights.candidates, keep=lambda m: passes(m, filters)
+            )
+            for mid, _ in found:
+                if mid not in candidates:
+                    candidates[mid] = index.memories[mid]
+                    cosine.setdefault(mid, index.cosine([mid], qvec).get(mid, 0.0))
+                    keyword.setdefault(mid, 0.0)
+            at = rows.row_of()
+            bridge_cos = {mid: float(sims[at[mid]]) if mid in at else 0.0 for mid in candidates}
+            cross = cross_language(rows, language, list(candidates))
         in_cluster: set[str] = set()
         if w.clustering and len(candidates) >= 6:
             vectors = await self._store.embeddings(user_id, list(candidates))
             ids = [mid for mid in candidates if mid in vectors]
             mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
             in_cluster = {mid for mid, keep in zip(ids, mask, strict=True) if keep}
-        return self._rank(plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k)
+        return self._rank(
+            plan,
+            candidates,
+            cosine,
+            keyword,
+            in_cluster,
+            as_of=as_of,
+            top_k=top_k,
+            bridge=bridge_cos,
+            cross=cross,
+        )
 
     def _rank(
         self,
@@ -239,11 +293,19 @@ class HybridRetriever:
         *,
         as_of: float,
         top_k: int,
+        bridge: dict[str, float] | None = None,
+        cross: set[str] | None = None,
     ) -> list[ScoredMemory]:
+        """`bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
+        candidates in another language than the query (ranked by the bridge and keywords alone)."""
         w = self.weights
         zh = detect_language(plan.text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
         dense_n, keyword_n = _minmax(cosine), _minmax(keyword)
+        bridge_n = _minmax(bridge) if bridge else None
+        bw = self._bridge.weights if self._bridge is not None else None
+        share = (bw.zh if zh else bw.en) if bw is not None else 0.0
+        cross = cross or set()
         month = month_range(plan.month) if plan.month else None
         names = {n.lower() for n in plan.names}
         scored: list[ScoredMemory] = []
@@ -251,6 +313,13 @@ class HybridRetriever:
         in_month: set[str] = set()
         for mid, m in candidates.items():
             relevance = w_dense * dense_n[mid] + w_keyword * keyword_n[mid]
+            similarity = cosine[mid]
+            if bridge_n is not None and bridge is not None and bw is not None:
+                if mid in cross:  # MiniLM and BM25 cannot cross a language; keywords still match names
+                    relevance = bw.cross * bridge_n[mid] + bw.cross_keyword * keyword_n[mid]
+                    similarity = bridge[mid]
+                else:
+                    relevance = (1 - share) * relevance + share * bridge_n[mid]
             if m.name and m.name.lower() in names:
                 relevance += w.name_boost
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
@@ -267,7 +336,7 @@ class HybridRetriever:
             recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
             time_weight = w.time_recent if plan.wants_recent else w.time
             score = relevance * (1 - time_weight + time_weight * recency)
-            scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid]))
+            scored.append(ScoredMemory(memory=m, score=score, similarity=similarity))
             if negated:
                 demoted.add(mid)
         # what the user said not to suggest goes below everything else, whatever its score; when the

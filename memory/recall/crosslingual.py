@@ -1,0 +1,195 @@
+"""Cross-lingual recall: each user's bridge vectors in process, and the weights that fuse them.
+
+The bridge channel (`memory/longterm/bridge.py`) gives every memory a multilingual vector. Recall keeps
+a user's bridge vectors here (float16, with each memory's language), aligned with the user's keyword
+index and updated the same way: when the index's version moves, only the ids it gained are fetched
+from Chroma, and the ids it lost are dropped.
+
+A user's bridge is used only when it is **complete**: every memory in the index has a vector of the
+current model. Until then (memories written before the channel existed, or just moved to another
+server) recall ranks exactly as without the channel, and asks again after `retry_seconds` or at the
+next version (`python -m app.cli.reembed` bumps it when it finishes a user).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memory.embedding.base import Embedder, Vectors
+from memory.longterm.bridge import BridgeVectors
+from memory.longterm.shared_vectors import SharedVectors
+from memory.models import Memory
+from memory.text.language import Lang, detect_language
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeWeights:
+    """Shares of relevance the bridge cosine takes, by query language; the rest is split as before.
+    Memories in another language than the query are ranked by the bridge (and keywords, which still
+    match names and numbers), since MiniLM and BM25 cannot cross a language."""
+
+    en: float = 0.2  # an English query over English memories: MiniLM leads, the bridge helps
+    zh: float = 0.5  # a Chinese query over Chinese memories: MiniLM is weak there, the bridge is not
+    cross: float = 0.85  # a memory in the other language than the query: the bridge leads
+    cross_keyword: float = 0.15
+    candidates: int = 15  # bridge nearest neighbours added to the candidates
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeRows:
+    """One user's bridge vectors at one index version."""
+
+    ids: tuple[str, ...]
+    matrix: np.ndarray  # float16, one row per id
+    languages: tuple[Lang, ...]
+    present: frozenset[Lang]  # the languages among them
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def row_of(self) -> dict[str, int]:
+        return {i: r for r, i in enumerate(self.ids)}
+
+    def cosine(self, query: Vectors) -> np.ndarray:
+        return np.asarray(self.matrix.astype(np.float32) @ query.astype(np.float32))
+
+    def language_of(self) -> dict[str, Lang]:
+        return dict(zip(self.ids, self.languages, strict=True))
+
+
+def rows_from(
+    memories: dict[str, Memory], vectors: dict[str, Vectors], previous: BridgeRows | None
+) -> BridgeRows:
+    """Rows for exactly the ids of `memories` that have a vector (previous rows reused)."""
+    old = previous.row_of() if previous is not None else {}
+    old_lang = previous.language_of() if previous is not None else {}
+    ids: list[str] = []
+    rows: list[np.ndarray] = []
+    langs: list[Lang] = []
+    for mid, m in memories.items():
+        if mid in vectors:
+            rows.append(np.asarray(vectors[mid], dtype=np.float16))
+            langs.append(detect_language(m.content))
+        elif previous is not None and mid in old:
+            rows.append(previous.matrix[old[mid]])
+            langs.append(old_lang[mid])
+        else:
+            continue
+        ids.append(mid)
+    width = previous.matrix.shape[1] if previous is not None and previous.matrix.ndim == 2 else 0
+    matrix = np.stack(rows) if rows else np.zeros((0, width), dtype=np.float16)
+    return BridgeRows(tuple(ids), matrix, tuple(langs), frozenset(langs))
+
+
+@dataclass(slots=True)
+class _Entry:
+    version: int
+    rows: BridgeRows
+    complete: bool
+    checked_at: float
+
+
+class BridgeCache:
+    """LRU of per-user bridge rows, bounded by the total rows held."""
+
+    def __init__(
+        self,
+        bridge: BridgeVectors,
+        *,
+        max_rows: int = 200_000,
+        retry_seconds: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._bridge = bridge
+        self._max = max_rows
+        self._retry = retry_seconds
+        self._clock = clock
+        self._items: OrderedDict[str, _Entry] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    async def rows(self, user_id: str, version: int, memories: dict[str, Memory]) -> BridgeRows | None:
+        """The user's bridge rows for these memories (the keyword index's, at `version`), or None
+        while the channel is incomplete for this user."""
+        with self._lock:
+            entry = self._items.get(user_id)
+            if entry is not None:
+                self._items.move_to_end(user_id)
+        if entry is not None and entry.version == version:
+            if entry.complete:
+                return entry.rows
+            if self._clock() - entry.checked_at < self._retry:
+                return None
+        previous = entry.rows if entry is not None else None
+        have = set(previous.ids) if previous is not None else set()
+        missing = [mid for mid in memories if mid not in have]
+        fetched = await self._bridge.get(user_id, missing) if missing else {}
+        rows = rows_from(memories, fetched, previous)
+        complete = len(rows) == len(memories)
+        self._put(user_id, _Entry(version, rows, complete, self._clock()))
+        return rows if complete else None
+
+    def _put(self, user_id: str, entry: _Entry) -> None:
+        with self._lock:
+            old = self._items.pop(user_id, None)
+            if old is not None:
+                self._size -= len(old.rows)
+            self._items[user_id] = entry
+            self._size += len(entry.rows)
+            while self._size > self._max and len(self._items) > 1:
+                _, evicted = self._items.popitem(last=False)
+                self._size -= len(evicted.rows)
+
+    def drop(self, user_id: str) -> None:
+        with self._lock:
+            old = self._items.pop(user_id, None)
+            if old is not None:
+                self._size -= len(old.rows)
+
+
+def nearest(
+    rows: BridgeRows,
+    sims: np.ndarray,
+    memories: dict[str, Memory],
+    *,
+    limit: int,
+    keep: Callable[[Memory], bool],
+) -> list[tuple[str, float]]:
+    """The `limit` best rows by bridge cosine among those `keep` lets through."""
+    out: list[tuple[str, float]] = []
+    for j in np.argsort(-sims, kind="stable"):
+        mid = rows.ids[int(j)]
+        if keep(memories[mid]):
+            out.append((mid, float(sims[int(j)])))
+            if len(out) == limit:
+                break
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeChannel:
+    """What recall needs of the bridge: the model (its query view), the per-user rows, the weights,
+    and where query vectors are published for the writer storing the same text."""
+
+    embedder: Embedder
+    cache: BridgeCache
+    weights: BridgeWeights = BridgeWeights()
+    shared: SharedVectors | None = None
+
+
+def needs_bridge(query_language: Lang, rows: BridgeRows, weights: BridgeWeights) -> bool:
+    """Whether this query gains anything from the bridge: its language has a bridge share, or some
+    memory is in another language."""
+    share = weights.zh if query_language == "zh" else weights.en
+    return share > 0 or bool(rows.present - {query_language})
+
+
+def cross_language(rows: BridgeRows, query_language: Lang, ids: Sequence[str]) -> set[str]:
+    langs = rows.language_of()
+    return {mid for mid in ids if langs.get(mid, query_language) != query_language}

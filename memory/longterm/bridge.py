@@ -43,6 +43,14 @@ def _upserter(ids: list[str], vectors: Vectors, metas: list[dict[str, Any]]) -> 
     return lambda c: c.upsert(ids=ids, embeddings=vectors, metadatas=metas)
 
 
+def bridge_text(memory: Memory, *, with_context: bool = False) -> str:
+    """What the bridge model embeds for a memory: its text as the main channel embeds it, and with
+    `with_context` the messages around it (the keyword channel's context) after it."""
+    if with_context and memory.context:
+        return f"{memory.embed_text} {memory.context}"
+    return memory.embed_text
+
+
 class BridgeVectors:
     """Bridge vectors on every configured server, each user's on the server the routing store names."""
 
@@ -136,6 +144,7 @@ class BridgedStore(RoutingLongTermStore):
         self.bridge = BridgeVectors(self, bridge_servers, model)
         self._bridge_embedder = embedder
         self._bridge_shared = shared
+        self.with_context = False
 
     @property
     def bridge_embedder(self) -> Embedder:
@@ -143,7 +152,7 @@ class BridgedStore(RoutingLongTermStore):
 
     async def bridge_vectors(self, memories: Sequence[Memory]) -> Vectors:
         """Bridge vectors of the memories' text (name-prefixed, as the main channel embeds it)."""
-        texts = [m.embed_text for m in memories]
+        texts = [bridge_text(m, with_context=self.with_context) for m in memories]
         dimension = self._bridge_embedder.dimension
         out = np.empty((len(texts), dimension), dtype=np.float32)
         known: dict[int, Vectors] = {}

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,11 +34,16 @@ class BridgeWeights:
     Memories in another language than the query are ranked by the bridge (and keywords, which still
     match names and numbers), since MiniLM and BM25 cannot cross a language."""
 
-    en: float = 0.2  # an English query over English memories: MiniLM leads, the bridge helps
-    zh: float = 0.5  # a Chinese query over Chinese memories: MiniLM is weak there, the bridge is not
+    en: float = 0.0  # an English query over English memories: MiniLM and BM25 as before (measured)
+    zh: float = 0.5  # a Chinese query over Chinese memories: the bridge takes MiniLM's place...
+    minilm_zh: float = 0.0  # ...(the share of MiniLM's weight a Chinese query keeps: none)
+    # a memory's bridge vector blended with its neighbours' (the turns before and after it in its
+    # session), this much each, for same-language scoring: a reply makes sense with its question
+    neighbours: float = 0.3
+    neighbours_cross: float = 0.0  # measured: blending hurts across languages
     cross: float = 0.85  # a memory in the other language than the query: the bridge leads
     cross_keyword: float = 0.15
-    candidates: int = 15  # bridge nearest neighbours added to the candidates
+    candidates: int = 30  # bridge nearest neighbours added to the candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +54,32 @@ class BridgeRows:
     matrix: np.ndarray  # float16, one row per id
     languages: tuple[Lang, ...]
     present: frozenset[Lang]  # the languages among them
+    _smoothed: dict[float, np.ndarray] = field(default_factory=dict)  # weight -> blended rows
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def smoothed(self, memories: dict[str, Memory], weight: float) -> np.ndarray:
+        """Each row plus `weight` x the rows of the two memories before it and the one after it in its
+        session (by time), re-normalised: the bridge's view of a turn in its conversation."""
+        key = round(weight, 4)
+        cached = self._smoothed.get(key)
+        if cached is not None:
+            return cached
+        base = self.matrix.astype(np.float32)
+        out = base.copy()
+        sessions: dict[str, list[int]] = {}
+        for r, mid in enumerate(self.ids):
+            sessions.setdefault(memories[mid].session_id, []).append(r)
+        for rows in sessions.values():
+            rows.sort(key=lambda r: memories[self.ids[r]].created_at)
+            for k, r in enumerate(rows):
+                for j in (k - 2, k - 1, k + 1):
+                    if 0 <= j < len(rows):
+                        out[r] += weight * base[rows[j]]
+        out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
+        self._smoothed[key] = out
+        return out
 
     def row_of(self) -> dict[str, int]:
         return {i: r for r, i in enumerate(self.ids)}

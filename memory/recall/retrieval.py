@@ -263,8 +263,18 @@ class HybridRetriever:
                     cosine.setdefault(mid, index.cosine([mid], qvec).get(mid, 0.0))
                     keyword.setdefault(mid, 0.0)
             at = rows.row_of()
-            bridge_cos = {mid: float(sims[at[mid]]) if mid in at else 0.0 for mid in candidates}
             cross = cross_language(rows, language, list(candidates))
+            bw = bridge.weights
+            same_sims = sims
+            if bw.neighbours > 0:
+                same_sims = rows.smoothed(index.memories, bw.neighbours) @ bvec.astype(np.float32)
+            cross_sims = sims
+            if bw.neighbours_cross > 0:
+                cross_sims = rows.smoothed(index.memories, bw.neighbours_cross) @ bvec.astype(np.float32)
+            bridge_cos = {
+                mid: float((cross_sims if mid in cross else same_sims)[at[mid]]) if mid in at else 0.0
+                for mid in candidates
+            }
         in_cluster: set[str] = set()
         if w.clustering and len(candidates) >= 6:
             vectors = await self._store.embeddings(user_id, list(candidates))
@@ -305,6 +315,8 @@ class HybridRetriever:
         bridge_n = _minmax(bridge) if bridge else None
         bw = self._bridge.weights if self._bridge is not None else None
         share = (bw.zh if zh else bw.en) if bw is not None else 0.0
+        if bw is not None and bridge_n is not None and zh:
+            w_dense *= bw.minilm_zh
         cross = cross or set()
         month = month_range(plan.month) if plan.month else None
         names = {n.lower() for n in plan.names}

@@ -411,7 +411,13 @@ def make_lifespan(
                 conversation=conversation,
                 llm=llm,
                 audit=AuditLog(redis),
-                exporter=UserExport(store, sessions, outbox),
+                exporter=UserExport(
+                    store,
+                    sessions,
+                    outbox,
+                    main_model=f"all-MiniLM-L6-v2 ({settings.embedding_backend})",
+                    bridge=store.bridge if isinstance(store, BridgedStore) else None,
+                ),
                 idempotency=idempotency,
             )
         finally:

@@ -92,6 +92,18 @@ class BridgeVectors:
         matrix = np.asarray(raw, dtype=np.float32)
         return {i: matrix[row] for row, i in enumerate(result["ids"])}
 
+    async def held(self, user_id: str, ids: Sequence[str]) -> set[str]:
+        """Which of `ids` have a bridge vector of the current model (no vectors read)."""
+        if not ids:
+            return set()
+        server = await self._routing.server_of(user_id)
+        where = {"$and": [{"user_id": user_id}, {"model": self.model}]}
+        id_list = list(ids)
+        result: Any = await self._on(server).on_collection(
+            user_id, lambda c: c.get(ids=id_list, where=where, include=[])
+        )
+        return set(result["ids"])
+
     async def ids(self, user_id: str) -> set[str]:
         """Ids holding a vector of the current model on the user's server (reembed's progress)."""
         server = await self._routing.server_of(user_id, fresh=True)

@@ -57,6 +57,9 @@ DASHBOARD_METRICS = {
     "mnemo_rebalance_users_moved_total",
     "mnemo_rebalance_records_moved_total",
     "mnemo_rebalance_failures_total",
+    "mnemo_bridge_embedding_duration_seconds",
+    "mnemo_bridge_embedding_texts_total",
+    "mnemo_bridge_searches_total",
 }
 NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total"}  # an alert's job: it should stay at zero
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")

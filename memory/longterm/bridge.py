@@ -32,6 +32,9 @@ from memory.models import Memory
 log = logging.getLogger(__name__)
 
 BRIDGE_SUFFIX = "xl"
+# Bridge vectors are read by id only (recall ranks them in process), never by Chroma's nearest-neighbour
+# search, so their collections get the cheapest HNSW graph Chroma builds (it always builds one).
+BRIDGE_HNSW = {"ef_construction": 8, "max_neighbors": 4}
 
 
 def bridge_prefix(collection_prefix: str) -> str:
@@ -183,25 +186,35 @@ class BridgedStore(RoutingLongTermStore):
         return out
 
     async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
-        """Both channels, each user's on the user's server (placed as the routing store places them),
-        the two upserts side by side. A bridge failure fails the write, which the outbox retries (an
-        upsert is idempotent)."""
+        """Both channels, each user's on the user's server (placed as the routing store places them).
+        The bridge model runs while the main upserts are in Chroma's hands. A bridge failure fails the
+        write, which the outbox retries (an upsert is idempotent)."""
         if not memories:
             return
         if len(memories) != len(embeddings):
             raise ValueError("one embedding per memory is required")
-        bridge = await self.bridge_vectors(memories)
         users = sorted({m.user_id for m in memories})
         placed = await self.placements.claim({u: self.owner(u) for u in users})
         rows: dict[str, list[int]] = {}
         for row, m in enumerate(memories):
             rows.setdefault(placed[m.user_id], []).append(row)
-        jobs = []
-        for name, chosen in rows.items():
-            picked = [memories[r] for r in chosen]
-            jobs.append(self.server(name).upsert(picked, embeddings[chosen]))
-            jobs.append(self.bridge.put_on(name, picked, bridge[chosen]))
-        await asyncio.gather(*jobs)
+
+        async def bridge_side() -> None:
+            vectors = await self.bridge_vectors(memories)
+            await asyncio.gather(
+                *(
+                    self.bridge.put_on(name, [memories[r] for r in chosen], vectors[chosen])
+                    for name, chosen in rows.items()
+                )
+            )
+
+        await asyncio.gather(
+            bridge_side(),
+            *(
+                self.server(name).upsert([memories[r] for r in chosen], embeddings[chosen])
+                for name, chosen in rows.items()
+            ),
+        )
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
         await super().delete(user_id, ids)

@@ -226,12 +226,16 @@ class ChromaLongTermStore:
         *,
         shards: int,
         collection_prefix: str = "mnemo",
+        hnsw: dict[str, int] | None = None,
     ) -> None:
+        """`hnsw`: HNSW parameters of the collections this store creates, beside `space: cosine`
+        (Chroma's defaults when None; the bridge channel, read only by id, asks for a cheap index)."""
         if shards < 1:
             raise ValueError("shards must be >= 1")
         if not _PREFIX_RE.match(collection_prefix):
             raise ValueError(f"invalid collection prefix {collection_prefix!r}")
         self._client_factory = client_factory
+        self._hnsw: dict[str, Any] = {"space": "cosine", **(hnsw or {})}
         self._client: Any = None
         self._shards = shards
         self._prefix = collection_prefix
@@ -266,7 +270,7 @@ class ChromaLongTermStore:
         collection = self._get_client().get_or_create_collection(
             name=name,
             embedding_function=None,
-            configuration={"hnsw": {"space": "cosine"}},
+            configuration={"hnsw": dict(self._hnsw)},
         )
         self._collections[name] = collection
         return collection

@@ -249,11 +249,14 @@ def bridge_channel(settings: Settings, store: LongTermStore, redis: RedisClient)
     model = store.bridge_embedder
     if not isinstance(model, MultilingualEmbedder):
         return None
+    shared = bridge_shared_vectors(redis, model)
     return BridgeChannel(
         embedder=model.for_caller("query"),
-        cache=BridgeCache(store.bridge, max_rows=settings.bridge_cache_rows),
+        cache=BridgeCache(
+            store.bridge, shared=shared, dimension=model.dimension, max_rows=settings.bridge_cache_rows
+        ),
         weights=BridgeWeights(en=settings.bridge_weight_en, zh=settings.bridge_weight_zh),
-        shared=bridge_shared_vectors(redis, model),
+        shared=shared,
     )
 
 

@@ -130,11 +130,15 @@ class BridgeCache:
         self,
         bridge: BridgeVectors,
         *,
+        shared: SharedVectors | None = None,
+        dimension: int = 512,
         max_rows: int = 200_000,
         retry_seconds: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._bridge = bridge
+        self._shared = shared
+        self._dimension = dimension
         self._max = max_rows
         self._retry = retry_seconds
         self._clock = clock
@@ -157,11 +161,24 @@ class BridgeCache:
         previous = entry.rows if entry is not None else None
         have = set(previous.ids) if previous is not None else set()
         missing = [mid for mid in memories if mid not in have]
-        fetched = await self._bridge.get(user_id, missing) if missing else {}
+        fetched = await self._fetch(user_id, missing, memories) if missing else {}
         rows = rows_from(memories, fetched, previous)
         complete = len(rows) == len(memories)
         self._put(user_id, _Entry(version, rows, complete, self._clock()))
         return rows if complete else None
+
+    async def _fetch(self, user_id: str, ids: list[str], memories: dict[str, Memory]) -> dict[str, Vectors]:
+        """Vectors of `ids`: first those a chat turn's recall published for the exact text (a Redis
+        MGET: the memory a turn just wrote is usually its own message), the rest from Chroma."""
+        found: dict[str, Vectors] = {}
+        if self._shared is not None:
+            texts = [memories[mid].embed_text for mid in ids]
+            published = await self._shared.fetch(user_id, texts, self._dimension)
+            found = {ids[i]: v for i, v in published.items()}
+        rest = [mid for mid in ids if mid not in found]
+        if rest:
+            found.update(await self._bridge.get(user_id, rest))
+        return found
 
     def _put(self, user_id: str, entry: _Entry) -> None:
         with self._lock:

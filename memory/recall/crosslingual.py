@@ -55,6 +55,8 @@ class BridgeRows:
     languages: tuple[Lang, ...]
     present: frozenset[Lang]  # the languages among them
     _smoothed: dict[float, np.ndarray] = field(default_factory=dict)  # weight -> blended rows
+    _rows: dict[str, int] = field(default_factory=dict)  # id -> row, built once
+    _langs: dict[str, Lang] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -82,13 +84,17 @@ class BridgeRows:
         return out
 
     def row_of(self) -> dict[str, int]:
-        return {i: r for r, i in enumerate(self.ids)}
+        if len(self._rows) != len(self.ids):
+            self._rows.update((i, r) for r, i in enumerate(self.ids))
+        return self._rows
 
     def cosine(self, query: Vectors) -> np.ndarray:
         return np.asarray(self.matrix.astype(np.float32) @ query.astype(np.float32))
 
     def language_of(self) -> dict[str, Lang]:
-        return dict(zip(self.ids, self.languages, strict=True))
+        if len(self._langs) != len(self.ids):
+            self._langs.update(zip(self.ids, self.languages, strict=True))
+        return self._langs
 
 
 def rows_from(

@@ -218,12 +218,17 @@ class HybridRetriever:
                 self._embedder.embed([plan.semantic_text]), bridge.embedder.embed([plan.semantic_text])
             )
             qvec, bvec = qvecs[0], bvecs[0]
-            if bridge.shared is not None:
-                await bridge.shared.publish(user_id, plan.semantic_text, bvec)
+            await asyncio.gather(
+                *(
+                    shared.publish(user_id, plan.semantic_text, vector)
+                    for shared, vector in ((self._shared, qvec), (bridge.shared, bvec))
+                    if shared is not None
+                )
+            )
         else:
             qvec = (await self._embedder.embed([plan.semantic_text]))[0]
-        if self._shared is not None:
-            await self._shared.publish(user_id, plan.semantic_text, qvec)
+            if self._shared is not None:
+                await self._shared.publish(user_id, plan.semantic_text, qvec)
         n_dense = max(w.dense_candidates, top_k)
         if index.has_vectors and len(index) <= w.in_process_dense_max:
             # the index holds every vector of this user at the current version: exact cosine here,

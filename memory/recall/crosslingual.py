@@ -152,9 +152,24 @@ class BridgeCache:
         self._size = 0
         self._lock = threading.Lock()
 
-    async def rows(self, user_id: str, version: int, memories: dict[str, Memory]) -> BridgeRows | None:
+    def holds(self, user_id: str) -> bool:
+        with self._lock:
+            return user_id in self._items
+
+    async def everything(self, user_id: str) -> dict[str, Vectors]:
+        """All of this user's bridge vectors (a user's first search in this worker reads them beside
+        the keyword index, not after it)."""
+        return await self._bridge.get(user_id)
+
+    async def rows(
+        self,
+        user_id: str,
+        version: int,
+        memories: dict[str, Memory],
+        prefetched: dict[str, Vectors] | None = None,
+    ) -> BridgeRows | None:
         """The user's bridge rows for these memories (the keyword index's, at `version`), or None
-        while the channel is incomplete for this user."""
+        while the channel is incomplete for this user. `prefetched`: `everything()`, read already."""
         with self._lock:
             entry = self._items.get(user_id)
             if entry is not None:
@@ -167,7 +182,10 @@ class BridgeCache:
         previous = entry.rows if entry is not None else None
         have = set(previous.ids) if previous is not None else set()
         missing = [mid for mid in memories if mid not in have]
-        fetched = await self._fetch(user_id, missing, memories) if missing else {}
+        fetched = dict(prefetched or {})
+        still = [mid for mid in missing if mid not in fetched]  # all of them, unless prefetched
+        if still:
+            fetched.update(await self._fetch(user_id, still, memories))
         rows = rows_from(memories, fetched, previous)
         complete = len(rows) == len(memories)
         self._put(user_id, _Entry(version, rows, complete, self._clock()))

@@ -200,13 +200,23 @@ class HybridRetriever:
         as_of: float,
     ) -> list[ScoredMemory]:
         w = self.weights
-        version, index = await self._versioned_index(user_id)
+        bridge = self._bridge
+        prefetched: dict[str, np.ndarray] | None = None
+        if bridge is not None and not bridge.cache.holds(user_id):  # first search here: read both at once
+            (version, index), prefetched = await asyncio.gather(
+                self._versioned_index(user_id), bridge.cache.everything(user_id)
+            )
+        else:
+            version, index = await self._versioned_index(user_id)
         if not len(index):
             return []
         plan = plan_query(query, known_names=index.names, now=as_of)
         language = detect_language(plan.text)
-        bridge = self._bridge
-        rows = await bridge.cache.rows(user_id, version, index.memories) if bridge is not None else None
+        rows = (
+            await bridge.cache.rows(user_id, version, index.memories, prefetched)
+            if bridge is not None
+            else None
+        )
         use_bridge = bridge is not None and rows is not None and needs_bridge(language, rows, bridge.weights)
         if bridge is not None:
             outcome = "fused" if use_bridge else ("incomplete" if rows is None else "off")

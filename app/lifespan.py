@@ -49,7 +49,7 @@ from memory.governance.compaction import (
 )
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
-from memory.longterm.bridge import BRIDGE_HNSW, BridgedStore, bridge_prefix
+from memory.longterm.bridge import BRIDGE_HNSW, BRIDGE_SHARDS, BridgedStore, bridge_prefix
 from memory.longterm.placement import Placements
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.tombstones import Tombstones
@@ -127,13 +127,14 @@ def chroma_client_factory(settings: Settings, url: str | None = None) -> Callabl
 
 
 def chroma_stores(
-    settings: Settings, collection_prefix: str, hnsw: dict[str, int] | None = None
+    settings: Settings, collection_prefix: str, hnsw: dict[str, int] | None = None, shards: int | None = None
 ) -> dict[str, ChromaLongTermStore]:
-    """name -> a store on that server with this collection prefix (each with its own lazy client)."""
+    """name -> a store on that server with this collection prefix (each with its own lazy client);
+    `shards`: MEMORY_SHARDS unless given."""
     return {
         server.name: ChromaLongTermStore(
             chroma_client_factory(settings, server.url),
-            shards=settings.memory_shards,
+            shards=shards or settings.memory_shards,
             collection_prefix=collection_prefix,
             hnsw=hnsw,
         )
@@ -153,7 +154,9 @@ def build_store(
     return BridgedStore(
         servers,
         placements,
-        bridge_servers=chroma_stores(settings, bridge_prefix(settings.chroma_collection_prefix), BRIDGE_HNSW),
+        bridge_servers=chroma_stores(
+            settings, bridge_prefix(settings.chroma_collection_prefix), BRIDGE_HNSW, shards=BRIDGE_SHARDS
+        ),
         embedder=bridge.for_caller("write"),
         model=bridge.model_name,
         shared=bridge_shared_vectors(redis, bridge),

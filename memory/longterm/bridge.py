@@ -2,8 +2,8 @@
 
 all-MiniLM-L6-v2 (the main channel) is an English model; a multilingual model (USE v3,
 `memory/embedding/multilingual.py`) gives each memory a second vector that a question in the other
-language lands near. Bridge vectors live in collections of their own on the user's Chroma server
-(`<prefix>-xl-mem-<shard>`, the same shard as the record): id = the memory id, no document, metadata
+language lands near. Bridge vectors live in a collection of their own on the user's Chroma server
+(`<prefix>-xl-mem-0000`): id = the memory id, no document, metadata
 `user_id` and `model` (the model that made the vector; a vector of another model is never read).
 
 `BridgedStore` is the routing store with the channel kept in step: every upsert embeds the memories'
@@ -35,6 +35,9 @@ BRIDGE_SUFFIX = "xl"
 # Bridge vectors are read by id only (recall ranks them in process), never by Chroma's nearest-neighbour
 # search, so their collections get the cheapest HNSW graph Chroma builds (it always builds one).
 BRIDGE_HNSW = {"ef_construction": 8, "max_neighbors": 4}
+# One bridge collection per server, not one per shard: the writer's round then costs one bridge upsert
+# per server instead of one per shard collection (Chroma charges ~6 ms a call), and reads are by id.
+BRIDGE_SHARDS = 1
 
 
 def bridge_prefix(collection_prefix: str) -> str:

@@ -13,6 +13,7 @@ stop: ## stop the Redis/Chroma servers that `make run` started
 install-dev:
 	scripts/bootstrap.sh dev
 	scripts/ensure_redis_server.sh
+	scripts/ensure_chromium.sh
 
 lint: install-dev ## ruff, ruff format --check, mypy --strict
 	.venv/bin/ruff check .

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import httpx
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from app.http.errors import ErrorBodyResponses, install_error_handlers
 from app.http.middleware import RequestContextMiddleware
 from app.lifespan import make_lifespan
+from app.mcp.endpoint import McpEndpoint
 from app.routes import audit, chat, health, memories, sessions
+from app.routes.console import ConsoleFiles
 from app.settings import Settings
 from memory import Embedder
 from monitoring.logging import configure_logging
@@ -25,11 +28,12 @@ def create_app(
     lets them put a fake OpenAI-compatible upstream behind LLM_BASE_URL."""
     settings = settings or Settings()
     configure_logging(settings.log_level)
+    mcp = McpEndpoint()
     app = FastAPI(
         title="mnemo",
         version="0.1.0",
         summary="Memory service for chatbots",
-        lifespan=make_lifespan(settings, embedder, llm_transport),
+        lifespan=mcp.lifespan(make_lifespan(settings, embedder, llm_transport)),
         responses=ErrorBodyResponses,
     )
     install_error_handlers(app)
@@ -40,4 +44,6 @@ def create_app(
     app.include_router(sessions.router)
     app.include_router(chat.router)
     app.include_router(audit.router)
+    app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False))
+    app.mount("/console", ConsoleFiles(), name="console")
     return app

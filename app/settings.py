@@ -112,7 +112,7 @@ class Settings(BaseSettings):
     retrieval_pipeline: Literal["naive", "hybrid"] = "hybrid"
     importance_threshold: float = Field(0.65, ge=0, le=1)
     near_duplicate_similarity: float = Field(0.95, gt=0, le=1)
-    # how long a long-term write or delete waits for the user's write lock before 409 memory_busy
+    # how long a long-term write waits for the user's write lock before 409 memory_busy
     ltm_lock_wait_seconds: float = Field(30.0, gt=0, le=300)
     retrieval_candidates: int = Field(15, ge=1, le=200)  # Chroma n_results for the dense channel
     retrieval_time_weight: float = Field(0.05, ge=0, le=1)  # recency's share for ordinary queries

@@ -45,7 +45,8 @@ class SessionBusy(MemoryError_):
 
 
 class MemoryBusy(MemoryError_):
-    """Another write or delete of this user's long-term memory held its lock past the bounded wait."""
+    """Another write of this user's long-term memory (or a rebalance moving the user) held its lock past
+    the bounded wait."""
 
     def __init__(self, user_id: str, waited_seconds: float) -> None:
         super().__init__(f"long-term memory is busy with another write (waited {waited_seconds:g}s)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -63,10 +64,26 @@ class SearchFilters:
 
 
 @dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """How hybrid recall arrived at a score: score = (dense + keyword + bridge + Σ boosts) · recency_factor."""
+
+    dense: float  # w_dense · min-max-normalised cosine
+    keyword: float  # w_keyword · min-max-normalised BM25
+    bm25: float  # the raw BM25 score (0 when the keyword channel did not find it)
+    boosts: Mapping[str, float]  # only the boosts that applied: name, doc_type, answer_type, fact, cluster
+    recency: float  # recency x importance in [0, 1]
+    recency_factor: float  # 1 - w_time + w_time · recency
+    demoted: bool = False  # holds what the query said not to suggest: ranked below the rest
+    in_month: bool = False  # written in the month the query names: ranked first
+    bridge: float = 0.0  # the multilingual bridge channel's part (memory/recall/crosslingual.py)
+
+
+@dataclass(frozen=True, slots=True)
 class ScoredMemory:
     memory: Memory
     score: float
     similarity: float
+    breakdown: ScoreBreakdown | None = None  # hybrid recall only
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ Two pipelines share this interface:
 from __future__ import annotations
 
 import builtins
-import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Literal
@@ -156,6 +155,9 @@ class MemoryService:
         topic: str | None = None,
         session_id: str | None = None,
         source: str | None = None,
+        tier: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
     ) -> MemoryPage:
         headers = [
             m
@@ -163,6 +165,9 @@ class MemoryService:
             if (topic is None or m.topic == topic)
             and (session_id is None or m.session_id == session_id)
             and (source is None or m.source == source)
+            and (tier is None or m.tier == tier)
+            and (since is None or m.created_at >= since)
+            and (until is None or m.created_at <= until)
         ]
         if sort == "importance":
             headers.sort(key=lambda m: (m.importance or 0.0, m.created_at), reverse=True)
@@ -171,6 +176,11 @@ class MemoryService:
         page_ids = [m.id for m in headers[offset : offset + limit]]
         full = {m.id: m for m in await self._store.get(user_id, ids=page_ids)}
         return MemoryPage(total=len(headers), items=[full[i] for i in page_ids if i in full])
+
+    async def get(self, user_id: str, ids: Sequence[str]) -> builtins.list[Memory]:
+        """The user's memories with these ids (the ones that exist), in the order asked."""
+        found = {m.id: m for m in await self._store.get(user_id, ids=list(ids))} if ids else {}
+        return [found[i] for i in ids if i in found]
 
     async def delete(self, user_id: str, memory_id: str) -> None:
         found = await self._store.get(user_id, ids=[memory_id], include_content=False)
@@ -216,20 +226,20 @@ class MemoryService:
 
     async def _remove(self, user_id: str, memories: Sequence[Memory]) -> None:
         """Delete from the store and from everything derived from it or about to write it: tombstones
-        first (a write in flight sees them under its lock), then the record, the pending outbox
-        messages it came from, the keyword-index version (other workers' caches) and our own cache."""
+        first, then the record, the pending outbox messages it came from, the keyword-index version
+        (other workers' caches) and our own cache. Without the user's write lock: a delete must not wait
+        for a writer round. The tombstone makes it safe: a write in flight never merges into a buried
+        memory and deletes, after its upsert, whatever of its own was buried meanwhile
+        (memory/write/policy.py); a rebalance re-checks tombstones after its copy."""
         ids = [m.id for m in memories]
-        # under the user's write lock: a write in flight cannot merge into a memory removed meanwhile
-        lock = self._writer.user_lock(user_id) if self._writer is not None else contextlib.nullcontext("")
-        async with lock:
-            if self._tombstones is not None:
-                await self._tombstones.bury(user_id, ids)
-            await self._store.delete(user_id, ids)
-            if self._outbox is not None:
-                await self._outbox.scrub(user_id, {i for m in memories for i in m.source_message_ids})
-            if self._versions is not None:
-                await self._versions.bump(user_id, deleted=ids)
-            self._forget_cached_index(user_id)
+        if self._tombstones is not None:
+            await self._tombstones.bury(user_id, ids)
+        await self._store.delete(user_id, ids)
+        if self._outbox is not None:
+            await self._outbox.scrub(user_id, {i for m in memories for i in m.source_message_ids})
+        if self._versions is not None:
+            await self._versions.bump(user_id, deleted=ids)
+        self._forget_cached_index(user_id)
 
     def forget_user_caches(self, user_id: str) -> None:
         self._forget_cached_index(user_id)

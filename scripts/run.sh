@@ -47,6 +47,10 @@ rm -rf "$PROMETHEUS_MULTIPROC_DIR"
 mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
 
 port="${PORT:-8000}"
+# A console link for a local admin: the token rides in the URL fragment, which browsers never send to
+# the server (so it is in no access log); the page moves it to sessionStorage and drops it from the
+# address bar. It is minted for this start only and expires in an hour.
+console_token="$($py -m app.cli.token --sub local-admin --role admin --ttl 3600)"
 cat <<TXT
 
 ==> mnemo is starting on http://127.0.0.1:$port with ${WORKERS:-2} workers and a long-term writer process
@@ -57,6 +61,9 @@ cat <<TXT
     search: curl -s -X POST localhost:$port/v1/memory/alice/search -H "Authorization: Bearer \$TOKEN" \\
               -H 'content-type: application/json' -d '{"query":"我住在哪个城市？"}'
     metrics: curl -s localhost:$port/metrics
+    console: http://127.0.0.1:$port/console/#token=$console_token
+             (a local admin, valid 1 h; another one: .venv/bin/python -m app.cli.token --sub local-admin --role admin)
+    mcp:    http://127.0.0.1:$port/mcp (Bearer token), or stdio: .venv/bin/python -m app.mcp --token \$TOKEN
     stop:   Ctrl-C (then 'make stop' to stop the Redis/Chroma this script started)
 
 TXT

@@ -70,6 +70,8 @@ async def get_principal(request: Request, authorization: Annotated[str | None, H
     """The caller, authenticated and counted against their per-minute limit."""
     principal: Principal = request.state.tokens.verify(bearer_token(authorization))
     request.state.user_digest = request.state.tokens.digest(principal.user_id)  # for the access log
+    if getattr(request.state, "rate_limit_counted", False):
+        return principal  # an API call an MCP tool makes in-process: its MCP request was counted
     decision = await request.state.rate_limiter.hit(principal.user_id)
     if decision is not None:
         request.state.rate_limit = decision  # RequestContextMiddleware turns it into X-RateLimit-* headers

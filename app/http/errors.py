@@ -93,6 +93,13 @@ class NotFound(ServiceError):
     code = "not_found"
 
 
+class ValidationFailed(ServiceError):
+    """A 422 a route decides (a rule across parameters that no one parameter's type can say)."""
+
+    status_code = 422
+    code = "validation_error"
+
+
 class PayloadTooLarge(ServiceError):
     status_code = 413
     code = "payload_too_large"

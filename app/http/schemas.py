@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -16,7 +17,7 @@ from app.http.ids import Id
 from memory.governance.audit import AuditRecord
 from memory.governance.compaction import AtRest
 from memory.governance.erasure import ErasureReceipt
-from memory.models import Memory, Message, ScoredMemory, SearchFilters
+from memory.models import Memory, Message, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.session.store import SessionState
 
 MAX_CONTENT_CHARS = 32_000
@@ -132,6 +133,9 @@ class SearchRequest(StrictBody):
     since: Timestamp | None = None
     until: Timestamp | None = None
     as_of: Timestamp | None = None
+    explain: bool = Field(
+        False, description="add each hit's score breakdown and the source messages it came from"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> SearchRequest:
@@ -159,6 +163,7 @@ class MemoryOut(BaseModel):
     source: Literal["user", "assistant"]
     importance: float | None
     topic: str | None
+    tier: Literal["fact", "episodic"] | None = None
     source_message_ids: list[str]
 
     @classmethod
@@ -175,17 +180,88 @@ def memory_fields(m: Memory) -> dict[str, Any]:
         "source": m.source,
         "importance": m.importance,
         "topic": m.topic,
+        "tier": m.tier,
         "source_message_ids": list(m.source_message_ids),
     }
+
+
+class ScoreExplained(BaseModel):
+    """score = (dense + keyword + bridge + Σ boosts) · recency_factor; see docs/memory.md (recall and
+    ranking). `bridge`: the multilingual channel's part (0 when it took no part)."""
+
+    dense: float
+    keyword: float
+    bridge: float
+    bm25: float
+    boosts: dict[str, float]
+    relevance: float
+    recency: float
+    recency_factor: float
+    demoted: bool
+    in_month: bool
+
+    @classmethod
+    def of(cls, b: ScoreBreakdown) -> ScoreExplained:
+        relevance = b.dense + b.keyword + b.bridge + sum(b.boosts.values())
+        return cls(
+            dense=round(b.dense, 6),
+            keyword=round(b.keyword, 6),
+            bridge=round(b.bridge, 6),
+            bm25=round(b.bm25, 6),
+            boosts={k: round(v, 6) for k, v in b.boosts.items()},
+            relevance=round(relevance, 6),
+            recency=round(b.recency, 6),
+            recency_factor=round(b.recency_factor, 6),
+            demoted=b.demoted,
+            in_month=b.in_month,
+        )
+
+
+class SourceMessageOut(BaseModel):
+    """A message a memory came from; `content` is null once the session's buffer no longer holds it
+    (mnemo keeps the memory, redacted, not the raw messages)."""
+
+    id: str
+    session_id: str
+    role: str | None = None
+    content: str | None = None
+    timestamp: str | None = None
 
 
 class SearchHit(MemoryOut):
     score: float
     similarity: float
+    explain: ScoreExplained | None = Field(None, description="with `explain: true` (hybrid pipeline)")
+    source_messages: list[SourceMessageOut] | None = Field(None, description="with `explain: true`")
 
     @classmethod
-    def of_scored(cls, s: ScoredMemory) -> SearchHit:
-        return cls(**memory_fields(s.memory), score=round(s.score, 6), similarity=round(s.similarity, 6))
+    def of_scored(
+        cls, s: ScoredMemory, *, explain: bool = False, buffers: Mapping[str, SessionState] | None = None
+    ) -> SearchHit:
+        hit = cls(**memory_fields(s.memory), score=round(s.score, 6), similarity=round(s.similarity, 6))
+        if explain:
+            hit.explain = ScoreExplained.of(s.breakdown) if s.breakdown is not None else None
+            hit.source_messages = source_messages(s.memory, (buffers or {}).get(s.memory.session_id))
+        return hit
+
+
+def source_messages(m: Memory, session: SessionState | None) -> list[SourceMessageOut]:
+    held = {b.id: b for b in session.buffer} if session is not None else {}
+    out = []
+    for mid in m.source_message_ids:
+        b = held.get(mid)
+        out.append(
+            SourceMessageOut(id=mid, session_id=m.session_id)
+            if b is None
+            else SourceMessageOut(
+                id=mid,
+                session_id=m.session_id,
+                role=b.role,
+                content=b.content,
+                timestamp=iso_utc(b.timestamp),
+            )
+        )
+    return out
 
 
 class IngestResponse(BaseModel):
@@ -222,10 +298,17 @@ class ForgetRequest(StrictBody):
         return self
 
 
+FORGET_PREVIEW_MAX = 500
+
+
 class ForgetResponse(BaseModel):
     count: int
     ids: list[str]
     dry_run: bool
+    memories: list[MemoryOut] | None = Field(
+        None,
+        description=f"on a dry run, the memories that would go (the first {FORGET_PREVIEW_MAX} of `ids`)",
+    )
 
 
 class AtRestOut(BaseModel):
@@ -311,6 +394,10 @@ def session_view(user_id: str, session_id: str, state: SessionState) -> dict[str
             for name, s in state.slots.items()
         },
     }
+
+
+class SessionListResponse(BaseModel):
+    session_ids: list[str]
 
 
 class AuditEntryOut(BaseModel):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
 from app.http.body import StrictJSONRoute
 from app.http.deps import AdminDep, AuditLogDep
+from app.http.errors import ValidationFailed
 from app.http.ids import ExclusiveStreamEnd, Id
-from app.http.schemas import AuditEntryOut, AuditResponse
+from app.http.schemas import AuditEntryOut, AuditResponse, Timestamp
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=StrictJSONRoute)
 
@@ -19,12 +20,19 @@ async def read_audit(
     _admin: AdminDep,
     audit_log: AuditLogDep,
     user_id: Annotated[Id | None, Query()] = None,
+    action: Annotated[Literal["list", "export", "forget", "delete", "erase"] | None, Query()] = None,
+    since: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
+    until: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     before: Annotated[ExclusiveStreamEnd | None, Query()] = None,
 ) -> AuditResponse:
-    """Newest first; `user_id` keeps the entries about that user; pass `next_before` back as
-    `before` for the next page."""
-    records = await audit_log.read(subject=user_id, limit=limit, before=before)
+    """Newest first; `user_id` keeps the entries about that user, `action` those of one action,
+    `since` / `until` a time range (inclusive); pass `next_before` back as `before` for the next page."""
+    if since is not None and until is not None and since > until:
+        raise ValidationFailed("since must not be after until")
+    records = await audit_log.read(
+        subject=user_id, action=action, since=since, until=until, limit=limit, before=before
+    )
     return AuditResponse(
         items=[AuditEntryOut.of(r) for r in records],
         next_before=records[-1].id if len(records) == limit else None,

@@ -11,11 +11,21 @@ from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import StreamingResponse
 
 from app.http.body import StrictJSONRoute
-from app.http.deps import ActingUser, AuditDep, EraserDep, ExporterDep, IdempotencyDep, MemoryDep
+from app.http.deps import (
+    ActingUser,
+    AuditDep,
+    EraserDep,
+    ExporterDep,
+    IdempotencyDep,
+    MemoryDep,
+    SessionsDep,
+)
+from app.http.errors import ValidationFailed
 from app.http.export import export_document
 from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
 from app.http.ids import Id
 from app.http.schemas import (
+    FORGET_PREVIEW_MAX,
     ErasureOut,
     ForgetRequest,
     ForgetResponse,
@@ -26,8 +36,10 @@ from app.http.schemas import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+    Timestamp,
 )
 from memory.errors import REDIS_UNAVAILABLE
+from memory.session.store import SessionState, SessionStore
 from monitoring import metrics
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], route_class=StrictJSONRoute)
@@ -71,12 +83,27 @@ async def ingest_messages(
 
 
 @router.post("/{user_id}/search", response_model=SearchResponse)
-async def search_memories(user_id: ActingUser, body: SearchRequest, memory: MemoryDep) -> SearchResponse:
-    """The user's memories best matching `query`, best first."""
+async def search_memories(
+    user_id: ActingUser, body: SearchRequest, memory: MemoryDep, sessions: SessionsDep
+) -> SearchResponse:
+    """The user's memories best matching `query`, best first; with `explain`, each hit's score broken
+    down (dense, keyword, boosts, recency) and the source messages it came from."""
     hits = await memory.search(
         user_id, body.query, top_k=body.top_k, filters=body.filters(), as_of=body.as_of
     )
-    return SearchResponse(results=[SearchHit.of_scored(h) for h in hits])
+    buffers = (
+        await session_buffers(sessions, user_id, {h.memory.session_id for h in hits}) if body.explain else {}
+    )
+    return SearchResponse(
+        results=[SearchHit.of_scored(h, explain=body.explain, buffers=buffers) for h in hits]
+    )
+
+
+async def session_buffers(
+    sessions: SessionStore, user_id: str, session_ids: set[str]
+) -> dict[str, SessionState]:
+    """The sessions the hits came from, for their source messages still in the buffer."""
+    return {sid: await sessions.load(user_id, sid) for sid in sorted(session_ids)}
 
 
 @router.get("/{user_id}/list", response_model=ListResponse)
@@ -90,12 +117,28 @@ async def list_memories(
     topic: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
     session_id: Annotated[Id | None, Query()] = None,
     source: Annotated[Literal["user", "assistant"] | None, Query()] = None,
+    tier: Annotated[Literal["fact", "episodic"] | None, Query()] = None,
+    since: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
+    until: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
 ) -> ListResponse:
     """A page of the user's memories, newest first or most important first, optionally filtered."""
+    if since is not None and until is not None and since > until:
+        raise ValidationFailed("since must not be after until")
     page = await memory.list(
-        user_id, limit=limit, offset=offset, sort=sort, topic=topic, session_id=session_id, source=source
+        user_id,
+        limit=limit,
+        offset=offset,
+        sort=sort,
+        topic=topic,
+        session_id=session_id,
+        source=source,
+        tier=tier,
+        since=since,
+        until=until,
     )
-    filters = [name for name, v in (("topic", topic), ("session_id", session_id), ("source", source)) if v]
+    given: dict[str, object] = {"topic": topic, "session_id": session_id, "source": source, "tier": tier}
+    given |= {"since": since, "until": until}
+    filters = [name for name, v in given.items() if v is not None]
     await audit.record(
         "list", user_id, len(page.items), {"sort": sort, "offset": str(offset), "filters": ",".join(filters)}
     )
@@ -124,7 +167,12 @@ async def forget_memories(
     await audit.record(
         "forget", user_id, len(ids), {"criteria": ",".join(criteria), "dry_run": str(body.dry_run).lower()}
     )
-    return ForgetResponse(count=len(ids), ids=ids, dry_run=body.dry_run)
+    preview = (
+        [MemoryOut.of(m) for m in await memory.get(user_id, ids[:FORGET_PREVIEW_MAX])]
+        if body.dry_run
+        else None
+    )
+    return ForgetResponse(count=len(ids), ids=ids, dry_run=body.dry_run, memories=preview)
 
 
 @router.delete("/{user_id}", response_model=ErasureOut)

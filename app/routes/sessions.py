@@ -9,10 +9,16 @@ from fastapi import APIRouter, Path, Response
 from app.http.body import StrictJSONRoute
 from app.http.deps import ActingUser, SessionsDep
 from app.http.ids import Id
-from app.http.schemas import session_view
+from app.http.schemas import SessionListResponse, session_view
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], route_class=StrictJSONRoute)
 SessionIdPath = Annotated[Id, Path()]
+
+
+@router.get("/{user_id}", response_model=SessionListResponse)
+async def list_sessions(user_id: ActingUser, sessions: SessionsDep) -> SessionListResponse:
+    """The ids of the user's sessions that hold short-term state."""
+    return SessionListResponse(session_ids=sorted(await sessions.session_ids(user_id)))
 
 
 @router.get("/{user_id}/{session_id}")

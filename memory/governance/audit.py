@@ -7,6 +7,7 @@ that kept the erased text would defeat the erase. Nothing in mnemo trims or dele
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -53,15 +54,29 @@ class AuditLog:
         return str(await self._redis.xadd(self._stream, fields))
 
     async def read(
-        self, *, subject: str | None = None, limit: int = 50, before: str | None = None, page: int = 500
+        self,
+        *,
+        subject: str | None = None,
+        action: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        limit: int = 50,
+        before: str | None = None,
+        page: int = 500,
     ) -> list[AuditRecord]:
-        """Newest first; `before` is an entry id to continue after (exclusive)."""
+        """Newest first; `before` is an entry id to continue after (exclusive); `since` / `until` bound
+        the time (epoch seconds, inclusive) through the entry ids, which are milliseconds."""
         out: list[AuditRecord] = []
         end = f"({before}" if before else "+"
+        if until is not None and (before is None or int(before.split("-", 1)[0]) > until * 1000):
+            end = f"{math.floor(until * 1000)}-{2**64 - 1}"
+        start = f"{max(0, math.ceil(since * 1000))}-0" if since is not None else "-"
         while len(out) < limit:
-            batch: Any = await self._redis.xrevrange(self._stream, max=end, min="-", count=page)
+            batch: Any = await self._redis.xrevrange(self._stream, max=end, min=start, count=page)
             for entry_id, fields in batch:
-                if subject is None or fields.get("subject") == subject:
+                if (subject is None or fields.get("subject") == subject) and (
+                    action is None or fields.get("action") == action
+                ):
                     out.append(_record(str(entry_id), fields))
                     if len(out) == limit:
                         break

@@ -6,12 +6,14 @@ existed and copies a crashed move left behind, which placement keys alone would 
 differs from rendezvous over the current servers, or who has unfinished business (an unrecorded
 placement, a copy in progress, a source copy still to delete, records outside their placement).
 
-How one user moves, under the user's long-term write lock (the lock writes and deletes hold, so they
-wait; searches go on reading the source):
+How one user moves, under the user's long-term write lock (writes wait; searches go on reading the
+source; deletes do not wait: they bury the id, delete wherever the placement says a copy is, and the
+copy below drops whatever was buried while it ran):
 
 1. `to` = target in the placement hash (a crash from here on leaves a marked, partial copy);
 2. copy the records (ids, documents, metadata, vectors) a page at a time, drop anything else the target
-   holds for the user, verify that ids and counts match the source exactly;
+   holds for the user and anything buried (deleted) meanwhile, verify that the ids match the source's
+   exactly, less those buried;
 3. switch: `at` = target, `from` = source, `to` dropped, version bumped, in one Redis transaction
    (every worker's cached placement is stale from that instant: `memory/longterm/routing.py`);
 4. release; after `grace_seconds` (longer than a reader may trust a cached placement, so reads routed
@@ -34,8 +36,10 @@ from dataclasses import dataclass, field
 
 from memory import keys
 from memory.locks import LockTimeout, RedisLocks
+from memory.longterm.chroma import ChromaLongTermStore
 from memory.longterm.placement import FROM, TO, Placement
 from memory.longterm.routing import RoutingLongTermStore
+from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
 from memory.redis_client import RedisClient
 from monitoring import metrics
@@ -140,6 +144,7 @@ class Rebalancer:
         self._placements = store.placements
         self._locks = RedisLocks(redis)
         self._versions = LtmVersions(redis)
+        self._tombstones = Tombstones(redis)
         self._batch_users = batch_users
         self._page_size = page_size
         self._grace = grace_seconds
@@ -298,7 +303,8 @@ class Rebalancer:
         return at
 
     async def _copy(self, user_id: str, source: str, target: str, source_ids: set[str]) -> int:
-        """Make the target hold exactly the source's records of this user; verified by ids and count."""
+        """Make the target hold exactly the source's records of this user, less those deleted meanwhile;
+        verified by ids."""
         src, dst = self._store.server(source), self._store.server(target)
         copied = 0
         offset = 0
@@ -312,13 +318,33 @@ class Rebalancer:
         extra = set(await dst.ids_of(user_id)) - source_ids
         if extra:
             await dst.delete(user_id, sorted(extra))
+        await self._drop_buried(user_id, dst, source_ids)
+        # a delete on the source moves the later records a page earlier: what the offsets skipped is
+        # copied again by id
+        absent = source_ids - set(await dst.ids_of(user_id))
+        skipped = absent - await self._tombstones.buried(user_id, sorted(absent))
+        if skipped:
+            page = await src.records(user_id, ids=sorted(skipped))
+            await dst.put_records(user_id, page)
+            copied += len(page)
+            await self._drop_buried(user_id, dst, skipped)
         landed = await dst.ids_of(user_id)
-        if len(landed) != len(source_ids) or set(landed) != source_ids or copied != len(source_ids):
+        # read after `landed`: a delete that reached the target before that read was buried before it
+        gone = await self._tombstones.buried(user_id, sorted(source_ids | set(landed)))
+        if len(landed) != len(set(landed)) or set(landed) - gone != source_ids - gone:
             raise RebalanceError(
-                f"copy not verified: {len(source_ids)} records on {source}, {copied} copied, "
-                f"{len(landed)} ({len(set(landed) & source_ids)} matching) on {target}"
+                f"copy not verified: {len(source_ids)} records on {source} ({len(gone)} deleted meanwhile), "
+                f"{copied} copied, {len(landed)} ({len(set(landed) & source_ids)} matching) on {target}"
             )
         return copied
+
+    async def _drop_buried(self, user_id: str, dst: ChromaLongTermStore, ids: set[str]) -> None:
+        """Deletes do not wait for the user's lock: one that removed a record from the source after its
+        page was copied would otherwise leave it on the target. A delete buried before this read is
+        undone here; one buried after it sees the move in the placement and deletes on the target too."""
+        gone = await self._tombstones.buried(user_id, sorted(ids))
+        if gone:
+            await dst.delete(user_id, sorted(gone))
 
     async def _merge(self, user_id: str, stray: str, at: str, missing: set[str], report: Report) -> None:
         """Records of this user on a server no placement names (written before placements existed, or
@@ -329,16 +355,19 @@ class Rebalancer:
             await dst.put_records(
                 user_id, await src.records(user_id, ids=ordered[start : start + self._page_size])
             )
+        kept: set[str] = set()
         if missing:
+            await self._drop_buried(user_id, dst, missing)
             landed = set(await dst.ids_of(user_id))
-            if not missing <= landed:
-                raise RebalanceError(f"merge not verified: {len(missing - landed)} records missing on {at}")
-            await self._versions.bump(user_id, upserted=ordered)
+            kept = missing - await self._tombstones.buried(user_id, ordered)  # read after `landed`
+            if not kept <= landed:
+                raise RebalanceError(f"merge not verified: {len(kept - landed)} records missing on {at}")
+            await self._versions.bump(user_id, upserted=sorted(kept))
         await src.delete_user(user_id)
-        report.records_merged += len(missing)
+        report.records_merged += len(kept)
         log.warning(
             "records found outside the user's placement were merged into it",
-            extra={"user": self._label(user_id), "server": stray, "into": at, "merged": len(missing)},
+            extra={"user": self._label(user_id), "server": stray, "into": at, "merged": len(kept)},
         )
 
     async def _delete_source(self, user_id: str, source: str, report: Report) -> None:

@@ -6,8 +6,9 @@ model one, user by user, online:
 
 - users are found by scanning every server's records (as a rebalance does: the records are the truth);
 - per user, the ids without a bridge vector of the current model are embedded `batch_size` at a time,
-  each batch under the user's long-term write lock (the one writes, deletes and erasure hold, so a
-  deleted or rewritten memory never gets a vector of old text after the fact);
+  each batch under the user's long-term write lock (the one writes and erasure hold, so a rewritten
+  memory never gets a vector of its old text); deletes do not take that lock, so after each batch the
+  ids deleted meanwhile lose the vector just written;
 - when a user is complete, their long-term version is bumped (no record changes), so every worker's
   recall picks the channel up on its next search. Until then recall ranks by the main channel alone.
 
@@ -132,6 +133,13 @@ class Reembedder:
                 vectors = await self._embedder.embed([m.embed_text for m in memories])
                 server = await self._store.server_of(user_id, fresh=True)
                 await self._store.bridge.put_on(server, memories, vectors)
+                # deletes do not take the lock: one that removed a record between the read above and
+                # the put would leave a vector behind; its own bridge delete ran before the put
+                ids_put = [m.id for m in memories]
+                still = {m.id for m in await self._store.get(user_id, ids=ids_put, include_content=False)}
+                gone = [i for i in ids_put if i not in still]
+                if gone:
+                    await self._store.bridge.delete(user_id, gone, [server])
                 log.debug(
                     "reembed batch",
                     extra={"records": len(memories), "ms": round((time.perf_counter() - t0) * 1000, 1)},

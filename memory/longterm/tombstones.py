@@ -3,7 +3,8 @@
 A write can be in flight when a memory is deleted or a user erased: an outbox entry the worker read
 just before, or redelivered after a crash (writes are idempotent by message id, so it would recreate
 the same memory). The write pipeline asks `Tombstones` under the user's write lock and drops what was
-deleted: single memories by id, and everything issued before the user's last erase.
+deleted: single memories by id, and everything issued before the user's last erase. Deletes bury before
+they delete and do not take that lock, so a write asks again after its upsert (memory/write/policy.py).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from memory.embedding.base import Embedder
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
-from memory.models import Memory, ScoredMemory, SearchFilters
+from memory.models import Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.query import QueryPlan, plan_query
@@ -339,31 +339,51 @@ class HybridRetriever:
         demoted: set[str] = set()
         in_month: set[str] = set()
         for mid, m in candidates.items():
-            relevance = w_dense * dense_n[mid] + w_keyword * keyword_n[mid]
-            similarity = cosine[mid]
-            if bridge_n is not None and bridge is not None and bw is not None:
-                if mid in cross:  # MiniLM and BM25 cannot cross a language; keywords still match names
-                    relevance = bw.cross * bridge_n[mid] + bw.cross_keyword * keyword_n[mid]
-                    similarity = bridge[mid]
-                else:
-                    relevance = (1 - share) * relevance + share * bridge_n[mid]
+            boosts: dict[str, float] = {}
             if m.name and m.name.lower() in names:
-                relevance += w.name_boost
+                boosts["name"] = w.name_boost
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
-                relevance += w.doc_boost
+                boosts["doc_type"] = w.doc_boost
             if month and month[0] <= m.created_at < month[1]:
                 in_month.add(mid)
             if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
-                relevance += w.answer_type_boost
+                boosts["answer_type"] = w.answer_type_boost
             if m.tier == "fact":
-                relevance += w.fact_boost
+                boosts["fact"] = w.fact_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
-                relevance += w.cluster_boost
+                boosts["cluster"] = w.cluster_boost
+            dense, kw = w_dense * dense_n[mid], w_keyword * keyword_n[mid]
+            relevance = dense + kw
+            via_bridge = 0.0  # the bridge's part, for the breakdown (dense and kw are scaled to match)
+            similarity = cosine[mid]
+            if bridge_n is not None and bridge is not None and bw is not None:
+                if mid in cross:  # MiniLM and BM25 cannot cross a language; keywords still match names
+                    dense, kw, via_bridge = 0.0, bw.cross_keyword * keyword_n[mid], bw.cross * bridge_n[mid]
+                    relevance = via_bridge + kw
+                    similarity = bridge[mid]
+                else:
+                    via_bridge = share * bridge_n[mid]
+                    relevance = (1 - share) * relevance + via_bridge
+                    dense, kw = (1 - share) * dense, (1 - share) * kw
+            for boost in boosts.values():  # in the order they always were added (same floats)
+                relevance += boost
             negated = bool(plan.negated_tokens and plan.negated_tokens & set(tokenize(m.content)))
             recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
             time_weight = w.time_recent if plan.wants_recent else w.time
-            score = relevance * (1 - time_weight + time_weight * recency)
-            scored.append(ScoredMemory(memory=m, score=score, similarity=similarity))
+            factor = 1 - time_weight + time_weight * recency
+            score = relevance * factor
+            breakdown = ScoreBreakdown(
+                dense,
+                kw,
+                keyword[mid],
+                boosts,
+                recency,
+                factor,
+                demoted=negated,
+                in_month=mid in in_month,
+                bridge=via_bridge,
+            )
+            scored.append(ScoredMemory(memory=m, score=score, similarity=similarity, breakdown=breakdown))
             if negated:
                 demoted.add(mid)
         # what the user said not to suggest goes below everything else, whatever its score; when the

@@ -12,7 +12,10 @@ answer (that answer becomes a fact), and the first mention in a new session of a
 
 Writes hold a per-user Redis lock around check-then-insert: an exact duplicate (same normalised content
 hash) is never stored twice, and a near duplicate (cosine ≥ 0.95) merges into the existing memory,
-keeping the newer text and the union of provenance. Both checks run against the user's in-process index
+keeping the newer text and the union of provenance. Deletes do not take that lock (a delete must not wait
+for a whole writer round): they bury the id first, and a write never merges into a buried memory and,
+after its upsert, removes any id of its own that a delete buried meanwhile, so whichever of the two comes
+last decides, as if they had run one after the other. Both checks run against the user's in-process index
 (the one recall uses, at the current version, with every vector) when there is one: no round trip to
 the vector store; users above `in_process_max` memories, or without vectors in their index, ask the store.
 """
@@ -238,17 +241,36 @@ class WritePipeline:
                     for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
                 )
             )
-        for (i, d), (final, _) in zip(drafts, finals, strict=True):
-            out[i] = final
+            undone = await self._apply_late_deletes(
+                [(d.user_id, final) for (_, d), (final, _) in zip(drafts, finals, strict=True)]
+            )
+        for (i, d), (final, _), gone in zip(drafts, finals, undone, strict=True):
+            out[i] = [m for m in final if m.id not in gone]
             new_ids = {m.id for m in d.prepared}
             stored = sum(m.id in new_ids for m in final)
             metrics.MEMORY_WRITES.labels("stored").inc(stored)
             metrics.MEMORY_WRITES.labels("merged").inc(len(d.prepared) - stored)
         return out
 
+    async def _apply_late_deletes(self, written: Sequence[tuple[str, list[Memory]]]) -> list[set[str]]:
+        """After the upsert and the version bump: ids of this round that a delete buried since the
+        round's checks (deletes do not wait for the lock) are deleted again, so the record does not come
+        back. A delete buried before this read removes the record here; one buried after it reaches the
+        store after the upsert and removes it itself."""
+        found = await asyncio.gather(
+            *(self._tombstones.buried(user, [m.id for m in memories]) for user, memories in written)
+        )
+        for (user, _), gone in zip(written, found, strict=True):
+            if gone:
+                await self._store.delete(user, sorted(gone))
+                await self._versions.bump(user, deleted=sorted(gone))
+                metrics.MEMORY_WRITES.labels("skipped_deleted").inc(len(gone))
+        return list(found)
+
     def user_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[str]:
-        """The lock every write of this user holds around check-then-insert. Deletes hold it too, so a
-        delete never interleaves with a write that merges into the memory it removes."""
+        """The lock every write of this user holds around check-then-insert, so two writes of one user
+        never interleave (a rebalance holds it while it moves the user). Deletes do not wait for it:
+        see the module docstring."""
         p = self.policy
         return self._locks.hold(
             keys.ltm_lock(user_id),
@@ -283,7 +305,9 @@ class WritePipeline:
             if index is not None
             else await self._store.find_by_hashes(user_id, hashes)
         )
-        existing = {m.content_hash: m for m in found}
+        # a memory being deleted (buried, maybe still in the store or a stale index) is no merge target
+        gone = await self._tombstones.buried(user_id, [m.id for m in found])
+        existing = {m.content_hash: m for m in found if m.id not in gone}
         merged = [_merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged]
         return _Draft(user_id, prepared, merged, frozenset(existing), index)
 
@@ -330,14 +354,18 @@ class WritePipeline:
                 else await self._store.nearest(d.user_id, d.vectors[fresh], n_results=1)
             )
             batch_ids = {m.id for m in merged}
-            for i, hits in zip(fresh, nearest, strict=True):
-                if (
-                    hits
-                    and hits[0][1] >= self.policy.near_duplicate
-                    and hits[0][0].id not in batch_ids
-                    and same_facts(hits[0][0], merged[i])
-                ):
-                    merged[i] = _merge(hits[0][0], merged[i])
+            targets = {
+                i: hits[0][0]
+                for i, hits in zip(fresh, nearest, strict=True)
+                if hits
+                and hits[0][1] >= self.policy.near_duplicate
+                and hits[0][0].id not in batch_ids
+                and same_facts(hits[0][0], merged[i])
+            }
+            gone = await self._tombstones.buried(d.user_id, [m.id for m in targets.values()])
+            for i, target in targets.items():
+                if target.id not in gone:
+                    merged[i] = _merge(target, merged[i])
         return _dedupe_ids(merged, d.vectors)
 
     async def _local_index(self, user_id: str) -> BM25Index | None:

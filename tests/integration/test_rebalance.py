@@ -12,7 +12,7 @@ import signal
 import sys
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -304,7 +304,7 @@ def routed(
 ) -> RoutingLongTermStore:
     return RoutingLongTermStore(
         {
-            name: (FailsOnce if name == flaky else ChromaLongTermStore)(
+            name: (FailsOnce if name == flaky else DeletesDuringCopy if name == "c" else ChromaLongTermStore)(
                 chroma_client_factory(settings, url),
                 shards=settings.memory_shards,
                 collection_prefix=settings.chroma_collection_prefix,
@@ -360,5 +360,52 @@ async def test_a_copy_that_fails_half_way_leaves_the_user_readable_and_a_rerun_c
         await assert_placements_settled(redis, users, ["a", "b", "c"])
         found = await reader.search(failed, "我住在哪里？ where do I live", top_k=10)
         assert {s.memory.id for s in found} == written[failed]
+    finally:
+        await redis.aclose()
+
+
+class DeletesDuringCopy(ChromaLongTermStore):
+    """The real store; `during_copy` runs once, when the first page of a move reaches this server (the
+    target), before the page lands: a delete there does not wait for the moving user's lock."""
+
+    during_copy: Callable[[Records], Awaitable[None]] | None = None
+
+    async def put_records(self, user_id: str, records: Records) -> None:
+        hook, self.during_copy = self.during_copy, None
+        if hook is not None:
+            await hook(records)
+        await super().put_records(user_id, records)
+
+
+async def test_a_delete_during_a_move_does_not_come_back_on_the_target(
+    settings: Settings, servers: dict[str, str], embedder: Embedder
+) -> None:
+    prefix = settings.chroma_collection_prefix
+    redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    two = {n: servers[n] for n in "ab"}
+    try:
+        user = next(
+            f"mover{i:02d}" for i in range(100) if rendezvous(f"mover{i:02d}", ["a", "b", "c"]) == "c"
+        )
+        api = build_memory_service(settings, routed(settings, two, redis), embedder, redis)
+        messages = [Message("user", message(user, k)["content"], id=f"m{k}") for k in range(5)]
+        written = {m.id for m in await api.ingest(user, "s1", messages)}
+        three = routed(settings, servers, redis)
+        target = three.server("c")
+        assert isinstance(target, DeletesDuringCopy)
+        deleted: list[str] = []
+
+        async def delete_one(page: Records) -> None:
+            deleted.append(page.ids[0])  # on the page being copied: it would land again on the target
+            await api.delete(user, page.ids[0])
+
+        target.during_copy = delete_one
+        report = await Rebalancer(three, redis, page_size=2, grace_seconds=1.0).run()
+        assert (report.failures, report.users_moved) == (0, 1)
+        assert len(deleted) == 1
+        assert_exactly_once_on_rendezvous(held(servers, prefix), {user: written - set(deleted)})
+        reader = build_memory_service(settings, routed(settings, servers, redis), embedder, redis)
+        found = await reader.search(user, "我住在哪里？ where do I live", top_k=10)
+        assert {s.memory.id for s in found} == written - set(deleted)
     finally:
         await redis.aclose()

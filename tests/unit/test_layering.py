@@ -36,11 +36,13 @@ MEMORY_FLOORS: Mapping[str, int] = {
     "governance": 7,
 }
 APP_FLOORS: Mapping[str, int] = {
+    "console": 1,  # static assets only
     "settings": 1,
     "clients": 2,
     "http": 3,
     "routes": 4,
     "lifespan": 4,
+    "mcp": 4,  # calls the API in-process through the app it is mounted in (never imports routes)
     "main": 5,
     "cli": 6,
 }

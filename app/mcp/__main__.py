@@ -1,0 +1,53 @@
+"""mnemo's MCP server over stdio, for desktop clients (Claude Desktop and others):
+
+    python -m app.mcp --token <JWT> [--url http://127.0.0.1:8000]
+
+It talks to a running mnemo over its HTTP API with that token (also read from MNEMO_TOKEN), so it
+needs no secret, model or database of its own. Logs go to stderr: stdout is the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import anyio
+import httpx
+from mcp.server.mcpserver import Context
+
+from app.mcp.api import MnemoApi, token_subject
+from app.mcp.tools import build_server
+from monitoring.logging import configure_logging
+
+
+async def serve(url: str, token: str) -> None:
+    async with httpx.AsyncClient(base_url=url.rstrip("/"), timeout=httpx.Timeout(60, connect=5)) as client:
+        api = MnemoApi(client, token, token_subject(token))
+
+        def api_of(_ctx: Context) -> MnemoApi:
+            return api
+
+        await build_server(api_of).run_stdio_async()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app.mcp", description=__doc__.splitlines()[0])
+    parser.add_argument("--token", default=os.environ.get("MNEMO_TOKEN"), help="a mnemo JWT (or MNEMO_TOKEN)")
+    parser.add_argument(
+        "--url", default=os.environ.get("MNEMO_URL", "http://127.0.0.1:8000"), help="mnemo's base URL"
+    )
+    parser.add_argument("--log-level", default="WARNING")
+    args = parser.parse_args(argv)
+    if not args.token:
+        parser.error("give --token (or set MNEMO_TOKEN)")
+    if not token_subject(args.token):
+        sys.stderr.write("the token has no subject (sub): is it a mnemo JWT?\n")
+        return 2
+    configure_logging(args.log_level)
+    anyio.run(serve, args.url, args.token)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""A small async client of mnemo's public HTTP API, acting with one bearer token. The MCP tools use
+nothing else, so an MCP client can do exactly what the token may do through the API."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import jwt
+
+
+class ApiError(Exception):
+    """A non-2xx answer of the API, with its error envelope (`code` is mnemo's error code)."""
+
+    def __init__(self, status: int, code: str, detail: str, request_id: str = "") -> None:
+        super().__init__(f"{status} {code}: {detail}")
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.request_id = request_id
+
+
+def token_subject(token: str) -> str:
+    """The `sub` of a token, read without verifying it: only to default the user id; the API verifies."""
+    try:
+        sub = jwt.decode(token, options={"verify_signature": False}).get("sub")
+    except jwt.InvalidTokenError:
+        return ""
+    return sub if isinstance(sub, str) else ""
+
+
+def _path(part: str) -> str:
+    return quote(part, safe="")
+
+
+@dataclass(frozen=True, slots=True)
+class MnemoApi:
+    """`user_id` is the token's own user: the default subject of every call."""
+
+    client: httpx.AsyncClient
+    token: str
+    user_id: str
+    request_id: str = ""
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> Any:
+        headers = {"Authorization": f"Bearer {self.token}"}
+        if self.request_id:
+            headers["X-Request-ID"] = self.request_id
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            response = await self.client.request(method, path, json=body, params=query, headers=headers)
+        except httpx.HTTPError as exc:
+            raise ApiError(503, "mnemo_unreachable", f"mnemo did not answer: {type(exc).__name__}") from exc
+        if response.status_code >= 400:
+            try:
+                envelope = response.json()
+            except ValueError:
+                envelope = {}
+            if not isinstance(envelope, dict):
+                envelope = {}
+            raise ApiError(
+                response.status_code,
+                str(envelope.get("error", "http_error")),
+                str(envelope.get("detail", response.reason_phrase)),
+                str(envelope.get("request_id", "")),
+            )
+        return None if response.status_code == 204 else response.json()
+
+    async def ingest(self, user_id: str, session_id: str, messages: list[dict[str, Any]]) -> Any:
+        body = {"session_id": session_id, "messages": messages}
+        return await self._call("POST", f"/v1/memory/{_path(user_id)}/messages", body=body)
+
+    async def search(self, user_id: str, body: Mapping[str, Any]) -> Any:
+        return await self._call("POST", f"/v1/memory/{_path(user_id)}/search", body=body)
+
+    async def list(self, user_id: str, params: Mapping[str, Any]) -> Any:
+        return await self._call("GET", f"/v1/memory/{_path(user_id)}/list", params=params)
+
+    async def forget(self, user_id: str, body: Mapping[str, Any]) -> Any:
+        return await self._call("POST", f"/v1/memory/{_path(user_id)}/forget", body=body)
+
+    async def delete(self, user_id: str, memory_id: str) -> None:
+        await self._call("DELETE", f"/v1/memory/{_path(user_id)}/{_path(memory_id)}")
+
+    async def sessions(self, user_id: str) -> Any:
+        return await self._call("GET", f"/v1/sessions/{_path(user_id)}")
+
+    async def session(self, user_id: str, session_id: str) -> Any:
+        return await self._call("GET", f"/v1/sessions/{_path(user_id)}/{_path(session_id)}")

@@ -1,0 +1,212 @@
+"""The MCP server: tools and resources over mnemo's API (`MnemoApi`). Descriptions are English with
+Chinese examples; a refused call is an MCP error whose `code` is the HTTP status mnemo answered with
+and whose `data.error` is mnemo's error code (`forbidden`, `validation_error`, `rate_limited`, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, Field
+
+from app.mcp.api import ApiError, MnemoApi
+
+ApiOf = Callable[[Context], MnemoApi]
+T = TypeVar("T")
+DEFAULT_SESSION = "mcp"
+
+INSTRUCTIONS = """mnemo is the user's long-term memory. Call `recall` before answering anything that may
+depend on what the user said before (where they live, their preferences, their projects), and
+`remember` when they tell you something worth keeping. Both work in Chinese and English:
+recall("我住在哪个城市？") finds "I live in Hangzhou" and the other way round when the words overlap.
+Use `forget` with dry_run first, and show the user what would go before forgetting for good."""
+
+UserId = Annotated[
+    str | None,
+    Field(description="whose memory; default: the token's own user (only admins may name another)"),
+]
+
+
+class MessageArg(BaseModel):
+    role: Literal["user", "assistant"] = "user"
+    content: str = Field(min_length=1, max_length=32_000)
+
+
+def _mcp_error(err: ApiError) -> MCPError:
+    data = {"error": err.code, "status": err.status, "detail": err.detail}
+    if err.request_id:
+        data["request_id"] = err.request_id
+    return MCPError(code=err.status, message=f"{err.code}: {err.detail}", data=data)
+
+
+async def _call(fn: Awaitable[T]) -> T:
+    try:
+        return await fn
+    except ApiError as err:
+        raise _mcp_error(err) from err
+
+
+def _brief(m: dict[str, Any]) -> dict[str, Any]:
+    keep = ("id", "content", "created_at", "session_id", "source", "topic", "tier", "importance")
+    out = {k: m.get(k) for k in keep}
+    if "score" in m:
+        out["score"] = m["score"]
+    return out
+
+
+def build_server(api_of: ApiOf) -> MCPServer:
+    """The tools and resources; `api_of` gives the API client of the call's caller (per HTTP request,
+    or the one stdio client)."""
+    server: MCPServer = MCPServer("mnemo", instructions=INSTRUCTIONS, version="0.1.0")
+
+    def subject(api: MnemoApi, user_id: str | None) -> str:
+        return user_id or api.user_id
+
+    @server.tool(
+        description="Store messages or a fact in the user's long-term memory; returns the memories written "
+        "(once they are searchable). Give `content` for one fact, or `messages` for a conversation excerpt. "
+        'Examples: content="我住在杭州"; content="I keep bees on my rooftop"; '
+        'messages=[{"role": "user", "content": "记住：我对花生过敏"}].'
+    )
+    async def remember(
+        ctx: Context,
+        content: Annotated[
+            str | None, Field(description="one fact, e.g. 我下周三去上海出差 / my daughter is called Mia")
+        ] = None,
+        messages: Annotated[
+            list[MessageArg] | None, Field(description="messages to store, oldest first")
+        ] = None,
+        session_id: Annotated[str, Field(description="the conversation these come from")] = DEFAULT_SESSION,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        batch = [m.model_dump() for m in messages or []]
+        if content is not None:
+            batch.append({"role": "user", "content": content})
+        if not batch:
+            detail = "give content or messages"
+            raise _mcp_error(ApiError(422, "validation_error", detail))
+        out = await _call(api.ingest(subject(api, user_id), session_id, batch))
+        return {"stored": out["stored"], "memories": [_brief(m) for m in out["memories"]]}
+
+    @server.tool(
+        description="Search the user's long-term memory, best first, with each memory's score. Filters: "
+        "session_id, exclude_session_id, topic, since/until (ISO 8601 or epoch seconds). "
+        'Examples: query="我住在哪个城市？"; query="what insects do I keep?"; '
+        'query="我3月提交的报价单", since="2026-03-01".'
+    )
+    async def recall(
+        ctx: Context,
+        query: Annotated[str, Field(description="what to look for, in Chinese or English")],
+        top_k: Annotated[int, Field(ge=1, le=100)] = 5,
+        session_id: str | None = None,
+        exclude_session_id: str | None = None,
+        topic: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        body: dict[str, Any] = {"query": query, "top_k": top_k}
+        for key, value in (
+            ("session_id", session_id),
+            ("exclude_session_id", exclude_session_id),
+            ("topic", topic),
+            ("since", since),
+            ("until", until),
+        ):
+            if value is not None:
+                body[key] = value
+        out = await _call(api.search(subject(api, user_id), body))
+        return {"results": [_brief(m) for m in out["results"]]}
+
+    @server.tool(
+        description="List the user's memories, newest first (or by importance), optionally filtered by "
+        'topic, session, source (user/assistant), tier (fact/episodic) and time. Example: tier="fact", '
+        'since="2026-11-01" (那些是我这个月说过的重要事实？).'
+    )
+    async def list_memories(
+        ctx: Context,
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        offset: Annotated[int, Field(ge=0)] = 0,
+        sort: Literal["recent", "importance"] = "recent",
+        topic: str | None = None,
+        session_id: str | None = None,
+        source: Literal["user", "assistant"] | None = None,
+        tier: Literal["fact", "episodic"] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        params = {"limit": limit, "offset": offset, "sort": sort, "topic": topic, "session_id": session_id}
+        params |= {"source": source, "tier": tier, "since": since, "until": until}
+        out = await _call(api.list(subject(api, user_id), params))
+        return {"total": out["total"], "items": [_brief(m) for m in out["items"]]}
+
+    @server.tool(
+        description="Forget every memory matching all the given criteria (query by meaning with "
+        "min_similarity, topic, session_id, before/after). dry_run is true by default: it only lists what "
+        "would go (show it to the user), call again with dry_run=false to forget for good. "
+        'Examples: query="我的住址", dry_run=true; session_id="s1", dry_run=false.'
+    )
+    async def forget(
+        ctx: Context,
+        query: str | None = None,
+        min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.5,
+        topic: str | None = None,
+        session_id: str | None = None,
+        before: str | None = None,
+        after: str | None = None,
+        dry_run: bool = True,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        body: dict[str, Any] = {"dry_run": dry_run}
+        for key, value in (
+            ("query", query),
+            ("topic", topic),
+            ("session_id", session_id),
+            ("before", before),
+            ("after", after),
+        ):
+            if value is not None:
+                body[key] = value
+        if query is not None:
+            body["min_similarity"] = min_similarity
+        out = await _call(api.forget(subject(api, user_id), body))
+        result: dict[str, Any] = {"count": out["count"], "ids": out["ids"], "dry_run": out["dry_run"]}
+        if out.get("memories") is not None:
+            result["memories"] = [_brief(m) for m in out["memories"]]
+        return result
+
+    @server.tool(
+        description="Delete one memory by id (final: it cannot be restored). Example: memory_id from a "
+        "recall result (删除这条记忆 / delete this memory)."
+    )
+    async def delete_memory(ctx: Context, memory_id: str, user_id: UserId = None) -> dict[str, Any]:
+        api = api_of(ctx)
+        await _call(api.delete(subject(api, user_id), memory_id))
+        return {"deleted": memory_id}
+
+    @server.resource(
+        "mnemo://sessions/{session_id}/summary",
+        name="session_summary",
+        description="One session's rolling summary and mode, e.g. mnemo://sessions/s1/summary (会话摘要).",
+        mime_type="application/json",
+    )
+    async def session_summary(session_id: str, ctx: Context) -> dict[str, Any]:
+        api = api_of(ctx)
+        state = await _call(api.session(api.user_id, session_id))
+        summary = state.get("summary") or {}
+        return {
+            "session_id": session_id,
+            "summary": summary.get("summary"),
+            "last_update": summary.get("last_update"),
+            "mode": state.get("mode"),
+            "messages_in_buffer": len(state.get("buffer", [])),
+        }
+
+    return server

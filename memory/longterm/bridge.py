@@ -69,6 +69,10 @@ class BridgeVectors:
     def _on(self, name: str) -> ChromaLongTermStore:
         return self._servers[name]
 
+    @property
+    def servers(self) -> Mapping[str, ChromaLongTermStore]:
+        return self._servers
+
     async def put_on(self, server: str, memories: Sequence[Memory], vectors: Vectors) -> None:
         """Store vectors on `server` for memories whose records go there: one upsert per shard
         collection (a Chroma upsert costs its server ~6 ms plus ~1 ms per record)."""
@@ -220,10 +224,10 @@ class BridgedStore(RoutingLongTermStore):
         )
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
+        """The records, then their bridge vectors on every server: a rebalance moves records, not bridge
+        vectors, so an earlier server of this user may still hold some."""
         await super().delete(user_id, ids)
-        placement = await self.placement(user_id, fresh=True)
-        servers = {placement.at or self.owner(user_id), *placement.copies}
-        await self.bridge.delete(user_id, ids, sorted(servers))
+        await self.bridge.delete(user_id, ids, list(self.bridge.servers))
 
     async def delete_user(self, user_id: str) -> int:
         records = await super().delete_user(user_id)

@@ -13,6 +13,7 @@ next version (`python -m app.cli.reembed` bumps it when it finishes a user).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -22,10 +23,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memory.embedding.base import Embedder, Vectors
+from memory.errors import StoreUnavailable
 from memory.longterm.bridge import BridgeVectors
 from memory.longterm.shared_vectors import SharedVectors
 from memory.models import Memory
 from memory.text.language import Lang, detect_language
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +160,13 @@ class BridgeCache:
         with self._lock:
             return user_id in self._items
 
-    async def everything(self, user_id: str) -> dict[str, Vectors]:
+    async def everything(self, user_id: str) -> dict[str, Vectors] | None:
         """All of this user's bridge vectors (a user's first search in this worker reads them beside
-        the keyword index, not after it)."""
-        return await self._bridge.get(user_id)
+        the keyword index, not after it); None if Chroma cannot say."""
+        try:
+            return await self._bridge.get(user_id)
+        except StoreUnavailable:
+            return None
 
     async def rows(
         self,
@@ -185,7 +192,11 @@ class BridgeCache:
         fetched = dict(prefetched or {})
         still = [mid for mid in missing if mid not in fetched]  # all of them, unless prefetched
         if still:
-            fetched.update(await self._fetch(user_id, still, memories))
+            try:
+                fetched.update(await self._fetch(user_id, still, memories))
+            except StoreUnavailable as exc:  # rank by the main channel now; ask again next time
+                log.warning("bridge vectors unavailable; ranking without them", extra={"reason": exc.reason})
+                return None
         rows = rows_from(memories, fetched, previous)
         complete = len(rows) == len(memories)
         self._put(user_id, _Entry(version, rows, complete, self._clock()))

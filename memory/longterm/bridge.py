@@ -49,14 +49,6 @@ def _upserter(ids: list[str], vectors: Vectors, metas: list[dict[str, Any]]) -> 
     return lambda c: c.upsert(ids=ids, embeddings=vectors, metadatas=metas)
 
 
-def bridge_text(memory: Memory, *, with_context: bool = False) -> str:
-    """What the bridge model embeds for a memory: its text as the main channel embeds it, and with
-    `with_context` the messages around it (the keyword channel's context) after it."""
-    if with_context and memory.context:
-        return f"{memory.embed_text} {memory.context}"
-    return memory.embed_text
-
-
 class BridgeVectors:
     """Bridge vectors on every configured server, each user's on the server the routing store names."""
 
@@ -166,7 +158,6 @@ class BridgedStore(RoutingLongTermStore):
         self.bridge = BridgeVectors(self, bridge_servers, model)
         self._bridge_embedder = embedder
         self._bridge_shared = shared
-        self.with_context = False
 
     @property
     def bridge_embedder(self) -> Embedder:
@@ -174,7 +165,9 @@ class BridgedStore(RoutingLongTermStore):
 
     async def bridge_vectors(self, memories: Sequence[Memory]) -> Vectors:
         """Bridge vectors of the memories' text (name-prefixed, as the main channel embeds it)."""
-        texts = [bridge_text(m, with_context=self.with_context) for m in memories]
+        # the text as the main channel embeds it; with its context instead, cross-lingual recall fell
+        # (docs/decisions.md, how the bridge is fused)
+        texts = [m.embed_text for m in memories]
         dimension = self._bridge_embedder.dimension
         out = np.empty((len(texts), dimension), dtype=np.float32)
         known: dict[int, Vectors] = {}
@@ -182,8 +175,11 @@ class BridgedStore(RoutingLongTermStore):
             by_user: dict[str, list[int]] = {}
             for row, m in enumerate(memories):
                 by_user.setdefault(m.user_id, []).append(row)
-            for user_id, rows in by_user.items():
-                found = await self._bridge_shared.fetch(user_id, [texts[r] for r in rows], dimension)
+            shared = self._bridge_shared
+            founds = await asyncio.gather(
+                *(shared.fetch(u, [texts[r] for r in rows], dimension) for u, rows in by_user.items())
+            )
+            for rows, found in zip(by_user.values(), founds, strict=True):
                 known.update({rows[j]: v for j, v in found.items()})
         missing = [row for row in range(len(texts)) if row not in known]
         if missing:

@@ -184,6 +184,18 @@ class BridgedStore(RoutingLongTermStore):
         missing = [row for row in range(len(texts)) if row not in known]
         if missing:
             out[missing] = await self._bridge_embedder.embed([texts[r] for r in missing])
+            if self._bridge_shared is not None:
+                # the next search of these users ranks them: from Redis, not a Chroma read
+                computed: dict[str, list[int]] = {}
+                for row in missing:
+                    computed.setdefault(memories[row].user_id, []).append(row)
+                shared = self._bridge_shared
+                await asyncio.gather(
+                    *(
+                        shared.publish_many(u, [texts[r] for r in rows], out[rows])
+                        for u, rows in computed.items()
+                    )
+                )
         for row, vector in known.items():
             out[row] = vector
         return out

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.lifespan import build_store
+from app.lifespan import bridge_shared_vectors, build_store
 from app.settings import Settings
 from memory import Embedder
 from memory.embedding.base import Vectors
@@ -93,6 +93,10 @@ class TestSearchAcrossLanguages:
         bridged = bridge_records(settings)
         assert {i for i, _ in bridged} == {m["id"] for m in listed["items"]}
         assert {u for _, u in bridged} == {"alice"}
+        # the writer handed what it computed to the next search through Redis (5 min): no Chroma read
+        shared = bridge_shared_vectors(redis_of(settings), MultilingualEmbedder())
+        published = await shared.fetch("alice", [text for _, text in FACTS], 512)
+        assert sorted(published) == list(range(len(FACTS)))
 
 
 class TestChatTurn:

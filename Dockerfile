@@ -36,8 +36,8 @@ ENV PATH=/opt/venv/bin:$PATH \
 
 RUN groupadd --system --gid 1001 mnemo \
     && useradd --system --uid 1001 --gid 1001 --create-home --home-dir /home/mnemo --shell /usr/sbin/nologin mnemo \
-    && mkdir -p /app/data /tmp/mnemo-metrics \
-    && chown 1001:1001 /app/data /tmp/mnemo-metrics
+    && mkdir -p /app/data/archive /tmp/mnemo-metrics \
+    && chown 1001:1001 /app/data /app/data/archive /tmp/mnemo-metrics
 
 WORKDIR /app
 COPY --from=builder /opt/venv /opt/venv

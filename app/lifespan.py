@@ -21,7 +21,7 @@ from app.clients.redis import build_redis, check_layout, connect
 from app.clients.upstream import OpenAICompatibleLLM
 from app.http.auth import TokenCodec
 from app.http.rate_limit import RateLimiter
-from app.settings import Settings
+from app.settings import Settings, server_name
 from memory import (
     ChromaLongTermStore,
     Embedder,
@@ -30,6 +30,10 @@ from memory import (
     RoutingLongTermStore,
     SentenceTransformerEmbedder,
 )
+from memory.archive.cold import ColdStore
+from memory.archive.search import TieredSearch
+from memory.archive.tiers import TierPolicy
+from memory.archive.view import ArchivedTiers
 from memory.chat.compression import LLMCompressor
 from memory.chat.conversation import ConversationService
 from memory.chat.llm import ChatModel
@@ -175,6 +179,24 @@ def build_bridge(settings: Settings) -> MultilingualEmbedder | None:
     return MultilingualEmbedder(threads=1)
 
 
+def build_archive(settings: Settings, redis: RedisClient) -> ArchivedTiers:
+    """Warm archive collections on one Chroma server (ARCHIVE_WARM_SERVER, else the first) and the cold
+    Parquet store (ARCHIVE_COLD_URL); neither is contacted until used."""
+    servers = {s.name: s.url for s in settings.chroma_servers}
+    name = server_name(settings.archive_warm_server) if settings.archive_warm_server else next(iter(servers))
+    warm = ChromaLongTermStore(
+        chroma_client_factory(settings, servers[name]),
+        shards=settings.memory_shards,
+        collection_prefix=f"{settings.chroma_collection_prefix}-warm",
+    )
+    cold = ColdStore(settings.archive_cold_url, storage_options=settings.archive_storage_options)
+    return ArchivedTiers(warm, cold, redis)
+
+
+def tier_policy(settings: Settings) -> TierPolicy:
+    return TierPolicy(settings.archive_warm_after_days, settings.archive_cold_after_days)
+
+
 def build_embedder(settings: Settings) -> Embedder:
     if settings.embedding_backend == "onnx":
         return OnnxEmbedder(
@@ -196,8 +218,10 @@ def build_memory_service(
     embedder: Embedder,
     redis: RedisClient,
     outbox: Outbox | None = None,
+    archive: ArchivedTiers | None = None,
 ) -> MemoryService:
-    """With a `BridgedStore`, recall fuses its bridge channel (`memory/recall/crosslingual.py`)."""
+    """`archive`: list, search, delete and forget cover warm and cold too (hybrid pipeline only). With a
+    `BridgedStore`, recall fuses its bridge channel (`memory/recall/crosslingual.py`)."""
     if settings.retrieval_pipeline == "naive":
         return MemoryService(store, embedder)
     versions = LtmVersions(redis)
@@ -243,6 +267,16 @@ def build_memory_service(
         versions=versions,
         tombstones=Tombstones(redis),
         outbox=outbox,
+        archive=archive,
+        tiered=TieredSearch(
+            retriever,
+            archive,
+            warm_cache=KeywordIndexCache(settings.archive_warm_cache_memories),
+            cold_cache=KeywordIndexCache(settings.archive_cold_cache_memories),
+            cold_fallback_similarity=settings.archive_cold_fallback_similarity,
+        )
+        if archive is not None
+        else None,
     )
 
 
@@ -368,7 +402,8 @@ def make_lifespan(
         if down:  # start anyway: /readyz reports it, calls retry the connection
             log.warning("chroma not reachable at startup", extra={"servers": down})
         outbox = Outbox(redis)
-        memory = build_memory_service(settings, store, model, redis, outbox)
+        archive = build_archive(settings, redis)
+        memory = build_memory_service(settings, store, model, redis, outbox, archive)
         sessions = build_sessions(settings, redis)
         idempotency = IdempotencyRecords(redis, ttl_seconds=settings.idempotency_ttl_seconds)
         llm_client = build_llm_client(settings, llm_transport)
@@ -414,7 +449,7 @@ def make_lifespan(
                 memory=memory,
                 tokens=token_codec(settings),
                 rate_limiter=RateLimiter(limiter_redis, limit=settings.rate_limit_per_minute),
-                eraser=Eraser(store, redis, memory, outbox, at_rest_policy(settings)),
+                eraser=Eraser(store, redis, memory, outbox, at_rest_policy(settings), archive),
                 sessions=sessions,
                 outbox=outbox,
                 conversation=conversation,
@@ -424,6 +459,7 @@ def make_lifespan(
                     store,
                     sessions,
                     outbox,
+                    archive=archive,
                     main_model=f"all-MiniLM-L6-v2 ({settings.embedding_backend})",
                     bridge=store.bridge if isinstance(store, BridgedStore) else None,
                 ),

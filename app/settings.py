@@ -187,6 +187,25 @@ class Settings(BaseSettings):
     # --chroma-path DIR` on the Chroma host does it, and receipts say so.
     chroma_data_path: str | None = None
 
+    # archive tiers (memory/archive, docs/memory.md#hot-warm-and-cold): hot until warm_after_days, warm
+    # (archive collections, exact search) until cold_after_days, then cold (Parquet)
+    archive_warm_after_days: float = Field(30.0, gt=0)
+    archive_cold_after_days: float = Field(365.0, gt=0)
+    # where cold Parquet goes: a directory or an fsspec URL (s3://bucket/prefix through s3fs; credentials
+    # from the usual AWS_* variables); ARCHIVE_S3_ENDPOINT_URL for an S3-compatible server
+    archive_cold_url: str = "./data/archive"
+    archive_s3_endpoint_url: str | None = None
+    # the Chroma server (a name of CHROMA_URLS) holding the warm archive collections; empty: the first
+    archive_warm_server: str = ""
+    # the writer process runs the archival job daily at this UTC hour; -1: never (cron the CLI instead)
+    archive_hour: int = Field(3, ge=-1, le=23)
+    archive_batch_users: int = Field(50, ge=1, le=10_000)
+    archive_batch_size: int = Field(500, ge=1, le=10_000)  # memories per move step
+    # hot + warm results whose best cosine is below this make a search look in cold too
+    archive_cold_fallback_similarity: float = Field(0.3, ge=-1, le=1)
+    archive_warm_cache_memories: int = Field(100_000, ge=0)  # per worker, across users
+    archive_cold_cache_memories: int = Field(50_000, ge=0)
+
     # HTTP
     rate_limit_per_minute: int = Field(100, ge=1)
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
@@ -209,7 +228,18 @@ class Settings(BaseSettings):
             raise ValueError(f"CHROMA_DRAINING names unknown servers: {sorted(draining - names)}")
         if draining >= names:
             raise ValueError("CHROMA_DRAINING may not name every server: none would take new users")
+        if self.archive_warm_server and server_name(self.archive_warm_server) not in names:
+            raise ValueError(f"ARCHIVE_WARM_SERVER names an unknown server: {self.archive_warm_server!r}")
+        if self.archive_warm_after_days >= self.archive_cold_after_days:
+            raise ValueError("ARCHIVE_WARM_AFTER_DAYS must be below ARCHIVE_COLD_AFTER_DAYS")
         return self
+
+    @property
+    def archive_storage_options(self) -> dict[str, object]:
+        """fsspec options for the cold store's URL."""
+        if self.archive_s3_endpoint_url and self.archive_cold_url.startswith("s3://"):
+            return {"client_kwargs": {"endpoint_url": self.archive_s3_endpoint_url}}
+        return {}
 
     @field_validator("auth_jwt_secret")
     @classmethod

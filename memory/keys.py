@@ -188,6 +188,22 @@ def ltm_placement(user_id: str) -> str:
     return f"{user_prefix(user_id)}:ltm:placement"
 
 
+def archive_state(user_id: str) -> str:
+    """Hash: this user's archive version (`v`, bumped whenever warm or cold records change), whether
+    cold rows exist (`cold`), and the move in progress (`move`, JSON: ids, tiers, phase, files), which
+    readers use to answer every id from exactly one tier (memory/archive/tiers.py)."""
+    return f"{user_prefix(user_id)}:archive"
+
+
+def archive_cold_lock(user_id: str) -> str:
+    """Held while this user's Parquet files are written or rewritten (deletes do not take `ltm_lock`)."""
+    return f"{user_prefix(user_id)}:archive:cold-lock"
+
+
+# Only one archival job runs at a time (python -m app.cli.archive, or the writer's daily schedule).
+ARCHIVE_LOCK = f"{PREFIX}:archive:lock"
+ARCHIVE_LAST_RUN = f"{PREFIX}:archive:last"  # hash: day (UTC, of the last scheduled run), at, summary
+
 # Only one rebalance runs at a time (python -m app.cli.rebalance).
 REBALANCE_LOCK = f"{PREFIX}:rebalance:lock"
 

@@ -9,6 +9,7 @@ from typing import Literal
 Role = Literal["user", "assistant"]
 SortOrder = Literal["recent", "importance"]
 Tier = Literal["fact", "episodic"]
+ArchiveTier = Literal["hot", "warm", "cold"]  # where a memory lives by age (memory/archive)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,7 @@ class Memory:
     tier: Tier | None = None  # None: written by the naive pipeline
     entities: tuple[str, ...] = ()
     context: str = ""  # the preceding messages, indexed for keyword search (never returned)
+    archive_tier: ArchiveTier = "hot"  # hot: the main collections; warm/cold: memory/archive
 
     @property
     def index_text(self) -> str:

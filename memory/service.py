@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import builtins
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Literal
 
 import numpy as np
 
+from memory.archive.search import TierChoice, TieredHits, TieredSearch
+from memory.archive.tiers import TIERS
+from memory.archive.view import ArchivedTiers
 from memory.embedding.base import Embedder
 from memory.errors import MemoryNotFound
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.ids import content_hash, memory_id_for
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
-from memory.models import Memory, MemoryPage, Message, ScoredMemory, SearchFilters, SortOrder
+from memory.models import ArchiveTier, Memory, MemoryPage, Message, ScoredMemory, SearchFilters, SortOrder
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.retrieval import HybridRetriever
 from memory.write.policy import WritePipeline, WriteRequest
@@ -44,9 +47,12 @@ class MemoryService:
         tombstones: Tombstones | None = None,
         outbox: Outbox | None = None,
         clock: Clock = time.time,
+        archive: ArchivedTiers | None = None,
+        tiered: TieredSearch | None = None,
     ) -> None:
         """Without `writer`/`retriever` the service runs the naive pipeline. With `tombstones` and
-        `outbox`, deleted memories are also scrubbed from pending outbox entries and never rewritten."""
+        `outbox`, deleted memories are also scrubbed from pending outbox entries and never rewritten.
+        With `archive` (and `tiered`, its search), list, search, delete and forget cover warm and cold."""
         self._store = store
         self._embedder = embedder
         self._writer = writer
@@ -55,6 +61,8 @@ class MemoryService:
         self._tombstones = tombstones
         self._outbox = outbox
         self._clock = clock
+        self._archive = archive
+        self._tiered = tiered
 
     @property
     def pipeline(self) -> Pipeline:
@@ -118,8 +126,32 @@ class MemoryService:
         as_of: float | None = None,
     ) -> list[ScoredMemory]:
         """Best `top_k` memories for `query`; `as_of` is "now" for time-aware ranking."""
+        return (await self.search_tiered(user_id, query, top_k=top_k, filters=filters, as_of=as_of)).hits
+
+    async def search_tiered(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        top_k: int = 5,
+        filters: SearchFilters | None = None,
+        as_of: float | None = None,
+        tiers: Collection[ArchiveTier] | None = None,
+    ) -> TieredHits:
+        """`search`, saying which tiers were searched and why (memory/archive/search.py): hot + warm by
+        default, cold when `tiers` names it or hot + warm found nothing relevant."""
         with metrics.RETRIEVAL_DURATION.labels(self.pipeline).time():
-            return await self._search(user_id, query, top_k=top_k, filters=filters, as_of=as_of)
+            if self._tiered is not None and self._retriever is not None:
+                return await self._tiered.search(
+                    user_id,
+                    query,
+                    top_k=top_k,
+                    filters=filters or SearchFilters(),
+                    as_of=as_of if as_of is not None else self._clock(),
+                    tiers=tiers,
+                )
+            hits = await self._search(user_id, query, top_k=top_k, filters=filters, as_of=as_of)
+            return TieredHits(hits, TierChoice(("hot",), "default", "no archive configured"))
 
     async def _search(
         self,
@@ -158,10 +190,12 @@ class MemoryService:
         tier: str | None = None,
         since: float | None = None,
         until: float | None = None,
+        archive_tier: ArchiveTier | None = None,
     ) -> MemoryPage:
+        """`tier`: the write policy's fact/episodic; `archive_tier`: hot, warm or cold (default: all)."""
         headers = [
             m
-            for m in await self._store.get(user_id, include_content=False)
+            for m in await self._headers(user_id, (archive_tier,) if archive_tier else TIERS)
             if (topic is None or m.topic == topic)
             and (session_id is None or m.session_id == session_id)
             and (source is None or m.source == source)
@@ -173,17 +207,46 @@ class MemoryService:
             headers.sort(key=lambda m: (m.importance or 0.0, m.created_at), reverse=True)
         else:
             headers.sort(key=lambda m: (m.created_at, m.id), reverse=True)
-        page_ids = [m.id for m in headers[offset : offset + limit]]
-        full = {m.id: m for m in await self._store.get(user_id, ids=page_ids)}
-        return MemoryPage(total=len(headers), items=[full[i] for i in page_ids if i in full])
+        chosen = headers[offset : offset + limit]
+        hot_ids = [m.id for m in chosen if m.archive_tier == "hot"]
+        full = {m.id: m for m in await self._store.get(user_id, ids=hot_ids)} if hot_ids else {}
+        full.update({m.id: m for m in chosen if m.archive_tier != "hot"})  # archived headers are whole
+        return MemoryPage(total=len(headers), items=[full[m.id] for m in chosen if m.id in full])
+
+    async def _headers(self, user_id: str, tiers: Collection[ArchiveTier]) -> builtins.list[Memory]:
+        """The user's memories in `tiers`, each id once (a move in progress answers from one tier);
+        hot without content, warm and cold with it."""
+        if self._archive is None:
+            return await self._store.get(user_id, include_content=False) if "hot" in tiers else []
+        snap = await self._archive.snapshot(user_id)
+        out: builtins.list[Memory] = []
+        if "hot" in tiers:
+            hidden = snap.hidden("hot")
+            out += [m for m in await self._store.get(user_id, include_content=False) if m.id not in hidden]
+        return out + await self._archive.memories(user_id, snap, tiers)
+
+    async def _vectors(self, user_id: str, ids: Sequence[str]) -> dict[str, builtins.list[float]]:
+        vectors = await self._store.embeddings(user_id, ids)
+        rest = [i for i in ids if i not in vectors]
+        if rest and self._archive is not None:
+            vectors.update(
+                await self._archive.embeddings(user_id, await self._archive.snapshot(user_id), rest)
+            )
+        return vectors
 
     async def get(self, user_id: str, ids: Sequence[str]) -> builtins.list[Memory]:
-        """The user's memories with these ids (the ones that exist), in the order asked."""
+        """The user's memories with these ids (the ones that exist, in any tier), in the order asked."""
         found = {m.id: m for m in await self._store.get(user_id, ids=list(ids))} if ids else {}
+        rest = {i for i in ids if i not in found}
+        if rest and self._archive is not None:
+            archived = await self._headers(user_id, ("warm", "cold"))
+            found.update({m.id: m for m in archived if m.id in rest})
         return [found[i] for i in ids if i in found]
 
     async def delete(self, user_id: str, memory_id: str) -> None:
         found = await self._store.get(user_id, ids=[memory_id], include_content=False)
+        if not found and self._archive is not None:
+            found = [m for m in await self._headers(user_id, ("warm", "cold")) if m.id == memory_id]
         if not found:
             raise MemoryNotFound(memory_id)
         await self._remove(user_id, found)
@@ -204,7 +267,7 @@ class MemoryService:
         session, time range, and meaning (cosine to `query` ≥ `min_similarity`)."""
         chosen = [
             m
-            for m in await self._store.get(user_id, include_content=False)
+            for m in await self._headers(user_id, TIERS)
             if (topic is None or m.topic == topic)
             and (session_id is None or m.session_id == session_id)
             and (before is None or m.created_at < before)
@@ -213,7 +276,7 @@ class MemoryService:
         ids = [m.id for m in chosen]
         if query is not None and ids:
             qvec = (await self._embedder.embed([query]))[0]
-            vectors = await self._store.embeddings(user_id, ids)
+            vectors = await self._vectors(user_id, ids)
             ids = [
                 i
                 for i in ids
@@ -235,6 +298,8 @@ class MemoryService:
         if self._tombstones is not None:
             await self._tombstones.bury(user_id, ids)
         await self._store.delete(user_id, ids)
+        if self._archive is not None:
+            await self._archive.delete(user_id, ids)
         if self._outbox is not None:
             await self._outbox.scrub(user_id, {i for m in memories for i in m.source_message_ids})
         if self._versions is not None:
@@ -248,3 +313,5 @@ class MemoryService:
         # After a delete our own worker never serves a stale index, even if bumping the version failed.
         if self._retriever is not None:
             self._retriever.cache.drop(user_id)
+        if self._tiered is not None:
+            self._tiered.forget_user(user_id)

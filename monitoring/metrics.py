@@ -130,6 +130,30 @@ REBALANCE_RECORDS_MOVED = Counter(
 REBALANCE_FAILURES = Counter(
     "mnemo_rebalance_failures", "Users a rebalance could not settle (left where they were; a re-run retries)"
 )
+ARCHIVE_MEMORIES = Gauge(
+    "mnemo_archive_memories",
+    "Long-term memories per tier (hot, warm, cold), counted at the end of the last archival run",
+    ["tier"],
+    multiprocess_mode="mostrecent",
+)
+ARCHIVE_LAST_RUN = Gauge(
+    "mnemo_archive_last_run_timestamp_seconds",
+    "When the last archival run finished (Unix time)",
+    multiprocess_mode="mostrecent",
+)
+ARCHIVE_MOVED_LAST_RUN = Gauge(
+    "mnemo_archive_moved_last_run",
+    "Memories the last archival run moved, per move (hot_to_warm, warm_to_cold)",
+    ["move"],
+    multiprocess_mode="mostrecent",
+)
+ARCHIVE_MOVED = Counter(
+    "mnemo_archive_moved", "Memories moved to an older tier (hot_to_warm, warm_to_cold)", ["move"]
+)
+ARCHIVE_FAILURES = Counter(
+    "mnemo_archive_failures",
+    "Archive moves that failed (left readable in their tier; a re-run completes them)",
+)
 RESIDENT_MEMORY = Gauge(
     "mnemo_process_resident_memory_bytes",
     "Resident memory of each worker process",

@@ -201,3 +201,33 @@ def running(server: ServerProcess) -> Iterator[ServerProcess]:
         yield server
     finally:
         server.stop()
+
+
+def moto_binary() -> str:
+    candidate = Path(sys.executable).parent / "moto_server"
+    binary = str(candidate) if candidate.exists() else shutil.which("moto_server")
+    if binary is None:
+        raise ServiceStartError("moto_server (moto[server], a dev dependency) is not installed")
+    return binary
+
+
+def http_answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=0.5) as resp:  # noqa: S310
+            return bool(resp.status < 500)
+    except OSError:
+        return False
+
+
+def start_moto(workdir: Path, *, port: int | None = None) -> ServerProcess:
+    """A local S3-compatible server (moto's server mode) for the cold archive tier's s3:// tests."""
+    port = port or free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    log_path = workdir / "moto.log"
+    url = f"http://127.0.0.1:{port}"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [moto_binary(), "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT
+        )
+    _wait(lambda: http_answers(f"{url}/moto-api/"), proc, "moto_server", log_path)
+    return ServerProcess(url, port, proc, log_path)

@@ -8,6 +8,9 @@ catches up when they pause. Its entries stay in Redis until written, so stopping
 
 Run as many as you like, on any hosts: they share the outbox partitions through leases
 (memory/outbox/leases.py), each partition read by one writer at a time.
+
+It also runs the archival job once a day at `ARCHIVE_HOUR` (UTC; -1 turns it off), one writer per day
+and never two at once (memory/archive/schedule.py); `python -m app.cli.archive` runs it by hand.
 """
 
 from __future__ import annotations
@@ -21,9 +24,19 @@ import socket
 
 import anyio.to_thread
 
+from app.cli.archive import build_archiver
 from app.clients.redis import build_redis
-from app.lifespan import build_embedder, build_memory_service, build_store, ensure_layout, sample_gauges
+from app.lifespan import (
+    build_archive,
+    build_bridge,
+    build_embedder,
+    build_memory_service,
+    build_store,
+    ensure_layout,
+    sample_gauges,
+)
 from app.settings import Settings
+from memory.archive.schedule import DailyArchive
 from memory.outbox.stream import Outbox
 from memory.outbox.worker import OutboxWorker
 from memory.redis_client import close
@@ -37,25 +50,42 @@ async def run(settings: Settings) -> None:
     embedder = await anyio.to_thread.run_sync(build_embedder, settings)
     redis = build_redis(settings, "mnemo-writer")
     await ensure_layout(redis, settings)
-    store = build_store(settings, redis)
+    # the bridge channel is written here, with every record (memory/longterm/bridge.py)
+    bridge = await anyio.to_thread.run_sync(build_bridge, settings)
+    store = build_store(settings, redis, bridge)
     outbox = Outbox(redis)
-    memory = build_memory_service(settings, store, embedder, redis, outbox)
+    archive = build_archive(settings, redis)
+    memory = build_memory_service(settings, store, embedder, redis, outbox, archive)
     worker = OutboxWorker(
         outbox,
         memory.ingest_entries,
         consumer=f"writer-{socket.gethostname()}-{os.getpid()}",
         lease_ttl_ms=settings.outbox_lease_ttl_ms,
     )
+    daily: DailyArchive | None = None
+    if settings.archive_hour >= 0:
+        archiver = build_archiver(settings, redis, store, archive)
+        daily = DailyArchive(redis, archiver.run, hour=settings.archive_hour)
     loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        worker.stop()
+        if daily is not None:
+            daily.stop()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, worker.stop)
+        loop.add_signal_handler(sig, stop)
     metrics.mark_dead_workers()
-    log.info("writer started")
+    log.info("writer started", extra={"archive_hour": settings.archive_hour})
     sampler = asyncio.create_task(sample_gauges(outbox))
+    scheduled = asyncio.create_task(daily.run_forever(), name="daily-archive") if daily else None
     try:
         await worker.run()
     finally:
         sampler.cancel()
+        if daily is not None and scheduled is not None:
+            daily.stop()
+            scheduled.cancel()
         await close(redis)
         metrics.mark_self_dead()
         log.info("writer stopped", extra={"written": worker.processed})

@@ -17,7 +17,7 @@ from app.http.ids import Id
 from memory.governance.audit import AuditRecord
 from memory.governance.compaction import AtRest
 from memory.governance.erasure import ErasureReceipt
-from memory.models import Memory, Message, ScoreBreakdown, ScoredMemory, SearchFilters
+from memory.models import ArchiveTier, Memory, Message, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.session.store import SessionState
 
 MAX_CONTENT_CHARS = 32_000
@@ -136,14 +136,24 @@ class SearchRequest(StrictBody):
     explain: bool = Field(
         False, description="add each hit's score breakdown and the source messages it came from"
     )
+    # archive tiers (docs/memory.md#hot-warm-and-cold-tiers); none given: hot + warm, and cold when they
+    # find nothing relevant (`tier` is the write policy's fact/episodic elsewhere, hence the names)
+    archive_tier: ArchiveTier | None = None
+    tiers: list[ArchiveTier] | None = Field(None, min_length=1, max_length=3)
 
     @model_validator(mode="after")
     def _check(self) -> SearchRequest:
         if not has_visible_text(self.query):
             raise ValueError("query must not be blank")
+        if self.archive_tier is not None and self.tiers is not None:
+            raise ValueError("give archive_tier or tiers, not both")
         if self.since is not None and self.until is not None and self.since > self.until:
             raise ValueError("since must not be after until")
         return self
+
+    @property
+    def chosen_tiers(self) -> list[ArchiveTier] | None:
+        return [self.archive_tier] if self.archive_tier is not None else self.tiers
 
     def filters(self) -> SearchFilters:
         return SearchFilters(
@@ -165,6 +175,7 @@ class MemoryOut(BaseModel):
     topic: str | None
     tier: Literal["fact", "episodic"] | None = None
     source_message_ids: list[str]
+    archive_tier: ArchiveTier = Field("hot", description="where it is stored: hot, warm or cold (by age)")
 
     @classmethod
     def of(cls, m: Memory) -> MemoryOut:
@@ -182,6 +193,7 @@ def memory_fields(m: Memory) -> dict[str, Any]:
         "topic": m.topic,
         "tier": m.tier,
         "source_message_ids": list(m.source_message_ids),
+        "archive_tier": m.archive_tier,
     }
 
 
@@ -269,8 +281,18 @@ class IngestResponse(BaseModel):
     memories: list[MemoryOut]
 
 
+class TiersOut(BaseModel):
+    searched: list[ArchiveTier] = Field(description="the archive tiers this search covered")
+    choice: Literal["requested", "default", "cold_fallback"] = Field(
+        description="requested: the request named them; default: hot + warm; cold_fallback: hot + warm "
+        "found nothing relevant, so cold was searched too"
+    )
+    detail: str = Field(description="why, in words (e.g. the best similarity against the threshold)")
+
+
 class SearchResponse(BaseModel):
     results: list[SearchHit]
+    tiers: TiersOut | None = None
 
 
 class ListResponse(BaseModel):

@@ -36,6 +36,7 @@ from app.http.schemas import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+    TiersOut,
     Timestamp,
 )
 from memory.errors import REDIS_UNAVAILABLE
@@ -86,16 +87,25 @@ async def ingest_messages(
 async def search_memories(
     user_id: ActingUser, body: SearchRequest, memory: MemoryDep, sessions: SessionsDep
 ) -> SearchResponse:
-    """The user's memories best matching `query`, best first; with `explain`, each hit's score broken
+    """The user's memories best matching `query`, best first (`tiers` in the answer: which archive
+    tiers were searched and why); with `explain`, each hit's score broken
     down (dense, keyword, boosts, recency) and the source messages it came from."""
-    hits = await memory.search(
-        user_id, body.query, top_k=body.top_k, filters=body.filters(), as_of=body.as_of
+    found = await memory.search_tiered(
+        user_id,
+        body.query,
+        top_k=body.top_k,
+        filters=body.filters(),
+        as_of=body.as_of,
+        tiers=body.chosen_tiers,
     )
+    hits = found.hits
     buffers = (
         await session_buffers(sessions, user_id, {h.memory.session_id for h in hits}) if body.explain else {}
     )
+    t = found.tiers
     return SearchResponse(
-        results=[SearchHit.of_scored(h, explain=body.explain, buffers=buffers) for h in hits]
+        results=[SearchHit.of_scored(h, explain=body.explain, buffers=buffers) for h in hits],
+        tiers=TiersOut(searched=list(t.searched), choice=t.choice, detail=t.detail),
     )
 
 
@@ -118,6 +128,7 @@ async def list_memories(
     session_id: Annotated[Id | None, Query()] = None,
     source: Annotated[Literal["user", "assistant"] | None, Query()] = None,
     tier: Annotated[Literal["fact", "episodic"] | None, Query()] = None,
+    archive_tier: Annotated[Literal["hot", "warm", "cold"] | None, Query()] = None,
     since: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
     until: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
 ) -> ListResponse:
@@ -135,8 +146,10 @@ async def list_memories(
         tier=tier,
         since=since,
         until=until,
+        archive_tier=archive_tier,
     )
     given: dict[str, object] = {"topic": topic, "session_id": session_id, "source": source, "tier": tier}
+    given |= {"archive_tier": archive_tier}
     given |= {"since": since, "until": until}
     filters = [name for name, v in given.items() if v is not None]
     await audit.record(

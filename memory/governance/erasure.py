@@ -2,7 +2,8 @@
 
 Order matters: pending outbox entries go first (so no background write brings data back), then the
 long-term records (under the user's write lock, so an in-flight write finishes before and not after),
-then every Redis key under the user's prefix (sessions, slots, locks, rate-limit log, index version,
+then the warm archive records and cold Parquet rows (files rewritten without them), then every Redis key
+under the user's prefix (sessions, slots, locks, rate-limit log, index version,
 entity registry, change log, shared query vectors, Chroma placement) and the user's dead letters. Shared
 collections are never dropped: only this user's records are deleted, on every Chroma server (a copy an
 interrupted rebalance left behind goes too).
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from redis.exceptions import RedisError
 
 from memory import keys
+from memory.archive.view import ArchivedTiers
 from memory.governance.compaction import STORES, AtRest, AtRestPolicy, CompactionQueue, RedisFiles, Store
 from memory.locks import RedisLocks
 from memory.longterm.chroma import ErasableStore
@@ -51,8 +53,11 @@ class Eraser:
         memory: MemoryService,
         outbox: Outbox,
         at_rest: AtRestPolicy | None = None,
+        archive: ArchivedTiers | None = None,
     ) -> None:
+        """`archive`: warm and cold are erased too (the user's Parquet files rewritten without them)."""
         self._store = store
+        self._archive = archive
         self._redis = redis
         self._memory = memory
         self._outbox = outbox
@@ -66,6 +71,7 @@ class Eraser:
         outbox = await self._outbox.drop_user(user_id)
         async with self._locks.hold(keys.ltm_lock(user_id), ttl_seconds=30, wait_seconds=60):
             chroma = await self._store.delete_user(user_id)
+            archived = await self._archive.delete_user(user_id) if self._archive is not None else {}
             # still under the lock: a write issued before this moment, already read from the outbox
             # by some worker, finds the marker when it gets the lock and is dropped
             await self._tombstones.mark_erased(user_id)
@@ -86,6 +92,7 @@ class Eraser:
                 "redis_keys": redis_keys,
                 "outbox": outbox,
                 "dead_letters": dead_letters,
+                **archived,
             },
             at=time.time(),
             at_rest=self._policy.plan(requested, redis_persists=persists),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from memory.archive.view import ArchivedTiers
 from memory.longterm.bridge import BridgeVectors
 from memory.longterm.chroma import LongTermStore
 from memory.models import Memory
@@ -32,20 +33,33 @@ class UserExport:
         outbox: Outbox,
         *,
         page_size: int = 500,
+        archive: ArchivedTiers | None = None,
         main_model: str = "all-MiniLM-L6-v2",
         bridge: BridgeVectors | None = None,
     ) -> None:
-        """`main_model` and `bridge`: the embedding channels, named in each exported memory (the
-        vectors themselves are derived from the text and left out)."""
+        """`archive`: warm and cold memories follow the hot ones. `main_model` and `bridge`: the
+        embedding channels, named in each exported memory (the vectors themselves are derived from the
+        text and left out)."""
         self._main_model = main_model
         self._bridge = bridge
         self._store = store
+        self._archive = archive
         self._sessions = sessions
         self._outbox = outbox
         self._page_size = page_size
 
-    def memories(self, user_id: str) -> AsyncIterator[list[Memory]]:
-        return self._store.pages(user_id, self._page_size)
+    async def memories(self, user_id: str) -> AsyncIterator[list[Memory]]:
+        """Hot pages, then warm, then cold; an id a move is carrying is left out of hot while the
+        archive answers for it (and fails the read if the archive changes meanwhile)."""
+        snap = await self._archive.snapshot(user_id) if self._archive is not None else None
+        hidden = snap.hidden("hot") if snap is not None else frozenset()
+        async for page in self._store.pages(user_id, self._page_size):
+            visible = [m for m in page if m.id not in hidden]
+            if visible:
+                yield visible
+        if self._archive is not None:
+            async for page in self._archive.pages(user_id, self._page_size, snap):
+                yield page
 
     async def embedded_by(self, user_id: str, memories: list[Memory]) -> dict[str, list[str]]:
         """memory id -> the models that hold a vector of it (the main channel holds every record)."""

@@ -24,7 +24,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from memory.embedding.base import Vectors
 from memory.errors import StoreUnavailable
-from memory.models import Memory, SearchFilters
+from memory.models import ArchiveTier, Memory, SearchFilters
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +192,10 @@ def _chroma_server_error(exc: BaseException) -> bool:
     return isinstance(exc, ChromaError) and exc.code() >= 500
 
 
+def _archive_tier(value: Any) -> ArchiveTier:
+    return "warm" if value == "warm" else ("cold" if value == "cold" else "hot")
+
+
 def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> Memory:
     importance = meta.get("importance")
     tier = meta.get("tier")
@@ -210,6 +214,7 @@ def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> M
         tier="fact" if tier == "fact" else ("episodic" if tier == "episodic" else None),
         entities=_strings(meta.get("entities")),
         context=str(meta.get("context") or ""),
+        archive_tier=_archive_tier(meta.get("archive_tier")),
     )
 
 
@@ -468,6 +473,12 @@ class ChromaLongTermStore:
         return len(result["ids"])
 
     # -- raw records, for moving users between servers ---------------------------------------------
+
+    async def ids_before(self, user_id: str, before: float, *, limit: int) -> list[str]:
+        """Up to `limit` ids of this user's records created before `before` (what an archive move takes)."""
+        where = all_of([{"user_id": user_id}, {"created_at": {"$lt": float(before)}}])
+        result = await self._run(user_id, lambda c: c.get(where=where, include=[], limit=limit))
+        return list(result["ids"])
 
     async def ids_of(self, user_id: str) -> list[str]:
         """Every record id this user has here."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -84,6 +84,10 @@ def passes(m: Memory, f: SearchFilters) -> bool:
         and (f.since is None or m.created_at >= f.since)
         and (f.until is None or m.created_at <= f.until)
     )
+
+
+def _visible(f: SearchFilters, hidden: Collection[str]) -> Callable[[Memory], bool]:
+    return lambda m: passes(m, f) and m.id not in hidden
 
 
 def mentions_doc_type(m: Memory, doc_types: Sequence[str]) -> bool:
@@ -198,23 +202,33 @@ class HybridRetriever:
         top_k: int,
         filters: SearchFilters,
         as_of: float,
+        hot: bool = True,
+        hidden_hot: Collection[str] = frozenset(),
+        archived: Sequence[tuple[BM25Index, Collection[str]]] = (),
     ) -> list[ScoredMemory]:
+        """`hot`: search the user's hot memories (the store and the cached in-process index), less
+        `hidden_hot`; `archived`: more indexes (warm, cold: memory/archive/search.py), each with the ids
+        it must not answer for, whose candidates are ranked together with hot's."""
         w = self.weights
-        bridge = self._bridge
+        bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
         prefetched: dict[str, np.ndarray] | None = None
-        if bridge is not None and not bridge.cache.holds(user_id):  # first search here: read both at once
+        if not hot:
+            version, index = UNKNOWN, BM25Index([])
+        elif bridge is not None and not bridge.cache.holds(user_id):  # first search here: read both at once
             (version, index), prefetched = await asyncio.gather(
                 self._versioned_index(user_id), bridge.cache.everything(user_id)
             )
         else:
             version, index = await self._versioned_index(user_id)
-        if not len(index):
+        sources: list[tuple[BM25Index, Collection[str]]] = [(index, hidden_hot), *archived]
+        if not any(len(i) for i, _ in sources):
             return []
-        plan = plan_query(query, known_names=index.names, now=as_of)
+        names = frozenset().union(*(i.names for i, _ in sources))
+        plan = plan_query(query, known_names=names, now=as_of)
         language = detect_language(plan.text)
         rows = (
             await bridge.cache.rows(user_id, version, index.memories, prefetched)
-            if bridge is not None
+            if bridge is not None and len(index)
             else None
         )
         use_bridge = bridge is not None and rows is not None and needs_bridge(language, rows, bridge.weights)
@@ -240,23 +254,32 @@ class HybridRetriever:
             if self._shared is not None:
                 await self._shared.publish(user_id, plan.semantic_text, qvec)
         n_dense = max(w.dense_candidates, top_k)
-        if index.has_vectors and len(index) <= w.in_process_dense_max:
-            # the index holds every vector of this user at the current version: exact cosine here,
-            # no round trip to the vector store on the read path
-            dense_hits = index.nearest(qvec, limit=n_dense, keep=lambda m: passes(m, filters))
-        else:
-            dense_hits = await self._store.query(user_id, qvec.tolist(), n_results=n_dense, filters=filters)
+        dense_hits: list[tuple[Memory, float]] = []
+        if len(index):
+            if index.has_vectors and len(index) <= w.in_process_dense_max:
+                # the index holds every vector of this user at the current version: exact cosine here,
+                # no round trip to the vector store on the read path
+                dense_hits = index.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden_hot))
+            else:
+                found = await self._store.query(
+                    user_id, qvec.tolist(), n_results=n_dense + len(hidden_hot), filters=filters
+                )
+                dense_hits = [(m, sim) for m, sim in found if m.id not in hidden_hot][:n_dense]
+        for extra, hidden in archived:  # exact cosine over the archived tier's vectors
+            dense_hits += extra.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden))
         candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
         cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
         keyword: dict[str, float] = {}
-        for mid, score in index.search(plan.keyword_tokens, limit=max(w.keyword_candidates, top_k)):
-            memory = index.memories[mid]
-            if passes(memory, filters):
-                keyword[mid] = score
-                candidates.setdefault(mid, memory)
+        for source, hidden in sources:
+            for mid, score in source.search(plan.keyword_tokens, limit=max(w.keyword_candidates, top_k)):
+                memory = source.memories[mid]
+                if mid not in hidden and passes(memory, filters):
+                    keyword[mid] = max(score, keyword.get(mid, 0.0))
+                    candidates.setdefault(mid, memory)
         missing = [mid for mid in candidates if mid not in cosine]
         if missing:
-            cosine.update(index.cosine(missing, qvec))
+            for source, _ in sources:
+                cosine.update(source.cosine([mid for mid in missing if mid in source.memories], qvec))
             still = [mid for mid in missing if mid not in cosine]
             if still:  # index built without vectors: ask the store
                 vectors = await self._store.embeddings(user_id, still)
@@ -269,16 +292,21 @@ class HybridRetriever:
         cross: set[str] = set()
         if bvec is not None and rows is not None and bridge is not None:
             sims = rows.cosine(bvec)
-            found = nearest(
-                rows, sims, index.memories, limit=bridge.weights.candidates, keep=lambda m: passes(m, filters)
+            found_b = nearest(
+                rows,
+                sims,
+                index.memories,
+                limit=bridge.weights.candidates,
+                keep=_visible(filters, hidden_hot),
             )
-            for mid, _ in found:
+            for mid, _ in found_b:
                 if mid not in candidates:
                     candidates[mid] = index.memories[mid]
                     cosine.setdefault(mid, index.cosine([mid], qvec).get(mid, 0.0))
                     keyword.setdefault(mid, 0.0)
             at = rows.row_of()
-            cross = cross_language(rows, language, list(candidates))
+            bridged = [mid for mid in candidates if mid in at]  # archived candidates have no bridge row
+            cross = cross_language(rows, language, bridged)
             bw = bridge.weights
             same_sims = sims
             if bw.neighbours > 0:
@@ -286,10 +314,7 @@ class HybridRetriever:
             cross_sims = sims
             if bw.neighbours_cross > 0:
                 cross_sims = rows.smoothed(index.memories, bw.neighbours_cross) @ bvec.astype(np.float32)
-            bridge_cos = {
-                mid: float((cross_sims if mid in cross else same_sims)[at[mid]]) if mid in at else 0.0
-                for mid in candidates
-            }
+            bridge_cos = {mid: float((cross_sims if mid in cross else same_sims)[at[mid]]) for mid in bridged}
         in_cluster: set[str] = set()
         if w.clustering and len(candidates) >= 6:
             vectors = await self._store.embeddings(user_id, list(candidates))
@@ -330,8 +355,8 @@ class HybridRetriever:
         bridge_n = _minmax(bridge) if bridge else None
         bw = self._bridge.weights if self._bridge is not None else None
         share = (bw.zh if zh else bw.en) if bw is not None else 0.0
-        if bw is not None and bridge_n is not None and zh:
-            w_dense *= bw.minilm_zh
+        # a Chinese query keeps this share of MiniLM's weight on memories the bridge scores
+        w_dense_bridged = w_dense * bw.minilm_zh if bw is not None and zh else w_dense
         cross = cross or set()
         month = month_range(plan.month) if plan.month else None
         names = {n.lower() for n in plan.names}
@@ -356,14 +381,15 @@ class HybridRetriever:
             relevance = dense + kw
             via_bridge = 0.0  # the bridge's part, for the breakdown (dense and kw are scaled to match)
             similarity = cosine[mid]
-            if bridge_n is not None and bridge is not None and bw is not None:
+            if bridge_n is not None and bridge is not None and bw is not None and mid in bridge:
                 if mid in cross:  # MiniLM and BM25 cannot cross a language; keywords still match names
                     dense, kw, via_bridge = 0.0, bw.cross_keyword * keyword_n[mid], bw.cross * bridge_n[mid]
                     relevance = via_bridge + kw
                     similarity = bridge[mid]
                 else:
+                    dense = w_dense_bridged * dense_n[mid]
                     via_bridge = share * bridge_n[mid]
-                    relevance = (1 - share) * relevance + via_bridge
+                    relevance = (1 - share) * (dense + kw) + via_bridge
                     dense, kw = (1 - share) * dense, (1 - share) * kw
             for boost in boosts.values():  # in the order they always were added (same floats)
                 relevance += boost

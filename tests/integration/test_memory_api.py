@@ -68,7 +68,9 @@ class TestIngest:
             "topic",
             "tier",
             "source_message_ids",
+            "archive_tier",
         }
+        assert first["archive_tier"] == "hot"  # just written
 
     async def test_retry_with_same_ids_does_not_duplicate(
         self, client: httpx.AsyncClient, auth: AuthHeaders
@@ -146,7 +148,10 @@ class TestSearch:
             "/v1/memory/nobody/search", json={"query": "anything"}, headers=auth("nobody")
         )
         assert resp.status_code == 200
-        assert resp.json() == {"results": []}
+        assert resp.json() == {
+            "results": [],
+            "tiers": {"searched": ["hot", "warm"], "choice": "default", "detail": "no cold memories"},
+        }
 
 
 class TestListAndDelete:

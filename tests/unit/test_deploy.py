@@ -60,6 +60,11 @@ DASHBOARD_METRICS = {
     "mnemo_bridge_embedding_duration_seconds",
     "mnemo_bridge_embedding_texts_total",
     "mnemo_bridge_searches_total",
+    "mnemo_archive_memories",
+    "mnemo_archive_last_run_timestamp_seconds",
+    "mnemo_archive_moved_last_run",
+    "mnemo_archive_moved_total",
+    "mnemo_archive_failures_total",
 }
 NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total"}  # an alert's job: it should stay at zero
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")

@@ -31,6 +31,7 @@ MEMORY_FLOORS: Mapping[str, int] = {
     "longterm": 3,
     "recall": 4,
     "write": 5,
+    "archive": 5,
     "service": 6,
     "chat": 7,
     "governance": 7,

@@ -65,3 +65,31 @@ class TestEnvironmentNames:
         monkeypatch.setenv("MEMORY_SHARDS", shards)
         with pytest.raises(ValidationError, match="memory_shards"):
             Settings(_env_file=None, auth_jwt_secret=GOOD)
+
+
+class TestArchiveSettings:
+    def test_defaults(self) -> None:
+        s = Settings(_env_file=None, auth_jwt_secret=GOOD)
+        assert (s.archive_warm_after_days, s.archive_cold_after_days) == (30.0, 365.0)
+        assert s.archive_cold_url == "./data/archive"
+        assert s.archive_storage_options == {}
+
+    def test_s3_endpoint_goes_to_fsspec(self) -> None:
+        s = Settings(
+            _env_file=None,
+            auth_jwt_secret=GOOD,
+            archive_cold_url="s3://bucket/archive",
+            archive_s3_endpoint_url="http://127.0.0.1:9000",
+        )
+        assert s.archive_storage_options == {"client_kwargs": {"endpoint_url": "http://127.0.0.1:9000"}}
+
+    @pytest.mark.parametrize(
+        ("field", "value", "message"),
+        [
+            ("archive_warm_after_days", 400, "below ARCHIVE_COLD_AFTER_DAYS"),
+            ("archive_warm_server", "nowhere", "unknown server"),
+        ],
+    )
+    def test_refused(self, field: str, value: object, message: str) -> None:
+        with pytest.raises(ValidationError, match=message):
+            Settings(_env_file=None, auth_jwt_secret=GOOD, **{field: value})  # type: ignore[arg-type]

@@ -45,6 +45,7 @@ COPY app/ app/
 COPY memory/ memory/
 COPY monitoring/ monitoring/
 COPY scripts/probe.py scripts/probe.py
+COPY NOTICE ./
 COPY --chmod=0755 entrypoint.sh /app/entrypoint.sh
 
 USER 1001:1001

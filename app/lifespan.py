@@ -40,6 +40,7 @@ from memory.chat.llm import ChatModel
 from memory.chat.offline import OfflineResponder
 from memory.chat.summary import LLMSummarizer
 from memory.chat.supersession_judge import LLMSupersessionJudge
+from memory.embedding.multilingual import MultilingualEmbedder
 from memory.embedding.onnx import OnnxEmbedder
 from memory.governance.audit import AuditLog
 from memory.governance.compaction import (
@@ -53,12 +54,14 @@ from memory.governance.compaction import (
 )
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
+from memory.longterm.bridge import BRIDGE_HNSW, BRIDGE_SHARDS, BridgedStore, bridge_prefix
 from memory.longterm.placement import Placements
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
 from memory.outbox.stream import Outbox
 from memory.outbox.worker import OutboxWorker
+from memory.recall.crosslingual import BridgeCache, BridgeChannel, BridgeWeights
 from memory.recall.keyword_index import KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever, RankingWeights
 from memory.redis_client import RedisClient, ReplicaAck, close
@@ -128,18 +131,53 @@ def chroma_client_factory(settings: Settings, url: str | None = None) -> Callabl
     return factory
 
 
-def build_store(settings: Settings, redis: RedisClient) -> RoutingLongTermStore:
-    """One Chroma store per configured server (each with its own lazily opened client) behind the
-    routing store; with CHROMA_URL alone, a single server."""
-    servers = {
+def chroma_stores(
+    settings: Settings, collection_prefix: str, hnsw: dict[str, int] | None = None, shards: int | None = None
+) -> dict[str, ChromaLongTermStore]:
+    """name -> a store on that server with this collection prefix (each with its own lazy client);
+    `shards`: MEMORY_SHARDS unless given."""
+    return {
         server.name: ChromaLongTermStore(
             chroma_client_factory(settings, server.url),
-            shards=settings.memory_shards,
-            collection_prefix=settings.chroma_collection_prefix,
+            shards=shards or settings.memory_shards,
+            collection_prefix=collection_prefix,
+            hnsw=hnsw,
         )
         for server in settings.chroma_servers
     }
-    return RoutingLongTermStore(servers, Placements(redis), draining=settings.chroma_draining_names)
+
+
+def build_store(
+    settings: Settings, redis: RedisClient, bridge: MultilingualEmbedder | None = None
+) -> RoutingLongTermStore:
+    """One Chroma store per configured server behind the routing store (with CHROMA_URL alone, a
+    single server); with the bridge model, the store that writes and deletes its channel too."""
+    servers = chroma_stores(settings, settings.chroma_collection_prefix)
+    placements = Placements(redis)
+    if bridge is None:
+        return RoutingLongTermStore(servers, placements, draining=settings.chroma_draining_names)
+    return BridgedStore(
+        servers,
+        placements,
+        bridge_servers=chroma_stores(
+            settings, bridge_prefix(settings.chroma_collection_prefix), BRIDGE_HNSW, shards=BRIDGE_SHARDS
+        ),
+        embedder=bridge.for_caller("write"),
+        model=bridge.model_name,
+        shared=bridge_shared_vectors(redis, bridge),
+        draining=settings.chroma_draining_names,
+    )
+
+
+def bridge_shared_vectors(redis: RedisClient, bridge: MultilingualEmbedder) -> SharedVectors:
+    return SharedVectors(redis, f"bridge:{bridge.model_name}:{bridge.dimension}")
+
+
+def build_bridge(settings: Settings) -> MultilingualEmbedder | None:
+    """The multilingual bridge model, when the channel is on (and the hybrid pipeline runs)."""
+    if not settings.bridge_embedding or settings.retrieval_pipeline != "hybrid":
+        return None
+    return MultilingualEmbedder(threads=1)
 
 
 def build_archive(settings: Settings, redis: RedisClient) -> ArchivedTiers:
@@ -186,7 +224,8 @@ def build_memory_service(
     llm: ChatModel | None = None,
 ) -> MemoryService:
     """`archive`: list, search, delete and forget cover warm and cold too (hybrid pipeline only).
-    `llm`: the configured upstream model (None without one), for the writer's supersession judge."""
+    `llm`: the configured upstream model (None without one), for the writer's supersession judge. With a
+    `BridgedStore`, recall fuses its bridge channel (`memory/recall/crosslingual.py`)."""
     if settings.retrieval_pipeline == "naive":
         return MemoryService(store, embedder)
     versions = LtmVersions(redis)
@@ -210,6 +249,7 @@ def build_memory_service(
             negation_intent=settings.negation_intent,
         ),
         shared=shared,
+        bridge=bridge_channel(settings, store, redis),
     )
     writer = WritePipeline(
         store,
@@ -247,6 +287,23 @@ def build_memory_service(
         )
         if archive is not None
         else None,
+    )
+
+
+def bridge_channel(settings: Settings, store: LongTermStore, redis: RedisClient) -> BridgeChannel | None:
+    if not isinstance(store, BridgedStore):
+        return None
+    model = store.bridge_embedder
+    if not isinstance(model, MultilingualEmbedder):
+        return None
+    shared = bridge_shared_vectors(redis, model)
+    return BridgeChannel(
+        embedder=model.for_caller("query"),
+        cache=BridgeCache(
+            store.bridge, shared=shared, dimension=model.dimension, max_rows=settings.bridge_cache_rows
+        ),
+        weights=BridgeWeights(en=settings.bridge_weight_en, zh=settings.bridge_weight_zh),
+        shared=shared,
     )
 
 
@@ -349,7 +406,8 @@ def make_lifespan(
         await ensure_layout(redis, settings)
         with contextlib.suppress(RedisError):
             await connect(limiter_redis)
-        store = build_store(settings, redis)
+        bridge = await anyio.to_thread.run_sync(build_bridge, settings)
+        store = build_store(settings, redis, bridge)
         down = [name for name, ok in (await store.ping_each()).items() if not ok]
         if down:  # start anyway: /readyz reports it, calls retry the connection
             log.warning("chroma not reachable at startup", extra={"servers": down})
@@ -409,7 +467,14 @@ def make_lifespan(
                 conversation=conversation,
                 llm=llm,
                 audit=AuditLog(redis),
-                exporter=UserExport(store, sessions, outbox, archive=archive),
+                exporter=UserExport(
+                    store,
+                    sessions,
+                    outbox,
+                    archive=archive,
+                    main_model=f"all-MiniLM-L6-v2 ({settings.embedding_backend})",
+                    bridge=store.bridge if isinstance(store, BridgedStore) else None,
+                ),
                 idempotency=idempotency,
             )
         finally:

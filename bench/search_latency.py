@@ -145,7 +145,11 @@ async def searches(
 
 
 def app_settings(args: argparse.Namespace) -> dict[str, Any]:
-    return {"memory_shards": args.shards, "in_process_index_max": args.in_process_max}
+    return {
+        "memory_shards": args.shards,
+        "in_process_index_max": args.in_process_max,
+        "bridge_embedding": args.bridge == "on",
+    }
 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
@@ -193,11 +197,15 @@ def main() -> None:
         default=20_000,
         help="IN_PROCESS_INDEX_MAX (0: every search asks Chroma)",
     )
+    parser.add_argument(
+        "--bridge", choices=["on", "off"], default="on", help="BRIDGE_EMBEDDING (off: the pipeline before it)"
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
+    result["bridge"] = args.bridge
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}.json"
+    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}_bridge-{args.bridge}.json"
     (out / name).write_text(json.dumps(result, indent=2))
     width = max(len(k) for k in result)
     sys.stdout.write("\n".join(f"{k:<{width}}  {v}" for k, v in result.items()) + "\n")

@@ -29,9 +29,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.clients.redis import build_redis  # noqa: E402
-from app.lifespan import build_embedder, build_memory_service, build_store  # noqa: E402
+from app.lifespan import (  # noqa: E402
+    bridge_shared_vectors,
+    build_bridge,
+    build_embedder,
+    build_memory_service,
+    build_store,
+)
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, TURNS, machine  # noqa: E402
+from memory.longterm.bridge import BridgedStore  # noqa: E402
 from memory.longterm.shared_vectors import SharedVectors  # noqa: E402
 from memory.models import Message  # noqa: E402
 from memory.outbox.stream import Outbox, OutboxEntry  # noqa: E402
@@ -87,10 +94,12 @@ async def main(args: argparse.Namespace) -> None:
             chroma_url=chroma_server.url,
             auth_jwt_secret=SECRET,
             log_level="WARNING",
+            bridge_embedding=args.bridge == "on",
         )
         embedder = build_embedder(settings)
+        bridge = build_bridge(settings)
         redis = build_redis(settings, "bench-writer")
-        store = build_store(settings, redis)
+        store = build_store(settings, redis, bridge)
         outbox = Outbox(redis)
         service = build_memory_service(settings, store, embedder, redis, outbox)
         if args.existing:
@@ -117,12 +126,17 @@ async def main(args: argparse.Namespace) -> None:
         shared = SharedVectors(
             redis, f"{type(embedder).__name__}:{settings.embedding_model}:{embedder.dimension}"
         )
+        bridge_shared = bridge_shared_vectors(redis, bridge) if bridge is not None else None
         for turn in range(args.turns // args.users):
             for user in range(args.users):
                 made = entry(user, turn, args.replies)
                 if args.recalled:  # as the chat turn's recall would have, before the entry was appended
                     text = made.messages[0].content
                     await shared.publish(made.user_id, text, (await embedder.embed([text]))[0])
+                    if (
+                        bridge is not None and bridge_shared is not None and args.recalled_bridge
+                    ):  # recall over a mixed-language user
+                        await bridge_shared.publish(made.user_id, text, (await bridge.embed([text]))[0])
                 await outbox.append(made)
         total = await outbox.pending()
         stages = Stages()
@@ -130,6 +144,8 @@ async def main(args: argparse.Namespace) -> None:
             store, "upsert", "find_by_hashes", "nearest", "get_with_vectors", "get", "query", prefix="chroma"
         )
         stages.wrap(embedder, "embed", prefix="embedder")
+        if isinstance(store, BridgedStore):
+            stages.wrap(store, "bridge_vectors", prefix="bridge")
         worker = OutboxWorker(outbox, service.ingest_entries, consumer="bench")
         started = time.perf_counter()
         task = asyncio.create_task(worker.run())
@@ -137,7 +153,7 @@ async def main(args: argparse.Namespace) -> None:
         elapsed = time.perf_counter() - started
         worker.stop()
         await task
-        say(f"\nwriter: {total} turns of {args.users} users, existing {args.existing}")
+        say(f"\nwriter: {total} turns of {args.users} users, existing {args.existing}, bridge {args.bridge}")
         say(f"drained={drained} in {elapsed:.1f} s: {total / elapsed:.1f} turns/s\n")
         say("| stage | calls | seconds | ms/call |")
         say("|---|---:|---:|---:|")
@@ -169,5 +185,14 @@ if __name__ == "__main__":
         action=argparse.BooleanOptionalAction,
         default=True,
         help="each user message's vector was published by the chat turn's recall, as in the service",
+    )
+    parser.add_argument(
+        "--bridge", choices=["on", "off"], default="on", help="BRIDGE_EMBEDDING (off: the pipeline before it)"
+    )
+    parser.add_argument(
+        "--recalled-bridge",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="recall published the bridge vector too (it does for users with memories in both languages)",
     )
     asyncio.run(main(parser.parse_args()))

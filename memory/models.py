@@ -77,8 +77,8 @@ class SearchFilters:
 
 @dataclass(frozen=True, slots=True)
 class ScoreBreakdown:
-    """How hybrid recall arrived at a score: score = (dense + keyword + Σ boosts) · recency_factor ·
-    validity_factor."""
+    """How hybrid recall arrived at a score: score = (dense + keyword + bridge + Σ boosts) ·
+    recency_factor · validity_factor."""
 
     dense: float  # w_dense · min-max-normalised cosine
     keyword: float  # w_keyword · min-max-normalised BM25
@@ -91,6 +91,7 @@ class ScoreBreakdown:
     # facts that change (recall/retrieval.py rank_validity): score = … · recency_factor · validity_factor
     validity_factor: float = 1.0  # <1: superseded, asked about the present; >1: lifted to what it replaced
     superseded: bool = False  # a newer memory replaced this one
+    bridge: float = 0.0  # the multilingual bridge channel's part (memory/recall/crosslingual.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,20 @@ EMBEDDING_BATCH = Histogram(
     "Texts per embedding model call",
     buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
 )
+BRIDGE_EMBEDDING_DURATION = Histogram(
+    "mnemo_bridge_embedding_duration_seconds",
+    "One call of the multilingual bridge model (USE v3), by caller",
+    ["caller"],
+    buckets=_FAST,
+)  # caller: query | write | reembed
+BRIDGE_EMBEDDING_TEXTS = Counter(
+    "mnemo_bridge_embedding_texts", "Texts embedded by the multilingual bridge model", ["caller"]
+)
+BRIDGE_SEARCHES = Counter(
+    "mnemo_bridge_searches",
+    "Searches by how the bridge channel took part",
+    ["outcome"],
+)  # outcome: fused | incomplete | off
 MEMORY_WRITES = Counter(
     "mnemo_memory_writes", "Long-term memory records by write outcome", ["result"]
 )  # result: stored | merged | skipped_erased | skipped_deleted

@@ -153,12 +153,13 @@ def chroma_client(chroma_url: str) -> Any:
 
 
 def records_on(chroma_url: str, prefix: str) -> list[tuple[str, str]]:
-    """(memory id, user id) of every record under this prefix on one server, read straight from Chroma."""
+    """(memory id, user id) of every record in this prefix's memory collections (`<prefix>-mem-*`) on one
+    server, read straight from Chroma (the bridge channel's are `<prefix>-xl-mem-*`: pass `<prefix>-xl`)."""
     client = chroma_client(chroma_url)
     out: list[tuple[str, str]] = []
     for col in client.list_collections():
         name = col if isinstance(col, str) else col.name
-        if name.startswith(f"{prefix}-"):
+        if name.startswith(f"{prefix}-mem-"):
             got = client.get_collection(name, embedding_function=None).get(include=["metadatas"])
             out += [
                 (i, str((m or {}).get("user_id"))) for i, m in zip(got["ids"], got["metadatas"], strict=True)

@@ -19,7 +19,7 @@ import logging
 import sys
 
 from app.clients.redis import build_redis
-from app.lifespan import build_archive, build_store, tier_policy, token_codec
+from app.lifespan import build_archive, build_bridge, build_store, tier_policy, token_codec
 from app.settings import Settings
 from memory.archive.mover import ArchiveBusy, Archiver, ArchiveReport
 from memory.archive.view import ArchivedTiers
@@ -55,7 +55,8 @@ def build_archiver(
 async def run(settings: Settings, args: argparse.Namespace) -> ArchiveReport:
     redis = build_redis(settings, "mnemo-archive")
     try:
-        store = build_store(settings, redis)
+        # with the bridge channel, so the hot records it moves lose their bridge vectors too
+        store = build_store(settings, redis, build_bridge(settings))
         archiver = build_archiver(
             settings, redis, store, build_archive(settings, redis), grace_seconds=args.grace_seconds
         )

@@ -29,6 +29,7 @@ from app.clients.redis import build_redis
 from app.clients.upstream import OpenAICompatibleLLM
 from app.lifespan import (
     build_archive,
+    build_bridge,
     build_embedder,
     build_llm_client,
     build_memory_service,
@@ -51,7 +52,9 @@ async def run(settings: Settings) -> None:
     embedder = await anyio.to_thread.run_sync(build_embedder, settings)
     redis = build_redis(settings, "mnemo-writer")
     await ensure_layout(redis, settings)
-    store = build_store(settings, redis)
+    # the bridge channel is written here, with every record (memory/longterm/bridge.py)
+    bridge = await anyio.to_thread.run_sync(build_bridge, settings)
+    store = build_store(settings, redis, bridge)
     outbox = Outbox(redis)
     archive = build_archive(settings, redis)
     llm_client = build_llm_client(settings, None)  # for the supersession judge, when configured

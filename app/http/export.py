@@ -26,8 +26,9 @@ _STORE_DOWN: tuple[type[Exception], ...] = (*REDIS_UNAVAILABLE, StoreUnavailable
 FORMAT = "mnemo-export/1"
 
 
-def memory_record(m: Memory) -> dict[str, Any]:
-    """A memory with its provenance: where it came from, how it was scored, what it is indexed with."""
+def memory_record(m: Memory, embedded_by: list[str] | None = None) -> dict[str, Any]:
+    """A memory with its provenance: where it came from, how it was scored, what it is indexed with
+    (`embedded_by`: the models holding a vector of it; the vectors are left out)."""
     return {
         **memory_fields(m),
         "speaker_name": m.name,
@@ -36,6 +37,7 @@ def memory_record(m: Memory) -> dict[str, Any]:
         "context": m.context,
         "content_hash": m.content_hash,
         "facts": [list(f) for f in m.facts],  # what it states; valid_from/valid_to/superseded_by: the chain
+        "embedded_by": embedded_by or [],
     }
 
 
@@ -79,11 +81,13 @@ async def export_document(
         yield _dump(head)[:-1] + ',"memories":['
         sep = ""
         if first_page:
-            yield ",".join(_dump(memory_record(m)) for m in first_page)
+            models = await exporter.embedded_by(user_id, first_page)
+            yield ",".join(_dump(memory_record(m, models.get(m.id))) for m in first_page)
             sep = ","
             counts["memories"] += len(first_page)
         async for page in rest:
-            yield sep + ",".join(_dump(memory_record(m)) for m in page)
+            models = await exporter.embedded_by(user_id, page)
+            yield sep + ",".join(_dump(memory_record(m, models.get(m.id))) for m in page)
             sep = ","
             counts["memories"] += len(page)
         yield '],"sessions":['

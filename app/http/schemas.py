@@ -204,11 +204,13 @@ def memory_fields(m: Memory) -> dict[str, Any]:
 
 
 class ScoreExplained(BaseModel):
-    """score = (dense + keyword + Σ boosts) · recency_factor · validity_factor; see docs/memory.md
-    (recall and ranking, facts that change)."""
+    """score = (dense + keyword + bridge + Σ boosts) · recency_factor · validity_factor; see
+    docs/memory.md (recall and ranking, facts that change). `bridge`: the multilingual channel's part
+    (0 when it took no part)."""
 
     dense: float
     keyword: float
+    bridge: float
     bm25: float
     boosts: dict[str, float]
     relevance: float
@@ -221,10 +223,11 @@ class ScoreExplained(BaseModel):
 
     @classmethod
     def of(cls, b: ScoreBreakdown) -> ScoreExplained:
-        relevance = b.dense + b.keyword + sum(b.boosts.values())
+        relevance = b.dense + b.keyword + b.bridge + sum(b.boosts.values())
         return cls(
             dense=round(b.dense, 6),
             keyword=round(b.keyword, 6),
+            bridge=round(b.bridge, 6),
             bm25=round(b.bm25, 6),
             boosts={k: round(v, 6) for k, v in b.boosts.items()},
             relevance=round(relevance, 6),

@@ -64,6 +64,14 @@ LABELS = {
     },
 }
 
+# topic keys (memory/text/lexicons.py TOPICS) as a Chinese turn names them: a memory stated in English
+# is annotated in the user's language like any other
+TOPIC_NAMES_ZH = {
+    "work": "工作", "family": "家庭", "travel": "旅行", "food": "饮食", "health": "健康", "study": "学习",
+    "tech": "技术", "finance": "财务", "shopping": "购物", "entertainment": "娱乐", "pets": "宠物",
+    "sports": "运动", "home": "居家",
+}  # fmt: skip
+
 
 def humanize_age(seconds: float, language: str) -> str:
     """'3 days ago' / '3天前'. Future or sub-minute ages read as 'just now'."""
@@ -122,7 +130,8 @@ def memory_line(hit: ScoredMemory, *, now: float, language: str, text: str | Non
     if m.superseded_by:
         parts.insert(0, validity_note(m.valid_to, language))
     if m.topic:
-        parts.append(f"{labels['about']} {m.topic}")
+        topic = TOPIC_NAMES_ZH.get(m.topic, m.topic) if language == "zh" else m.topic
+        parts.append(f"{labels['about']}{topic}" if language == "zh" else f"{labels['about']} {topic}")
     sep = "，" if language == "zh" else ", "
     return f"- ({sep.join(parts)}) {compress(text if text is not None else m.content)}"
 

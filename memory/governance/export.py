@@ -1,6 +1,7 @@
 """Everything mnemo holds about one user, read piece by piece (GDPR right of access / portability).
 
-`UserExport` yields the parts in order, each small: long-term memories a page at a time, then each
+`UserExport` yields the parts in order, each small: long-term memories a page at a time (each naming
+the embedding models that hold a vector of it: MiniLM, and the bridge model when it has one), then each
 session's short-term state, then the messages still waiting in the outbox. A caller can stream them
 out without ever holding a large user in memory.
 """
@@ -11,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from memory.archive.view import ArchivedTiers
+from memory.longterm.bridge import BridgeVectors
 from memory.longterm.chroma import LongTermStore
 from memory.models import Memory
 from memory.outbox.stream import Outbox, OutboxEntry
@@ -32,8 +34,14 @@ class UserExport:
         *,
         page_size: int = 500,
         archive: ArchivedTiers | None = None,
+        main_model: str = "all-MiniLM-L6-v2",
+        bridge: BridgeVectors | None = None,
     ) -> None:
-        """`archive`: warm and cold memories follow the hot ones."""
+        """`archive`: warm and cold memories follow the hot ones. `main_model` and `bridge`: the
+        embedding channels, named in each exported memory (the vectors themselves are derived from the
+        text and left out)."""
+        self._main_model = main_model
+        self._bridge = bridge
         self._store = store
         self._archive = archive
         self._sessions = sessions
@@ -52,6 +60,14 @@ class UserExport:
         if self._archive is not None:
             async for page in self._archive.pages(user_id, self._page_size, snap):
                 yield page
+
+    async def embedded_by(self, user_id: str, memories: list[Memory]) -> dict[str, list[str]]:
+        """memory id -> the models that hold a vector of it (the main channel holds every record)."""
+        held = (
+            await self._bridge.held(user_id, [m.id for m in memories]) if self._bridge is not None else set()
+        )
+        bridge = [self._bridge.model] if self._bridge is not None else []
+        return {m.id: [self._main_model, *(bridge if m.id in held else [])] for m in memories}
 
     async def session_ids(self, user_id: str) -> list[str]:
         return await self._sessions.session_ids(user_id)

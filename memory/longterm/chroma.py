@@ -257,12 +257,16 @@ class ChromaLongTermStore:
         *,
         shards: int,
         collection_prefix: str = "mnemo",
+        hnsw: dict[str, int] | None = None,
     ) -> None:
+        """`hnsw`: HNSW parameters of the collections this store creates, beside `space: cosine`
+        (Chroma's defaults when None; the bridge channel, read only by id, asks for a cheap index)."""
         if shards < 1:
             raise ValueError("shards must be >= 1")
         if not _PREFIX_RE.match(collection_prefix):
             raise ValueError(f"invalid collection prefix {collection_prefix!r}")
         self._client_factory = client_factory
+        self._hnsw: dict[str, Any] = {"space": "cosine", **(hnsw or {})}
         self._client: Any = None
         self._shards = shards
         self._prefix = collection_prefix
@@ -297,7 +301,7 @@ class ChromaLongTermStore:
         collection = self._get_client().get_or_create_collection(
             name=name,
             embedding_function=None,
-            configuration={"hnsw": {"space": "cosine"}},
+            configuration={"hnsw": dict(self._hnsw)},
         )
         self._collections[name] = collection
         return collection
@@ -331,6 +335,11 @@ class ChromaLongTermStore:
 
     async def _run(self, user_id: str, op: Callable[[Any], T]) -> T:
         return await anyio.to_thread.run_sync(self._call, user_id, op)
+
+    async def on_collection(self, user_id: str, op: Callable[[Any], T]) -> T:
+        """`op` on this user's shard collection, in a worker thread, with the store's retries and error
+        mapping: for channels kept beside the records in collections of their own (the bridge vectors)."""
+        return await self._run(user_id, op)
 
     # -- LongTermStore -----------------------------------------------------------------------------
 

@@ -51,6 +51,21 @@ class SharedVectors:
         except (RedisError, OSError) as exc:
             log.debug("shared vector not published", extra={"reason": str(exc)})
 
+    async def publish_many(self, user_id: str, texts: Sequence[str], vectors: Vectors) -> None:
+        """`publish` for several texts of one user in one round trip (the writer hands the bridge
+        vectors it computed to the readers that will rank those memories next)."""
+        rows = [(t, v) for t, v in zip(texts, vectors, strict=True) if sanitize(t) == t]
+        if not rows:
+            return
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for text, vector in rows:
+                    raw = base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode()
+                    pipe.set(self._key(user_id, text), raw, ex=self._ttl)
+                await pipe.execute()
+        except (RedisError, OSError) as exc:
+            log.debug("shared vectors not published", extra={"reason": str(exc)})
+
     async def fetch(self, user_id: str, texts: Sequence[str], dimension: int) -> dict[int, Vectors]:
         """Positions of `texts` with a published vector of this model, and those vectors."""
         if not texts:

@@ -20,6 +20,7 @@ cosine from their stored vectors, so both channels score every candidate exactly
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -33,12 +34,14 @@ from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Memory, ScoreBreakdown, ScoredMemory, SearchFilters
+from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -141,8 +144,11 @@ class HybridRetriever:
         weights: RankingWeights = RankingWeights(),
         *,
         shared: SharedVectors | None = None,
+        bridge: BridgeChannel | None = None,
     ) -> None:
-        """`shared`: where query vectors are published for the writer that will store the same text."""
+        """`shared`: where query vectors are published for the writer that will store the same text.
+        `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone)."""
+        self._bridge = bridge
         self._store = store
         self._shared = shared
         self._embedder = embedder
@@ -153,7 +159,13 @@ class HybridRetriever:
     async def keyword_index(self, user_id: str) -> BM25Index:
         """This user's index at the current version: cached, updated from the change log (only the
         changed memories are fetched and tokenised), or rebuilt from the store."""
+        return (await self._versioned_index(user_id))[1]
+
+    async def _versioned_index(self, user_id: str) -> tuple[int, BM25Index]:
         version = await self._versions.get(user_id)
+        return version, await self._index_at(user_id, version)
+
+    async def _index_at(self, user_id: str, version: int) -> BM25Index:
         if version != UNKNOWN:
             latest = self.cache.latest(user_id)
             if latest is not None and latest[0] == version:
@@ -206,7 +218,16 @@ class HybridRetriever:
         `hidden_hot`; `archived`: more indexes (warm, cold: memory/archive/search.py), each with the ids
         it must not answer for, whose candidates are ranked together with hot's."""
         w = self.weights
-        index = await self.keyword_index(user_id) if hot else BM25Index([])
+        bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
+        prefetched: dict[str, np.ndarray] | None = None
+        if not hot:
+            version, index = UNKNOWN, BM25Index([])
+        elif bridge is not None and not bridge.cache.holds(user_id):  # first search here: read both at once
+            (version, index), prefetched = await asyncio.gather(
+                self._versioned_index(user_id), bridge.cache.everything(user_id)
+            )
+        else:
+            version, index = await self._versioned_index(user_id)
         sources: list[tuple[BM25Index, Collection[str]]] = [(index, hidden_hot), *archived]
         if not any(len(i) for i, _ in sources):
             return []
@@ -218,9 +239,34 @@ class HybridRetriever:
             negation_intent=w.negation_intent,
             changing_facts=w.supersession,
         )
-        qvec = (await self._embedder.embed([plan.semantic_text]))[0]
-        if self._shared is not None:
-            await self._shared.publish(user_id, plan.semantic_text, qvec)
+        language = detect_language(plan.text)
+        rows = (
+            await bridge.cache.rows(user_id, version, index.memories, prefetched)
+            if bridge is not None and len(index)
+            else None
+        )
+        use_bridge = bridge is not None and rows is not None and needs_bridge(language, rows, bridge.weights)
+        if bridge is not None:
+            outcome = "fused" if use_bridge else ("incomplete" if rows is None else "off")
+            metrics.BRIDGE_SEARCHES.labels(outcome).inc()
+        bvec: np.ndarray | None = None
+        if use_bridge and bridge is not None:
+            # both models at once: each runs in its own worker thread on one core
+            qvecs, bvecs = await asyncio.gather(
+                self._embedder.embed([plan.semantic_text]), bridge.embedder.embed([plan.semantic_text])
+            )
+            qvec, bvec = qvecs[0], bvecs[0]
+            await asyncio.gather(
+                *(
+                    shared.publish(user_id, plan.semantic_text, vector)
+                    for shared, vector in ((self._shared, qvec), (bridge.shared, bvec))
+                    if shared is not None
+                )
+            )
+        else:
+            qvec = (await self._embedder.embed([plan.semantic_text]))[0]
+            if self._shared is not None:
+                await self._shared.publish(user_id, plan.semantic_text, qvec)
         n_dense = max(w.dense_candidates, top_k)
         dense_hits: list[tuple[Memory, float]] = []
         if len(index):
@@ -261,6 +307,33 @@ class HybridRetriever:
         for mid in candidates:
             cosine.setdefault(mid, 0.0)
             keyword.setdefault(mid, 0.0)
+        bridge_cos: dict[str, float] | None = None
+        cross: set[str] = set()
+        if bvec is not None and rows is not None and bridge is not None:
+            sims = rows.cosine(bvec)
+            found_b = nearest(
+                rows,
+                sims,
+                index.memories,
+                limit=bridge.weights.candidates,
+                keep=_visible(filters, hidden_hot),
+            )
+            for mid, _ in found_b:
+                if mid not in candidates:
+                    candidates[mid] = index.memories[mid]
+                    cosine.setdefault(mid, index.cosine([mid], qvec).get(mid, 0.0))
+                    keyword.setdefault(mid, 0.0)
+            at = rows.row_of()
+            bridged = [mid for mid in candidates if mid in at]  # archived candidates have no bridge row
+            cross = cross_language(rows, language, bridged)
+            bw = bridge.weights
+            same_sims = sims
+            if bw.neighbours > 0:
+                same_sims = rows.smoothed(index.memories, bw.neighbours) @ bvec.astype(np.float32)
+            cross_sims = sims
+            if bw.neighbours_cross > 0:
+                cross_sims = rows.smoothed(index.memories, bw.neighbours_cross) @ bvec.astype(np.float32)
+            bridge_cos = {mid: float((cross_sims if mid in cross else same_sims)[at[mid]]) for mid in bridged}
         in_cluster: set[str] = set()
         if w.clustering and len(candidates) >= 6:
             vectors = await self._store.embeddings(user_id, list(candidates))
@@ -268,7 +341,16 @@ class HybridRetriever:
             mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
             in_cluster = {mid for mid, keep in zip(ids, mask, strict=True) if keep}
         return self._rank(
-            plan, candidates, cosine, keyword, in_cluster, as_of=as_of, top_k=top_k, memories=view
+            plan,
+            candidates,
+            cosine,
+            keyword,
+            in_cluster,
+            as_of=as_of,
+            top_k=top_k,
+            memories=view,
+            bridge=bridge_cos,
+            cross=cross,
         )
 
     def _rank(
@@ -282,12 +364,22 @@ class HybridRetriever:
         as_of: float,
         top_k: int,
         memories: Mapping[str, Memory] | None = None,
+        bridge: dict[str, float] | None = None,
+        cross: set[str] | None = None,
     ) -> list[ScoredMemory]:
-        """`memories`: the user's whole index, where superseded candidates find their successors."""
+        """`memories`: the user's whole index, where superseded candidates find their successors;
+        `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
+        candidates in another language than the query (ranked by the bridge and keywords alone)."""
         w = self.weights
         zh = detect_language(plan.text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
         dense_n, keyword_n = _minmax(cosine), _minmax(keyword)
+        bridge_n = _minmax(bridge) if bridge else None
+        bw = self._bridge.weights if self._bridge is not None else None
+        share = (bw.zh if zh else bw.en) if bw is not None else 0.0
+        # a Chinese query keeps this share of MiniLM's weight on memories the bridge scores
+        w_dense_bridged = w_dense * bw.minilm_zh if bw is not None and zh else w_dense
+        cross = cross or set()
         month = month_range(plan.month) if plan.month else None
         names = {n.lower() for n in plan.names}
         scored: list[ScoredMemory] = []
@@ -318,6 +410,18 @@ class HybridRetriever:
                 )
             dense, kw = w_dense * dense_n[mid], w_keyword * keyword_n[mid]
             relevance = dense + kw
+            via_bridge = 0.0  # the bridge's part, for the breakdown (dense and kw are scaled to match)
+            similarity = cosine[mid]
+            if bridge_n is not None and bridge is not None and bw is not None and mid in bridge:
+                if mid in cross:  # MiniLM and BM25 cannot cross a language; keywords still match names
+                    dense, kw, via_bridge = 0.0, bw.cross_keyword * keyword_n[mid], bw.cross * bridge_n[mid]
+                    relevance = via_bridge + kw
+                    similarity = bridge[mid]
+                else:
+                    dense = w_dense_bridged * dense_n[mid]
+                    via_bridge = share * bridge_n[mid]
+                    relevance = (1 - share) * (dense + kw) + via_bridge
+                    dense, kw = (1 - share) * dense, (1 - share) * kw
             for boost in boosts.values():  # in the order they always were added (same floats)
                 relevance += boost
             recency = recency_importance(m.created_at, m.importance or 0.0, as_of=as_of, tau_days=w.tau_days)
@@ -325,9 +429,17 @@ class HybridRetriever:
             factor = 1 - time_weight + time_weight * recency
             score = relevance * factor
             breakdown = ScoreBreakdown(
-                dense, kw, keyword[mid], boosts, recency, factor, demoted=negated, in_month=mid in in_month
+                dense,
+                kw,
+                keyword[mid],
+                boosts,
+                recency,
+                factor,
+                demoted=negated,
+                in_month=mid in in_month,
+                bridge=via_bridge,
             )
-            scored.append(ScoredMemory(memory=m, score=score, similarity=cosine[mid], breakdown=breakdown))
+            scored.append(ScoredMemory(memory=m, score=score, similarity=similarity, breakdown=breakdown))
             if negated:
                 demoted.add(mid)
         if w.supersession and memories is not None:

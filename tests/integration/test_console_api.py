@@ -26,7 +26,7 @@ class TestSearchExplained:
             assert resp.status_code == 200, resp.text
             for hit in resp.json()["results"]:
                 x = hit["explain"]
-                relevance = x["dense"] + x["keyword"] + sum(x["boosts"].values())
+                relevance = x["dense"] + x["keyword"] + x["bridge"] + sum(x["boosts"].values())
                 assert x["relevance"] == pytest.approx(relevance, abs=1e-5)
                 assert hit["score"] == pytest.approx(
                     x["relevance"] * x["recency_factor"] * x["validity_factor"], abs=1e-5

@@ -24,7 +24,7 @@ def records_of(settings: Settings, user: str) -> int:
     total = 0
     for col in client.list_collections():
         name = col if isinstance(col, str) else col.name
-        if name.startswith(settings.chroma_collection_prefix):
+        if name.startswith(f"{settings.chroma_collection_prefix}-mem-"):  # the records, not the bridge
             total += len(client.get_collection(name).get(where={"user_id": user}, include=[])["ids"])
     return total
 

@@ -197,9 +197,15 @@ def test_writer_process_drains_the_outbox_and_stops_cleanly(
         stored = sum(
             len(client.get_collection(c.name).get(where={"user_id": "wendy"}, include=[])["ids"])
             for c in client.list_collections()
-            if c.name.startswith(prefix)
+            if c.name.startswith(f"{prefix}-mem-")  # the records (the bridge channel has its own)
         )
         assert stored == 5  # written to Chroma, not just taken off the stream
+        bridged = sum(
+            len(client.get_collection(c.name).get(where={"user_id": "wendy"}, include=[])["ids"])
+            for c in client.list_collections()
+            if c.name.startswith(f"{prefix}-xl-mem-")
+        )
+        assert bridged == 5  # the writer process writes the bridge channel with every record
         proc.send_signal(15)
         assert proc.wait(timeout=30) == 0
         assert "writer stopped" in (tmp_path / "writer.log").read_text()

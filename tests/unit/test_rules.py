@@ -192,7 +192,7 @@ class TestContext:
         if lang == "zh":
             assert "不要编造" in system
             assert "[历史摘要]\n（暂无）" in system
-            assert "- (3天前，你说，关于 travel) 我住在杭州" in system
+            assert "- (3天前，你说，关于旅行) 我住在杭州" in system
             assert "编程协作" in system
         else:
             assert "Never invent details" in system

@@ -116,6 +116,7 @@
     return el("div", { class: "breakdown" },
       el("span", { class: "b-dense" }, `${t("dense")} ${fmt(x.dense)}`), " + ",
       el("span", { class: "b-keyword" }, `${t("keyword")} ${fmt(x.keyword)}`), " + ",
+      el("span", { class: "b-bridge" }, `${t("bridge")} ${fmt(x.bridge)}`), " + ",
       el("span", { class: "b-boosts" }, `${t("boosts")} ${boosts}`), " × ",
       el("span", { class: "b-recency" }, `${t("recency")} ${fmt(x.recency_factor)}`));
   }

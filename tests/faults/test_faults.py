@@ -125,7 +125,9 @@ async def test_api_worker_killed_mid_stream(tmp_path: Path) -> None:
         load = ChatLoad(d.base_url, headers_of, users, "FA", stream=True, pause=0.0)
         task = asyncio.create_task(load.run(seconds=12))
         await asyncio.sleep(3)
-        d_killed = workers[0]
+        busy = await asyncio.to_thread(d.streaming_worker)
+        assert busy is not None, "no API worker held a stream: the case would test nothing"
+        d_killed = busy
         await asyncio.to_thread(_kill, d_killed)
         start = time.monotonic()
         while time.monotonic() - start < READY_WITHIN_SECONDS and len(set(d.api_workers()) - {d_killed}) < 2:

@@ -55,7 +55,9 @@ from memory.governance.compaction import (
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
 from memory.longterm.bridge import BRIDGE_HNSW, BRIDGE_SHARDS, BridgedStore, bridge_prefix
+from memory.longterm.deferred_deletes import DeferredDeleteStore, PurgeSweeper
 from memory.longterm.placement import Placements
+from memory.longterm.purges import Purges
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
@@ -167,6 +169,12 @@ def build_store(
         shared=bridge_shared_vectors(redis, bridge),
         draining=settings.chroma_draining_names,
     )
+
+
+def deferring(store: RoutingLongTermStore, redis: RedisClient) -> DeferredDeleteStore:
+    """The store the services use: deletes answer once hidden, Chroma applies them right after
+    (memory/longterm/deferred_deletes.py); rebalance, archival and erasure use `store` itself."""
+    return DeferredDeleteStore(store, Purges(redis))
 
 
 def bridge_shared_vectors(redis: RedisClient, bridge: MultilingualEmbedder) -> SharedVectors:
@@ -291,6 +299,8 @@ def build_memory_service(
 
 
 def bridge_channel(settings: Settings, store: LongTermStore, redis: RedisClient) -> BridgeChannel | None:
+    if isinstance(store, DeferredDeleteStore):
+        return bridge_channel(settings, store.inner, redis)
     if not isinstance(store, BridgedStore):
         return None
     model = store.bridge_embedder
@@ -419,8 +429,9 @@ def make_lifespan(
             if llm_client is not None
             else OfflineResponder()
         )
+        deferred = deferring(store, redis)
         memory = build_memory_service(
-            settings, store, model, redis, outbox, archive, llm=llm if llm_client else None
+            settings, deferred, model, redis, outbox, archive, llm=llm if llm_client else None
         )
         sessions = build_sessions(settings, redis)
         idempotency = IdempotencyRecords(redis, ttl_seconds=settings.idempotency_ttl_seconds)
@@ -440,6 +451,8 @@ def make_lifespan(
         )
         worker: OutboxWorker | None = None
         worker_task: asyncio.Task[None] | None = None
+        sweeper: PurgeSweeper | None = None
+        sweeper_task: asyncio.Task[None] | None = None
         if settings.outbox_worker:
             worker = OutboxWorker(
                 outbox,
@@ -448,6 +461,9 @@ def make_lifespan(
                 lease_ttl_ms=settings.outbox_lease_ttl_ms,
             )
             worker_task = asyncio.create_task(worker.run(), name="outbox-worker")
+            leases = worker.leases
+            sweeper = PurgeSweeper(deferred, lambda: leases.held)
+            sweeper_task = asyncio.create_task(sweeper.run(), name="purge-sweeper")
         compactor = build_compactor(settings, redis) if settings.erasure_compactor else None
         compactor_task = asyncio.create_task(compactor.run(), name="compactor") if compactor else None
         metrics.mark_dead_workers()
@@ -468,7 +484,7 @@ def make_lifespan(
                 llm=llm,
                 audit=AuditLog(redis),
                 exporter=UserExport(
-                    store,
+                    deferred,
                     sessions,
                     outbox,
                     archive=archive,
@@ -490,6 +506,11 @@ def make_lifespan(
                     await asyncio.wait_for(worker_task, timeout=10)
                 except (TimeoutError, asyncio.CancelledError):
                     worker_task.cancel()
+            if sweeper is not None and sweeper_task is not None:
+                sweeper.stop()
+                with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                    await asyncio.wait_for(sweeper_task, timeout=5)
+            await deferred.settle(timeout=5)  # what is left, a writer's sweep finishes
             await conversation.aclose()
             if llm_client is not None:
                 await llm_client.aclose()

@@ -4,6 +4,7 @@
     .venv/bin/python bench/search_latency.py --memories 100000 --users 1000
     .venv/bin/python bench/search_latency.py --chroma-servers 2        # users spread over 2 servers
     .venv/bin/python bench/search_latency.py --in-process-max 0        # every search asks Chroma
+    .venv/bin/python bench/search_latency.py --bridge both             # with and without the bridge
 
 Starts its own redis-server and `chroma run` on free loopback ports (data in a temp dir), serves the
 app in-process (ASGI, real lifespan, real embedding model), ingests synthetic zh+en memories through
@@ -144,11 +145,33 @@ async def searches(
     return cold, latencies
 
 
-def app_settings(args: argparse.Namespace) -> dict[str, Any]:
+def app_settings(args: argparse.Namespace, bridge: str | None = None) -> dict[str, Any]:
     return {
         "memory_shards": args.shards,
         "in_process_index_max": args.in_process_max,
-        "bridge_embedding": args.bridge == "on",
+        "bridge_embedding": (bridge or args.bridge) in ("on", "both"),
+    }
+
+
+async def compared(
+    args: argparse.Namespace, users: list[str], headers: dict[str, dict[str, str]], stores: tuple[str, str]
+) -> dict[str, object]:
+    """`--bridge both`: the same stored memories searched by fresh apps with and without the bridge,
+    in two rounds of opposite order (the same queries for both modes of a round)."""
+    timed: dict[str, dict[str, list[float]]] = {
+        m: {"p50": [], "p95": [], "cold_p95": []} for m in ("on", "off")
+    }
+    for round_, order in enumerate((("on", "off"), ("off", "on"))):
+        for mode in order:
+            async with app_on(*stores, **app_settings(args, mode)) as client:
+                cold, latencies = await searches(
+                    args, random.Random(args.seed + round_), users, headers, client
+                )
+            timed[mode]["p50"].append(round(percentile(latencies, 50), 1))
+            timed[mode]["p95"].append(round(percentile(latencies, 95), 1))
+            timed[mode]["cold_p95"].append(round(percentile(cold, 95), 1))
+    return {
+        f"bridge_{mode}_{stat}_ms": values for mode, stats in timed.items() for stat, values in stats.items()
     }
 
 
@@ -161,6 +184,16 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         per_user = args.memories // args.users
         ingest_seconds = await ingest(args, rng, users, headers, per_user, stores)
         stored = per_user * len(users)
+        if args.bridge == "both":
+            both = await compared(args, users, headers, stores)
+            return {
+                "memories": stored,
+                "users": args.users,
+                "queries": args.queries,
+                **both,
+                "ingest_memories_per_s": round(stored / ingest_seconds, 1),
+                "machine": machine(),
+            }
         # searched by a fresh app: like an API worker, it holds no index of these users until their
         # first search (the writer, which built them while writing, is another process in production)
         async with app_on(*stores, **app_settings(args)) as client:
@@ -198,7 +231,10 @@ def main() -> None:
         help="IN_PROCESS_INDEX_MAX (0: every search asks Chroma)",
     )
     parser.add_argument(
-        "--bridge", choices=["on", "off"], default="on", help="BRIDGE_EMBEDDING (off: the pipeline before it)"
+        "--bridge",
+        choices=["on", "off", "both"],
+        default="on",
+        help="BRIDGE_EMBEDDING (off: the pipeline before it; both: stored with it, searched both ways)",
     )
     args = parser.parse_args()
     result = asyncio.run(run(args))

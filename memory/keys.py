@@ -8,6 +8,7 @@ A user's keys and the outbox partition that carries the user's turns share one h
     mnemo:{p0017}:outbox                       the partition's stream of chat turns for the writers
     mnemo:{p0017}:erased:<hash of the id>      alice was erased (names no one)
     mnemo:{p0017}:lease                        which writer owns the partition
+    mnemo:{p0017}:purges                       users whose deletes Chroma has yet to apply
 
 Only the first `{...}` of a key is its hash tag, so every key of one user, and the outbox stream their
 turn is appended to, sit in one Redis Cluster slot: the turn's MULTI/EXEC and every Lua script touch one
@@ -160,6 +161,22 @@ def rate_limit(user_id: str) -> str:
 def ltm_tombstones(user_id: str) -> str:
     """Hash: deleted memory id -> when. A late write (a redelivered outbox entry) must not revive it."""
     return f"{user_prefix(user_id)}:ltm:tombstones"
+
+
+def ltm_purging(user_id: str) -> str:
+    """Hash: deleted memory id -> when, until Chroma has deleted it too. Reads hide these ids, so a
+    delete answers before Chroma does (memory/longterm/deferred_deletes.py)."""
+    return f"{user_prefix(user_id)}:ltm:purging"
+
+
+def purge_queue(partition: int) -> str:
+    """Sorted set: user id -> when their oldest unfinished purge was asked for. The writers holding the
+    partition finish what a crashed or cut-off API worker left (memory/longterm/purges.py)."""
+    return f"{partition_tag(partition)}:purges"
+
+
+def purge_queue_of(user_id: str) -> str:
+    return purge_queue(partition_of(user_id))
 
 
 def user_digest(user_id: str) -> str:

@@ -73,6 +73,15 @@ LATE_DELETE_CHECK_FAILURES = Counter(
     "mnemo_late_delete_check_failures",
     "Writes whose tombstone check after the upsert failed on Redis (the write stood; memory/write/policy.py)",
 )
+LTM_PURGES = Counter(
+    "mnemo_ltm_purges",
+    "Deferred Chroma deletes, by outcome (memory/longterm/deferred_deletes.py)",
+    ["outcome"],
+)  # outcome: done (right after the delete) | swept (finished by a writer) | deferred (Chroma or Redis failed)
+HIDDEN_CHECK_FAILURES = Counter(
+    "mnemo_hidden_check_failures",
+    "Long-term reads that went on without the ids of unfinished deletes (Redis failed)",
+)
 NEAR_DUPLICATES_MERGED = Counter(
     "mnemo_memory_near_duplicates_merged",
     "New memories merged into a stored near duplicate (cosine and same facts)",

@@ -7,10 +7,13 @@ marked `standalone` (they stop, restart or misconfigure a single server of their
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 import os
+import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +176,19 @@ def drop_collections(chroma_url: str, prefix: str) -> None:
         name = col if isinstance(col, str) else col.name
         if name.startswith(f"{prefix}-"):
             client.delete_collection(name)
+
+
+async def until(check: Callable[[], bool | Awaitable[bool]], timeout: float = 15.0) -> None:
+    """Wait for `check` to hold (what a process does in the background after answering: a delete's
+    Chroma purge); fails with the last state after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if await result if inspect.isawaitable(result) else result:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still not true after {timeout} s")
+        await asyncio.sleep(0.05)
 
 
 @contextlib.asynccontextmanager

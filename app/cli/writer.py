@@ -34,11 +34,13 @@ from app.lifespan import (
     build_llm_client,
     build_memory_service,
     build_store,
+    deferring,
     ensure_layout,
     sample_gauges,
 )
 from app.settings import Settings
 from memory.archive.schedule import DailyArchive
+from memory.longterm.deferred_deletes import PurgeSweeper
 from memory.outbox.stream import Outbox
 from memory.outbox.worker import OutboxWorker
 from memory.redis_client import close
@@ -63,7 +65,8 @@ async def run(settings: Settings) -> None:
         if llm_client is not None
         else None
     )
-    memory = build_memory_service(settings, store, embedder, redis, outbox, archive, llm=llm)
+    deferred = deferring(store, redis)
+    memory = build_memory_service(settings, deferred, embedder, redis, outbox, archive, llm=llm)
     worker = OutboxWorker(
         outbox,
         memory.ingest_entries,
@@ -76,8 +79,13 @@ async def run(settings: Settings) -> None:
         daily = DailyArchive(redis, archiver.run, hour=settings.archive_hour)
     loop = asyncio.get_running_loop()
 
+    # deletes an API worker could not finish in Chroma (it crashed, or Chroma was down), for the
+    # partitions this writer leases
+    sweeper = PurgeSweeper(deferred, lambda: worker.leases.held)
+
     def stop() -> None:
         worker.stop()
+        sweeper.stop()
         if daily is not None:
             daily.stop()
 
@@ -87,10 +95,14 @@ async def run(settings: Settings) -> None:
     log.info("writer started", extra={"archive_hour": settings.archive_hour})
     sampler = asyncio.create_task(sample_gauges(outbox))
     scheduled = asyncio.create_task(daily.run_forever(), name="daily-archive") if daily else None
+    sweeping = asyncio.create_task(sweeper.run(), name="purge-sweeper")
     try:
         await worker.run()
     finally:
         sampler.cancel()
+        sweeper.stop()
+        sweeping.cancel()
+        await deferred.settle(timeout=5)
         if daily is not None and scheduled is not None:
             daily.stop()
             scheduled.cancel()

@@ -28,7 +28,7 @@ from memory.longterm.chroma import Records
 from memory.longterm.placement import Placements, rendezvous
 from memory.longterm.rebalance import Rebalancer
 from memory.models import Message
-from tests.conftest import TEST_SECRET, AuthHeaders, app_client, drop_collections, records_on
+from tests.conftest import TEST_SECRET, AuthHeaders, app_client, drop_collections, records_on, until
 from tests.services import ServerProcess
 
 pytestmark = [
@@ -267,7 +267,9 @@ async def test_a_rebalance_killed_between_its_switches_and_its_deletes_completes
                 await client.delete(f"/v1/memory/{victim}/{gone}", headers=auth(victim))
             ).status_code == 204
             written[victim].discard(gone)
-            assert gone not in {i for records in held(servers, prefix).values() for i, _ in records}
+            await until(
+                lambda: gone not in {i for records in held(servers, prefix).values() for i, _ in records}
+            )
 
         rerun = await rebalance_cli(settings, servers, "abc", tmp_path, "--grace-seconds", "1")
         out, err = await asyncio.wait_for(rerun.communicate(), timeout=120)  # waits out the run lock (10 s)

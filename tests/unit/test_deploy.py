@@ -42,6 +42,7 @@ DASHBOARD_METRICS = {
     "mnemo_embedding_duration_seconds",
     "mnemo_embedding_batch_size",
     "mnemo_memory_writes_total",
+    "mnemo_ltm_purges_total",
     "mnemo_outbox_pending",
     "mnemo_rate_limited_requests_total",
     "mnemo_rate_limiter_errors_total",
@@ -74,7 +75,11 @@ DASHBOARD_METRICS = {
     "mnemo_archive_failures_total",
 }
 # an alert's job: they should stay at zero
-NOT_ON_DASHBOARD = {"mnemo_audit_write_failures_total", "mnemo_late_delete_check_failures_total"}
+NOT_ON_DASHBOARD = {
+    "mnemo_audit_write_failures_total",
+    "mnemo_late_delete_check_failures_total",
+    "mnemo_hidden_check_failures_total",
+}
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 
 

@@ -9,6 +9,7 @@ Two pipelines share this interface:
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -261,7 +262,9 @@ class MemoryService:
         return [found[i] for i in ids if i in found]
 
     async def delete(self, user_id: str, memory_id: str) -> None:
-        found = await self._store.get(user_id, ids=[memory_id], include_content=False)
+        found = await self._retriever.cached(user_id, [memory_id]) if self._retriever is not None else []
+        if not found:
+            found = await self._store.get(user_id, ids=[memory_id], include_content=False)
         if not found and self._archive is not None:
             found = [m for m in await self._headers(user_id, ("warm", "cold")) if m.id == memory_id]
         if not found:
@@ -317,14 +320,20 @@ class MemoryService:
         ids = [m.id for m in memories]
         if self._tombstones is not None:
             await self._tombstones.bury(user_id, ids)
+        messages = {i for m in memories for i in m.source_message_ids}
+        # the archive and the outbox are independent of the store; the version moves after the store's
+        # delete (a worker rebuilding its index then reads the ids hidden or gone)
+        await asyncio.gather(
+            self._store_then_version(user_id, ids),
+            self._archive.delete(user_id, ids) if self._archive is not None else _nothing(),
+            self._outbox.scrub(user_id, messages) if self._outbox is not None else _nothing(),
+        )
+        self._forget_cached_index(user_id)
+
+    async def _store_then_version(self, user_id: str, ids: builtins.list[str]) -> None:
         await self._store.delete(user_id, ids)
-        if self._archive is not None:
-            await self._archive.delete(user_id, ids)
-        if self._outbox is not None:
-            await self._outbox.scrub(user_id, {i for m in memories for i in m.source_message_ids})
         if self._versions is not None:
             await self._versions.bump(user_id, deleted=ids)
-        self._forget_cached_index(user_id)
 
     def forget_user_caches(self, user_id: str) -> None:
         self._forget_cached_index(user_id)
@@ -335,6 +344,10 @@ class MemoryService:
             self._retriever.cache.drop(user_id)
         if self._tiered is not None:
             self._tiered.forget_user(user_id)
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _with_predecessors(memories: Sequence[Memory], ids: set[str]) -> set[str]:

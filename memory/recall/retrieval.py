@@ -161,6 +161,17 @@ class HybridRetriever:
         changed memories are fetched and tokenised), or rebuilt from the store."""
         return (await self._versioned_index(user_id))[1]
 
+    async def cached(self, user_id: str, ids: Collection[str]) -> list[Memory]:
+        """Those of `ids` this worker's index holds at the user's current version (one Redis read, no
+        store read): what a delete needs to know of a memory a search just showed. Absent ones may
+        still exist (written since, archived, or no index here): callers ask the store for them."""
+        latest = self.cache.latest(user_id)
+        if latest is None:
+            return []
+        if await self._versions.get(user_id) != latest[0]:
+            return []
+        return [latest[1].memories[i] for i in ids if i in latest[1].memories]
+
     async def _versioned_index(self, user_id: str) -> tuple[int, BM25Index]:
         version = await self._versions.get(user_id)
         return version, await self._index_at(user_id, version)

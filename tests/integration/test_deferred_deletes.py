@@ -15,7 +15,7 @@ from memory.errors import MemoryNotFound, StoreUnavailable
 from memory.governance.export import UserExport
 from memory.longterm.deferred_deletes import DeferredDeleteStore, PurgeSweeper
 from memory.longterm.purges import Purges
-from memory.models import Message, SearchFilters
+from memory.models import Memory, Message, SearchFilters
 from memory.outbox.stream import Outbox
 from memory.session.store import SessionLimits, SessionStore
 from tests.conftest import redis_of
@@ -35,6 +35,13 @@ class GatedStore(ChromaLongTermStore):
     gate: asyncio.Event
     down: bool
     deletes: int
+    gets: int
+
+    async def get(
+        self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True
+    ) -> list[Memory]:
+        self.gets += 1
+        return await super().get(user_id, ids=ids, include_content=include_content)
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
         if self.down:
@@ -48,7 +55,7 @@ def gated(settings: Settings) -> GatedStore:
     store = GatedStore(
         chroma_client_factory(settings), shards=2, collection_prefix=settings.chroma_collection_prefix
     )
-    store.gate, store.down, store.deletes = asyncio.Event(), False, 0
+    store.gate, store.down, store.deletes, store.gets = asyncio.Event(), False, 0, 0
     return store
 
 
@@ -63,7 +70,9 @@ async def test_a_delete_answers_before_chroma_and_every_read_hides_it(
     try:
         allergy, sister = await service.ingest(user, "s1", FACTS)
         await service.search(user, "我对什么过敏？", top_k=3)  # a warm index, as in a serving worker
+        gets = inner.gets
         await asyncio.wait_for(service.delete(user, allergy.id), timeout=5)  # Chroma has not deleted
+        assert inner.gets == gets  # the worker's current index knew the memory: no store read either
         assert {m.id for m in await inner.get(user)} == {allergy.id, sister.id}
 
         # every read path of the services

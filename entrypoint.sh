@@ -56,6 +56,9 @@ if [ "${1:-api}" = "writer" ]; then
     exec python -m app.cli.writer
 fi
 
+# Idle keep-alive connections stay open longer than clients and load balancers reuse them (60 s is a
+# common idle timeout): with uvicorn's 5 s, a client sending on a connection the server had just closed
+# got "connection closed without response" (the likely cause of what locust saw on requests 2-5 s apart).
 log "starting uvicorn on port ${PORT:-8000} with ${WORKERS:-2} workers"
 exec uvicorn --factory app.main:create_app --host 0.0.0.0 --port "${PORT:-8000}" \
-    --workers "${WORKERS:-2}" --no-access-log
+    --workers "${WORKERS:-2}" --no-access-log --timeout-keep-alive "${KEEPALIVE_SECONDS:-75}"

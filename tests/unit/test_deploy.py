@@ -414,3 +414,12 @@ def test_dockerignore_keeps_secrets_and_venv_out() -> None:
         assert required in patterns
     for needed in ("pyproject.toml", "README.md", "app", "memory", "monitoring", "entrypoint.sh", "scripts"):
         assert needed not in patterns, f"{needed} is copied into the image"
+
+
+@pytest.mark.parametrize("script", ["entrypoint.sh", "scripts/run.sh"])
+def test_uvicorn_keeps_idle_connections_longer_than_clients_reuse_them(script: str) -> None:
+    """uvicorn's default 5 s closed connections a client was about to reuse (locust's admin users wait
+    2-5 s): the request then failed with no response."""
+    text = (ROOT / script).read_text()
+    assert re.search(r'--timeout-keep-alive "\$\{KEEPALIVE_SECONDS:-(\d+)\}"', text), script
+    assert int(re.findall(r"KEEPALIVE_SECONDS:-(\d+)", text)[0]) >= 60

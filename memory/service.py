@@ -312,11 +312,12 @@ class MemoryService:
 
     async def _remove(self, user_id: str, memories: Sequence[Memory]) -> None:
         """Delete from the store and from everything derived from it or about to write it: tombstones
-        first, then the record, the pending outbox messages it came from, the keyword-index version
-        (other workers' caches) and our own cache. Without the user's write lock: a delete must not wait
-        for a writer round. The tombstone makes it safe: a write in flight never merges into a buried
-        memory and deletes, after its upsert, whatever of its own was buried meanwhile
-        (memory/write/policy.py); a rebalance re-checks tombstones after its copy."""
+        first; then the record (with the services' `DeferredDeleteStore`: hidden now, purged from Chroma
+        right after) followed by the keyword-index version (other workers' caches), beside the archive
+        tiers and the pending outbox messages it came from; last our own cache. Without the user's write
+        lock: a delete must not wait for a writer round. The tombstone makes it safe: a write in flight
+        never merges into a buried memory and deletes, after its upsert, whatever of its own was buried
+        meanwhile (memory/write/policy.py); a rebalance re-checks tombstones after its copy."""
         ids = [m.id for m in memories]
         if self._tombstones is not None:
             await self._tombstones.bury(user_id, ids)

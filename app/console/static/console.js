@@ -73,14 +73,23 @@
     document.querySelectorAll(".subject").forEach((s) => { s.textContent = state.user; });
   }
 
+  let listing = 0; // the newest listing asked for: an older answer (another user, other filters) is dropped
   async function loadMemories(append) {
-    if (!append) state.offset = 0;
+    const mine = ++listing;
+    if (!append) {
+      state.offset = 0;
+      // a failed listing (403, 503) must not leave the previous page's rows under this user's name
+      $("#memory-list tbody").replaceChildren();
+      $("#memory-total").textContent = "";
+      $("#more").hidden = true;
+    }
     const q = new URLSearchParams({ limit: "50", offset: String(state.offset) });
     const add = (k, v) => { if (v) q.set(k, v); };
     add("topic", $("#f-topic").value.trim()); add("session_id", $("#f-session").value.trim());
     add("source", $("#f-source").value); add("tier", $("#f-tier").value);
     add("since", day($("#f-since").value.trim(), false)); add("until", day($("#f-until").value.trim(), true));
     const page = await json("GET", `/v1/memory/${userPath(state.user)}/list?${q}`);
+    if (mine !== listing) return;
     const body = $("#memory-list tbody");
     if (!append) body.replaceChildren();
     for (const m of page.items) {

@@ -151,9 +151,10 @@ class DeferredDeleteStore:
         return [[(m, s) for m, s in hits if m.id not in hidden][:n_results] for hits in found]
 
     async def count(self, user_id: str) -> int:
-        if not await self._hidden(user_id):
+        hidden = await self._hidden(user_id)
+        if not hidden:
             return await self.inner.count(user_id)
-        return len(await self.get(user_id, include_content=False))
+        return len(_visible(await self.inner.get(user_id, include_content=False), hidden))
 
 
 def _visible(memories: list[Memory], hidden: Collection[str]) -> list[Memory]:

@@ -82,13 +82,3 @@ class Purges:
             keys.purge_queue(partition), "-inf", self._clock() - older_than_seconds, start=0, num=limit
         )
         return [_text(u) for u in users if isinstance(u, str | bytes)]
-
-    async def queued(self, partitions: Collection[int]) -> int:
-        """Users waiting for a purge in these partitions (the metrics sampler's gauge)."""
-        if not partitions:
-            return 0
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for p in partitions:
-                pipe.zcard(keys.purge_queue(p))
-            counts = await pipe.execute()
-        return sum(int(c) for c in counts)

@@ -90,8 +90,7 @@
     add("since", day($("#f-since").value.trim(), false)); add("until", day($("#f-until").value.trim(), true));
     const page = await json("GET", `/v1/memory/${userPath(state.user)}/list?${q}`);
     if (mine !== listing) return;
-    const body = $("#memory-list tbody");
-    if (!append) body.replaceChildren();
+    const body = $("#memory-list tbody"); // emptied above when this listing started (not an append)
     for (const m of page.items) {
       const del = el("button", { class: "delete" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(m));

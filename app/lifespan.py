@@ -149,6 +149,13 @@ def chroma_stores(
     }
 
 
+def bridge_stores(settings: Settings) -> dict[str, ChromaLongTermStore]:
+    """name -> the store of the bridge channel's collections on that server."""
+    return chroma_stores(
+        settings, bridge_prefix(settings.chroma_collection_prefix), BRIDGE_HNSW, shards=BRIDGE_SHARDS
+    )
+
+
 def build_store(
     settings: Settings, redis: RedisClient, bridge: MultilingualEmbedder | None = None
 ) -> RoutingLongTermStore:
@@ -161,9 +168,7 @@ def build_store(
     return BridgedStore(
         servers,
         placements,
-        bridge_servers=chroma_stores(
-            settings, bridge_prefix(settings.chroma_collection_prefix), BRIDGE_HNSW, shards=BRIDGE_SHARDS
-        ),
+        bridge_servers=bridge_stores(settings),
         embedder=bridge.for_caller("write"),
         model=bridge.model_name,
         shared=bridge_shared_vectors(redis, bridge),

@@ -21,7 +21,7 @@ import logging
 import sys
 
 from app.clients.redis import build_redis
-from app.lifespan import build_store, token_codec
+from app.lifespan import bridge_stores, build_store, token_codec
 from app.settings import Settings
 from memory.errors import StoreUnavailable
 from memory.longterm.rebalance import RebalanceBusy, Rebalancer, Report
@@ -44,6 +44,8 @@ async def run(settings: Settings, args: argparse.Namespace) -> Report:
             grace_seconds=args.grace_seconds,
             lock_wait_seconds=args.lock_wait_seconds,
             user_label=token_codec(settings).digest,  # the access log's stand-in for user ids
+            # a moving user's bridge vectors move with their records (no model needed: copied as stored)
+            companions=bridge_stores(settings) if settings.bridge_embedding else None,
         )
         log.info(
             "rebalance started",

@@ -3,7 +3,7 @@
 
 Run it with the configuration the API and the writer run with (CHROMA_URL(S), REDIS_URL,
 CHROMA_COLLECTION_PREFIX, MEMORY_SHARDS, BRIDGE_EMBEDDING=true) after turning the bridge channel on
-over existing data, after a rebalance, or after the bridge model changes. Per user it embeds the
+over existing data (or a rebalance run with it off), or after the bridge model changes. Per user it embeds the
 records that have no bridge vector of the current model, `--batch-size` at a time under the user's
 long-term write lock, then bumps the user's version so recall takes the channel up; search keeps
 ranking from the main channel until a user is complete. Resumable: a re-run does only what is left.

@@ -8,9 +8,9 @@ language lands near. Bridge vectors live in a collection of their own on the use
 
 `BridgedStore` is the routing store with the channel kept in step: every upsert embeds the memories'
 text with the bridge model too (taking the query vector recall published for the same text, as the
-main channel does) and stores both; deletes and erasure remove both. A rebalance moves the records
-only: a moved user's bridge is incomplete on the new server until `python -m app.cli.reembed` fills
-it, and recall meanwhile ranks by the main channel alone (`memory/recall/crosslingual.py`).
+main channel does) and stores both; deletes and erasure remove both. A rebalance moves a user's bridge
+vectors with their records, copied as stored (`Rebalancer(companions=...)`,
+`memory/longterm/rebalance.py`).
 """
 
 from __future__ import annotations

@@ -89,6 +89,19 @@ class Records:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def only(self, ids: set[str]) -> Records:
+        """The records whose id is in `ids` (`rows` unchanged: it counts what Chroma returned)."""
+        keep = [r for r, i in enumerate(self.ids) if i in ids]
+        if len(keep) == len(self.ids):
+            return self
+        return Records(
+            ids=[self.ids[r] for r in keep],
+            documents=[self.documents[r] for r in keep],
+            metadatas=[self.metadatas[r] for r in keep],
+            embeddings=self.embeddings[keep] if len(keep) else np.zeros((0, 0), dtype=np.float32),
+            rows=self.rows,
+        )
+
 
 def shard_of(user_id: str, shards: int) -> int:
     """Stable across processes and releases (unlike `hash()`): blake2b of the UTF-8 user id."""
@@ -554,7 +567,8 @@ class ChromaLongTermStore:
             lambda c: c.upsert(
                 ids=list(records.ids),
                 embeddings=records.embeddings,
-                documents=list(records.documents),
+                # records without documents (the bridge channel's vectors) are stored without them
+                documents=list(records.documents) if any(d is not None for d in records.documents) else None,
                 metadatas=list(records.metadatas),
             ),
         )

@@ -19,6 +19,12 @@ copy below drops whatever was buried while it ran):
 4. release; after `grace_seconds` (longer than a reader may trust a cached placement, so reads routed
    just before the switch have finished), delete the source copy and `from`, under the lock again.
 
+`companions`: the stores of a channel that keeps one record per memory beside the main one, by server
+(the bridge vectors, `memory/longterm/bridge.py`). A moving user's companion records move with the
+records, copied as stored (each names the model that made it) in step 2, after the records are verified
+and before the switch, less any id not on the target (deleted meanwhile); every deletion of a user's
+copy on a server deletes their companion records there too.
+
 Batches of `batch_users`; each user is settled on its own, so one failure (logged, counted) leaves
 that user where they were and the rest go on. Every step is idempotent (upserts by id, deletes by
 user) and recorded in the placement hash, so a re-run after a crash completes what was left.
@@ -31,7 +37,7 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory import keys
@@ -132,6 +138,7 @@ class Rebalancer:
         lock_ttl_seconds: int = 10,
         lock_wait_seconds: float = 60.0,
         user_label: Callable[[str], str] = default_label,
+        companions: Mapping[str, ChromaLongTermStore] | None = None,
     ) -> None:
         if batch_users < 1 or page_size < 1:
             raise ValueError("batch_users and page_size must be >= 1")
@@ -151,6 +158,7 @@ class Rebalancer:
         self._lock_ttl = lock_ttl_seconds
         self._lock_wait = lock_wait_seconds
         self._label = user_label
+        self._companions = dict(companions or {})
 
     async def plan(self, report: Report | None = None) -> list[UserState]:
         """Every user with something to do, from a scan of every server (all must answer)."""
@@ -273,13 +281,13 @@ class Rebalancer:
             self._store.server(at)  # a placement naming a server not configured here fails the user
             if placement.to is not None and placement.to != at:
                 # a copy that never reached its switch is partial, maybe stale: start it over
-                await self._store.server(placement.to).delete_user(user_id)
+                await self._delete_user_on(placement.to, user_id)
                 await self._placements.clear(user_id, TO, placement.to)
                 ids[placement.to] = set()
             if placement.from_ is not None:
                 # the source copy of an earlier move that crashed after its switch
                 if placement.from_ != at:
-                    await self._store.server(placement.from_).delete_user(user_id)
+                    await self._delete_user_on(placement.from_, user_id)
                     ids[placement.from_] = set()
                     report.source_copies_deleted += 1
                 await self._placements.clear(user_id, FROM, placement.from_)
@@ -336,7 +344,37 @@ class Rebalancer:
                 f"copy not verified: {len(source_ids)} records on {source} ({len(gone)} deleted meanwhile), "
                 f"{copied} copied, {len(landed)} ({len(set(landed) & source_ids)} matching) on {target}"
             )
+        await self._copy_companions(user_id, source, target, set(landed) - gone)
         return copied
+
+    async def _copy_companions(self, user_id: str, source: str, target: str, keep: set[str]) -> None:
+        """The companion records of `keep` (the ids now on the target), from the source to the target;
+        the target keeps no other companion record of this user."""
+        if not self._companions:
+            return
+        src, dst = self._companions[source], self._companions[target]
+        offset = 0
+        while True:
+            page = await src.records(user_id, limit=self._page_size, offset=offset)
+            await dst.put_records(user_id, page.only(keep))
+            if page.rows < self._page_size:
+                break
+            offset += self._page_size
+        landed = set(await dst.ids_of(user_id))
+        if landed - keep:
+            await dst.delete(user_id, sorted(landed - keep))
+        # a delete on the source moves the later records a page earlier: what the offsets skipped, by id
+        skipped = (set(await src.ids_of(user_id)) & keep) - landed
+        if skipped:
+            await dst.put_records(user_id, await src.records(user_id, ids=sorted(skipped)))
+        # a delete between a page's read and its put removed the vector on every server before it landed
+        await self._drop_buried(user_id, dst, keep)
+
+    async def _delete_user_on(self, server: str, user_id: str) -> None:
+        """This user's records on `server`, and their companion records there."""
+        await self._store.server(server).delete_user(user_id)
+        if self._companions:
+            await self._companions[server].delete_user(user_id)
 
     async def _drop_buried(self, user_id: str, dst: ChromaLongTermStore, ids: set[str]) -> None:
         """Deletes do not wait for the user's lock: one that removed a record from the source after its
@@ -362,8 +400,13 @@ class Rebalancer:
             kept = missing - await self._tombstones.buried(user_id, ordered)  # read after `landed`
             if not kept <= landed:
                 raise RebalanceError(f"merge not verified: {len(kept - landed)} records missing on {at}")
+            if self._companions:  # their companion records follow them
+                for start in range(0, len(ordered), self._page_size):
+                    chunk = ordered[start : start + self._page_size]
+                    found = await self._companions[stray].records(user_id, ids=chunk)
+                    await self._companions[at].put_records(user_id, found.only(kept))
             await self._versions.bump(user_id, upserted=sorted(kept))
-        await src.delete_user(user_id)
+        await self._delete_user_on(stray, user_id)
         report.records_merged += len(kept)
         log.warning(
             "records found outside the user's placement were merged into it",
@@ -375,6 +418,6 @@ class Rebalancer:
             placement, _ = await self._placements.read(user_id)
             if placement.from_ != source or placement.at == source:
                 return  # erased meanwhile, or settled by someone else
-            await self._store.server(source).delete_user(user_id)
+            await self._delete_user_on(source, user_id)
             await self._placements.clear(user_id, FROM, source)
         report.source_copies_deleted += 1

@@ -6,8 +6,8 @@ index and updated the same way: when the index's version moves, only the ids it 
 from Chroma, and the ids it lost are dropped.
 
 A user's bridge is used only when it is **complete**: every memory in the index has a vector of the
-current model. Until then (memories written before the channel existed, or just moved to another
-server) recall ranks exactly as without the channel, and asks again after `retry_seconds` or at the
+current model. Until then (memories written before the channel existed, or by another bridge
+model) recall ranks exactly as without the channel, and asks again after `retry_seconds` or at the
 next version (`python -m app.cli.reembed` bumps it when it finishes a user).
 """
 

@@ -33,6 +33,7 @@ class Turn:
     code: str
     text: str
     statuses: list[int] = field(default_factory=list)  # one per attempt; 0 = connection broke
+    answered_at: list[float] = field(default_factory=list)  # when each attempt got its status
     acknowledged: bool = False
     unanswered_503: int = 0  # a 503 without Retry-After
     sent_at: float = field(default_factory=time.monotonic)
@@ -53,7 +54,17 @@ class Books:
         return [t for t in self.turns if t.acknowledged]
 
     def sent_between(self, start: float, end: float) -> list[Turn]:
+        """Turns first sent in [start, end) (a turn retried through an outage was sent before it)."""
         return [t for t in self.turns if start <= t.sent_at < end]
+
+    def answered_between(self, start: float, end: float) -> Counter[int]:
+        """The statuses of the attempts answered in [start, end), whichever turn they were for."""
+        return Counter(
+            s
+            for t in self.turns
+            for s, at in zip(t.statuses, t.answered_at, strict=True)
+            if start <= at < end
+        )
 
 
 def turn_text(i: int, code: str) -> str:
@@ -116,6 +127,7 @@ class ChatLoad:
         while time.monotonic() < deadline:
             status, retry_after = await self._attempt(client, body, headers, turn)
             turn.statuses.append(status)
+            turn.answered_at.append(time.monotonic())
             if turn.acknowledged:
                 return
             if status == 503 and retry_after is None:

@@ -91,8 +91,11 @@ async def test_redis_killed_and_restarted_from_its_aof(deployment: Deployment) -
     assert await asyncio.to_thread(deployment.wait_ready, READY_WITHIN_SECONDS) < READY_WITHIN_SECONDS
     books = await task
     assert acknowledged_before > 0
-    assert books.sent_between(down_from, down_until), "no turn was sent while Redis was down"
-    assert 503 in books.statuses(), "the outage was never seen: the case tested nothing"
+    # every user may be retrying the turn they were on when Redis died (no turn *first* sent in the
+    # window, which once failed this case on CI): what counts is that the outage was answered, with 503s
+    assert books.answered_between(down_from, down_until)[503] > 0, (
+        f"no 503 answered while Redis was down: the case tested nothing {books.statuses()}"
+    )
     assert_promises_kept(deployment, books)
 
 

@@ -1,6 +1,7 @@
 """Adding a Chroma server and rebalancing online, against real servers: the CLI as a subprocess while
 the API keeps writing and searching, a CLI killed with SIGKILL between its switches and its deletes,
-and a copy that fails half way. Afterwards every memory is on its rendezvous server exactly once."""
+and a copy that fails half way. Afterwards every memory (and its bridge vector) is on its rendezvous
+server exactly once."""
 
 from __future__ import annotations
 
@@ -211,6 +212,8 @@ async def test_adding_a_server_moves_only_its_users_online_while_the_api_writes_
     assert [c for c in calls if c[1] != 200] == [], "every write and search answered 200 during the move"
     assert all(results > 0 for kind, _, results in calls if kind == "search"), "a search lost its memories"
     assert_exactly_once_on_rendezvous(held(servers, prefix), written)
+    # the API wrote a bridge vector beside every record: each moved with its record, none stayed behind
+    assert_exactly_once_on_rendezvous(held(servers, f"{prefix}-xl"), written)
     redis = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
     try:
         await assert_placements_settled(redis, users, ["a", "b", "c"])

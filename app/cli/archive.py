@@ -13,11 +13,9 @@ store down, another archival job running).
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import logging
-import sys
 
+from app.cli.batch_job import run_job
 from app.clients.redis import build_redis
 from app.lifespan import build_archive, build_bridge, build_store, tier_policy, token_codec
 from app.settings import Settings
@@ -26,8 +24,6 @@ from memory.archive.view import ArchivedTiers
 from memory.errors import StoreUnavailable
 from memory.longterm.routing import RoutingLongTermStore
 from memory.redis_client import RedisClient, close
-from monitoring import metrics
-from monitoring.logging import configure_logging
 
 log = logging.getLogger("mnemo.archive")
 
@@ -85,21 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         "--wait-seconds", type=float, default=0.0, help="longest wait for another archival job (default 0)"
     )
     args = parser.parse_args(argv)
-    try:
-        settings = Settings()
-    except ValueError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 2
-    configure_logging(settings.log_level)
-    try:
-        report = asyncio.run(run(settings, args))
-    except (ArchiveBusy, StoreUnavailable, ValueError) as exc:
-        log.error("archival job could not run", extra={"reason": str(exc)})
-        return 2
-    finally:
-        metrics.mark_self_dead()
-    sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False) + "\n")
-    return 1 if report.failures else 0
+    return run_job(
+        lambda settings: run(settings, args),
+        log=log,
+        name="archival job",
+        could_not_run=(ArchiveBusy, StoreUnavailable, ValueError),
+    )
 
 
 if __name__ == "__main__":

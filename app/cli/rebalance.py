@@ -15,19 +15,15 @@ not run (bad configuration, a server down, another rebalance running).
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import logging
-import sys
 
+from app.cli.batch_job import run_job
 from app.clients.redis import build_redis
 from app.lifespan import bridge_stores, build_store, token_codec
 from app.settings import Settings
 from memory.errors import StoreUnavailable
 from memory.longterm.rebalance import RebalanceBusy, Rebalancer, Report
 from memory.redis_client import close
-from monitoring import metrics
-from monitoring.logging import configure_logging
 
 log = logging.getLogger("mnemo.rebalance")
 
@@ -88,21 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.batch_users < 1 or args.page_size < 1:
         parser.error("--batch-users and --page-size must be >= 1")
-    try:
-        settings = Settings()
-    except ValueError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 2
-    configure_logging(settings.log_level)
-    try:
-        report = asyncio.run(run(settings, args))
-    except (RebalanceBusy, StoreUnavailable, ValueError) as exc:
-        log.error("rebalance could not run", extra={"reason": str(exc)})
-        return 2
-    finally:
-        metrics.mark_self_dead()
-    sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False) + "\n")
-    return 1 if report.failures else 0
+    return run_job(
+        lambda settings: run(settings, args),
+        log=log,
+        name="rebalance",
+        could_not_run=(RebalanceBusy, StoreUnavailable, ValueError),
+    )
 
 
 if __name__ == "__main__":

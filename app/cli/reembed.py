@@ -15,11 +15,9 @@ users; a summary (JSON) to stdout. Exit status: 0 done, 1 some users failed (a r
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import logging
-import sys
 
+from app.cli.batch_job import run_job
 from app.clients.redis import build_redis
 from app.lifespan import build_bridge, build_store, token_codec
 from app.settings import Settings
@@ -27,8 +25,6 @@ from memory.errors import StoreUnavailable
 from memory.longterm.bridge import BridgedStore
 from memory.longterm.reembed import Reembedder, ReembedReport
 from memory.redis_client import close
-from monitoring import metrics
-from monitoring.logging import configure_logging
 
 log = logging.getLogger("mnemo.reembed")
 
@@ -93,21 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.batch_size < 1:
         parser.error("--batch-size must be >= 1")
-    try:
-        settings = Settings()
-    except ValueError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return 2
-    configure_logging(settings.log_level)
-    try:
-        report = asyncio.run(run(settings, args))
-    except (StoreUnavailable, ValueError, TypeError) as exc:
-        log.error("reembed could not run", extra={"reason": str(exc)})
-        return 2
-    finally:
-        metrics.mark_self_dead()
-    sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False) + "\n")
-    return 1 if report.failures else 0
+    return run_job(
+        lambda settings: run(settings, args),
+        log=log,
+        name="reembed",
+        could_not_run=(StoreUnavailable, ValueError, TypeError),
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -397,3 +398,23 @@ def test_the_language_defaults_to_the_browsers(served: str, downloads: Path) -> 
         assert find(driver, "#sign-in").text == "Sign in"
     finally:
         driver.quit()
+
+
+def test_every_ui_string_exists_in_both_languages_with_the_same_placeholders(
+    browser: webdriver.Chrome, served: str
+) -> None:
+    """The zh and en tables of static/i18n.js are two literals of one shape: a key or a `{placeholder}`
+    missing from one would show a raw key, or drop a number, in that language."""
+    open_console(browser, served)
+    wait(browser, visible("#view-signin"), "the sign-in page")
+    tables: dict[str, dict[str, str]] = browser.execute_script("return window.MNEMO_I18N")
+    assert sorted(tables) == ["en", "zh"]
+    assert sorted(set(tables["en"]) ^ set(tables["zh"])) == [], "keys in one language only"
+    placeholder = re.compile(r"\{(\w+)\}")
+    differ = {
+        key: (text, tables["zh"][key])
+        for key, text in tables["en"].items()
+        if sorted(placeholder.findall(text)) != sorted(placeholder.findall(tables["zh"][key]))
+    }
+    assert differ == {}, "placeholders differ between en and zh"
+    assert all(v.strip() for table in tables.values() for v in table.values()), "an empty UI string"

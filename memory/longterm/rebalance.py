@@ -314,15 +314,7 @@ class Rebalancer:
         """Make the target hold exactly the source's records of this user, less those deleted meanwhile;
         verified by ids."""
         src, dst = self._store.server(source), self._store.server(target)
-        copied = 0
-        offset = 0
-        while True:
-            page = await src.records(user_id, limit=self._page_size, offset=offset)
-            await dst.put_records(user_id, page)
-            copied += len(page)
-            if page.rows < self._page_size:
-                break
-            offset += self._page_size
+        copied = await self._copy_pages(user_id, src, dst)
         extra = set(await dst.ids_of(user_id)) - source_ids
         if extra:
             await dst.delete(user_id, sorted(extra))
@@ -353,13 +345,7 @@ class Rebalancer:
         if not self._companions:
             return
         src, dst = self._companions[source], self._companions[target]
-        offset = 0
-        while True:
-            page = await src.records(user_id, limit=self._page_size, offset=offset)
-            await dst.put_records(user_id, page.only(keep))
-            if page.rows < self._page_size:
-                break
-            offset += self._page_size
+        await self._copy_pages(user_id, src, dst, keep)
         landed = set(await dst.ids_of(user_id))
         if landed - keep:
             await dst.delete(user_id, sorted(landed - keep))
@@ -369,6 +355,36 @@ class Rebalancer:
             await dst.put_records(user_id, await src.records(user_id, ids=sorted(skipped)))
         # a delete between a page's read and its put removed the vector on every server before it landed
         await self._drop_buried(user_id, dst, keep)
+
+    async def _copy_pages(
+        self, user_id: str, src: ChromaLongTermStore, dst: ChromaLongTermStore, keep: set[str] | None = None
+    ) -> int:
+        """This user's records on `src` (those of `keep`, when given) put on `dst` a page at a time, by
+        offset; returns the records put."""
+        put = 0
+        offset = 0
+        while True:
+            page = await src.records(user_id, limit=self._page_size, offset=offset)
+            chosen = page if keep is None else page.only(keep)
+            await dst.put_records(user_id, chosen)
+            put += len(chosen)
+            if page.rows < self._page_size:
+                return put
+            offset += self._page_size
+
+    async def _copy_ids(
+        self,
+        user_id: str,
+        src: ChromaLongTermStore,
+        dst: ChromaLongTermStore,
+        ids: Sequence[str],
+        keep: set[str] | None = None,
+    ) -> None:
+        """The records of `ids` that `src` holds (those of `keep`, when given) put on `dst`, a page of
+        ids at a time."""
+        for start in range(0, len(ids), self._page_size):
+            found = await src.records(user_id, ids=ids[start : start + self._page_size])
+            await dst.put_records(user_id, found if keep is None else found.only(keep))
 
     async def _delete_user_on(self, server: str, user_id: str) -> None:
         """This user's records on `server`, and their companion records there."""
@@ -389,10 +405,7 @@ class Rebalancer:
         after a placement was lost): the ones `at` lacks are copied there, then the stray copy goes."""
         src, dst = self._store.server(stray), self._store.server(at)
         ordered = sorted(missing)
-        for start in range(0, len(ordered), self._page_size):
-            await dst.put_records(
-                user_id, await src.records(user_id, ids=ordered[start : start + self._page_size])
-            )
+        await self._copy_ids(user_id, src, dst, ordered)
         kept: set[str] = set()
         if missing:
             await self._drop_buried(user_id, dst, missing)
@@ -401,10 +414,7 @@ class Rebalancer:
             if not kept <= landed:
                 raise RebalanceError(f"merge not verified: {len(kept - landed)} records missing on {at}")
             if self._companions:  # their companion records follow them
-                for start in range(0, len(ordered), self._page_size):
-                    chunk = ordered[start : start + self._page_size]
-                    found = await self._companions[stray].records(user_id, ids=chunk)
-                    await self._companions[at].put_records(user_id, found.only(kept))
+                await self._copy_ids(user_id, self._companions[stray], self._companions[at], ordered, kept)
             await self._versions.bump(user_id, upserted=sorted(kept))
         await self._delete_user_on(stray, user_id)
         report.records_merged += len(kept)

@@ -51,9 +51,11 @@ class TestLock:
         assert await r.get(keys.lock("alice", "s")) == "someone-else"
 
     async def test_kept_alive_while_held(self, r: RedisClient) -> None:
-        store = SessionStore(r, SessionLimits(lock_ttl_seconds=1))
+        # held for over twice its TTL; a 2 s TTL (extended every 0.8 s) rides out a scheduling stall of
+        # ~1 s on a loaded CI host, which a 1 s TTL did not once in the cluster pass
+        store = SessionStore(r, SessionLimits(lock_ttl_seconds=2))
         async with store.lock("alice", "s") as token:
-            await asyncio.sleep(2.2)
+            await asyncio.sleep(4.4)
             assert await r.get(keys.lock("alice", "s")) == token
         assert await r.exists(keys.lock("alice", "s")) == 0
 

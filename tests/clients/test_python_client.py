@@ -10,6 +10,7 @@ import pytest
 from asgi_lifespan import LifespanManager
 from mnemo_client import (
     AsyncMnemoClient,
+    ChatMessage,
     Forbidden,
     InvalidId,
     MnemoClient,
@@ -180,9 +181,9 @@ class TestChat:
 
     def test_a_retried_turn_with_the_same_key_is_replayed(self, mnemo: Mnemo, user: str) -> None:
         with MnemoClient(mnemo.url, mnemo.token(user)) as client:
-            msg = [{"role": "user", "content": "hello 你好"}]
-            one = client.chat(msg, session_id="s1", idempotency_key="turn-1")  # type: ignore[list-item]
-            two = client.chat(msg, session_id="s1", idempotency_key="turn-1")  # type: ignore[list-item]
+            msg: list[ChatMessage] = [{"role": "user", "content": "hello 你好"}]
+            one = client.chat(msg, session_id="s1", idempotency_key="turn-1")
+            two = client.chat(msg, session_id="s1", idempotency_key="turn-1")
             assert two.replayed
             assert two.id == one.id
             client.erase(user)

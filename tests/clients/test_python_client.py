@@ -5,18 +5,25 @@ these answers fails here (ContractError)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 from mnemo_client import (
     AsyncMnemoClient,
     ChatMessage,
+    ContractError,
     Forbidden,
+    IngestResult,
     InvalidId,
+    Memory,
     MnemoClient,
     NotFound,
     RateLimited,
+    TurnDebug,
     Unauthorized,
+    Unavailable,
 )
 
 from app.http.auth import TokenCodec
@@ -206,3 +213,73 @@ class TestAsyncClient:
             await client.delete_session(user, "default")
             assert (await client.forget(user, query="bakery", min_similarity=0.2)).count == 1
             assert "chroma" in (await client.erase(user)).deleted
+
+
+class RefuseFirst(httpx.BaseTransport):
+    """The first attempt is answered as mnemo answers a Redis outage (503, Retry-After); every later one
+    goes to the real server. Records each attempt's Idempotency-Key."""
+
+    def __init__(self) -> None:
+        self.real = httpx.HTTPTransport()
+        self.keys: list[str | None] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.keys.append(request.headers.get("idempotency-key"))
+        if len(self.keys) == 1:
+            body = {"error": "redis_unavailable", "detail": "redis is unavailable", "request_id": "r1"}
+            return httpx.Response(503, json=body, headers={"Retry-After": "0"})
+        return self.real.handle_request(request)
+
+
+class TestRetries:
+    def test_a_503_is_retried_after_retry_after_with_the_same_idempotency_key(
+        self, mnemo: Mnemo, user: str
+    ) -> None:
+        transport = RefuseFirst()
+        with MnemoClient(mnemo.url, mnemo.token(user), transport=transport) as client:
+            stored = client.ingest(user, "s1", [{"role": "user", "content": "retried 重试"}])
+            assert stored.stored == 1
+            assert len(transport.keys) == 2
+            assert transport.keys[0]
+            assert transport.keys[0] == transport.keys[1]
+            client.erase(user)
+
+    def test_a_retry_after_longer_than_allowed_is_raised_at_once(self, mnemo: Mnemo, user: str) -> None:
+        class Down(httpx.BaseTransport):
+            def handle_request(self, request: httpx.Request) -> httpx.Response:
+                body = {"error": "chroma_unavailable", "detail": "down", "request_id": "r2"}
+                return httpx.Response(503, json=body, headers={"Retry-After": "5"})
+
+        client = MnemoClient(mnemo.url, "t", transport=Down(), max_retry_wait=1)
+        with client, pytest.raises(Unavailable) as err:
+            client.list_sessions(user)
+        assert err.value.code == "chroma_unavailable"
+        assert err.value.retry_after == 5
+
+
+class TestContract:
+    """The client reads strictly: a renamed or missing field is a ContractError, not a silent None."""
+
+    MEMORY: ClassVar[dict[str, object]] = {
+        "id": "m1",
+        "content": "c",
+        "created_at": "2026-01-01T00:00:00Z",
+        "session_id": "s1",
+        "source": "user",
+        "importance": None,
+        "topic": None,
+        "source_message_ids": [],
+        "valid_from": "2026-01-01T00:00:00Z",
+        "valid_to": None,
+        "superseded_by": None,
+    }
+
+    def test_a_renamed_field_fails(self) -> None:
+        assert Memory.from_json(self.MEMORY).archive_tier == "hot"  # documented as newer: defaults
+        renamed = {("text" if k == "content" else k): v for k, v in self.MEMORY.items()}
+        with pytest.raises(ContractError, match="content"):
+            Memory.from_json(renamed)
+        with pytest.raises(ContractError, match="memory_ids"):
+            TurnDebug.from_json({"recalled_ids": []})
+        with pytest.raises(ContractError, match="stored"):
+            IngestResult.from_json({"count": 1, "memories": []})

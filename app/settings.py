@@ -242,7 +242,7 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(100, ge=1)
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    # browsers on other origins (docs/operations.md#cors): comma-separated exact origins
+    # browsers on other origins (docs/operations.md#cors-browser-front-ends): comma-separated exact origins
     # ("https://chat.example.com,http://localhost:5173"); empty (the default) = no cross-origin access.
     # "*" only without credentials: mnemo's tokens travel in the Authorization header, never in cookies
     cors_allow_origins: str = ""

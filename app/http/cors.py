@@ -1,4 +1,4 @@
-"""Cross-origin access for browser front ends (docs/operations.md#cors): Starlette's CORSMiddleware,
+"""Cross-origin access for browser front ends (docs/operations.md#cors-browser-front-ends): Starlette's CORSMiddleware,
 configured from settings, with mnemo's error envelope on a refused preflight.
 
 It is the outermost middleware, so every answer a browser may need to read carries the CORS headers:

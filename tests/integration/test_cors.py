@@ -1,4 +1,4 @@
-"""CORS (app/http/cors.py, docs/operations.md#cors): preflights for every route and every header the API
+"""CORS (app/http/cors.py, docs/operations.md#cors-browser-front-ends): preflights for every route and every header the API
 reads, the allowed origin mirrored, other origins refused with the envelope, and the CORS headers on
 error answers (401, 403, 413, 422, 429, 503) so a page can read the code and Retry-After. What a real
 browser makes of it is tested in tests/browser/test_web_chat.py."""

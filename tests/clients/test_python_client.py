@@ -211,7 +211,7 @@ class TestAsyncClient:
             assert "default" in await client.list_sessions(user)
             assert (await client.get_session(user, "default")).buffer
             await client.delete_session(user, "default")
-            assert (await client.forget(user, query="bakery", min_similarity=0.2)).count == 1
+            assert (await client.forget(user, query="bakery", min_similarity=0.3)).count == 1
             assert "chroma" in (await client.erase(user)).deleted
 
 

@@ -268,8 +268,17 @@ class MemoryService:
         if not found and self._archive is not None:
             found = [m for m in await self._headers(user_id, ("warm", "cold")) if m.id == memory_id]
         if not found:
+            await self._version_again_if_buried(user_id, memory_id)
             raise MemoryNotFound(memory_id)
         await self._remove(user_id, found)
+
+    async def _version_again_if_buried(self, user_id: str, memory_id: str) -> None:
+        """A delete retried after a 503 finds its memory gone (hidden or purged) while the version that
+        tells other workers may never have been recorded: record it now, then answer 404 as usual."""
+        if self._tombstones is None or self._versions is None:
+            return
+        if memory_id in await self._tombstones.buried(user_id, [memory_id]):
+            await self._versions.bump(user_id, deleted=[memory_id])
 
     async def forget(
         self,
@@ -324,12 +333,14 @@ class MemoryService:
         messages = {i for m in memories for i in m.source_message_ids}
         # the archive and the outbox are independent of the store; the version moves after the store's
         # delete (a worker rebuilding its index then reads the ids hidden or gone)
-        await asyncio.gather(
-            self._store_then_version(user_id, ids),
-            self._archive.delete(user_id, ids) if self._archive is not None else _nothing(),
-            self._outbox.scrub(user_id, messages) if self._outbox is not None else _nothing(),
-        )
-        self._forget_cached_index(user_id)
+        try:
+            await asyncio.gather(
+                self._store_then_version(user_id, ids),
+                self._archive.delete(user_id, ids) if self._archive is not None else _nothing(),
+                self._outbox.scrub(user_id, messages) if self._outbox is not None else _nothing(),
+            )
+        finally:  # even when a step failed (503): this worker never serves the memory again
+            self._forget_cached_index(user_id)
 
     async def _store_then_version(self, user_id: str, ids: builtins.list[str]) -> None:
         await self._store.delete(user_id, ids)

@@ -47,6 +47,7 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
         "payload_too_large": 413,
         "validation_error": 422,
         "idempotency_key_reused": 422,
+        "confirmation_required": 422,
         "rate_limited": 429,
         "internal_error": 500,
         "upstream_error": 502,
@@ -99,6 +100,13 @@ class ValidationFailed(ServiceError):
 
     status_code = 422
     code = "validation_error"
+
+
+class ConfirmationRequired(ServiceError):
+    """422: a destructive call that must name its target twice (the erase: `?confirm=<user id>`)."""
+
+    status_code = 422
+    code = "confirmation_required"
 
 
 class PayloadTooLarge(ServiceError):

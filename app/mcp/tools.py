@@ -11,6 +11,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
+from app.http.ids import ID_RULE
+from app.http.schemas import FORGET_MIN_SIMILARITY
 from app.mcp.api import ApiError, MnemoApi
 
 ApiOf = Callable[[Context], MnemoApi]
@@ -62,7 +64,9 @@ def build_server(api_of: ApiOf) -> MCPServer:
     server: MCPServer = MCPServer("mnemo", instructions=INSTRUCTIONS, version="0.1.0")
 
     def subject(api: MnemoApi, user_id: str | None) -> str:
-        return user_id or api.user_id
+        # only an absent user_id means "the token's user": an empty or malformed one is refused by the
+        # API client, never silently turned into another target
+        return api.user_id if user_id is None else user_id
 
     @server.tool(
         description="Store messages or a fact in the user's long-term memory; returns the memories written "
@@ -155,7 +159,7 @@ def build_server(api_of: ApiOf) -> MCPServer:
     async def forget(
         ctx: Context,
         query: str | None = None,
-        min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.5,
+        min_similarity: Annotated[float, Field(ge=FORGET_MIN_SIMILARITY, le=1)] = 0.5,
         topic: str | None = None,
         session_id: str | None = None,
         before: str | None = None,
@@ -186,7 +190,13 @@ def build_server(api_of: ApiOf) -> MCPServer:
         description="Delete one memory by id (final: it cannot be restored). Example: memory_id from a "
         "recall result (删除这条记忆 / delete this memory)."
     )
-    async def delete_memory(ctx: Context, memory_id: str, user_id: UserId = None) -> dict[str, Any]:
+    async def delete_memory(
+        ctx: Context,
+        memory_id: Annotated[
+            str, Field(description=f"the id of one memory, as a recall or list result gave it ({ID_RULE})")
+        ],
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
         api = api_of(ctx)
         await _call(api.delete(subject(api, user_id), memory_id))
         return {"deleted": memory_id}

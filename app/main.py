@@ -10,7 +10,7 @@ from app.http.errors import ErrorBodyResponses, install_error_handlers
 from app.http.middleware import RequestContextMiddleware
 from app.lifespan import make_lifespan
 from app.mcp.endpoint import McpEndpoint
-from app.routes import audit, chat, health, memories, sessions
+from app.routes import audit, chat, corrections, health, memories, sessions
 from app.routes.console import ConsoleFiles, console_home
 from app.settings import Settings
 from memory import Embedder
@@ -44,6 +44,7 @@ def create_app(
     app.add_middleware(MetricsMiddleware)  # added last: outermost, so it also sees 413s and 500s
     app.include_router(health.router)
     app.include_router(memories.router)
+    app.include_router(corrections.router)  # after: /{user}/list and /{user}/export keep their paths
     app.include_router(sessions.router)
     app.include_router(chat.router)
     app.include_router(audit.router)

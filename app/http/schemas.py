@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
 from pydantic_core import PydanticCustomError
 
 from app.http.body import first_lone_surrogate
@@ -182,10 +182,56 @@ class MemoryOut(BaseModel):
     valid_to: str | None  # when a newer memory replaced it; None while it is current
     superseded_by: str | None  # the id of that newer memory
     archive_tier: ArchiveTier = Field("hot", description="where it is stored: hot, warm or cold (by age)")
+    pinned: bool = Field(False, description="a person said to keep it: never archived by age")
 
     @classmethod
     def of(cls, m: Memory) -> MemoryOut:
         return cls(**memory_fields(m))
+
+
+class MemoryDetail(MemoryOut):
+    version: str = Field(description="the record's version: send it back as If-Match to edit the memory")
+
+
+class MemoryPatch(StrictBody):
+    """The fields to change; only those given change. `topic` or `valid_to` set to null clears it."""
+
+    content: str | None = Field(None, min_length=1, max_length=MAX_CONTENT_CHARS)
+    importance: float | None = Field(None, ge=0, le=1)
+    pinned: StrictBool | None = None
+    topic: Topic | None = None
+    valid_to: Timestamp | None = Field(
+        None, description="no longer true since (epoch seconds or ISO 8601); null: true again"
+    )
+
+    @model_validator(mode="after")
+    def _something(self) -> MemoryPatch:
+        given = self.model_fields_set
+        if not given:
+            raise ValueError("give at least one of content, importance, pinned, topic, valid_to")
+        for name in ("content", "importance", "pinned"):
+            if name in given and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        if self.content is not None and not has_visible_text(self.content):
+            raise ValueError("content must not be blank")
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+class HistoryEventOut(BaseModel):
+    event: Literal["created", "merged", "superseded", "edited", "restored", "archived", "deleted"]
+    at: str
+    actor: str = Field(description="who acted: a token's subject, or 'mnemo' for what the service did")
+    role: str = Field(description="user, admin or system")
+    request_id: str
+    detail: dict[str, Any]
+
+
+class HistoryOut(BaseModel):
+    memory_id: str
+    events: list[HistoryEventOut] = Field(description="oldest first")
 
 
 def memory_fields(m: Memory) -> dict[str, Any]:
@@ -203,6 +249,7 @@ def memory_fields(m: Memory) -> dict[str, Any]:
         "valid_to": iso_utc(m.valid_to) if m.valid_to is not None else None,
         "superseded_by": m.superseded_by,
         "archive_tier": m.archive_tier,
+        "pinned": m.pinned,
     }
 
 

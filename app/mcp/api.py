@@ -60,8 +60,9 @@ class MnemoApi:
         *,
         body: Mapping[str, Any] | None = None,
         params: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> Any:
-        headers = {"Authorization": f"Bearer {self.token}"}
+        headers = {"Authorization": f"Bearer {self.token}", **(extra_headers or {})}
         if self.request_id:
             headers["X-Request-ID"] = self.request_id
         query = {k: v for k, v in (params or {}).items() if v is not None}
@@ -99,6 +100,15 @@ class MnemoApi:
 
     async def delete(self, user_id: str, memory_id: str) -> None:
         await self._call("DELETE", f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}")
+
+    async def memory(self, user_id: str, memory_id: str) -> Any:
+        return await self._call(
+            "GET", f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}"
+        )
+
+    async def edit(self, user_id: str, memory_id: str, body: Mapping[str, Any], version: str) -> Any:
+        path = f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}"
+        return await self._call("PATCH", path, body=body, extra_headers={"If-Match": f'"{version}"'})
 
     async def sessions(self, user_id: str) -> Any:
         return await self._call("GET", f"/v1/sessions/{_path(user_id, 'user_id')}")

@@ -201,6 +201,37 @@ def build_server(api_of: ApiOf) -> MCPServer:
         await _call(api.delete(subject(api, user_id), memory_id))
         return {"deleted": memory_id}
 
+    @server.tool(
+        description="Correct one memory: new content (the old text stays in its history and is no longer "
+        "recalled), importance (0-1), pinned (never archived), topic, or valid_to (no longer true since, "
+        'ISO 8601). Example: memory_id from recall, content="我搬到苏州了 / I moved to Suzhou". Pass '
+        "`version` from an earlier read to refuse the edit if the memory changed since (412); without it "
+        "the current version is read first."
+    )
+    async def update_memory(
+        ctx: Context,
+        memory_id: Annotated[str, Field(description=f"the memory to correct ({ID_RULE})")],
+        content: Annotated[str | None, Field(min_length=1, max_length=32_000)] = None,
+        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        pinned: bool | None = None,
+        topic: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
+        valid_to: Annotated[str | None, Field(description="no longer true since (ISO 8601)")] = None,
+        version: Annotated[str | None, Field(description="the version read (GET's ETag)")] = None,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        who = subject(api, user_id)
+        given = {"content": content, "importance": importance, "pinned": pinned, "topic": topic}
+        body = {k: v for k, v in (given | {"valid_to": valid_to}).items() if v is not None}
+        if not body:
+            raise _mcp_error(
+                ApiError(422, "validation_error", "give content, importance, pinned, topic or valid_to")
+            )
+        if version is None:
+            version = (await _call(api.memory(who, memory_id)))["version"]
+        out = await _call(api.edit(who, memory_id, body, version))
+        return {**_brief(out), "version": out["version"], "pinned": out.get("pinned")}
+
     @server.resource(
         "mnemo://sessions/{session_id}/summary",
         name="session_summary",

@@ -180,6 +180,7 @@ async def forget_memories(
         query=body.query,
         min_similarity=body.min_similarity,
         dry_run=body.dry_run,
+        actor=audit.actor,
     )
     # the criteria's names, never their values: a query or topic can itself be personal data
     criteria = [
@@ -231,7 +232,7 @@ async def delete_memory(
     audit: AuditDep,
 ) -> Response:
     """Delete one memory; 404 when this user has no memory with that id."""
-    await memory.delete(user_id, memory_id)
+    await memory.delete(user_id, memory_id, actor=audit.actor)
     await audit.record("delete", user_id, 1, {"memory_id": memory_id})
     return Response(status_code=204)
 

@@ -86,7 +86,14 @@ class TestStreamableHttp:
         async with http_client(served, token("lister")) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             templates = (await client.list_resource_templates()).resource_templates
-        assert set(tools) == {"remember", "recall", "list_memories", "forget", "delete_memory"}
+        assert set(tools) == {
+            "remember",
+            "recall",
+            "list_memories",
+            "forget",
+            "delete_memory",
+            "update_memory",
+        }
         assert "我住在杭州" in (tools["remember"].description or "")
         assert "我住在哪个城市" in (tools["recall"].description or "")
         assert [t.uri_template for t in templates] == ["mnemo://sessions/{session_id}/summary"]
@@ -132,6 +139,28 @@ class TestStreamableHttp:
                 await client.call_tool("delete_memory", {"memory_id": memory_id})
         assert err.value.code == 404
         assert err.value.data["error"] == "memory_not_found"
+
+    async def test_update_memory_corrects_and_a_stale_version_is_refused(self, served: str) -> None:
+        user = f"u{uuid.uuid4().hex[:8]}"
+        async with http_client(served, token(user)) as client:
+            stored = await call(client, "remember", content="我住在杭州 / I live in Hangzhou")
+            memory_id = stored["memories"][0]["id"]
+            first = await call(
+                client, "update_memory", memory_id=memory_id, content="我搬到苏州了 / I moved to Suzhou"
+            )
+            assert first["content"] == "我搬到苏州了 / I moved to Suzhou"
+            pinned = await call(
+                client, "update_memory", memory_id=memory_id, pinned=True, version=first["version"]
+            )
+            assert pinned["pinned"] is True
+            with pytest.raises(MCPError) as err:
+                await client.call_tool(
+                    "update_memory", {"memory_id": memory_id, "importance": 0.9, "version": first["version"]}
+                )
+            assert err.value.code == 412
+            assert err.value.data["error"] == "version_mismatch"
+            found = await call(client, "recall", query="我住在哪里？")
+        assert "苏州" in found["results"][0]["content"]
 
     async def test_session_summary_resource(self, served: str) -> None:
         user = f"u{uuid.uuid4().hex[:8]}"

@@ -40,6 +40,7 @@ from memory.chat.llm import ChatModel
 from memory.chat.offline import OfflineResponder
 from memory.chat.summary import LLMSummarizer
 from memory.chat.supersession_judge import LLMSupersessionJudge
+from memory.corrections import MemoryEditor
 from memory.embedding.multilingual import MultilingualEmbedder
 from memory.embedding.onnx import OnnxEmbedder
 from memory.governance.audit import AuditLog
@@ -56,6 +57,7 @@ from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
 from memory.longterm.bridge import BRIDGE_HNSW, BRIDGE_SHARDS, BridgedStore, bridge_prefix
 from memory.longterm.deferred_deletes import DeferredDeleteStore, PurgeSweeper
+from memory.longterm.history import MemoryHistory
 from memory.longterm.placement import Placements
 from memory.longterm.purges import Purges
 from memory.longterm.shared_vectors import SharedVectors
@@ -93,6 +95,7 @@ class State(TypedDict):
     audit: AuditLog
     exporter: UserExport
     idempotency: IdempotencyRecords
+    editor: MemoryEditor
 
 
 def token_codec(settings: Settings) -> TokenCodec:
@@ -289,6 +292,7 @@ def build_memory_service(
         retriever=retriever,
         versions=versions,
         tombstones=Tombstones(redis),
+        history=MemoryHistory(redis),
         outbox=outbox,
         archive=archive,
         tiered=TieredSearch(
@@ -495,8 +499,18 @@ def make_lifespan(
                     archive=archive,
                     main_model=f"all-MiniLM-L6-v2 ({settings.embedding_backend})",
                     bridge=store.bridge if isinstance(store, BridgedStore) else None,
+                    history=MemoryHistory(redis),
                 ),
                 idempotency=idempotency,
+                editor=MemoryEditor(
+                    memory,
+                    deferred,
+                    model,
+                    LtmVersions(redis),
+                    MemoryHistory(redis),
+                    lock=memory.write_lock,
+                    archive=archive,
+                ),
             )
         finally:
             sampler.cancel()

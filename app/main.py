@@ -11,8 +11,8 @@ from app.http.errors import ErrorBodyResponses, install_error_handlers
 from app.http.middleware import RequestContextMiddleware
 from app.lifespan import make_lifespan
 from app.mcp.endpoint import McpEndpoint
-from app.routes import audit, chat, health, memories, sessions
-from app.routes.console import ConsoleFiles
+from app.routes import audit, chat, corrections, health, memories, sessions
+from app.routes.console import ConsoleFiles, console_home
 from app.settings import Settings
 from memory import Embedder
 from monitoring.logging import configure_logging
@@ -36,6 +36,9 @@ def create_app(
         summary="Memory service for chatbots",
         lifespan=mcp.lifespan(make_lifespan(settings, embedder, llm_transport)),
         responses=ErrorBodyResponses,
+        # no trailing-slash redirects: a client following `DELETE /v1/memory/u/` -> `/v1/memory/u` would
+        # reach the erase. A path that names no route is a 404, never a hop to another route
+        redirect_slashes=False,
     )
     install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes)
@@ -44,9 +47,14 @@ def create_app(
     app.add_middleware(CorsMiddleware, settings=settings)
     app.include_router(health.router)
     app.include_router(memories.router)
+    app.include_router(corrections.router)  # after: /{user}/list and /{user}/export keep their paths
     app.include_router(sessions.router)
     app.include_router(chat.router)
     app.include_router(audit.router)
     app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False))
+    # the one redirect the service makes: a person typing /console lands on the console (GET only)
+    app.router.routes.append(
+        Route("/console", console_home, methods=["GET", "HEAD"], include_in_schema=False)
+    )
     app.mount("/console", ConsoleFiles(), name="console")
     return app

@@ -27,6 +27,15 @@ class MemoryNotFound(MemoryError_):
         self.memory_id = memory_id
 
 
+class VersionMismatch(MemoryError_):
+    """An edit named a version of the memory that is no longer its current one."""
+
+    def __init__(self, memory_id: str, current: str) -> None:
+        super().__init__(f"memory {memory_id!r} changed since it was read: its version is now {current}")
+        self.memory_id = memory_id
+        self.current = current
+
+
 class StoreUnavailable(MemoryError_):
     """A backing store (Chroma, Redis) could not be reached or answered with a server error."""
 

@@ -163,6 +163,12 @@ def ltm_tombstones(user_id: str) -> str:
     return f"{user_prefix(user_id)}:ltm:tombstones"
 
 
+def ltm_history(user_id: str, memory_id: str) -> str:
+    """Stream: the recorded events of one memory (edited, restored, deleted, ...), oldest first; the
+    events a record itself says (created, merged, superseded) are read from the record."""
+    return f"{user_prefix(user_id)}:ltm:history:{memory_id}"
+
+
 def ltm_purging(user_id: str) -> str:
     """Hash: deleted memory id -> when, until Chroma has deleted it too. Reads hide these ids, so a
     delete answers before Chroma does (memory/longterm/deferred_deletes.py)."""

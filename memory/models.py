@@ -48,6 +48,7 @@ class Memory:
     valid_to: float | None = None  # set when superseded: the successor's `valid_from`
     superseded_by: str | None = None  # id of the newer memory that replaced this one
     archive_tier: ArchiveTier = "hot"  # hot: the main collections; warm/cold: memory/archive
+    pinned: bool = False  # a person said to keep it: never archived by age (memory/archive)
 
     @property
     def index_text(self) -> str:

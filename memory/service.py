@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Literal
@@ -23,6 +24,7 @@ from memory.archive.view import ArchivedTiers
 from memory.embedding.base import Embedder
 from memory.errors import MemoryNotFound
 from memory.longterm.chroma import LongTermStore
+from memory.longterm.history import SYSTEM, Actor, MemoryHistory
 from memory.longterm.ids import content_hash, memory_id_for
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
@@ -51,6 +53,7 @@ class MemoryService:
         clock: Clock = time.time,
         archive: ArchivedTiers | None = None,
         tiered: TieredSearch | None = None,
+        history: MemoryHistory | None = None,
     ) -> None:
         """Without `writer`/`retriever` the service runs the naive pipeline. With `tombstones` and
         `outbox`, deleted memories are also scrubbed from pending outbox entries and never rewritten.
@@ -65,10 +68,17 @@ class MemoryService:
         self._clock = clock
         self._archive = archive
         self._tiered = tiered
+        self._history = history
 
     @property
     def pipeline(self) -> Pipeline:
         return "hybrid" if self._writer is not None else "naive"
+
+    def write_lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[object]:
+        """The lock every long-term write of this user holds (none with the naive pipeline)."""
+        if self._writer is None:
+            return contextlib.nullcontext()
+        return self._writer.user_lock(user_id)
 
     async def ingest(
         self,
@@ -261,15 +271,29 @@ class MemoryService:
             found.update({m.id: m for m in archived if m.id in rest})
         return [found[i] for i in ids if i in found]
 
-    async def delete(self, user_id: str, memory_id: str) -> None:
+    async def delete(self, user_id: str, memory_id: str, *, actor: Actor = SYSTEM) -> None:
         found = await self._retriever.cached(user_id, [memory_id]) if self._retriever is not None else []
         if not found:
             found = await self._store.get(user_id, ids=[memory_id], include_content=False)
         if not found and self._archive is not None:
             found = [m for m in await self._headers(user_id, ("warm", "cold")) if m.id == memory_id]
         if not found:
+            await self._version_again_if_buried(user_id, memory_id)
             raise MemoryNotFound(memory_id)
-        await self._remove(user_id, found)
+        await self._remove(user_id, found, actor)
+
+    async def _version_again_if_buried(self, user_id: str, memory_id: str) -> None:
+        """A delete retried after a 503 finds its memory gone (hidden or purged) while the version that
+        tells other workers may never have been recorded: record it now (and the content-free history a
+        delete leaves, if that step failed too), then answer 404 as usual."""
+        if self._tombstones is None or self._versions is None:
+            return
+        if memory_id in await self._tombstones.buried(user_id, [memory_id]):
+            await self._versions.bump(user_id, deleted=[memory_id])
+            if self._history is not None:
+                events = await self._history.recorded(user_id, memory_id)
+                if not events or events[-1].kind != "deleted":
+                    await self._history.deleted(user_id, [memory_id], SYSTEM)
 
     async def forget(
         self,
@@ -282,6 +306,7 @@ class MemoryService:
         query: str | None = None,
         min_similarity: float = 0.5,
         dry_run: bool = False,
+        actor: Actor = SYSTEM,
     ) -> builtins.list[str]:  # `list` is a method of this class
         """Delete (or, with `dry_run`, only name) the memories matching every given criterion: topic,
         session, time range, and meaning (cosine to `query` ≥ `min_similarity`), and the older memories
@@ -307,10 +332,10 @@ class MemoryService:
         ids = sorted(_with_predecessors(every, set(ids))) if ids else ids
         if ids and not dry_run:
             keep = set(ids)
-            await self._remove(user_id, [m for m in every if m.id in keep])
+            await self._remove(user_id, [m for m in every if m.id in keep], actor)
         return sorted(ids)
 
-    async def _remove(self, user_id: str, memories: Sequence[Memory]) -> None:
+    async def _remove(self, user_id: str, memories: Sequence[Memory], actor: Actor = SYSTEM) -> None:
         """Delete from the store and from everything derived from it or about to write it: tombstones
         first; then the record (with the services' `DeferredDeleteStore`: hidden now, purged from Chroma
         right after) followed by the keyword-index version (other workers' caches), beside the archive
@@ -324,12 +349,16 @@ class MemoryService:
         messages = {i for m in memories for i in m.source_message_ids}
         # the archive and the outbox are independent of the store; the version moves after the store's
         # delete (a worker rebuilding its index then reads the ids hidden or gone)
-        await asyncio.gather(
-            self._store_then_version(user_id, ids),
-            self._archive.delete(user_id, ids) if self._archive is not None else _nothing(),
-            self._outbox.scrub(user_id, messages) if self._outbox is not None else _nothing(),
-        )
-        self._forget_cached_index(user_id)
+        try:
+            await asyncio.gather(
+                self._store_then_version(user_id, ids),
+                self._archive.delete(user_id, ids) if self._archive is not None else _nothing(),
+                self._outbox.scrub(user_id, messages) if self._outbox is not None else _nothing(),
+            )
+        finally:  # even when a step failed (503): this worker never serves the memory again
+            self._forget_cached_index(user_id)
+        if self._history is not None:  # after the delete: its text leaves the history with it
+            await self._history.deleted(user_id, ids, actor)
 
     async def _store_then_version(self, user_id: str, ids: builtins.list[str]) -> None:
         await self._store.delete(user_id, ids)

@@ -73,6 +73,12 @@ LATE_DELETE_CHECK_FAILURES = Counter(
     "mnemo_late_delete_check_failures",
     "Writes whose tombstone check after the upsert failed on Redis (the write stood; memory/write/policy.py)",
 )
+LTM_VERSION_BUMPS_FAILED = Counter(
+    "mnemo_ltm_version_bumps_failed",
+    "Long-term writes and deletes whose version bump failed on Redis: answered 503 (never acknowledged) "
+    "and bumped again in the background once Redis answers (memory/longterm/versions.py)",
+    ["outcome"],  # failed: the bump failed; repaired: a background retry recorded it
+)
 LTM_PURGES = Counter(
     "mnemo_ltm_purges",
     "Deferred Chroma deletes, by outcome (memory/longterm/deferred_deletes.py)",

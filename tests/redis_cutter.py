@@ -39,6 +39,7 @@ class _Cut:
     match: Matcher
     forward_reply: bool
     down_for: float
+    before: bool = False  # the matching command never reaches Redis
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -87,6 +88,14 @@ class RedisCutter:
         self._cut = _Cut(match, forward_reply, down_for)
         return self._cut.done
 
+    def cut_before(self, match: Matcher, *, down_for: float = 1.0) -> asyncio.Event:
+        """Arm one cut: the first command that `match`es never reaches Redis (nor does the rest of the
+        read that carried it); every connection closes and new ones are refused for `down_for`
+        seconds, as when Redis dies just before a command. The event is set when the proxy listens
+        again."""
+        self._cut = _Cut(match, forward_reply=False, down_for=down_for, before=True)
+        return self._cut.done
+
     def reset_all(self) -> int:
         """Reset every proxied connection (RST, as a middlebox or a vanished host does) while Redis
         stays up; returns how many. The app's idle pooled connections look fine until they are used:
@@ -120,7 +129,13 @@ class RedisCutter:
             while data := await reader.read(65536):
                 parser.feed(data)
                 while (command := parser.gets()) is not False:
-                    link.pending.append(self._marks(link, command))
+                    marked = self._marks(link, command)
+                    cut = self._cut
+                    if marked and cut is not None and cut.before:
+                        self._cut = None
+                        await self._outage(cut)
+                        return
+                    link.pending.append(marked)
                 link.server.write(data)
                 await link.server.drain()
         self._drop(link)
@@ -153,14 +168,17 @@ class RedisCutter:
                     if cut.forward_reply:
                         link.client.write(data)
                         await link.client.drain()
-                    await self._go_down()
-                    await asyncio.sleep(cut.down_for)
-                    await self.start()
-                    cut.done.set()
+                    await self._outage(cut)
                     return
                 link.client.write(data)
                 await link.client.drain()
         self._drop(link)
+
+    async def _outage(self, cut: _Cut) -> None:
+        await self._go_down()
+        await asyncio.sleep(cut.down_for)
+        await self.start()
+        cut.done.set()
 
     def _drop(self, link: _Link) -> None:
         for writer in (link.client, link.server):

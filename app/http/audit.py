@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from typing import Literal
 
 from redis.exceptions import RedisError
 
 from app.http.auth import Principal
 from memory.governance.audit import AuditAction, AuditEvent, AuditLog
+from memory.longterm.history import Actor
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -21,6 +23,12 @@ class RequestAudit:
         self._log = audit_log
         self._principal = principal
         self._request_id = request_id
+
+    @property
+    def actor(self) -> Actor:
+        """The caller as the memory history names them."""
+        role: Literal["user", "admin"] = "admin" if self._principal.is_admin else "user"
+        return Actor(self._principal.user_id, role, self._request_id)
 
     async def record(
         self, action: AuditAction, subject: str, count: int, details: Mapping[str, str] | None = None

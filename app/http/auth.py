@@ -19,9 +19,16 @@ LEEWAY_SECONDS = 30
 NUMERIC_DATE_CLAIMS = ("exp", "iat", "nbf")
 
 
+# the last second of the year 9999: a date claim past it is not a date (and 10^400 overflows a float)
+MAX_NUMERIC_DATE = 253_402_300_799
+
+
 def _is_numeric_date(value: object) -> bool:
-    """RFC 7519 NumericDate: a JSON number. PyJWT would take "9999999999" (it calls int())."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """RFC 7519 NumericDate: a JSON number, here between 1970 and the end of the year 9999. PyJWT would
+    take "9999999999" (it calls int())."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    return 0 <= value <= MAX_NUMERIC_DATE and (isinstance(value, int) or math.isfinite(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +103,14 @@ class TokenCodec:
             raise Unauthorized("token has expired", code="token_expired") from exc
         except jwt.InvalidTokenError as exc:
             raise Unauthorized(f"invalid token: {exc}", code="invalid_token") from exc
+        except (OverflowError, ValueError) as exc:  # a date claim beyond any float (exp = 10^400)
+            raise Unauthorized("invalid token: a date claim is out of range", code="invalid_token") from exc
         for claim in NUMERIC_DATE_CLAIMS:
             if claim in claims and not _is_numeric_date(claims[claim]):
-                raise Unauthorized(f"invalid token: '{claim}' must be a number", code="invalid_token")
+                raise Unauthorized(
+                    f"invalid token: '{claim}' must be a number of seconds between 1970 and 9999",
+                    code="invalid_token",
+                )
         sub = claims.get("sub")
         if not is_valid_id(sub):
             raise Unauthorized("token subject is not a valid user id", code="invalid_token")

@@ -15,6 +15,7 @@ from app.settings import Settings
 from memory import MemoryService, RoutingLongTermStore
 from memory.chat.conversation import ConversationService
 from memory.chat.llm import ChatModel
+from memory.corrections import MemoryEditor
 from memory.governance.audit import AuditLog
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
@@ -60,6 +61,10 @@ def get_audit_log(request: Request) -> AuditLog:
 
 def get_llm(request: Request) -> ChatModel:
     return request.state.llm  # type: ignore[no-any-return]
+
+
+def get_editor(request: Request) -> MemoryEditor:
+    return request.state.editor  # type: ignore[no-any-return]
 
 
 def get_idempotency(request: Request) -> IdempotencyRecords:
@@ -118,4 +123,5 @@ AuditDep = Annotated[RequestAudit, Depends(get_request_audit)]
 AuditLogDep = Annotated[AuditLog, Depends(get_audit_log)]
 ExporterDep = Annotated[UserExport, Depends(get_exporter)]
 IdempotencyDep = Annotated[IdempotencyRecords, Depends(get_idempotency)]
+EditorDep = Annotated[MemoryEditor, Depends(get_editor)]
 ActingUser = Annotated[str, Depends(get_acting_user)]

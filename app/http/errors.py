@@ -25,6 +25,7 @@ from memory.errors import (
     SessionBusy,
     StoreUnavailable,
     UpstreamFailed,
+    VersionMismatch,
 )
 from monitoring import metrics
 
@@ -44,10 +45,13 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
         "memory_not_found": 404,
         "method_not_allowed": 405,
         "session_busy": 409,
+        "version_mismatch": 412,
         "memory_busy": 409,
         "payload_too_large": 413,
+        "precondition_required": 428,
         "validation_error": 422,
         "idempotency_key_reused": 422,
+        "confirmation_required": 422,
         "rate_limited": 429,
         "internal_error": 500,
         "upstream_error": 502,
@@ -100,6 +104,20 @@ class ValidationFailed(ServiceError):
 
     status_code = 422
     code = "validation_error"
+
+
+class ConfirmationRequired(ServiceError):
+    """422: a destructive call that must name its target twice (the erase: `?confirm=<user id>`)."""
+
+    status_code = 422
+    code = "confirmation_required"
+
+
+class PreconditionRequired(ServiceError):
+    """428: an edit must say which version it read (`If-Match`)."""
+
+    status_code = 428
+    code = "precondition_required"
 
 
 class PayloadTooLarge(ServiceError):
@@ -219,6 +237,11 @@ async def _redis_unavailable(request: Request, exc: Exception) -> JSONResponse:
     return await _store_unavailable(request, StoreUnavailable("redis", f"{type(exc).__name__}: {exc}"))
 
 
+async def _version_mismatch(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, VersionMismatch)
+    return envelope(412, "version_mismatch", str(exc), request_id_of(request), {"ETag": f'"{exc.current}"'})
+
+
 async def _idempotency_conflict(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, IdempotencyConflict)
     return envelope(422, "idempotency_key_reused", str(exc), request_id_of(request))
@@ -256,6 +279,7 @@ def install_error_handlers(app: FastAPI) -> None:
     for redis_error in REDIS_UNAVAILABLE:
         app.add_exception_handler(redis_error, _redis_unavailable)
     app.add_exception_handler(IdempotencyConflict, _idempotency_conflict)
+    app.add_exception_handler(VersionMismatch, _version_mismatch)
     app.add_exception_handler(SessionBusy, _session_busy)
     app.add_exception_handler(MemoryBusy, _memory_busy)
     app.add_exception_handler(UpstreamFailed, _upstream_failed)

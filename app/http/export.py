@@ -1,7 +1,8 @@
 """The export document, encoded as it is read: a JSON object streamed in small chunks.
 
 Shape: {"format", "user_id", "exported_at", "memories": [...], "sessions": [...],
-"pending_writes": [...], "counts": {...}}. Counts come last because they are only known at the end.
+"pending_writes": [...], "history": {memory id: [event]}, "counts": {...}}. `history` holds the
+recorded events (edits, restores, deletes); what a record says of itself is in the memory. Counts come last because they are only known at the end.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import anyio
 from app.http.schemas import iso_utc, memory_fields, session_view
 from memory.errors import REDIS_UNAVAILABLE, StoreUnavailable
 from memory.governance.export import UserExport
+from memory.longterm.history import HistoryEvent
 from memory.models import Memory
 from memory.outbox.stream import OutboxEntry
 from monitoring import metrics
@@ -55,6 +57,17 @@ def pending_record(entry: OutboxEntry) -> dict[str, Any]:
             }
             for m in entry.messages
         ],
+    }
+
+
+def history_record(e: HistoryEvent) -> dict[str, Any]:
+    return {
+        "event": e.kind,
+        "at": iso_utc(e.at),
+        "actor": e.actor,
+        "role": e.role,
+        "request_id": e.request_id,
+        "detail": dict(e.detail),
     }
 
 
@@ -104,7 +117,14 @@ async def export_document(
             yield sep + _dump(pending_record(entry))
             sep = ","
             counts["pending_writes"] += 1
-        yield '],"counts":' + _dump(counts) + "}"
+        yield '],"history":{'
+        sep = ""
+        counts["history_events"] = 0
+        for memory_id, events in (await exporter.histories(user_id)).items():
+            yield sep + _dump(memory_id) + ":" + _dump([history_record(e) for e in events])
+            sep = ","
+            counts["history_events"] += len(events)
+        yield '},"counts":' + _dump(counts) + "}"
         complete = True
     except _STORE_DOWN as exc:
         # the status line went out with the first byte: the only honest signal left is a document that

@@ -6,22 +6,31 @@ Ids become parts of Redis keys (`mnemo:{alice}:s:s1:buffer`) and of log lines, s
 braces (Redis Cluster hash tags), slashes, spaces or control characters. The check is `re.fullmatch`:
 a `$`-anchored `re.match` also accepts a trailing newline, which once let a token's `sub` write keys no
 path could name again.
+
+Ids are path segments too, so an id made only of dots (`.`, `..`, `...`) is refused: URL normalisers
+(browsers, curl, httpx) remove the dot segments `.` and `..`, and `DELETE /v1/memory/u/.` would reach
+the route above it (`DELETE /v1/memory/u`, the erase). `path_segment` is how every internal client
+puts an id into a path: percent-encoded, dots included, so no normaliser can treat it as a dot segment.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Annotated, Any, TypeGuard
+from urllib.parse import quote
 
 from pydantic import AfterValidator, WithJsonSchema
 
 ID_ALPHABET = "A-Za-z0-9_.@:|+-"
 ID_MAX_CHARS = 128
-ID_RULE = f"1-{ID_MAX_CHARS} characters of [{ID_ALPHABET}]"
-_ID_RE = re.compile(f"[{ID_ALPHABET}]{{1,{ID_MAX_CHARS}}}", re.ASCII)
+ID_RULE = f"1-{ID_MAX_CHARS} characters of [{ID_ALPHABET}], not only dots"
+# a lookahead refuses ids made only of dots: they are dot segments in a URL path
+_ID_PATTERN = f"(?!\\.+$)[{ID_ALPHABET}]{{1,{ID_MAX_CHARS}}}"
+_ID_RE = re.compile(_ID_PATTERN, re.ASCII)
 ID_JSON_SCHEMA: dict[str, Any] = {
     "type": "string",
-    "pattern": f"^[{ID_ALPHABET}]{{1,{ID_MAX_CHARS}}}$",
+    # the same rule without a lookahead (schema tools generate from it): at least one non-dot character
+    "pattern": f"^[{ID_ALPHABET}]*[{ID_ALPHABET.replace('.', '')}][{ID_ALPHABET}]*$",
     "minLength": 1,
     "maxLength": ID_MAX_CHARS,
     "description": ID_RULE,
@@ -41,6 +50,13 @@ def check_id(value: str) -> str:
 
 Id = Annotated[str, AfterValidator(check_id), WithJsonSchema(ID_JSON_SCHEMA)]
 """Any client-given identifier, in a body field, a path, a query or a header."""
+
+
+def path_segment(value: str) -> str:
+    """`value` as one URL path segment: every character outside [A-Za-z0-9_~-] percent-encoded, `.`
+    too (an unreserved character that `quote` leaves alone), so that neither a dot segment nor a
+    slash can come out of it, whatever a client's URL normaliser does."""
+    return quote(value, safe="").replace(".", "%2E")
 
 
 # -- Idempotency-Key (draft-ietf-httpapi-idempotency-key-header) ----------------------------------------

@@ -4,12 +4,13 @@ timestamps out: ISO 8601 UTC."""
 from __future__ import annotations
 
 import math
+import time
 import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
 from pydantic_core import PydanticCustomError
 
 from app.http.body import first_lone_surrogate
@@ -95,16 +96,18 @@ class StrictBody(RequestBody):
 
 class MessageIn(Strict):
     role: Literal["user", "assistant"]
-    content: str = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+    content: str = Field(
+        max_length=MAX_CONTENT_CHARS,
+        description="a blank message (empty, whitespace or invisible characters only) is skipped and "
+        "named in the answer's `skipped`; it never fails the batch",
+    )
     name: str | None = Field(None, min_length=1, max_length=128)
     id: Id | None = None
     timestamp: Timestamp | None = None
 
-    @model_validator(mode="after")
-    def _not_blank(self) -> MessageIn:
-        if not has_visible_text(self.content):
-            raise ValueError("content must not be blank")
-        return self
+    @property
+    def blank(self) -> bool:
+        return not has_visible_text(self.content)
 
     def to_domain(self) -> Message:
         return Message(
@@ -179,10 +182,56 @@ class MemoryOut(BaseModel):
     valid_to: str | None  # when a newer memory replaced it; None while it is current
     superseded_by: str | None  # the id of that newer memory
     archive_tier: ArchiveTier = Field("hot", description="where it is stored: hot, warm or cold (by age)")
+    pinned: bool = Field(False, description="a person said to keep it: never archived by age")
 
     @classmethod
     def of(cls, m: Memory) -> MemoryOut:
         return cls(**memory_fields(m))
+
+
+class MemoryDetail(MemoryOut):
+    version: str = Field(description="the record's version: send it back as If-Match to edit the memory")
+
+
+class MemoryPatch(StrictBody):
+    """The fields to change; only those given change. `topic` or `valid_to` set to null clears it."""
+
+    content: str | None = Field(None, min_length=1, max_length=MAX_CONTENT_CHARS)
+    importance: float | None = Field(None, ge=0, le=1)
+    pinned: StrictBool | None = None
+    topic: Topic | None = None
+    valid_to: Timestamp | None = Field(
+        None, description="no longer true since (epoch seconds or ISO 8601); null: true again"
+    )
+
+    @model_validator(mode="after")
+    def _something(self) -> MemoryPatch:
+        given = self.model_fields_set
+        if not given:
+            raise ValueError("give at least one of content, importance, pinned, topic, valid_to")
+        for name in ("content", "importance", "pinned"):
+            if name in given and getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        if self.content is not None and not has_visible_text(self.content):
+            raise ValueError("content must not be blank")
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+class HistoryEventOut(BaseModel):
+    event: Literal["created", "merged", "superseded", "edited", "restored", "archived", "deleted"]
+    at: str
+    actor: str = Field(description="who acted: a token's subject, or 'mnemo' for what the service did")
+    role: str = Field(description="user, admin or system")
+    request_id: str
+    detail: dict[str, Any]
+
+
+class HistoryOut(BaseModel):
+    memory_id: str
+    events: list[HistoryEventOut] = Field(description="oldest first")
 
 
 def memory_fields(m: Memory) -> dict[str, Any]:
@@ -200,6 +249,7 @@ def memory_fields(m: Memory) -> dict[str, Any]:
         "valid_to": iso_utc(m.valid_to) if m.valid_to is not None else None,
         "superseded_by": m.superseded_by,
         "archive_tier": m.archive_tier,
+        "pinned": m.pinned,
     }
 
 
@@ -287,9 +337,17 @@ def source_messages(m: Memory, session: SessionState | None) -> list[SourceMessa
     return out
 
 
+class SkippedMessage(BaseModel):
+    index: int = Field(description="the message's position in the request, from 0")
+    reason: Literal["blank"] = Field(description="blank: nothing but whitespace or invisible characters")
+
+
 class IngestResponse(BaseModel):
     stored: int
     memories: list[MemoryOut]
+    skipped: list[SkippedMessage] = Field(
+        default_factory=list, description="messages of the request that were not stored, and why"
+    )
 
 
 class TiersOut(BaseModel):
@@ -311,23 +369,52 @@ class ListResponse(BaseModel):
     items: list[MemoryOut]
 
 
+# Forget by meaning below this cosine selects memories unrelated to the query (MiniLM puts unrelated
+# sentences at 0.0-0.3): such a threshold cannot be meant, so it is refused rather than obeyed
+FORGET_MIN_SIMILARITY = 0.3
+# a date criterion this far ahead of the server's clock is a typo (the year 9999), not a wish
+FORGET_FUTURE_SLACK_SECONDS = 86_400.0
+
+
+def says_something(query: str) -> bool:
+    """A query that can mean something: one Chinese/Japanese/Korean character, or two letters or
+    digits. "a", "7" or "?" can match nothing on purpose."""
+    if any(unicodedata.category(ch) == "Lo" for ch in query):
+        return True
+    return sum(ch.isalnum() for ch in query) >= 2
+
+
 class ForgetRequest(StrictBody):
     topic: Topic | None = None
     session_id: Id | None = None
-    before: Timestamp | None = None
-    after: Timestamp | None = None
+    before: Timestamp | None = Field(None, description="epoch seconds or ISO 8601, at most a day ahead")
+    after: Timestamp | None = Field(None, description="epoch seconds or ISO 8601, at most a day ahead")
     query: str | None = Field(None, min_length=1, max_length=4000)
-    min_similarity: float = Field(0.5, ge=-1, le=1)
+    min_similarity: float = Field(
+        0.5,
+        ge=FORGET_MIN_SIMILARITY,
+        le=1,
+        description=f"cosine to the query, {FORGET_MIN_SIMILARITY} .. 1: lower selects unrelated memories",
+    )
     dry_run: bool = False
 
     @model_validator(mode="after")
     def _needs_a_criterion(self) -> ForgetRequest:
         if self.query is not None and not has_visible_text(self.query):
             raise ValueError("query must not be blank")
+        if self.query is not None and not says_something(self.query):
+            raise ValueError("query must hold a word: a Chinese character, or two letters or digits")
         if all(v is None for v in (self.topic, self.session_id, self.before, self.after, self.query)):
             raise ValueError(
                 "give at least one of topic, session_id, before, after, query (to erase everything, DELETE the user)"
             )
+        latest = time.time() + FORGET_FUTURE_SLACK_SECONDS
+        for name in ("before", "after"):
+            value = getattr(self, name)
+            if value is not None and value > latest:
+                raise ValueError(f"{name} is in the future: forget only what was said until now")
+        if self.before is not None and self.after is not None and self.after >= self.before:
+            raise ValueError("after must be earlier than before: nothing lies between them")
         return self
 
 

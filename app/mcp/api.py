@@ -1,15 +1,20 @@
 """A small async client of mnemo's public HTTP API, acting with one bearer token. The MCP tools use
-nothing else, so an MCP client can do exactly what the token may do through the API."""
+nothing else, so an MCP client can do exactly what the token may do through the API.
+
+Every id is checked against the service's id rule before a path is built (an agent's placeholder or a
+model's invented id is refused here, never sent), each path segment is fully percent-encoded (dots too:
+httpx removes `.` and `..` segments), and a redirect is an error, never followed or parsed."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 import jwt
+
+from app.http.ids import ID_RULE, is_valid_id, path_segment
 
 
 class ApiError(Exception):
@@ -32,8 +37,11 @@ def token_subject(token: str) -> str:
     return sub if isinstance(sub, str) else ""
 
 
-def _path(part: str) -> str:
-    return quote(part, safe="")
+def _path(part: str, what: str) -> str:
+    """One path segment from an id the caller gave: refused unless it follows the id rule."""
+    if not is_valid_id(part):
+        raise ApiError(422, "validation_error", f"{what} must be {ID_RULE}; got {part!r}")
+    return path_segment(part)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +60,9 @@ class MnemoApi:
         *,
         body: Mapping[str, Any] | None = None,
         params: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> Any:
-        headers = {"Authorization": f"Bearer {self.token}"}
+        headers = {"Authorization": f"Bearer {self.token}", **(extra_headers or {})}
         if self.request_id:
             headers["X-Request-ID"] = self.request_id
         query = {k: v for k, v in (params or {}).items() if v is not None}
@@ -61,7 +70,7 @@ class MnemoApi:
             response = await self.client.request(method, path, json=body, params=query, headers=headers)
         except httpx.HTTPError as exc:
             raise ApiError(503, "mnemo_unreachable", f"mnemo did not answer: {type(exc).__name__}") from exc
-        if response.status_code >= 400:
+        if not response.is_success:  # 3xx included: this client never follows a redirect
             try:
                 envelope = response.json()
             except ValueError:
@@ -71,29 +80,40 @@ class MnemoApi:
             raise ApiError(
                 response.status_code,
                 str(envelope.get("error", "http_error")),
-                str(envelope.get("detail", response.reason_phrase)),
+                str(envelope.get("detail", f"{response.reason_phrase} (mnemo never redirects its API)")),
                 str(envelope.get("request_id", "")),
             )
         return None if response.status_code == 204 else response.json()
 
     async def ingest(self, user_id: str, session_id: str, messages: list[dict[str, Any]]) -> Any:
         body = {"session_id": session_id, "messages": messages}
-        return await self._call("POST", f"/v1/memory/{_path(user_id)}/messages", body=body)
+        return await self._call("POST", f"/v1/memory/{_path(user_id, 'user_id')}/messages", body=body)
 
     async def search(self, user_id: str, body: Mapping[str, Any]) -> Any:
-        return await self._call("POST", f"/v1/memory/{_path(user_id)}/search", body=body)
+        return await self._call("POST", f"/v1/memory/{_path(user_id, 'user_id')}/search", body=body)
 
     async def list(self, user_id: str, params: Mapping[str, Any]) -> Any:
-        return await self._call("GET", f"/v1/memory/{_path(user_id)}/list", params=params)
+        return await self._call("GET", f"/v1/memory/{_path(user_id, 'user_id')}/list", params=params)
 
     async def forget(self, user_id: str, body: Mapping[str, Any]) -> Any:
-        return await self._call("POST", f"/v1/memory/{_path(user_id)}/forget", body=body)
+        return await self._call("POST", f"/v1/memory/{_path(user_id, 'user_id')}/forget", body=body)
 
     async def delete(self, user_id: str, memory_id: str) -> None:
-        await self._call("DELETE", f"/v1/memory/{_path(user_id)}/{_path(memory_id)}")
+        await self._call("DELETE", f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}")
+
+    async def memory(self, user_id: str, memory_id: str) -> Any:
+        return await self._call(
+            "GET", f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}"
+        )
+
+    async def edit(self, user_id: str, memory_id: str, body: Mapping[str, Any], version: str) -> Any:
+        path = f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}"
+        return await self._call("PATCH", path, body=body, extra_headers={"If-Match": f'"{version}"'})
 
     async def sessions(self, user_id: str) -> Any:
-        return await self._call("GET", f"/v1/sessions/{_path(user_id)}")
+        return await self._call("GET", f"/v1/sessions/{_path(user_id, 'user_id')}")
 
     async def session(self, user_id: str, session_id: str) -> Any:
-        return await self._call("GET", f"/v1/sessions/{_path(user_id)}/{_path(session_id)}")
+        return await self._call(
+            "GET", f"/v1/sessions/{_path(user_id, 'user_id')}/{_path(session_id, 'session_id')}"
+        )

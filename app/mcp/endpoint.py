@@ -8,10 +8,16 @@ The API calls a tool makes are not counted again: one MCP request is one request
 Stateless mode with JSON responses: any worker can answer any request (sessions held in one
 worker's memory would break behind `--workers 2` or a load balancer), and no server-to-client
 stream is needed by these tools.
+
+A request refused before it reaches the tools (no token, an expired or forged one, the rate limit, Redis
+down) keeps its HTTP status and headers (401 with `WWW-Authenticate`, 429 and 503 with `Retry-After`)
+and carries a JSON-RPC error as its body: the SDK's client shows that error (code = the HTTP status,
+`data` = mnemo's error envelope) instead of a bare "Server returned an error response".
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -20,6 +26,7 @@ import httpx
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.http.deps import get_principal
@@ -80,7 +87,11 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        principal = await get_principal(request, request.headers.get("authorization"))
+        try:
+            principal = await get_principal(request, request.headers.get("authorization"))
+        except Exception as exc:
+            await (await refused(request, exc))(scope, receive, send)
+            return
         token = request.headers["authorization"].partition(" ")[2].strip()
         per_request = {"request_id", "rate_limit", "user_digest", API_KEY, COUNTED_KEY}
         state = {k: v for k, v in scope.get("state", {}).items() if k not in per_request}
@@ -92,3 +103,21 @@ class McpEndpoint:
                 request.state, API_KEY, MnemoApi(client, token, principal.user_id, request_id_of(request))
             )
             await self._manager.handle_request(scope, receive, send)
+
+
+async def refused(request: Request, exc: Exception) -> JSONResponse:
+    """The app's own answer to `exc` (its exception handler), as a JSON-RPC error at the same status
+    and with the same headers. Raises `exc` again when the app has no handler for it (a bug: a 500)."""
+    handlers: dict[Any, Any] = request.app.exception_handlers
+    handler = next((handlers[t] for t in type(exc).__mro__ if t in handlers), None)
+    if handler is None:
+        raise exc
+    answer = await handler(request, exc)
+    envelope = json.loads(answer.body)
+    headers = {k: v for k, v in answer.headers.items() if k not in ("content-length", "content-type")}
+    error = {
+        "code": answer.status_code,
+        "message": f"{envelope.get('error')}: {envelope.get('detail')}",
+        "data": {**envelope, "status": answer.status_code},
+    }
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, answer.status_code, headers)

@@ -11,6 +11,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
+from app.http.ids import ID_RULE
+from app.http.schemas import FORGET_MIN_SIMILARITY
 from app.mcp.api import ApiError, MnemoApi
 
 ApiOf = Callable[[Context], MnemoApi]
@@ -62,7 +64,9 @@ def build_server(api_of: ApiOf) -> MCPServer:
     server: MCPServer = MCPServer("mnemo", instructions=INSTRUCTIONS, version="0.1.0")
 
     def subject(api: MnemoApi, user_id: str | None) -> str:
-        return user_id or api.user_id
+        # only an absent user_id means "the token's user": an empty or malformed one is refused by the
+        # API client, never silently turned into another target
+        return api.user_id if user_id is None else user_id
 
     @server.tool(
         description="Store messages or a fact in the user's long-term memory; returns the memories written "
@@ -155,7 +159,7 @@ def build_server(api_of: ApiOf) -> MCPServer:
     async def forget(
         ctx: Context,
         query: str | None = None,
-        min_similarity: Annotated[float, Field(ge=-1, le=1)] = 0.5,
+        min_similarity: Annotated[float, Field(ge=FORGET_MIN_SIMILARITY, le=1)] = 0.5,
         topic: str | None = None,
         session_id: str | None = None,
         before: str | None = None,
@@ -186,10 +190,47 @@ def build_server(api_of: ApiOf) -> MCPServer:
         description="Delete one memory by id (final: it cannot be restored). Example: memory_id from a "
         "recall result (删除这条记忆 / delete this memory)."
     )
-    async def delete_memory(ctx: Context, memory_id: str, user_id: UserId = None) -> dict[str, Any]:
+    async def delete_memory(
+        ctx: Context,
+        memory_id: Annotated[
+            str, Field(description=f"the id of one memory, as a recall or list result gave it ({ID_RULE})")
+        ],
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
         api = api_of(ctx)
         await _call(api.delete(subject(api, user_id), memory_id))
         return {"deleted": memory_id}
+
+    @server.tool(
+        description="Correct one memory: new content (the old text stays in its history and is no longer "
+        "recalled), importance (0-1), pinned (never archived), topic, or valid_to (no longer true since, "
+        'ISO 8601). Example: memory_id from recall, content="我搬到苏州了 / I moved to Suzhou". Pass '
+        "`version` from an earlier read to refuse the edit if the memory changed since (412); without it "
+        "the current version is read first."
+    )
+    async def update_memory(
+        ctx: Context,
+        memory_id: Annotated[str, Field(description=f"the memory to correct ({ID_RULE})")],
+        content: Annotated[str | None, Field(min_length=1, max_length=32_000)] = None,
+        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        pinned: bool | None = None,
+        topic: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
+        valid_to: Annotated[str | None, Field(description="no longer true since (ISO 8601)")] = None,
+        version: Annotated[str | None, Field(description="the version read (GET's ETag)")] = None,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        who = subject(api, user_id)
+        given = {"content": content, "importance": importance, "pinned": pinned, "topic": topic}
+        body = {k: v for k, v in (given | {"valid_to": valid_to}).items() if v is not None}
+        if not body:
+            raise _mcp_error(
+                ApiError(422, "validation_error", "give content, importance, pinned, topic or valid_to")
+            )
+        if version is None:
+            version = (await _call(api.memory(who, memory_id)))["version"]
+        out = await _call(api.edit(who, memory_id, body, version))
+        return {**_brief(out), "version": out["version"], "pinned": out.get("pinned")}
 
     @server.resource(
         "mnemo://sessions/{session_id}/summary",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -11,6 +11,7 @@ from app.http.deps import AdminDep, AuditLogDep
 from app.http.errors import ValidationFailed
 from app.http.ids import ExclusiveStreamEnd, Id
 from app.http.schemas import AuditEntryOut, AuditResponse, Timestamp
+from memory.governance.audit import AuditAction
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=StrictJSONRoute)
 
@@ -20,7 +21,7 @@ async def read_audit(
     _admin: AdminDep,
     audit_log: AuditLogDep,
     user_id: Annotated[Id | None, Query()] = None,
-    action: Annotated[Literal["list", "export", "forget", "delete", "erase"] | None, Query()] = None,
+    action: Annotated[AuditAction | None, Query()] = None,
     since: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
     until: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,

@@ -3,6 +3,8 @@ to load the page; everything it shows comes from the API, called with the token 
 
 from __future__ import annotations
 
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 
@@ -35,3 +37,9 @@ class ConsoleFiles:
             await send(message)
 
         await self._files(scope, receive, with_headers)
+
+
+async def console_home(request: Request) -> RedirectResponse:
+    """`/console` -> `/console/`: the page's relative asset paths need the trailing slash. The API itself
+    never redirects (app/main.py); this is a static page, for a person typing the address."""
+    return RedirectResponse("/console/", status_code=308)

@@ -20,7 +20,7 @@ from app.http.deps import (
     MemoryDep,
     SessionsDep,
 )
-from app.http.errors import ValidationFailed
+from app.http.errors import ConfirmationRequired, ValidationFailed
 from app.http.export import export_document
 from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
 from app.http.ids import Id
@@ -36,6 +36,7 @@ from app.http.schemas import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+    SkippedMessage,
     TiersOut,
     Timestamp,
 )
@@ -60,21 +61,24 @@ async def ingest_messages(
     are idempotent already (a retry overwrites the same memories). With an `Idempotency-Key`, a retry
     gets the recorded answer (`Idempotent-Replayed: true`), messages without an id get one derived from
     the key (so a retry whose answer was never recorded still overwrites instead of adding), and the
-    same key with another body is 422."""
+    same key with another body is 422. Blank messages (real transcripts hold some: an empty assistant
+    turn, a lone U+200B) are skipped and named in `skipped`, so one of them never fails a batch."""
     idem = idempotency_key(idempotency_key_header, "messages", user_id, body.model_dump(mode="json"))
-    messages = [m.to_domain() for m in body.messages]
+    kept = [(i, m.to_domain()) for i, m in enumerate(body.messages) if not m.blank]
+    skipped = [SkippedMessage(index=i, reason="blank") for i, m in enumerate(body.messages) if m.blank]
     if idem is not None:
         recorded = await records.get(user_id, idem)
         if recorded is not None:
             metrics.IDEMPOTENT_REPLAYS.labels("messages").inc()
             response.headers[REPLAYED_HEADER] = "true"
             return IngestResponse.model_validate(recorded)
-        messages = [
-            m if m.id is not None else dataclasses.replace(m, id=f"idem-{idem.digest}-{i}")
-            for i, m in enumerate(messages)
-        ]
-    stored = await memory.ingest(user_id, body.session_id, messages)
-    out = IngestResponse(stored=len(stored), memories=[MemoryOut.of(m) for m in stored])
+    # an id derived from the key and the message's place in the request: the same for every retry
+    messages = [
+        m if m.id is not None or idem is None else dataclasses.replace(m, id=f"idem-{idem.digest}-{i}")
+        for i, m in kept
+    ]
+    stored = await memory.ingest(user_id, body.session_id, messages) if messages else []
+    out = IngestResponse(stored=len(stored), memories=[MemoryOut.of(m) for m in stored], skipped=skipped)
     if idem is not None:
         try:
             await records.put(user_id, idem, out.model_dump(mode="json"))
@@ -176,6 +180,7 @@ async def forget_memories(
         query=body.query,
         min_similarity=body.min_similarity,
         dry_run=body.dry_run,
+        actor=audit.actor,
     )
     # the criteria's names, never their values: a query or topic can itself be personal data
     criteria = [
@@ -193,9 +198,24 @@ async def forget_memories(
 
 
 @router.delete("/{user_id}", response_model=ErasureOut)
-async def erase_user(user_id: ActingUser, eraser: EraserDep, audit: AuditDep) -> ErasureOut:
+async def erase_user(
+    user_id: ActingUser,
+    eraser: EraserDep,
+    audit: AuditDep,
+    confirm: Annotated[
+        str | None,
+        Query(max_length=128, description="the user id again: an erase names its target twice"),
+    ] = None,
+) -> ErasureOut:
     """Erase everything mnemo holds about the user (GDPR); returns what was deleted where, and by when
-    the stores' files on disk no longer hold it (`at_rest_purged_by`, per store in `at_rest`)."""
+    the stores' files on disk no longer hold it (`at_rest_purged_by`, per store in `at_rest`). Needs
+    `?confirm=<user_id>`: a malformed delete of one memory (`DELETE /v1/memory/u/.`, which URL
+    normalisers turn into `DELETE /v1/memory/u`) must never erase a user."""
+    if confirm != user_id:
+        raise ConfirmationRequired(
+            f"erasing every memory and session of this user needs confirm={user_id} in the query "
+            f"(清除该用户的全部数据需要在查询参数中写明 confirm={user_id})"
+        )
     receipt = await eraser.erase(user_id)
     out = ErasureOut.of(receipt)
     details = {k: str(v) for k, v in receipt.deleted.items()}
@@ -212,7 +232,7 @@ async def delete_memory(
     audit: AuditDep,
 ) -> Response:
     """Delete one memory; 404 when this user has no memory with that id."""
-    await memory.delete(user_id, memory_id)
+    await memory.delete(user_id, memory_id, actor=audit.actor)
     await audit.record("delete", user_id, 1, {"memory_id": memory_id})
     return Response(status_code=204)
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from memory import keys
 from memory.redis_client import RedisClient
 
-AuditAction = Literal["list", "export", "forget", "delete", "erase"]
+AuditAction = Literal["list", "export", "forget", "delete", "erase", "edit"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from memory.archive.view import ArchivedTiers
 from memory.longterm.bridge import BridgeVectors
 from memory.longterm.chroma import LongTermStore
+from memory.longterm.history import HistoryEvent, MemoryHistory
 from memory.models import Memory
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.session.store import SessionState, SessionStore
@@ -36,6 +37,7 @@ class UserExport:
         archive: ArchivedTiers | None = None,
         main_model: str = "all-MiniLM-L6-v2",
         bridge: BridgeVectors | None = None,
+        history: MemoryHistory | None = None,
     ) -> None:
         """`archive`: warm and cold memories follow the hot ones. `main_model` and `bridge`: the
         embedding channels, named in each exported memory (the vectors themselves are derived from the
@@ -47,6 +49,7 @@ class UserExport:
         self._sessions = sessions
         self._outbox = outbox
         self._page_size = page_size
+        self._history = history
 
     async def memories(self, user_id: str) -> AsyncIterator[list[Memory]]:
         """Hot pages, then warm, then cold; an id a move is carrying is left out of hot while the
@@ -80,6 +83,10 @@ class UserExport:
             state = await self._sessions.load(user_id, session_id, with_ttls=True)
             if not state.is_empty:
                 yield SessionPart(session_id, state)
+
+    async def histories(self, user_id: str) -> dict[str, list[HistoryEvent]]:
+        """The recorded history of each memory that has one (edits, restores, deletes)."""
+        return await self._history.users_histories(user_id) if self._history is not None else {}
 
     async def pending(self, user_id: str) -> AsyncIterator[OutboxEntry]:
         async for _, entry in self._outbox.entries_of(user_id):

@@ -154,6 +154,7 @@ def to_metadata(memory: Memory) -> dict[str, Any]:
         "valid_from": float(memory.valid_since),
         "valid_to": float(memory.valid_to) if memory.valid_to is not None else -1.0,
         "superseded_by": memory.superseded_by or "",
+        "pinned": memory.pinned,
     }
 
 
@@ -236,6 +237,7 @@ def from_record(memory_id: str, document: str | None, meta: dict[str, Any]) -> M
         valid_to=_float_or_none(meta.get("valid_to")),
         superseded_by=str(meta.get("superseded_by") or "") or None,
         archive_tier=_archive_tier(meta.get("archive_tier")),
+        pinned=meta.get("pinned") is True,
     )
 
 
@@ -514,10 +516,16 @@ class ChromaLongTermStore:
     # -- raw records, for moving users between servers ---------------------------------------------
 
     async def ids_before(self, user_id: str, before: float, *, limit: int) -> list[str]:
-        """Up to `limit` ids of this user's records created before `before` (what an archive move takes)."""
+        """Up to `limit` ids of this user's records created before `before` (what an archive move takes),
+        pinned ones left out (read from the metadata: records written before pinning carry no key, and a
+        `$ne` filter would leave those out too)."""
         where = all_of([{"user_id": user_id}, {"created_at": {"$lt": float(before)}}])
-        result = await self._run(user_id, lambda c: c.get(where=where, include=[], limit=limit))
-        return list(result["ids"])
+        result = await self._run(user_id, lambda c: c.get(where=where, include=["metadatas"]))
+        metas = result.get("metadatas") or [{} for _ in result["ids"]]
+        ids = [
+            i for i, meta in zip(result["ids"], metas, strict=True) if (meta or {}).get("pinned") is not True
+        ]
+        return ids[:limit]
 
     async def ids_of(self, user_id: str) -> list[str]:
         """Every record id this user has here."""

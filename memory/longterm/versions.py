@@ -9,6 +9,13 @@ Versions come from Redis' clock (microseconds, and always above the previous one
 reused: after an erase deletes the counter, new versions still exceed every version a worker may
 have cached for that user, and a stale index can never pass for a current one.
 
+A change is acknowledged only once its version is recorded: `bump` raises `StoreUnavailable` when Redis
+does not take it (the caller answers 503 and the client retries the idempotent write), because a change
+without a version is invisible to every worker whose cached index is at the current version: a write
+that search never finds, a delete that search still finds. A failed bump is also retried in the
+background (`VersionRepairs`) until Redis takes it, so what the store already holds converges even when
+the client never retries.
+
 Moving a user to another Chroma server bumps the version too (in the same transaction as the placement
 switch), so the version a task has just read also says whether a placement cached at that version is
 still current (`observe`/`observed`, used by `memory/longterm/routing.py`).
@@ -16,11 +23,12 @@ still current (`observe`/`observed`, used by `memory/longterm/routing.py`).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,9 +40,11 @@ from redis.exceptions import RedisError
 
 from memory import keys
 from memory.embedding.base import Vectors
+from memory.errors import StoreUnavailable
 from memory.longterm.chroma import from_record, to_metadata
 from memory.models import Memory
 from memory.redis_client import RedisClient
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 UNKNOWN = -1
@@ -95,9 +105,10 @@ class Changes:
 
 
 class LtmVersions:
-    def __init__(self, redis: RedisClient) -> None:
+    def __init__(self, redis: RedisClient, *, repair_backoff: tuple[float, float] = (0.2, 1.0)) -> None:
         self._redis = redis
         self._bump = redis.register_script(_BUMP)
+        self.repairs = VersionRepairs(self._bump_once, backoff=repair_backoff)
 
     async def get(self, user_id: str) -> int:
         """The current version; UNKNOWN when Redis cannot say (callers then must not trust a cache)."""
@@ -118,13 +129,29 @@ class LtmVersions:
         deleted: Sequence[str] = (),
         records: Sequence[tuple[Memory, Vectors]] = (),
     ) -> int:
-        """Record a change; returns the new version, or UNKNOWN if Redis failed (logged). `records` are
-        the written memories with their vectors, logged so other workers update without a store read."""
+        """Record a change; returns the new version. `records` are the written memories with their
+        vectors, logged so other workers update without a store read. Raises `StoreUnavailable` when
+        Redis does not take it: the change must not be acknowledged (module docstring); a background
+        retry records it (ids only) once Redis is back."""
         try:
-            raw = await self._bump(keys=_bump_keys(user_id), args=_bump_args(upserted, deleted, records))
-        except RedisError:
-            log.warning("could not bump ltm version", exc_info=True)
-            return UNKNOWN
+            return await self._bump_once(user_id, upserted, deleted, records)
+        except RedisError as exc:
+            metrics.LTM_VERSION_BUMPS_FAILED.labels("failed").inc()
+            log.warning(
+                "could not bump ltm version: change not acknowledged, retried in the background",
+                extra={"reason": f"{type(exc).__name__}: {exc}"},
+            )
+            self.repairs.add(user_id, upserted, deleted)
+            raise StoreUnavailable("redis", f"the change's version was not recorded: {exc}") from exc
+
+    async def _bump_once(
+        self,
+        user_id: str,
+        upserted: Sequence[str],
+        deleted: Sequence[str],
+        records: Sequence[tuple[Memory, Vectors]] = (),
+    ) -> int:
+        raw = await self._bump(keys=_bump_keys(user_id), args=_bump_args(upserted, deleted, records))
         return int(raw)
 
     async def queue_bump(
@@ -172,6 +199,60 @@ class LtmVersions:
                 upserted.discard(i)
                 records.pop(i, None)
         return Changes(frozenset(upserted), frozenset(deleted), records)
+
+
+Bump = Callable[[str, Sequence[str], Sequence[str]], Awaitable[int]]
+
+
+class VersionRepairs:
+    """The version bumps that failed in this process, retried with backoff until Redis takes them. Ids
+    only (no records): workers fetch those memories from the store. A pending change of a user merges
+    with the next failed one; `pending` and `settle` are for shutdown and tests. What a crash of this
+    process loses here is covered by the 503 its caller answered: the client retries the write."""
+
+    def __init__(self, bump: Bump, *, backoff: tuple[float, float]) -> None:
+        self._bump = bump
+        self._first, self._max = backoff
+        self._pending: dict[str, tuple[set[str], set[str]]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def pending(self) -> frozenset[str]:
+        return frozenset(self._pending)
+
+    def add(self, user_id: str, upserted: Sequence[str], deleted: Sequence[str]) -> None:
+        up, gone = self._pending.setdefault(user_id, (set(), set()))
+        up.update(upserted)
+        up.difference_update(deleted)
+        gone.update(deleted)
+        gone.difference_update(upserted)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="ltm-version-repairs")
+
+    async def settle(self, timeout: float) -> bool:
+        """Wait until every pending bump is recorded; False if some are still pending after `timeout`."""
+        if self._task is not None and not self._task.done():
+            await asyncio.wait({self._task}, timeout=timeout)
+        return not self._pending
+
+    async def _run(self) -> None:
+        delay = self._first
+        while self._pending:
+            await asyncio.sleep(delay)
+            for user_id in list(self._pending):
+                up, gone = self._pending[user_id]
+                sent_up, sent_gone = set(up), set(gone)  # `add` may grow the sets while this waits
+                try:
+                    await self._bump(user_id, sorted(sent_up), sorted(sent_gone))
+                except RedisError:
+                    break  # Redis is still away: wait longer, then try every user again
+                up -= sent_up
+                gone -= sent_gone
+                if not up and not gone:
+                    del self._pending[user_id]
+                metrics.LTM_VERSION_BUMPS_FAILED.labels("repaired").inc()
+                log.info("ltm version bumped after a Redis failure", extra={"changes": len(up) + len(gone)})
+            delay = min(self._max, delay * 2) if self._pending else self._first
 
 
 def _bump_keys(user_id: str) -> list[str]:

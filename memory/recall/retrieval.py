@@ -454,7 +454,7 @@ class HybridRetriever:
             if negated:
                 demoted.add(mid)
         if w.supersession and memories is not None:
-            scored = rank_validity(scored, memories, plan, factor=w.superseded_factor)
+            scored = rank_validity(scored, memories, plan, factor=w.superseded_factor, as_of=as_of)
         # what the user said not to suggest goes below everything else, whatever its score; when the
         # query names a month ("我3月提交的报价单"), what was written in that month comes first
         scored.sort(

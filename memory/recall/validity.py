@@ -132,13 +132,19 @@ def implicit_links(memories: Sequence[Memory], known: Mapping[str, Memory]) -> d
 
 
 def rank_validity(
-    ranked: list[ScoredMemory], memories: Mapping[str, Memory], plan: QueryPlan, *, factor: float
+    ranked: list[ScoredMemory],
+    memories: Mapping[str, Memory],
+    plan: QueryPlan,
+    *,
+    factor: float,
+    as_of: float | None = None,
 ) -> list[ScoredMemory]:
     """Scores of the candidates adjusted for facts that changed: the current memory ranks at least as
     high as the best memory it replaced (it is about the same thing, often in other words: "I moved to
     Suzhou" for "Where do I live?"), and takes its similarity for the recall floor. Unless the question is about the past ("以前/before/when
     did I move"), a superseded memory keeps only `factor` of its score, so the current one comes first;
-    for the past both keep their place and come back with their validity.
+    for the past both keep their place and come back with their validity. A memory a person marked no
+    longer true (`valid_to` at or before `as_of`, no successor) is ranked as a superseded one.
     """
     implicit = implicit_links([s.memory for s in ranked], memories)
     if implicit:  # read-time marks, as a write would have stored them (the prompt and the API show them)
@@ -167,10 +173,15 @@ def rank_validity(
             s = _rescored(s, max(s.score, best[mid] * 1.001), similar[mid], superseded=False)
         elif mid in group and plan.wants_past:  # the earlier values come back next to the current one
             s = _rescored(s, max(s.score, best[group[mid]] * 0.99), similar[group[mid]], superseded=True)
-        elif mid in group:
+        elif mid in group or ended(s.memory, as_of) and not plan.wants_past:
             s = _rescored(s, s.score * factor, s.similarity, superseded=True)
         out.append(s)
     return out  # unsorted: `_rank` sorts (negated last, a named month first, then score)
+
+
+def ended(m: Memory, as_of: float | None) -> bool:
+    """Marked no longer true by a person (an edit's `valid_to`), with no newer memory replacing it."""
+    return as_of is not None and m.superseded_by is None and m.valid_to is not None and m.valid_to <= as_of
 
 
 class _Overlay(Mapping[str, Memory]):

@@ -8,6 +8,7 @@ Each component restarts on the same port and data directory, as a supervisor wou
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import signal
@@ -159,6 +160,46 @@ class Deployment:
             if time.monotonic() > deadline:
                 return None
             time.sleep(0.05)
+
+    def worker_holding(self, client_port: int) -> int | None:
+        """The API worker holding the established connection whose client side is `client_port`."""
+        for pid in self.api_workers():
+            with contextlib.suppress(psutil.Error):
+                for c in psutil.Process(pid).net_connections(kind="tcp"):
+                    if c.laddr and c.laddr.port == self.api_port and c.raddr and c.raddr.port == client_port:
+                        return pid
+        return None
+
+    def search_on_every_worker(
+        self, user: str, query: str, headers: dict[str, str], timeout: float = 20
+    ) -> dict[int, list[str]]:
+        """The contents a search for `query` returns from each API worker: new connections, each asked
+        once and kept open until the worker that answered is known, until every worker answered (which
+        worker accepts a connection is the kernel's choice)."""
+        workers = set(self.api_workers())
+        answers: dict[int, list[str]] = {}
+        body = json.dumps({"query": query, "top_k": 5})
+        deadline = time.monotonic() + timeout
+        while set(answers) != workers:
+            assert time.monotonic() < deadline, f"not every worker answered: {sorted(answers)} of {workers}"
+            conn = http.client.HTTPConnection("127.0.0.1", self.api_port, timeout=30)
+            try:
+                conn.request(
+                    "POST",
+                    f"/v1/memory/{user}/search",
+                    body=body,
+                    headers={**headers, "Content-Type": "application/json"},
+                )
+                resp = conn.getresponse()
+                payload = json.loads(resp.read())
+                assert resp.status == 200, payload
+                assert conn.sock is not None
+                pid = self.worker_holding(conn.sock.getsockname()[1])
+            finally:
+                conn.close()
+            if pid is not None:
+                answers.setdefault(pid, [hit["content"] for hit in payload["results"]])
+        return answers
 
     def _spawn(self, args: list[str], log_name: str) -> subprocess.Popen[bytes]:
         with (self.workdir / log_name).open("ab") as log:

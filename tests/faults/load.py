@@ -199,3 +199,71 @@ def check_books(books: Books, exports: dict[str, dict[str, Any]]) -> Ledger:
         duplicated_in_memory=sorted(c for c in acked | others if in_memory[c] > 1),
         unacknowledged_twice=sorted(c for c in others if in_session[c] > 1 or in_memory[c] > 1),
     )
+
+
+@dataclass
+class Write:
+    user: str
+    code: str
+    text: str
+    statuses: list[int] = field(default_factory=list)
+    acknowledged: bool = False
+
+
+BATCH = 8  # messages per write
+
+
+class MessagesLoad:
+    """`POST /messages` writes one after another per user, each with a unique code (`MR00017`), retried
+    with its Idempotency-Key on 503/409/429/a broken connection until it gets a 200 (acknowledged:
+    by the API's contract, searchable once answered)."""
+
+    def __init__(
+        self, base_url: str, headers_of: Callable[[str], dict[str, str]], users: list[str], tag: str
+    ) -> None:
+        self._base = base_url
+        self._headers_of = headers_of
+        self._users = users
+        self._tag = tag
+        self._stop = asyncio.Event()
+        self.writes: list[Write] = []
+
+    async def run(self, seconds: float) -> list[Write]:
+        async with httpx.AsyncClient(base_url=self._base, timeout=httpx.Timeout(30, connect=2)) as client:
+            workers = [asyncio.create_task(self._user(client, n, u)) for n, u in enumerate(self._users)]
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), timeout=seconds)
+            self._stop.set()
+            await asyncio.gather(*workers)
+        return self.writes
+
+    async def _user(self, client: httpx.AsyncClient, n: int, user: str) -> None:
+        for i in range(MAX_TURNS_PER_USER):
+            if self._stop.is_set():
+                return
+            code = f"{self._tag}{n}{i:04d}"
+            write = Write(user, code, turn_text(i, code))
+            self.writes.append(write)
+            # a batch of several messages: the write holds its lock (and its version bump waits) for
+            # the embedding of all of them, which widens the window a Redis kill can fall into
+            filler = [
+                {"role": "assistant", "content": f"好的，第{i}号柜子我记下了 / noted, locker {i} ({k})"}
+                for k in range(BATCH - 1)
+            ]
+            body = {"session_id": f"w-{user}", "messages": [{"role": "user", "content": write.text}, *filler]}
+            headers = self._headers_of(user) | {"Idempotency-Key": f"{user}-{code}"}
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not write.acknowledged:
+                try:
+                    r = await client.post(f"/v1/memory/{user}/messages", json=body, headers=headers)
+                    status = r.status_code
+                except (httpx.TransportError, httpx.RemoteProtocolError):
+                    status = 0
+                write.statuses.append(status)
+                write.acknowledged = status == 200
+                if status not in RETRIED_STATUSES | {0, 200}:
+                    raise AssertionError(f"write {code} answered {status}: {r.text}")
+                if not write.acknowledged:
+                    await asyncio.sleep(0.2)
+            assert write.acknowledged, f"write {code} never acknowledged: {write.statuses}"
+            await asyncio.sleep(0.05)

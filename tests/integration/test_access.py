@@ -16,7 +16,7 @@ ROUTES: list[tuple[str, str, dict[str, object] | None]] = [
     ("GET", "/v1/memory/{u}/list", None),
     ("GET", "/v1/memory/{u}/export", None),
     ("POST", "/v1/memory/{u}/forget", {"topic": "travel"}),
-    ("DELETE", "/v1/memory/{u}", None),
+    ("DELETE", "/v1/memory/{u}?confirm={u}", None),
     ("DELETE", "/v1/memory/{u}/{mid}", None),
     ("GET", "/v1/sessions/{u}/s1", None),
     ("DELETE", "/v1/sessions/{u}/s1", None),

@@ -134,7 +134,7 @@ async def test_each_user_lives_on_one_server_and_every_use_case_works_across_the
         assert after["b"][b_user] == [written[b_user]["zh"]]
 
         for user in (a_user, b_user):
-            erased = await client.delete(f"/v1/memory/{user}", headers=auth(user))
+            erased = await client.delete(f"/v1/memory/{user}", params={"confirm": user}, headers=auth(user))
             assert erased.status_code == 200, erased.text
             assert erased.json()["deleted"]["chroma"] == 1
         final = held(urls, prefix)
@@ -182,7 +182,9 @@ async def test_readyz_reports_each_server_and_users_degrade_one_server_at_a_time
             assert cut.json()["error"] == "chroma_unavailable"
             assert cut.headers["retry-after"] == "5"
             # erasure must reach every server (a copy could be anywhere): it waits for b
-            erase = await client.delete(f"/v1/memory/{a_user}", headers=auth(a_user))
+            erase = await client.delete(
+                f"/v1/memory/{a_user}", params={"confirm": a_user}, headers=auth(a_user)
+            )
             assert erase.status_code == 503
 
             b = start_chroma(tmp_path / "chroma-b", port=b.port)

@@ -252,7 +252,7 @@ class TestGovernanceCoversTheChannel:
             m["embedded_by"] == ["all-MiniLM-L6-v2 (onnx)", bridge_model_name()] for m in doc["memories"]
         )
         assert all("embedding" not in m for m in doc["memories"])  # vectors stay out of the export
-        erased = await client.delete("/v1/memory/alice", headers=auth("alice"))
+        erased = await client.delete("/v1/memory/alice", params={"confirm": "alice"}, headers=auth("alice"))
         assert erased.status_code == 200, erased.text
         owners = {u for _, u in bridge_records(settings)}
         assert owners == {"bob"}

@@ -54,7 +54,7 @@ async def test_erase_removes_one_user_from_every_store(
         pending_before = await Outbox(r).pending()
         assert pending_before == 2
 
-        receipt = await client.delete("/v1/memory/alice", headers=auth("alice"))
+        receipt = await client.delete("/v1/memory/alice", params={"confirm": "alice"}, headers=auth("alice"))
         assert receipt.status_code == 200, receipt.text
         body = receipt.json()
         assert body["deleted"]["chroma"] == 1
@@ -85,5 +85,7 @@ async def test_erase_removes_one_user_from_every_store(
         assert search.json()["results"] == []
         bob = await client.post("/v1/memory/bob/search", json={"query": "Hangzhou"}, headers=auth("bob"))
         assert bob.json()["results"][0]["content"].startswith("bob lives")
-        assert (await client.delete("/v1/memory/alice", headers=auth("bob"))).status_code == 403
+        assert (
+            await client.delete("/v1/memory/alice", params={"confirm": "alice"}, headers=auth("bob"))
+        ).status_code == 403
         await r.aclose()

@@ -175,7 +175,7 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
             assert hits(redis_dir, text), f"{text!r} never reached Redis' files: the grep proves nothing"
             assert hits(chroma_data, text), f"{text!r} never reached Chroma's files"
 
-        receipt = await client.delete(f"/v1/memory/{user}", headers=auth(user))
+        receipt = await client.delete(f"/v1/memory/{user}", params={"confirm": user}, headers=auth(user))
         assert receipt.status_code == 200, receipt.text
         body = receipt.json()
         assert body["deleted"]["outbox"] == 1
@@ -243,7 +243,9 @@ async def test_workers_compact_by_themselves_within_the_receipts_bound(
         )
         assert stored.status_code == 200
         assert hits(chroma_data, token)
-        receipt = (await client.delete("/v1/memory/zoe", headers=auth("zoe"))).json()
+        receipt = (
+            await client.delete("/v1/memory/zoe", params={"confirm": "zoe"}, headers=auth("zoe"))
+        ).json()
         promised = receipt["at_rest_purged_by"]
         assert promised is not None
         for _ in range(300):

@@ -175,7 +175,11 @@ class TestAudit:
         assert (await client.delete(f"/v1/memory/alice/{ids[0]}", headers=alice)).status_code == 204
         assert (await client.get("/v1/memory/alice/export", headers=alice)).status_code == 200
         assert (await client.get("/v1/memory/bob/list", headers=auth("bob"))).status_code == 200
-        assert (await client.delete("/v1/memory/alice", headers=auth("root", "admin"))).status_code == 200
+        assert (
+            await client.delete(
+                "/v1/memory/alice", params={"confirm": "alice"}, headers=auth("root", "admin")
+            )
+        ).status_code == 200
 
         resp = await client.get("/v1/audit", params={"user_id": "alice"}, headers=auth("root", "admin"))
         assert resp.status_code == 200, resp.text

@@ -414,3 +414,42 @@ async def test_a_delete_during_a_move_does_not_come_back_on_the_target(
         assert {s.memory.id for s in found} == written - set(deleted)
     finally:
         await redis.aclose()
+
+
+async def test_edits_and_history_hold_across_a_move_to_another_server(
+    settings: Settings, servers: dict[str, str], embedder: Embedder, auth: AuthHeaders, tmp_path: Path
+) -> None:
+    """A memory edited before its user moves to another Chroma server keeps its version and history
+    through the move, and is edited again there (issue 24)."""
+    user = next(f"mover{i:02d}" for i in range(100) if rendezvous(f"mover{i:02d}", ["a", "b", "c"]) == "c")
+    async with app_client(configured(settings, servers, "ab"), embedder) as (client, _):
+        (memory_id,) = await write(client, auth, user, 1)
+        read = (await client.get(f"/v1/memory/{user}/{memory_id}", headers=auth(user))).json()
+        headers = auth(user) | {"If-Match": f'"{read["version"]}"'}
+        first = await client.patch(
+            f"/v1/memory/{user}/{memory_id}", json={"content": "我住在苏州，订单号 A00001"}, headers=headers
+        )
+        assert first.status_code == 200, first.text
+    proc = await rebalance_cli(settings, servers, "abc", tmp_path, "--grace-seconds", "1")
+    _, err = await asyncio.wait_for(proc.communicate(), timeout=180)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    assert {u for _, u in held(servers, settings.chroma_collection_prefix)["c"]} == {user}
+    async with app_client(configured(settings, servers, "abc"), embedder) as (client, _):
+        moved = (await client.get(f"/v1/memory/{user}/{memory_id}", headers=auth(user))).json()
+        assert moved["version"] == first.json()["version"]  # a move is not a change
+        headers = auth(user) | {"If-Match": f'"{moved["version"]}"'}
+        second = await client.patch(
+            f"/v1/memory/{user}/{memory_id}", json={"content": "我住在厦门，订单号 A00001"}, headers=headers
+        )
+        assert second.status_code == 200, second.text
+        found = await client.post(
+            f"/v1/memory/{user}/search", json={"query": "我住在哪里？"}, headers=auth(user)
+        )
+        assert "厦门" in found.json()["results"][0]["content"]
+        history = (await client.get(f"/v1/memory/{user}/{memory_id}/history", headers=auth(user))).json()
+    assert [e["event"] for e in history["events"]] == ["created", "edited", "edited"]
+    assert [e["detail"]["content"]["after"] for e in history["events"][1:]] == [
+        "我住在苏州，订单号 A00001",
+        "我住在厦门，订单号 A00001",
+    ]
+    assert {u for _, u in held(servers, settings.chroma_collection_prefix)["c"]} == {user}

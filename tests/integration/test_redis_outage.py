@@ -142,7 +142,7 @@ def redis_routes(memory_id: str) -> list[Call]:
             {"query": "龙井茶 Longjing tea", "min_similarity": 0.3},
         ),
         Call("export", "GET", f"/v1/memory/{USER}/export"),
-        Call("erase", "DELETE", f"/v1/memory/{USER}"),
+        Call("erase", "DELETE", f"/v1/memory/{USER}?confirm={USER}"),
         Call("audit", "GET", "/v1/audit", admin=True),
     ]
 
@@ -489,6 +489,12 @@ class TestTurnOutcomeIsItsCommit:
         settings = outage_settings(cutter.url, chroma_server)
         failures = REGISTRY.get_sample_value("mnemo_lock_release_failures_total", {"lock": "ltm"}) or 0.0
         async with app_client(settings, embedder) as (client, _):
+            # a first write loads the bump script into Redis: the cut then follows a bump that Redis
+            # applied (EVALSHA answered), not a NOSCRIPT answer that redis-py follows with an EVAL
+            warm = {"session_id": "s0", "messages": [{"role": "user", "content": "I keep bees / 我养蜜蜂"}]}
+            assert (
+                await client.post(f"/v1/memory/{USER}/messages", json=warm, headers=auth(USER))
+            ).is_success
             back_up = cutter.cut_after(ltm_bump_matcher, forward_reply=True, down_for=1.0)
             body = {"session_id": "s1", "messages": [{"role": "user", "content": SAID}]}
             first = await client.post(f"/v1/memory/{USER}/messages", json=body, headers=auth(USER))
@@ -505,6 +511,85 @@ class TestTurnOutcomeIsItsCommit:
             second = await client.post(f"/v1/memory/{USER}/messages", json=body2, headers=auth(USER))
             assert second.status_code == 200, second.text
             assert time.monotonic() - started < 2.0
+
+
+def ltm_bump(command: Command) -> bool:
+    """The version bump's script call, as EVALSHA or as EVAL (the script not cached yet)."""
+    verb = command[0].upper() if command else b""
+    return verb in {b"EVALSHA", b"EVAL"} and any(arg.endswith(b":ltm:changes") for arg in command[1:])
+
+
+async def finds(client: httpx.AsyncClient, auth: AuthHeaders, words: str) -> bool:
+    resp = await client.post(f"/v1/memory/{USER}/search", json={"query": words}, headers=auth(USER))
+    assert resp.status_code == 200, resp.text
+    return any(words in hit["content"] for hit in resp.json()["results"])
+
+
+class TestVersionBumpLost:
+    """Redis goes away just before a write's or a delete's version bump reaches it. Worker `b` talks
+    to Redis directly and never sees the outage: its cached index is at the current version, the worst
+    case. Nothing is acknowledged that `b` cannot see, and `b` sees it within 2 s of Redis being back,
+    whether or not the client retries."""
+
+    CODE = "QX7741"
+    SAID = f"我的储物柜密码是 {CODE}，别忘了。My locker code is {CODE}."
+
+    async def test_a_write_whose_version_was_not_recorded_is_a_503_and_found_once_redis_is_back(
+        self,
+        own_redis: RestartableRedis,
+        cutter: RedisCutter,
+        chroma_server: ServerProcess,
+        embedder: Embedder,
+        auth: AuthHeaders,
+    ) -> None:
+        settings = outage_settings(cutter.url, chroma_server, outbox_worker=False)
+        direct = settings.model_copy(update={"redis_url": f"{own_redis.url}/0"})
+        async with app_client(settings, embedder) as (a, _), app_client(direct, embedder) as (b, _):
+            warm = {"session_id": "s1", "messages": [{"role": "user", "content": SAID}]}
+            assert (
+                await a.post(f"/v1/memory/{USER}/messages", json=warm, headers=auth(USER))
+            ).status_code == 200
+            assert await finds(b, auth, "Hangzhou")  # b caches alice's index at this version
+            body = {"session_id": "s2", "messages": [{"role": "user", "content": self.SAID, "id": "locker"}]}
+            back_up = cutter.cut_before(ltm_bump, down_for=1.0)
+            first = await a.post(f"/v1/memory/{USER}/messages", json=body, headers=auth(USER))
+            assert_redis_unavailable(first, "a write whose version bump never reached Redis")
+            await asyncio.wait_for(back_up.wait(), 10)
+            back = time.monotonic()
+            while not (await finds(a, auth, self.CODE) and await finds(b, auth, self.CODE)):
+                assert time.monotonic() - back < 2.0, "not searchable on both workers 2 s after Redis is back"
+                await asyncio.sleep(0.1)
+            retry = await a.post(f"/v1/memory/{USER}/messages", json=body, headers=auth(USER))
+            assert retry.status_code == 200, retry.text  # the client's retry writes the same memory
+            listed = (await b.get(f"/v1/memory/{USER}/list", headers=auth(USER))).json()
+            assert sum(self.CODE in m["content"] for m in listed["items"]) == 1
+
+    async def test_a_delete_whose_version_was_not_recorded_is_a_503_and_gone_once_redis_is_back(
+        self,
+        own_redis: RestartableRedis,
+        cutter: RedisCutter,
+        chroma_server: ServerProcess,
+        embedder: Embedder,
+        auth: AuthHeaders,
+    ) -> None:
+        settings = outage_settings(cutter.url, chroma_server, outbox_worker=False)
+        direct = settings.model_copy(update={"redis_url": f"{own_redis.url}/0"})
+        async with app_client(settings, embedder) as (a, _), app_client(direct, embedder) as (b, _):
+            body = {"session_id": "s1", "messages": [{"role": "user", "content": self.SAID}]}
+            stored = await a.post(f"/v1/memory/{USER}/messages", json=body, headers=auth(USER))
+            memory_id = stored.json()["memories"][0]["id"]
+            assert await finds(b, auth, self.CODE)
+            back_up = cutter.cut_before(ltm_bump, down_for=1.0)
+            gone = await a.delete(f"/v1/memory/{USER}/{memory_id}", headers=auth(USER))
+            assert_redis_unavailable(gone, "a delete whose version bump never reached Redis")
+            await asyncio.wait_for(back_up.wait(), 10)
+            back = time.monotonic()
+            while await finds(a, auth, self.CODE) or await finds(b, auth, self.CODE):
+                assert time.monotonic() - back < 2.0, "still found 2 s after Redis is back"
+                await asyncio.sleep(0.1)
+            again = await a.delete(f"/v1/memory/{USER}/{memory_id}", headers=auth(USER))
+            assert again.status_code == 404  # gone already; the retry records the version again
+            assert not await finds(b, auth, self.CODE)
 
 
 class TestIdempotencyKey:

@@ -232,7 +232,7 @@ class TestGovernance:
     ) -> None:
         now = time.time()
         await store(client, auth, history(now, "I live in Hangzhou.", "I moved to Suzhou last week."))
-        receipt = await client.delete("/v1/memory/alice", headers=auth("alice"))
+        receipt = await client.delete("/v1/memory/alice", params={"confirm": "alice"}, headers=auth("alice"))
         assert receipt.status_code == 200, receipt.text
         assert receipt.json()["deleted"]["chroma"] == 4
         assert await listed(client, auth) == []

@@ -4,6 +4,7 @@ the raw protocol's auth and rate limit in-process."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import uuid
@@ -85,7 +86,14 @@ class TestStreamableHttp:
         async with http_client(served, token("lister")) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             templates = (await client.list_resource_templates()).resource_templates
-        assert set(tools) == {"remember", "recall", "list_memories", "forget", "delete_memory"}
+        assert set(tools) == {
+            "remember",
+            "recall",
+            "list_memories",
+            "forget",
+            "delete_memory",
+            "update_memory",
+        }
         assert "我住在杭州" in (tools["remember"].description or "")
         assert "我住在哪个城市" in (tools["recall"].description or "")
         assert [t.uri_template for t in templates] == ["mnemo://sessions/{session_id}/summary"]
@@ -131,6 +139,28 @@ class TestStreamableHttp:
                 await client.call_tool("delete_memory", {"memory_id": memory_id})
         assert err.value.code == 404
         assert err.value.data["error"] == "memory_not_found"
+
+    async def test_update_memory_corrects_and_a_stale_version_is_refused(self, served: str) -> None:
+        user = f"u{uuid.uuid4().hex[:8]}"
+        async with http_client(served, token(user)) as client:
+            stored = await call(client, "remember", content="我住在杭州 / I live in Hangzhou")
+            memory_id = stored["memories"][0]["id"]
+            first = await call(
+                client, "update_memory", memory_id=memory_id, content="我搬到苏州了 / I moved to Suzhou"
+            )
+            assert first["content"] == "我搬到苏州了 / I moved to Suzhou"
+            pinned = await call(
+                client, "update_memory", memory_id=memory_id, pinned=True, version=first["version"]
+            )
+            assert pinned["pinned"] is True
+            with pytest.raises(MCPError) as err:
+                await client.call_tool(
+                    "update_memory", {"memory_id": memory_id, "importance": 0.9, "version": first["version"]}
+                )
+            assert err.value.code == 412
+            assert err.value.data["error"] == "version_mismatch"
+            found = await call(client, "recall", query="我住在哪里？")
+        assert "苏州" in found["results"][0]["content"]
 
     async def test_session_summary_resource(self, served: str) -> None:
         user = f"u{uuid.uuid4().hex[:8]}"
@@ -192,10 +222,30 @@ class TestStreamableHttp:
             found = await call(client, "recall", query="我的猫叫什么？", user_id=user)
         assert "年糕" in found["results"][0]["content"]
 
-    async def test_no_token_or_a_bad_one_is_refused_before_mcp(self, served: str) -> None:
-        with pytest.raises(BaseException):  # noqa: B017,PT011 - the SDK wraps the 401 in its own errors
-            async with http_client(served, None) as client:
+    @pytest.mark.parametrize(
+        ("bearer", "code"),
+        [
+            (None, "missing_token"),
+            ("not-a-token", "invalid_token"),
+            (TokenCodec("x" * 40).mint("alice"), "invalid_token"),  # forged: another secret
+            (TokenCodec(TEST_SECRET).mint("alice", ttl_seconds=-3600), "token_expired"),
+        ],
+        ids=["missing", "garbage", "forged", "expired"],
+    )
+    async def test_a_refused_token_reaches_the_client_with_its_cause(
+        self, served: str, bearer: str | None, code: str
+    ) -> None:
+        """The SDK's client shows mnemo's 401 and why, not "Server returned an error response"."""
+        with pytest.raises(BaseException) as raised:  # noqa: PT011 - the SDK raises it in a group
+            async with http_client(served, bearer) as client:
                 await client.list_tools()
+        err = mcp_error_in(raised.value)
+        assert err.code == 401
+        assert err.data["error"] == code
+        assert err.data["status"] == 401
+        assert code in str(err)
+
+    async def test_no_token_or_a_bad_one_is_refused_before_mcp(self, served: str) -> None:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
         headers = {"Accept": "application/json, text/event-stream"}
         anonymous = httpx.post(f"{served}/mcp", json=body, headers=headers, timeout=30)
@@ -206,10 +256,66 @@ class TestStreamableHttp:
             timeout=30,
         )
         assert anonymous.status_code == 401
-        assert anonymous.json()["error"] == "missing_token"
+        assert anonymous.json()["error"]["data"]["error"] == "missing_token"
         assert anonymous.headers["www-authenticate"] == "Bearer"
+        assert anonymous.headers["x-request-id"] == anonymous.json()["error"]["data"]["request_id"]
         assert forged.status_code == 401
-        assert forged.json()["error"] == "invalid_token"
+        assert forged.json()["error"]["data"]["error"] == "invalid_token"
+
+    @pytest.mark.parametrize("memory_id", [".", "..", "./", "", "a/..", "%2e", "  "])
+    async def test_deleting_a_dot_or_a_placeholder_never_erases_the_user(
+        self, served: str, memory_id: str
+    ) -> None:
+        """Issue 22: `delete_memory(".")` once reached `DELETE /v1/memory/{user}` (the erase)."""
+        user = f"u{uuid.uuid4().hex[:8]}"
+        async with http_client(served, token(user)) as client:
+            await call(client, "remember", content="我住在杭州 / I live in Hangzhou", session_id="s1")
+            with pytest.raises(MCPError) as err:
+                await client.call_tool("delete_memory", {"memory_id": memory_id})
+            assert err.value.code == 422
+            assert err.value.data["error"] == "validation_error"
+            assert (await call(client, "list_memories"))["total"] == 1
+        assert user_audit_actions(served, user) == set()
+
+    async def test_an_admin_naming_a_dot_user_acts_on_nobody(self, served: str) -> None:
+        victim = f"u{uuid.uuid4().hex[:8]}"
+        async with http_client(served, token(victim)) as client:
+            stored = await call(client, "remember", content="my order is A12345678 / 我的订单")
+        async with http_client(served, token("ops", role="admin")) as admin:
+            for user_id in (".", "..", "", "./"):
+                for tool, args in (
+                    ("delete_memory", {"memory_id": victim, "user_id": user_id}),
+                    ("list_memories", {"user_id": user_id}),
+                    ("forget", {"session_id": "mcp", "dry_run": False, "user_id": user_id}),
+                ):
+                    with pytest.raises(MCPError) as err:
+                        await admin.call_tool(tool, args)
+                    assert err.value.code == 422, (tool, user_id)
+            listed = await call(admin, "list_memories", user_id=victim)
+        assert [m["id"] for m in listed["items"]] == [stored["memories"][0]["id"]]
+
+
+def mcp_error_in(exc: BaseException) -> MCPError:
+    """The MCPError itself, or the first one inside the exception groups the SDK's task groups raise."""
+    if isinstance(exc, MCPError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            with contextlib.suppress(AssertionError):
+                return mcp_error_in(inner)
+    raise AssertionError(f"no MCPError in {exc!r}")
+
+
+def user_audit_actions(base: str, user: str) -> set[str]:
+    """The audit actions recorded for `user`'s data (erase, delete, forget ...)."""
+    resp = httpx.get(
+        f"{base}/v1/audit",
+        params={"user_id": user, "limit": 100},
+        headers={"Authorization": f"Bearer {token('auditor', role='admin')}"},
+        timeout=30,
+    )
+    assert resp.status_code == 200, resp.text
+    return {e["action"] for e in resp.json()["items"] if e["action"] != "list"}
 
 
 class TestStdio:
@@ -226,6 +332,24 @@ class TestStdio:
         assert "Mia" in en["results"][0]["content"]
         assert preview["dry_run"] is True
         assert preview["count"] >= 1
+
+    async def test_deleting_a_dot_never_erases_the_user_over_stdio(self, served: str) -> None:
+        user = f"u{uuid.uuid4().hex[:8]}"
+        async with stdio_client(served, token(user)) as client:
+            await call(client, "remember", content="我的猫叫年糕 / my cat is Niangao")
+            for memory_id in (".", "..", "./"):
+                with pytest.raises(MCPError) as err:
+                    await client.call_tool("delete_memory", {"memory_id": memory_id})
+                assert err.value.code == 422
+            assert (await call(client, "list_memories"))["total"] == 1
+
+    async def test_an_expired_token_is_named_over_stdio(self, served: str) -> None:
+        expired = TokenCodec(TEST_SECRET).mint("alice", ttl_seconds=-3600)
+        async with stdio_client(served, expired) as client:
+            with pytest.raises(MCPError) as err:
+                await client.call_tool("list_memories", {})
+        assert err.value.code == 401
+        assert err.value.data["error"] == "token_expired"
 
     async def test_another_users_id_is_refused_over_stdio(self, served: str) -> None:
         async with stdio_client(served, token("mallory")) as client:
@@ -255,5 +379,5 @@ class TestRawProtocol:
         redis.Redis.from_url(settings.redis_url).flushdb()
         assert [a.status_code for a in answers] == [200, 200, 200, 429]
         assert answers[0].json()["result"]["structuredContent"]["total"] == 0
-        assert answers[3].json()["error"] == "rate_limited"
+        assert answers[3].json()["error"]["data"]["error"] == "rate_limited"
         assert 1 <= int(answers[3].headers["retry-after"]) <= 60

@@ -79,6 +79,7 @@ NOT_ON_DASHBOARD = {
     "mnemo_audit_write_failures_total",
     "mnemo_late_delete_check_failures_total",
     "mnemo_hidden_check_failures_total",
+    "mnemo_ltm_version_bumps_failed_total",
 }
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 

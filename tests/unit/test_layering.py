@@ -35,6 +35,7 @@ MEMORY_FLOORS: Mapping[str, int] = {
     "service": 6,
     "chat": 7,
     "governance": 7,
+    "corrections": 7,
 }
 APP_FLOORS: Mapping[str, int] = {
     "console": 1,  # static assets only

@@ -40,10 +40,16 @@ class TestIngestRequest:
         with pytest.raises(ValidationError, match="unique"):
             IngestRequest(session_id="s", messages=[self._msg(id="a"), self._msg(id="a")])
 
-    @pytest.mark.parametrize("content", ["", "   ", "x" * 32_001])
-    def test_bad_content(self, content: str) -> None:
+    def test_too_long_content(self) -> None:
         with pytest.raises(ValidationError):
-            IngestRequest(session_id="s", messages=[self._msg(content=content)])
+            IngestRequest(session_id="s", messages=[self._msg(content="x" * 32_001)])
+
+    @pytest.mark.parametrize("content", ["", "   ", "\u200b", "\u3000\ufeff"])
+    def test_blank_content_is_taken_and_marked(self, content: str) -> None:
+        req = IngestRequest(
+            session_id="s", messages=[self._msg(content="我住在杭州"), self._msg(content=content)]
+        )
+        assert [m.blank for m in req.messages] == [False, True]
 
     def test_max_content_accepted(self) -> None:
         req = IngestRequest(session_id="s", messages=[self._msg(content="字" * 32_000)])

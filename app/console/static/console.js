@@ -64,7 +64,9 @@
     else show(String(err), true);
   }
 
-  const userPath = (u) => encodeURIComponent(u);
+  // one path segment: percent-encoded, dots too, so no URL normaliser can make it a dot segment
+  const segment = (v) => encodeURIComponent(v).replace(/\./g, "%2E");
+  const userPath = segment;
   const day = (v, end) => (!v ? undefined : /^\d{4}-\d{2}-\d{2}$/.test(v) ? v + (end ? "T23:59:59Z" : "T00:00:00Z") : v);
 
   // ---- views ---------------------------------------------------------------------------------------
@@ -108,7 +110,7 @@
     $("#confirm-yes").onclick = async () => {
       $("#confirm").hidden = true;
       try {
-        await api("DELETE", `/v1/memory/${userPath(state.user)}/${encodeURIComponent(m.id)}`);
+        await api("DELETE", `/v1/memory/${userPath(state.user)}/${segment(m.id)}`);
         show(t("deleted", { id: m.id }), false);
         const row = document.querySelector(`#memory-list tr[data-id="${CSS.escape(m.id)}"]`);
         if (row) row.remove();
@@ -195,7 +197,7 @@
   }
 
   async function openSession(sid) {
-    const s = await json("GET", `/v1/sessions/${userPath(state.user)}/${encodeURIComponent(sid)}`);
+    const s = await json("GET", `/v1/sessions/${userPath(state.user)}/${segment(sid)}`);
     $("#sv-title").textContent = sid;
     $("#sv-mode").textContent = s.mode;
     $("#sv-summary").textContent = s.summary ? `${s.summary.summary} (${s.summary.last_update})` : t("none");
@@ -244,7 +246,7 @@
   async function runErase() {
     const user = $("#er-user").value.trim();
     if (!user || $("#er-confirm").value.trim() !== user) return;
-    const receipt = await json("DELETE", `/v1/memory/${userPath(user)}`);
+    const receipt = await json("DELETE", `/v1/memory/${userPath(user)}?confirm=${encodeURIComponent(user)}`);
     const box = $("#er-receipt");
     box.textContent = t("erased", { user }) + "\n" + JSON.stringify(receipt, null, 2);
     box.hidden = false;

@@ -1,0 +1,12 @@
+"""Corrections: reading one memory with its version, editing it, and reading its history.
+
+Owns the use cases a person (or an agent) needs to correct what mnemo remembers: `MemoryEditor.read`
+(one memory in any tier, with the version an edit must name), `MemoryEditor.edit` (content, importance,
+pinned, topic, validity; optimistic concurrency on the version) and `MemoryEditor.history`. The history
+log itself lives with the store it describes (memory/longterm/history.py), so deletes and exports below
+this package record and read it too.
+"""
+
+from memory.corrections.editor import Changes, Edited, MemoryEditor, version_of
+
+__all__ = ["Changes", "Edited", "MemoryEditor", "version_of"]

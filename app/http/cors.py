@@ -25,13 +25,14 @@ from app.http.errors import REQUEST_ID_HEADER, envelope
 from app.http.ids import is_valid_id
 from app.settings import Settings
 
-ALLOWED_METHODS = ("GET", "POST", "DELETE")
+ALLOWED_METHODS = ("GET", "POST", "PATCH", "DELETE")
 # every request header a client of the API sends (Content-Type is CORS-safelisted, listed for clarity),
 # plus what the MCP endpoint's streamable HTTP transport reads
 ALLOWED_HEADERS = (
     "Authorization",
     "Content-Type",
     "Idempotency-Key",
+    "If-Match",
     "X-Session-ID",
     "X-Request-ID",
     "Mcp-Session-Id",
@@ -43,6 +44,7 @@ EXPOSED_HEADERS = (
     "Retry-After",
     "X-Request-ID",
     "Idempotent-Replayed",
+    "ETag",
     "X-RateLimit-Limit",
     "X-RateLimit-Remaining",
     "X-RateLimit-Reset",

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.integration]
 
 ORIGIN = "http://127.0.0.1:8765"
 OTHER = "http://evil.example"
-API_HEADERS = "authorization, content-type, idempotency-key, x-session-id, x-request-id"
+API_HEADERS = "authorization, content-type, idempotency-key, if-match, x-session-id, x-request-id"
 
 
 def preflight(origin: str, method: str, headers: str = API_HEADERS) -> dict[str, str]:
@@ -54,6 +54,7 @@ class TestPreflight:
         routes = api_routes()
         assert ("POST", "/v1/memory/a.b/search") in routes
         assert ("DELETE", "/v1/memory/a.b") in routes
+        assert ("PATCH", "/v1/memory/a.b/a.b") in routes
         async with app_client(cors_settings, embedder) as (client, _):
             for method, path in routes:
                 r = await client.options(path, headers=preflight(ORIGIN, method))

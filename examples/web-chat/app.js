@@ -192,15 +192,14 @@ function newSession() {
 }
 
 /**
- * What the bot recalled: the turn's `debug.memory_ids`, shown with their text. mnemo has no read by
- * id, so the texts come from a search of the user's memory for the turn's message (the recall itself
- * searched for it); an id the search does not return is shown as the id.
+ * What the bot recalled: the turn's `debug.memory_ids` (in the stream's last chunk), each read by id
+ * for its text; one that is gone since (forgotten, erased) is shown as its id.
  * @param {HTMLElement} turn
- * @param {string} text
  * @param {import("./mnemo-client/index.js").TurnDebug | undefined} debug
  */
-async function showRecall(turn, text, debug) {
+async function showRecall(turn, debug) {
   if (state === null) return;
+  const { client, user } = state;
   const box = document.createElement("div");
   box.className = "recall";
   turn.append(box);
@@ -213,17 +212,16 @@ async function showRecall(turn, text, debug) {
     box.textContent = t("recalledNone");
     return;
   }
-  const found = await state.client.search(state.user, text, { topK: Math.max(10, ids.length * 3) });
-  const byId = new Map(found.results.map((hit) => [hit.id, hit]));
+  const memories = await Promise.all(ids.map((id) => client.getMemory(user, id).catch(() => null)));
   box.textContent = t("recalled");
   const list = document.createElement("ul");
-  for (const id of ids) {
+  ids.forEach((id, i) => {
     const item = document.createElement("li");
-    const hit = byId.get(id);
+    const memory = memories[i];
     item.dataset["memoryId"] = id;
-    item.textContent = hit ? `${hit.content} (${hit.created_at.slice(0, 10)})` : id;
+    item.textContent = memory ? `${memory.content} (${memory.created_at.slice(0, 10)})` : id;
     list.append(item);
-  }
+  });
   box.append(list);
 }
 
@@ -253,7 +251,7 @@ async function send(/** @type {SubmitEvent} */ event) {
       }
       if (chunk.debug) debug = chunk.debug;
     }
-    await showRecall(turn, text, debug);
+    await showRecall(turn, debug);
     turn.dataset["done"] = "true";
     status("");
   } catch (err) {

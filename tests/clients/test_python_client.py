@@ -73,6 +73,9 @@ class TestMemoryApi:
             assert any("Miso" in m.content for m in preview.memories)
 
             lisbon = next(m for m in page.items if "Lisbon" in m.content)
+            read = client.get_memory(user, lisbon.id)
+            assert read.content == lisbon.content
+            assert read.version
             client.delete_memory(user, lisbon.id)
             with pytest.raises(NotFound) as gone:
                 client.delete_memory(user, lisbon.id)

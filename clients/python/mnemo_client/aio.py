@@ -20,6 +20,7 @@ from mnemo_client.models import (
     Erasure,
     ForgetResult,
     IngestResult,
+    Memory,
     MemoryPage,
     SearchResult,
     SessionState,
@@ -155,6 +156,10 @@ class AsyncMnemoClient:
             dry_run=dry_run,
         )
         return ForgetResult.from_json(await self._json(call))
+
+    async def get_memory(self, user_id: str, memory_id: str) -> Memory:
+        """One memory by id, in any archive tier, with its `version`."""
+        return Memory.from_json(await self._json(calls.get_memory(user_id, memory_id)))
 
     async def delete_memory(self, user_id: str, memory_id: str) -> None:
         await (await self._send(calls.delete_memory(user_id, memory_id))).aclose()

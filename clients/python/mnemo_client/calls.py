@@ -137,6 +137,10 @@ def forget(
     return Call("POST", _memory(user_id, "forget"), body=body)
 
 
+def get_memory(user_id: str, memory_id: str) -> Call:
+    return Call("GET", _memory(user_id, segment(memory_id, "memory_id")))
+
+
 def delete_memory(user_id: str, memory_id: str) -> Call:
     return Call("DELETE", _memory(user_id, segment(memory_id, "memory_id")))
 

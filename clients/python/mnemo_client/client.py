@@ -20,6 +20,7 @@ from mnemo_client.models import (
     Erasure,
     ForgetResult,
     IngestResult,
+    Memory,
     MemoryPage,
     SearchResult,
     SessionState,
@@ -175,6 +176,10 @@ class MnemoClient:
             dry_run=dry_run,
         )
         return ForgetResult.from_json(self._json(call))
+
+    def get_memory(self, user_id: str, memory_id: str) -> Memory:
+        """One memory by id, in any archive tier, with its `version`."""
+        return Memory.from_json(self._json(calls.get_memory(user_id, memory_id)))
 
     def delete_memory(self, user_id: str, memory_id: str) -> None:
         self._send(calls.delete_memory(user_id, memory_id)).close()

@@ -59,6 +59,7 @@ class Memory:
     valid_to: str | None
     superseded_by: str | None
     archive_tier: str
+    version: str | None = None  # only when read by id (`get_memory`): what an edit's If-Match names
 
     @classmethod
     def from_json(cls, data: Json) -> Memory:
@@ -77,6 +78,7 @@ class Memory:
             valid_to=_opt(data, "valid_to", str, what),
             superseded_by=_opt(data, "superseded_by", str, what),
             archive_tier=_opt(data, "archive_tier", str, what) or "hot",
+            version=_opt(data, "version", str, what),
         )
 
 

@@ -17,6 +17,7 @@ import {
   checkErasure,
   checkForget,
   checkIngest,
+  checkMemory,
   checkPage,
   checkSearch,
   checkSession,
@@ -29,6 +30,7 @@ import {
   type ForgetResult,
   type IngestResult,
   type Json,
+  type MemoryDetail,
   type MemoryPage,
   type SearchResult,
   type SessionState,
@@ -277,6 +279,13 @@ export class MnemoClient {
       min_similarity: criteria.minSimilarity,
     });
     return checkForget(await this.json({ method: "POST", path: memory(userId, "forget"), body }));
+  }
+
+  /** One memory by id, in any archive tier, with its `version` (what an edit's If-Match names). */
+  async getMemory(userId: string, memoryId: string): Promise<MemoryDetail> {
+    const data = await this.json({ method: "GET", path: memory(userId, segment(memoryId, "memoryId")) });
+    need(data, "version", "string", "memory");
+    return checkMemory(data) as MemoryDetail;
   }
 
   async deleteMemory(userId: string, memoryId: string): Promise<void> {

@@ -23,6 +23,11 @@ export interface Memory {
   archive_tier?: "hot" | "warm" | "cold";
 }
 
+/** A memory read by id: with its `version` (also its ETag), what an edit's If-Match names. */
+export interface MemoryDetail extends Memory {
+  version: string;
+}
+
 export interface SearchHit extends Memory {
   score: number;
   similarity: number;

@@ -62,6 +62,9 @@ describe("memory API", () => {
     assert.ok(preview.memories?.some((m) => m.content.includes("Miso")));
 
     const lisbon = page.items.find((m) => m.content.includes("Lisbon"))!;
+    const read = await client.getMemory(user, lisbon.id);
+    assert.equal(read.content, lisbon.content);
+    assert.ok(read.version);
     await client.deleteMemory(user, lisbon.id);
     await assert.rejects(client.deleteMemory(user, lisbon.id), (err: unknown) => {
       assert.ok(err instanceof NotFoundError);

@@ -6,6 +6,7 @@ import httpx
 from fastapi import FastAPI
 from starlette.routing import Route
 
+from app.http.cors import CorsMiddleware
 from app.http.errors import ErrorBodyResponses, install_error_handlers
 from app.http.middleware import RequestContextMiddleware
 from app.lifespan import make_lifespan
@@ -41,7 +42,9 @@ def create_app(
     )
     install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes)
-    app.add_middleware(MetricsMiddleware)  # added last: outermost, so it also sees 413s and 500s
+    app.add_middleware(MetricsMiddleware)  # outside the request context: it also sees 413s and 500s
+    # outermost: every answer a page may need to read (401, 429, 503, the last-resort 500) has CORS headers
+    app.add_middleware(CorsMiddleware, settings=settings)
     app.include_router(health.router)
     app.include_router(memories.router)
     app.include_router(corrections.router)  # after: /{user}/list and /{user}/export keep their paths

@@ -82,6 +82,33 @@ def parse_chroma_servers(spec: str) -> list[ChromaServer]:
     return servers
 
 
+def parse_cors_origins(spec: str) -> list[str]:
+    """`CORS_ALLOW_ORIGINS`: comma-separated exact origins (`scheme://host[:port]`, as a browser sends
+    them in `Origin`), or `*` alone. Scheme and host are lower-cased and a default port dropped, so the
+    configured value matches what browsers send; a path, query, fragment or user info is refused
+    (an origin has none, and a silently ignored part would hide a typo)."""
+    origins: list[str] = []
+    for entry in (e.strip() for e in spec.split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            origins.append(entry)
+            continue
+        parts = urlsplit(entry)
+        if parts.scheme.lower() not in {"http", "https"} or not parts.hostname:
+            raise ValueError(f"a CORS origin is http(s)://host[:port], got {entry!r}")
+        if parts.path or parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError(f"a CORS origin has no path, query, fragment or user info: {entry!r}")
+        scheme, host = parts.scheme.lower(), parts.hostname.lower()
+        host = f"[{host}]" if ":" in host else host
+        default_port = 443 if scheme == "https" else 80
+        port = "" if parts.port in {None, default_port} else f":{parts.port}"
+        origins.append(f"{scheme}://{host}{port}")
+    if "*" in origins and len(origins) > 1:
+        raise ValueError("CORS_ALLOW_ORIGINS is either '*' alone or a list of exact origins")
+    return list(dict.fromkeys(origins))
+
+
 class Settings(BaseSettings):
     """Every knob of the service. Names are the environment variable names, case-insensitive."""
 
@@ -215,6 +242,12 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(100, ge=1)
     max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # browsers on other origins (docs/operations.md#cors-browser-front-ends): comma-separated exact origins
+    # ("https://chat.example.com,http://localhost:5173"); empty (the default) = no cross-origin access.
+    # "*" only without credentials: mnemo's tokens travel in the Authorization header, never in cookies
+    cors_allow_origins: str = ""
+    cors_allow_credentials: bool = False
+    cors_max_age_seconds: int = Field(600, ge=0, le=86_400)  # how long a browser may cache a preflight
 
     @property
     def chroma_servers(self) -> list[ChromaServer]:
@@ -224,6 +257,19 @@ class Settings(BaseSettings):
     @property
     def chroma_draining_names(self) -> list[str]:
         return [server_name(n) for n in self.chroma_draining.split(",") if n.strip()]
+
+    @property
+    def cors_origins(self) -> list[str]:
+        return parse_cors_origins(self.cors_allow_origins)
+
+    @model_validator(mode="after")
+    def _check_cors(self) -> Settings:
+        if "*" in self.cors_origins and self.cors_allow_credentials:
+            raise ValueError(
+                "CORS_ALLOW_ORIGINS='*' with CORS_ALLOW_CREDENTIALS=true would let any site make "
+                "credentialed requests: list the exact origins instead"
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_chroma_servers(self) -> Settings:

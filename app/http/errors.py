@@ -36,6 +36,7 @@ REQUEST_ID_HEADER = "X-Request-ID"
 ERROR_CODES: Mapping[str, int] = MappingProxyType(
     {
         "invalid_json": 400,
+        "cors_refused": 400,
         "missing_token": 401,
         "invalid_token": 401,
         "token_expired": 401,

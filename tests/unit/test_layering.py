@@ -182,6 +182,32 @@ class TestAppAndMonitoring:
         assert forbidden_imports(ROOT / "monitoring", ("app", "memory")) == []
 
 
+class TestClients:
+    """The Python client is its own package: it never imports the server, and only its integrations
+    import a framework (each an optional extra)."""
+
+    CLIENT = ROOT / "clients" / "python" / "mnemo_client"
+
+    def test_the_client_imports_nothing_of_the_server(self) -> None:
+        assert forbidden_imports(self.CLIENT, ("app", "memory", "monitoring", "tests")) == []
+
+    def test_only_integrations_import_a_framework(self) -> None:
+        frameworks = ("langchain_core", "langchain", "agents", "openai")
+        core = [p for p in _modules(self.CLIENT) if "integrations" not in p.parts]
+        assert [
+            f"{p.name} imports {name}"
+            for p in core
+            for name in _imported(p)
+            if name.split(".")[0] in frameworks
+        ] == []
+
+    def test_every_client_package_says_what_it_owns(self) -> None:
+        for init in (self.CLIENT / "__init__.py", self.CLIENT / "integrations" / "__init__.py"):
+            doc = ast.get_docstring(ast.parse(init.read_text()))
+            assert doc
+            assert len(doc) >= 80
+
+
 class TestTheCheckFails:
     """The rules are only worth something if a bad import trips them: plant some in a copy of the tree."""
 

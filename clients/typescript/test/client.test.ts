@@ -1,0 +1,224 @@
+/**
+ * The TypeScript client against a live mnemo (MNEMO_URL, with MNEMO_TOKEN for MNEMO_USER), started by
+ * tests/clients/test_typescript_client.py. Every call of the memory API, sessions and chat (plain and
+ * streamed), in Chinese and English; typed errors; ids refused before sending. The client checks the
+ * answers' shape, so a renamed field fails here with ContractError.
+ */
+import assert from "node:assert/strict";
+import { after, describe, test } from "node:test";
+
+import {
+  ForbiddenError,
+  InvalidIdError,
+  MnemoClient,
+  NotFoundError,
+  UnauthorizedError,
+  UnavailableError,
+  type ChatChunk,
+} from "../src/index.js";
+
+function env(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run tests/clients/test_typescript_client.py`);
+  return value;
+}
+
+const url = env("MNEMO_URL");
+const user = env("MNEMO_USER");
+const client = new MnemoClient({ baseUrl: url, token: env("MNEMO_TOKEN") });
+
+async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`still not true after 30 s: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+after(async () => {
+  await client.erase(user);
+});
+
+describe("memory API", () => {
+  test("ingest, search, list, forget, delete, export", async () => {
+    const stored = await client.ingest(user, "s.1", [
+      { role: "user", content: "I moved to Lisbon last spring.", id: "m.1" },
+      { role: "user", content: "我最喜欢的茶是乌龙茶。", id: "m.2" },
+      { role: "user", content: "My cat is called Miso.", id: "m.3" },
+    ]);
+    assert.equal(stored.stored, 3);
+    assert.deepEqual(stored.skipped ?? [], []);
+
+    const hits = (await client.search(user, "where do I live", { topK: 3 })).results;
+    assert.match(hits[0]!.content, /Lisbon/);
+    const zh = (await client.search(user, "我喜欢喝什么茶", { topK: 1 })).results;
+    assert.match(zh[0]!.content, /乌龙茶/);
+
+    const page = await client.listMemories(user, { limit: 10, sessionId: "s.1" });
+    assert.equal(page.total, 3);
+
+    const preview = await client.forget(user, { query: "cat Miso", minSimilarity: 0.3, dryRun: true });
+    assert.equal(preview.dry_run, true);
+    assert.ok(preview.memories?.some((m) => m.content.includes("Miso")));
+
+    const lisbon = page.items.find((m) => m.content.includes("Lisbon"))!;
+    const read = await client.getMemory(user, lisbon.id);
+    assert.equal(read.content, lisbon.content);
+    assert.ok(read.version);
+    await client.deleteMemory(user, lisbon.id);
+    await assert.rejects(client.deleteMemory(user, lisbon.id), (err: unknown) => {
+      assert.ok(err instanceof NotFoundError);
+      assert.equal(err.code, "memory_not_found");
+      assert.ok(err.requestId);
+      return true;
+    });
+
+    const document = await client.export(user);
+    assert.match(JSON.stringify(document["memories"]), /乌龙茶/);
+  });
+
+  test("erase sends the confirmation and empties the user", async () => {
+    const other = `${user}.erase`;
+    const seen: string[] = [];
+    const spy = new MnemoClient({
+      baseUrl: url,
+      token: env("MNEMO_TOKEN_ERASE"),
+      fetch: (input, init) => {
+        seen.push(`${init?.method} ${String(input)}`);
+        return fetch(input, init);
+      },
+    });
+    await spy.ingest(other, "s1", [{ role: "user", content: "temporary 临时" }]);
+    const receipt = await spy.erase(other);
+    assert.equal(receipt.deleted["chroma"], 1);
+    assert.ok(seen.at(-1)!.endsWith(`?confirm=${encodeURIComponent(other)}`), seen.at(-1));
+    assert.match(seen.at(-1)!, /%2Eerase/); // "." travels encoded in the path
+    assert.equal((await spy.listMemories(other)).total, 0);
+  });
+
+  test("bad ids throw before anything is sent", async () => {
+    const sent: string[] = [];
+    const offline = new MnemoClient({
+      baseUrl: "http://127.0.0.1:9",
+      token: "t",
+      fetch: (input) => {
+        sent.push(String(input));
+        throw new Error("no request should be sent");
+      },
+    });
+    for (const bad of ["", ".", "..", "a/b", "a b", "a\n", "é", "x".repeat(129), "{a}"]) {
+      await assert.rejects(offline.listMemories(bad), InvalidIdError);
+      await assert.rejects(offline.deleteMemory("alice", bad), InvalidIdError);
+      await assert.rejects(offline.getSession("alice", bad), InvalidIdError);
+      await assert.rejects(offline.erase(bad), InvalidIdError);
+    }
+    assert.deepEqual(sent, []);
+  });
+});
+
+describe("errors", () => {
+  test("a bad token is UnauthorizedError with mnemo's code", async () => {
+    const anonymous = new MnemoClient({ baseUrl: url, token: "not-a-jwt" });
+    await assert.rejects(anonymous.listMemories(user), (err: unknown) => {
+      assert.ok(err instanceof UnauthorizedError);
+      assert.equal(err.status, 401);
+      assert.equal(err.code, "invalid_token");
+      return true;
+    });
+  });
+
+  test("another user's memory is ForbiddenError", async () => {
+    await assert.rejects(client.search("someone-else", "任何 anything"), (err: unknown) => {
+      assert.ok(err instanceof ForbiddenError);
+      assert.equal(err.code, "forbidden");
+      return true;
+    });
+  });
+
+  test("a 503 is retried after Retry-After with the same Idempotency-Key", async () => {
+    // the first attempt is answered as mnemo answers a Redis outage; the second reaches mnemo
+    const keys: (string | null)[] = [];
+    let calls = 0;
+    const flaky = new MnemoClient({
+      baseUrl: url,
+      token: env("MNEMO_TOKEN"),
+      fetch: async (input, init) => {
+        keys.push(new Headers(init?.headers).get("idempotency-key"));
+        if (calls++ === 0) {
+          const body = { error: "redis_unavailable", detail: "redis is unavailable", request_id: "r1" };
+          return new Response(JSON.stringify(body), { status: 503, headers: { "Retry-After": "0" } });
+        }
+        return fetch(input, init);
+      },
+    });
+    const turn = await flaky.chat([{ role: "user", content: "hello again 你好" }], { sessionId: "retry" });
+    assert.ok(turn.content);
+    assert.equal(keys.length, 2);
+    assert.ok(keys[0]);
+    assert.equal(keys[0], keys[1]);
+
+    const giveUp = new MnemoClient({
+      baseUrl: url,
+      token: "t",
+      maxRetryWait: 1,
+      fetch: async () =>
+        new Response(JSON.stringify({ error: "chroma_unavailable", detail: "down", request_id: "r2" }), {
+          status: 503,
+          headers: { "Retry-After": "5" },
+        }),
+    });
+    await assert.rejects(giveUp.listSessions(user), (err: unknown) => {
+      assert.ok(err instanceof UnavailableError);
+      assert.equal(err.code, "chroma_unavailable");
+      assert.equal(err.retryAfter, 5);
+      return true;
+    });
+  });
+});
+
+describe("sessions and chat", () => {
+  test("a plain turn, then a streamed one in another session recalls it", async () => {
+    const first = await client.chat(
+      [{ role: "user", content: "Remember: my favourite tea is oolong. 我最喜欢乌龙茶。" }],
+      { sessionId: "c1" },
+    );
+    assert.ok(first.content);
+    assert.equal(first.debug?.session_id, "c1");
+    assert.equal(first.replayed, false);
+    assert.ok((await client.listSessions(user)).includes("c1"));
+    const state = await client.getSession(user, "c1");
+    assert.deepEqual(
+      state.buffer.map((m) => m.role),
+      ["user", "assistant"],
+    );
+    await eventually(
+      async () => (await client.listMemories(user, { limit: 100 })).items.some((m) => m.content.includes("oolong")),
+      "the turn is remembered",
+    );
+
+    const chunks: ChatChunk[] = [];
+    for await (const chunk of client.chatStream([{ role: "user", content: "Which tea do I like?" }], {
+      sessionId: "c2",
+    })) {
+      chunks.push(chunk);
+    }
+    assert.ok(chunks.filter((c) => c.delta).length > 1, "it streamed piece by piece");
+    const last = chunks.at(-1)!;
+    assert.equal(last.finish_reason, "stop");
+    assert.equal(last.response, chunks.map((c) => c.delta).join(""));
+    assert.ok(last.debug && last.debug.memory_ids.length > 0, "something was recalled");
+    const memories = new Map((await client.listMemories(user, { limit: 100 })).items.map((m) => [m.id, m]));
+    assert.ok(last.debug.memory_ids.some((id) => memories.get(id)?.content.includes("oolong")));
+
+    await client.deleteSession(user, "c2");
+    assert.ok(!(await client.listSessions(user)).includes("c2"));
+  });
+
+  test("the same Idempotency-Key replays the recorded turn", async () => {
+    const msg = [{ role: "user" as const, content: "hello 你好" }];
+    const one = await client.chat(msg, { sessionId: "k1", idempotencyKey: "ts-turn-1" });
+    const two = await client.chat(msg, { sessionId: "k1", idempotencyKey: "ts-turn-1" });
+    assert.equal(two.replayed, true);
+    assert.equal(two.id, one.id);
+  });
+});

@@ -19,13 +19,14 @@ import redis
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
-from tests.browser.test_console import find, start_chromium, type_into, visible, wait
+from tests.browser.test_console import find, screenshots, start_chromium, type_into, visible, wait
 from tests.conftest import TEST_SECRET
 from tests.node import ROOT, built_ts_client
 from tests.served import serve
 from tests.services import ServerProcess, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
+__all__ = ["screenshots"]  # the console tests' fixture: MNEMO_SCREENSHOT_DIR or a temporary folder
 REDIS_DB = 6
 WEB_CHAT = ROOT / "examples" / "web-chat"
 
@@ -125,9 +126,22 @@ def remembered(api: str, user: str, bearer: str, needle: str) -> bool:
     return any(needle in m["content"] for m in page["items"])
 
 
+def shoot(driver: webdriver.Chrome, where: Path, name: str) -> None:
+    """The page at a desktop and a phone width (a person looks at both: README, docs/clients.md)."""
+    for width, height, form in ((1280, 900, "desktop"), (390, 844, "phone")):
+        driver.set_window_size(width, height)
+        time.sleep(0.2)
+        overflow = driver.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"{name} at {width}px scrolls sideways by {overflow}px"
+        driver.save_screenshot(str(where / f"{name}-{form}.png"))
+    driver.set_window_size(1280, 900)
+
+
 class TestWebChat:
     def test_chat_streams_and_recall_shows_across_sessions_in_en_and_zh(
-        self, browser: webdriver.Chrome, origins: Origins
+        self, browser: webdriver.Chrome, origins: Origins, screenshots: Path
     ) -> None:
         user, bearer = "web-alice", token("web-alice")
         open_app(browser, origins.allowed, origins.api, "en")
@@ -152,6 +166,7 @@ class TestWebChat:
         recalled = [li.text for li in second.find_elements(By.CSS_SELECTOR, ".recall li")]
         assert any("oolong" in r for r in recalled), recalled
         assert "Recalled for this turn" in second.find_element(By.CSS_SELECTOR, ".recall").text
+        shoot(browser, screenshots, "web-chat-en")
 
         find(browser, "#lang").click()  # 中文
         assert find(browser, "h1").text == "mnemo 网页聊天"
@@ -164,6 +179,7 @@ class TestWebChat:
         assert any(
             "oolong" in li.text for li in recall.find_elements(By.CSS_SELECTOR, "li")
         )  # across languages
+        shoot(browser, screenshots, "web-chat-zh")
 
     def test_a_bad_token_shows_mnemos_error_code(self, browser: webdriver.Chrome, origins: Origins) -> None:
         open_app(browser, origins.allowed, origins.api, "zh")

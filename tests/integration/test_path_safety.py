@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+import redis
 
 from app.http.auth import TokenCodec
 from app.main import create_app
@@ -35,6 +36,7 @@ from tests.services import ServerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 
+REDIS_DB = 8  # a database of the suite's redis-server no other served test uses
 HOSTILE = [".", "..", "%2e", "%2E%2E", "./", "a/..", "", "%2F", "..%2F..", "%2e/"]
 VICTIM = "victim"
 SESSION = "s1"
@@ -93,9 +95,12 @@ async def raw_request(base: str, method: str, path: str, token: str, body: Any) 
 def served(
     tmp_path_factory: pytest.TempPathFactory, redis_server: ServerProcess, chroma_server: ServerProcess
 ) -> Iterator[str]:
-    env = {"RATE_LIMIT_PER_MINUTE": "100000", "REDIS_URL": f"{redis_server.url}/6"}
+    url = f"{redis_server.url}/{REDIS_DB}"
+    redis.Redis.from_url(url).flushdb()
+    env = {"RATE_LIMIT_PER_MINUTE": "100000", "REDIS_URL": url}
     with serve(tmp_path_factory.mktemp("paths-served"), redis_server, chroma_server, env) as base:
         yield base
+    redis.Redis.from_url(url).flushdb()
 
 
 def victim_state(client: httpx.Client) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from mnemo_client import (
     TurnDebug,
     Unauthorized,
     Unavailable,
+    VersionMismatch,
 )
 
 from app.http.auth import TokenCodec
@@ -116,6 +117,33 @@ class TestMemoryApi:
                 with pytest.raises(InvalidId):
                     call()
         assert sent == []
+
+    def test_a_memory_is_corrected_with_its_version_and_its_history_read(
+        self, mnemo: Mnemo, user: str
+    ) -> None:
+        with MnemoClient(mnemo.url, mnemo.token(user)) as client:
+            stored = client.ingest(user, "s1", [{"role": "user", "content": "我住在杭州", "id": "home"}])
+            memory_id = stored.memories[0].id
+            read = client.get_memory(user, memory_id)
+            assert read.version
+            edited = client.edit_memory(
+                user, memory_id, read.version, content="我搬到苏州了 / I moved to Suzhou", pinned=True
+            )
+            assert edited.content == "我搬到苏州了 / I moved to Suzhou"
+            assert edited.pinned is True
+            assert edited.version != read.version
+            with pytest.raises(VersionMismatch) as stale:
+                client.edit_memory(user, memory_id, read.version, importance=0.9)
+            assert stale.value.code == "version_mismatch"
+            topical = client.edit_memory(user, memory_id, edited.version or "", topic="home")
+            assert topical.topic == "home"
+            cleared = client.edit_memory(user, memory_id, topical.version or "", topic=None)
+            assert cleared.topic is None
+            events = client.memory_history(user, memory_id)
+            assert [e.event for e in events] == ["created", "edited", "edited", "edited"]
+            assert events[1].detail["content"]["before"] == "我住在杭州"
+            with pytest.raises(ValueError, match="give content"):
+                client.edit_memory(user, memory_id, cleared.version or "")
 
     def test_erase_sends_the_confirmation(self, mnemo: Mnemo, user: str) -> None:
         seen: list[httpx.Request] = []

@@ -26,6 +26,7 @@ from mnemo_client.errors import (
     Unauthorized,
     Unavailable,
     UpstreamFailed,
+    VersionMismatch,
 )
 from mnemo_client.ids import is_valid_id
 from mnemo_client.models import (
@@ -33,6 +34,7 @@ from mnemo_client.models import (
     ChatCompletion,
     Erasure,
     ForgetResult,
+    HistoryEvent,
     IngestResult,
     Memory,
     MemoryPage,
@@ -56,6 +58,7 @@ __all__ = [
     "Erasure",
     "Forbidden",
     "ForgetResult",
+    "HistoryEvent",
     "IngestResult",
     "InvalidId",
     "Memory",
@@ -75,5 +78,6 @@ __all__ = [
     "Unauthorized",
     "Unavailable",
     "UpstreamFailed",
+    "VersionMismatch",
     "is_valid_id",
 ]

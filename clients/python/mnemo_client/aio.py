@@ -19,11 +19,13 @@ from mnemo_client.models import (
     ChatCompletion,
     Erasure,
     ForgetResult,
+    HistoryEvent,
     IngestResult,
     Memory,
     MemoryPage,
     SearchResult,
     SessionState,
+    history_of,
 )
 
 log = logging.getLogger("mnemo_client")
@@ -160,6 +162,34 @@ class AsyncMnemoClient:
     async def get_memory(self, user_id: str, memory_id: str) -> Memory:
         """One memory by id, in any archive tier, with its `version`."""
         return Memory.from_json(await self._json(calls.get_memory(user_id, memory_id)))
+
+    async def edit_memory(
+        self,
+        user_id: str,
+        memory_id: str,
+        version: str,
+        *,
+        content: str | None = None,
+        importance: float | None = None,
+        pinned: bool | None = None,
+        topic: str | None = calls.UNSET,
+        valid_to: calls.Timestamp | None = calls.UNSET,
+    ) -> Memory:
+        """Correct a memory read with `get_memory` (its `version`): only what is given changes."""
+        call = calls.edit_memory(
+            user_id,
+            memory_id,
+            version,
+            content=content,
+            importance=importance,
+            pinned=pinned,
+            topic=topic,
+            valid_to=valid_to,
+        )
+        return Memory.from_json(await self._json(call))
+
+    async def memory_history(self, user_id: str, memory_id: str) -> list[HistoryEvent]:
+        return history_of(await self._json(calls.memory_history(user_id, memory_id)))
 
     async def delete_memory(self, user_id: str, memory_id: str) -> None:
         await (await self._send(calls.delete_memory(user_id, memory_id))).aclose()

@@ -41,12 +41,13 @@ class ChatMessage(TypedDict, total=False):
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    method: Literal["GET", "POST", "DELETE"]
+    method: Literal["GET", "POST", "PATCH", "DELETE"]
     path: str
     params: Mapping[str, str | int | float | bool] | None = None
     body: Any = None
     idempotency_key: str | None = None
     session_header: str | None = None
+    if_match: str | None = None  # an edit: the version it read
 
 
 def _stamp(value: Timestamp) -> str | float:
@@ -139,6 +140,40 @@ def forget(
 
 def get_memory(user_id: str, memory_id: str) -> Call:
     return Call("GET", _memory(user_id, segment(memory_id, "memory_id")))
+
+
+UNSET: Any = object()
+"""The default of the fields an edit may clear: absent (unchanged), unlike None (cleared)."""
+
+
+def edit_memory(
+    user_id: str,
+    memory_id: str,
+    version: str,
+    *,
+    content: str | None = None,
+    importance: float | None = None,
+    pinned: bool | None = None,
+    topic: str | None = UNSET,
+    valid_to: Timestamp | None = UNSET,
+) -> Call:
+    """Only the fields given change; `topic` or `valid_to` given as None clears it."""
+    body: dict[str, Any] = _given(content=content, importance=importance, pinned=pinned)
+    if topic is not UNSET:
+        body["topic"] = topic
+    if valid_to is not UNSET:
+        body["valid_to"] = _stamp(valid_to) if valid_to is not None else None
+    if not body:
+        raise ValueError("give content, importance, pinned, topic or valid_to")
+    if not version or '"' in version:
+        raise ValueError("version must be the memory's version as read (get_memory)")
+    return Call(
+        "PATCH", _memory(user_id, segment(memory_id, "memory_id")), body=body, if_match=f'"{version}"'
+    )
+
+
+def memory_history(user_id: str, memory_id: str) -> Call:
+    return Call("GET", _memory(user_id, segment(memory_id, "memory_id"), "history"))
 
 
 def delete_memory(user_id: str, memory_id: str) -> Call:

@@ -19,11 +19,13 @@ from mnemo_client.models import (
     ChatCompletion,
     Erasure,
     ForgetResult,
+    HistoryEvent,
     IngestResult,
     Memory,
     MemoryPage,
     SearchResult,
     SessionState,
+    history_of,
 )
 
 log = logging.getLogger("mnemo_client")
@@ -36,6 +38,8 @@ def headers_for(token: str) -> dict[str, str]:
 
 def request_headers(call: Call, key: str | None) -> dict[str, str]:
     headers = {"Idempotency-Key": key} if key is not None else {}
+    if call.if_match is not None:
+        headers["If-Match"] = call.if_match
     if call.method == "POST" and call.path == "/v1/chat/completions" and call.body.get("stream"):
         headers["Accept"] = "text/event-stream"
     return headers
@@ -180,6 +184,36 @@ class MnemoClient:
     def get_memory(self, user_id: str, memory_id: str) -> Memory:
         """One memory by id, in any archive tier, with its `version`."""
         return Memory.from_json(self._json(calls.get_memory(user_id, memory_id)))
+
+    def edit_memory(
+        self,
+        user_id: str,
+        memory_id: str,
+        version: str,
+        *,
+        content: str | None = None,
+        importance: float | None = None,
+        pinned: bool | None = None,
+        topic: str | None = calls.UNSET,
+        valid_to: calls.Timestamp | None = calls.UNSET,
+    ) -> Memory:
+        """Correct a memory read with `get_memory` (its `version`): only what is given changes;
+        `VersionMismatch`-style 412 (`ApiError` with code `version_mismatch`) when it changed since."""
+        call = calls.edit_memory(
+            user_id,
+            memory_id,
+            version,
+            content=content,
+            importance=importance,
+            pinned=pinned,
+            topic=topic,
+            valid_to=valid_to,
+        )
+        return Memory.from_json(self._json(call))
+
+    def memory_history(self, user_id: str, memory_id: str) -> list[HistoryEvent]:
+        """Every event of the memory, oldest first."""
+        return history_of(self._json(calls.memory_history(user_id, memory_id)))
 
     def delete_memory(self, user_id: str, memory_id: str) -> None:
         self._send(calls.delete_memory(user_id, memory_id)).close()

@@ -60,6 +60,11 @@ class Conflict(ApiError):
     """409: `session_busy` / `memory_busy` (retried while `Retry-After` allows)."""
 
 
+class VersionMismatch(ApiError):
+    """412 `version_mismatch`: the memory changed since it was read (read it again, then edit); 428
+    `precondition_required` is the same class (an edit without the version)."""
+
+
 class RateLimited(ApiError):
     """429 `rate_limited`, with `retry_after`."""
 
@@ -91,8 +96,10 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     403: Forbidden,
     404: NotFound,
     409: Conflict,
+    412: VersionMismatch,
     413: BadRequest,
     422: BadRequest,
+    428: VersionMismatch,
     429: RateLimited,
     502: UpstreamFailed,
     503: Unavailable,

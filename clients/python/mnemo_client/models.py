@@ -59,7 +59,8 @@ class Memory:
     valid_to: str | None
     superseded_by: str | None
     archive_tier: str
-    version: str | None = None  # only when read by id (`get_memory`): what an edit's If-Match names
+    version: str | None = None  # when read by id or edited: what an edit's If-Match names
+    pinned: bool = False
 
     @classmethod
     def from_json(cls, data: Json) -> Memory:
@@ -79,6 +80,7 @@ class Memory:
             superseded_by=_opt(data, "superseded_by", str, what),
             archive_tier=_opt(data, "archive_tier", str, what) or "hot",
             version=_opt(data, "version", str, what),
+            pinned=_opt(data, "pinned", bool, what) or False,
         )
 
 
@@ -170,6 +172,34 @@ class ForgetResult:
             if preview is None
             else tuple(Memory.from_json(m) for m in _objects(data, "memories", what)),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEvent:
+    """One event of a memory: created, merged, superseded, edited, restored or deleted."""
+
+    event: str
+    at: str
+    actor: str
+    role: str
+    request_id: str
+    detail: Mapping[str, Any]
+
+    @classmethod
+    def from_json(cls, data: Json) -> HistoryEvent:
+        what = "history event"
+        return cls(
+            event=_get(data, "event", str, what),
+            at=_get(data, "at", str, what),
+            actor=_get(data, "actor", str, what),
+            role=_get(data, "role", str, what),
+            request_id=_get(data, "request_id", str, what),
+            detail=_get(data, "detail", dict, what),
+        )
+
+
+def history_of(data: Json) -> list[HistoryEvent]:
+    return [HistoryEvent.from_json(e) for e in _objects(data, "events", "history")]
 
 
 @dataclass(frozen=True, slots=True)

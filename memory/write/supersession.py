@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from memory.recall.keyword_index import UNIGRAM, tokenize
 from memory.text.facts import HABIT, PLACEHOLDER_RE, Claim, supersedes
+from memory.text.turns import fold_quotes
 
 __all__ = ["HABIT", "PLACEHOLDER_RE", "Claim", "claims_of", "habit_tokens", "supersedes"]
 
@@ -360,7 +361,7 @@ def claims_of(text: str) -> list[Claim]:
     """Every (key, value) the user's statement `text` asserts about themself; questions and plans
     assert nothing."""
     out: list[Claim] = []
-    for sentence in _SENTENCE_RE.findall(text):
+    for sentence in _SENTENCE_RE.findall(fold_quotes(text)):
         s = sentence.strip()
         if not s or _QUESTION_END.search(s):
             continue

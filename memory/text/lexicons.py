@@ -114,7 +114,7 @@ HEALTH_RE = re.compile(
     r"(?:不能|不可以|不敢|不宜|不准)(?:吃|喝|碰)|忌口|清真|(?:我|我们)(?:一直|现在|只)?(?:吃素|是素食者?|吃纯素)|"
     r"不吃(?:猪肉|牛肉|肉|海鲜|辣|鸡蛋|乳制品|含麸质)|"
     r"\bi\s+(?:can't|cannot|can not|mustn't|must not|am not allowed to|'m not allowed to)\s+(?:eat|drink|have)\b|"
-    r"\b(?:i|we)\s+(?:only\s+)?(?:eat|keep|need|follow|am on|'m on|are on|'re on)\s+(?:a\s+)?(?:strict(?:ly)?\s+)?"
+    r"\b(?:i|we)\s*(?:only\s+)?(?:eat|keep|need|follow|am on|'m on|are on|'re on)\s+(?:a\s+)?(?:strict(?:ly)?\s+)?"
     r"(?:gluten-free|dairy-free|nut-free|halal|kosher|low-sodium|low-salt|low-sugar|vegan|vegetarian)\b|"
     r"\bi(?:'m| am)\s+(?:a\s+)?(?:strict\s+)?(?:vegetarian|vegan)\b|"
     # blood type and emergency contacts

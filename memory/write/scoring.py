@@ -109,6 +109,14 @@ def is_health(text: str, *, role: Role = "user") -> bool:
     return is_health_fact(folded) or bool(REMEMBER_RE.search(folded) and HEALTH_RE.search(folded))
 
 
+# A question to the other speaker presupposes something about them ("What got you into running?",
+# "你那边搬完了吗"): kept. The user's questions about themself, or about nothing in particular, are not.
+_SECOND_PERSON_RE = re.compile(r"你|您|\byou\b|\byour\b|\byou're\b|\byou've\b", re.I)
+# "can you tell me…", "你能告诉我…": a request form, not a question about the other speaker
+_REQUEST_YOU_RE = re.compile(
+    r"\b(?:can|could|would|will) you(?: please)?(?: tell me| remind me| check)?\b|你(?:能|可以|能不能|可不可以|帮我)?(?:告诉我|查一下|查查|说说)|你(?:能|可以)",
+    re.I,
+)
 _DATE_VALUE_RE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?(?:[ T]\d{2}:\d{2})?$|^\d{1,2}:\d{2}$")
 
 
@@ -120,14 +128,19 @@ def names_something(text: str) -> bool:
 def skip_reason(text: str, *, role: Role) -> SkipReason | None:
     """Why this (cleaned, redacted) message is not a memory, or None when it is one. Small talk states
     nothing, whoever says it; a user's question that only asks states nothing either, unless it names
-    something, asks for a task ("can you remind me…?") or asks to remember."""
+    something, asks for a task ("can you remind me…?") or asks to remember, or is asked of the other
+    speaker ("What got you into running?": it presupposes that they run) without being a recall question
+    ("do you remember…?", "你还记得…吗")."""
     if is_small_talk(text):
         return "small_talk"
     if role == "user" and only_asks(text):
         folded = fold_quotes(text)
         if names_something(folded) or TASK_RE.search(folded):
             return None
-        if REMEMBER_RE.search(folded) and not REMEMBER_QUESTION_RE.search(folded):
+        recall = REMEMBER_QUESTION_RE.search(folded) is not None
+        if REMEMBER_RE.search(folded) and not recall:
+            return None
+        if not recall and _SECOND_PERSON_RE.search(_REQUEST_YOU_RE.sub("", folded)):
             return None
         return "question"
     return None

@@ -278,16 +278,71 @@ CHECKED_RE = re.compile(
     re.IGNORECASE,
 )
 
+# --- facts that change, said as a change (memory/write/supersession.py CHANGE_RULES, issue 24) -------
+# Regex alternations (longest first where one is a prefix of another). Occupations are heads of a job
+# title: "I'm a (high school) librarian", "我是一名(小学语文)老师".
+EN_OCCUPATIONS = (
+    r"stay-at-home (?:dad|mom|mum|parent)|sous-chef|police officer|social worker|civil servant|sales rep|"
+    r"real estate agent|data scientist|product manager|software engineer|ux researcher|qa lead|team lead|"
+    r"graduate student|grad student|phd student|mail carrier|nurse|doctor|physician|surgeon|dentist|"
+    r"pharmacist|veterinarian|vet|teacher|tutor|professor|lecturer|librarian|lawyer|attorney|solicitor|"
+    r"paralegal|judge|accountant|bookkeeper|auditor|engineer|developer|programmer|designer|architect|"
+    r"analyst|scientist|researcher|tester|manager|director|lead|consultant|advisor|adviser|recruiter|agent|"
+    r"broker|banker|trader|clerk|cashier|barista|chef|cook|baker|waiter|waitress|bartender|driver|pilot|"
+    r"mechanic|electrician|plumber|carpenter|builder|farmer|firefighter|officer|soldier|paramedic|"
+    r"therapist|psychologist|counsell?or|journalist|reporter|editor|writer|author|photographer|artist|"
+    r"musician|actor|actress|model|instructor|coach|trainer|receptionist|secretary|assistant|intern|"
+    r"student|salesperson|representative|technician|operator|cleaner|nanny|caregiver|housewife|homemaker|"
+    r"freelancer|entrepreneur|founder|ceo|cto|cfo|translator|interpreter|courier|postman|midwife|"
+    r"dietitian|nutritionist|youtuber|streamer|retiree|pensioner|surveyor|optician|welder|miner|sailor"
+)
+EN_WORK_FIELDS = (
+    r"delivery driving|driving for (?:the |an? )?[\w-]+|real estate|social work|the restaurant business|"
+    r"the army|the military|the police|the navy|teaching|nursing|accounting|freelancing|law|retail|"
+    r"medicine|sales|marketing|finance|banking|consulting|journalism|design|engineering|tech|academia|"
+    r"politics|insurance|hospitality|catering|publishing|advertising|tutoring|bartending|waitressing|"
+    r"modell?ing|acting|coaching|farming|programming|photography|construction|my job|my career"
+)
+EN_SCHOOL_WORDS = (
+    r"high school|middle school|business school|law school|medical school|school|high|college|university|"
+    r"academy|institute|polytechnic|conservatory|seminary|uni"
+)
+EN_ORG_WORDS = (
+    r"media|inc|ltd|llc|corp|corporation|company|co|bank|labs?|systems|group|consulting|analytics|logistics|"
+    r"energy|insurance|foods|pharmacy|clinic|hospital|robotics|travel|steel|technologies|tech|studios?|"
+    r"partners|capital|holdings|solutions|software|games|airlines|motors|agency"
+)
+EN_BUSINESSES = (
+    r"coffee shop|food truck|bakery|cafe|café|restaurant|shop|store|business|company|firm|startup|studio|"
+    r"salon|bar|pub|agency|clinic|practice|gym|bookshop|bookstore|farm"
+)
+EN_DWELLINGS = r"room|flat|apartment|house|place|studio|condo|home|cottage|loft"
+ZH_OCCUPATIONS = (
+    r"心理咨询师|全职妈妈|全职爸爸|家庭主妇|自由职业者?|律师助理|工程师|设计师|分析师|摄影师|咖啡师|药剂师|"
+    r"建筑师|理发师|营养师|会计师|程序员|研究员|销售员|收银员|快递员|外卖员|服务员|管理员|公务员|技术员|"
+    r"研究生|博士生|实习生|创业者|合伙人|创始人|老师|教师|医生|护士|司机|骑手|歌手|选手|会计|律师|柜员|"
+    r"店员|职员|员工|教练|顾问|经理|总监|主管|助理|秘书|记者|编辑|作家|画家|厨师|电工|木工|焊工|中介|老板|"
+    r"店主|店长|组长|主任|校长|院长|工人|农民|警察|军人|演员|模特|主播|博主|翻译|导游|保安|保姆|学生|导演|"
+    r"专员|代表|教授|讲师|社工|护工|月嫂"
+)
+ZH_WORK_FIELDS = (
+    r"数据分析|房产中介|自媒体|销售|市场|运营|设计|开发|财务|人事|行政|客服|分析|产品|研发|测试|编程|翻译|"
+    r"咨询|外贸|电商|物流|审计|法务|保险|直播|金融|投资|投行|新闻|出版|广告|公关|采购|后端|前端|算法|剪辑|"
+    r"餐饮|培训|家教|代购|装修"
+)
+ZH_SCHOOL_SUFFIXES = r"职业技术学院|商学院|研究院|研究所|幼儿园|大学|学院|中学|小学|学校|高中|初中|夜校|附中|一中|二中|三中|职高|技校"
+ZH_BUSINESSES = r"工作室|面包店|咖啡馆|餐厅|诊所|超市|公司|店|馆|厂"
+
 # Questions about an attribute that supersession tracks (memory/write/supersession.py keys): the
 # memories stating it are candidates and rank higher ("我以前开什么车？" finds "我开的是一辆丰田卡罗拉").
 ATTRIBUTE_QUESTIONS: dict[str, re.Pattern[str]] = {
     key: re.compile(pattern, re.IGNORECASE)
     for key, pattern in {
-        "residence": r"住在?哪|住哪|住在什么|住的城市|哪个城市|搬到?哪|搬家|\b(where|which city|what city|what town)\b.*\b(live|lived|living|moved?|home)\b|\bmove[ds]?\b.*\bwhen\b|\bwhen did i move\b",
-        "employer": r"哪家公司|什么公司|哪个公司|在哪(工作|上班)|在哪儿(工作|上班)|东家|\b(which|what) (company|firm|employer)\b|\bwhere do i work\b|\bwhere did i work\b|\bwork(ed)? for\b",
-        "job": r"什么工作|做什么工作|职业|\bwhat(?:'s| is| was) my job\b|\bwhat do i do for (a )?living\b",
-        "school": r"哪个学校|什么学校|哪所|在哪(读书|上学)|\b(which|what) (school|college|university)\b",
-        "relationship": r"单身|对象|感情|男朋友|女朋友|结婚|订婚|\b(single|relationship|married|engaged|girlfriend|boyfriend|partner)\b",
+        "residence": r"住在?哪|住哪|住在什么|住的城市|哪个城市|搬到?哪|搬家|家在哪|常驻哪|在哪个城市生活|\b(where|which city|what city|what town)\b.*\b(live|lived|living|moved?|home|based)\b|\bwhere is (?:my )?home\b|\bwhere am i based\b|\bmove[ds]?\b.*\bwhen\b|\bwhen did i move\b",
+        "employer": r"哪家公司|什么公司|哪个公司|在哪(?:里|儿)?(工作|上班)|东家|单位|\b(which|what) (company|firm|employer)\b|\bwhere do i work\b|\bwhere did i work\b|\bwork(ed)? for\b|\bwho (?:employs|is my employer)|\bemploys me\b|\bmy employer\b",
+        "job": r"什么工作|做什么工作|干什么工作|做什么的|干什么的|职业|职位|谋生|还在当|\bwhat(?:'s| is| was) my (?:job|role|profession|occupation)\b|\bmy (?:current )?(?:job|profession|occupation)\b|\bwhat do i do (?:for (?:a )?(?:living|work)|these days|now)\b|\bstill working as\b",
+        "school": r"哪个学校|什么学校|哪所|在哪(?:里|儿)?(读书|上学|念书)|\b(which|what) (school|college|university)\b|\bwhere (?:am i studying|do i study)\b|\bschool do i\b|\buniversity am i\b",
+        "relationship": r"单身|对象|感情|男朋友|女朋友|结婚|订婚|已婚|交往|伴侣|\b(single|relationship|married|engaged|girlfriend|boyfriend|partner|seeing anyone|dating)\b",
         "children": r"几个孩子|孩子|儿子|女儿|\b(kids?|children|child|sons?|daughters?)\b",
         "pet": r"猫|狗|宠物|\b(cats?|dogs?|pets?)\b",
         "diet": r"饮食|吃素|吃肉|素食|\b(diet|vegetarian|vegan|eat meat)\b",

@@ -42,7 +42,10 @@ __all__ = ["HABIT", "PLACEHOLDER_RE", "Claim", "claims_of", "habit_tokens", "sup
 
 _V = r"(?P<v>[^.,;!?\n]{1,60})"  # English value: the rest of the clause, trimmed by _clean_en
 _Z = r"(?P<v>[^，。,.！!？?；;：:\s、]{1,20})"  # Chinese value, trimmed by _clean_zh
-_ZH_WHEN = r"(?:上周|上个月|上星期|去年|今年|前几天|前阵子|最近|刚刚|刚|已经|终于|现在|目前|如今|[0-9一二三四五六七八九十]+月份?|也|又|还)*"
+_ZH_WHEN = (
+    r"(?:上周|上个月|上星期|去年|今年|前几天|前阵子|最近|刚刚|刚|已经|终于|现在|目前|如今|[0-9一二三四五六七八九十]+月份?|也|又|还|"
+    r"这学期|上学期|这周|本周|这个月|本月|今天|昨天|前天|年初|年底|后来|从此|一直|早就)*"
+)
 
 _EN_STOP_WORDS = (
     "last this next since for and but because with now recently yesterday today ago where which who when so on at in "
@@ -317,8 +320,8 @@ RULES: tuple[_Rule, ...] = (
 _ZS = r"(?:^|我|我们|[，,；;])"  # a Chinese clause start: the subject is often left out after a comma
 _ZGAP = r"(?:(?!妹|姐|哥|弟|爸|妈|朋友|同事|父|母|儿|女|老公|老婆|邻居|同学|他|她)[^，。,.！!？?；;\s]){0,8}?"
 _ZV = r"(?P<v>[^，。,.！!？?；;\s]{2,12}?)"
-_OCC = rf"(?P<v>(?:(?!的)[\u4e00-\u9fffA-Za-z]){{0,8}}?(?:{ZH_OCCUPATIONS}))"
-_OCC_OR_FIELD = rf"(?P<v>(?:(?!的)[\u4e00-\u9fffA-Za-z]){{0,8}}?(?:{ZH_OCCUPATIONS})|(?:{ZH_WORK_FIELDS}))"
+_OCC = rf"(?P<v>(?:(?!的)[\u4e00-\u9fffA-Za-z]){{0,8}}(?:{ZH_OCCUPATIONS}))"
+_OCC_OR_FIELD = rf"(?P<v>(?:(?!的)[\u4e00-\u9fffA-Za-z]){{0,8}}(?:{ZH_OCCUPATIONS})|(?:{ZH_WORK_FIELDS}))"
 _ZSCHOOL = rf"(?P<v>[^，。,.！!？?；;\s的]{{0,10}}?(?:{ZH_SCHOOL_SUFFIXES}))"
 _EN_OCC = rf"(?P<v>(?:[\w-]+ ){{0,3}}?(?:{EN_OCCUPATIONS}))\b"
 _EN_ORG = r"(?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){0,3})"
@@ -608,7 +611,7 @@ def _value(rule: _Rule, match: re.Match[str]) -> str:
 def _sentence_claims(sentence: str) -> list[Claim]:
     out: list[Claim] = []
     taken: set[str] = set()
-    ended: dict[str, int] = {}  # key -> where the words ending it stop
+    ended: dict[str, tuple[int, int]] = {}  # key -> where the words ending it are
     for rule in RULES:
         if rule.key in taken and rule.thing is None and rule.key not in ended:
             continue
@@ -631,16 +634,16 @@ def _sentence_claims(sentence: str) -> list[Claim]:
         if rule.value is None and (not value or value in _NOT_VALUES):
             continue
         if key in taken:
-            # "I quit teaching, now I'm a data analyst": a value said after the end is the new value
-            # ("我对花生已经不过敏了" holds "对花生…过敏" inside its end: not after it)
-            if key in ended and value and match.start() >= ended[key]:
+            # "I quit teaching, now I'm a data analyst", "现在做厨师，不做咖啡了": a value said beside the
+            # end is the new value ("我对花生已经不过敏了" holds "对花生…过敏" inside its end: not beside it)
+            if key in ended and value and (match.start() >= ended[key][1] or match.end() <= ended[key][0]):
                 out[out.index((key, ""))] = (key, value)
                 del ended[key]
             continue
         out.append((key, value))
         taken.update((key, rule.key))
         if value == "":
-            ended[key] = match.end()
+            ended[key] = (match.start(), match.end())
     if not out:
         for pattern in _NO_LONGER:
             match = pattern.search(sentence)

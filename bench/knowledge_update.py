@@ -19,6 +19,8 @@ in-process with its real lifespan and model, and replays:
   and weights were set and never used to change them; scored the same way.
 - bench/data/changes.json (issue 24): 64 en + 64 zh changes of job, employer, home, school and
   relationship, each written by hand in its own wording; current-first as above, also per attribute.
+- bench/data/changes_held_out.json: 12 en + 12 zh more changes, written after the change rules were set
+  and never used to change them; scored the same way.
 - bench/data/negation.json: *verify@3*: the stated fact is in the top 3 for "I don't like X, right?";
   *excluded out of top 3*: for "don't recommend X" the memory naming X is not in the top 3.
 - LoCoMo dev (../shared/data/locomo_dev.json) and bench/data/zh_conversation.json through
@@ -177,6 +179,7 @@ SETS = {
     "knowledge_update": "knowledge_update.json",
     "held_out": "knowledge_update_held_out.json",
     "changes": "changes.json",
+    "changes_held_out": "changes_held_out.json",
 }
 
 
@@ -235,6 +238,10 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         row(f"held out: old value in top 5 ({lang})", lambda r, lang=lang: r["held_out"][lang]["old_at_5"])
     for lang in ("en", "zh"):
         row(f"changes: current-first ({lang})", lambda r, lang=lang: r["changes"][lang]["current_first"])
+        row(
+            f"changes held out: current-first ({lang})",
+            lambda r, lang=lang: r["changes_held_out"][lang]["current_first"],
+        )
         for attribute in ("job", "employer", "residence", "school", "relationship"):
             row(
                 f"changes: current-first, {attribute} ({lang})",

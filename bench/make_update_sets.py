@@ -1132,6 +1132,70 @@ CHANGES_ZH: list[tuple[str, str, str, str]] = [
         "我现在有在交往的人吗？",
     ),
 ]
+# Written after the change rules were set (never used to change them): the held-out check of the rules.
+CHANGES_HELD_OUT_EN: list[tuple[str, str, str, str]] = [
+    (
+        "job",
+        "I'm a flight attendant with a budget airline.",
+        "I stopped flying last year and now I'm a travel agent.",
+        "What is my job now?",
+    ),
+    (
+        "job",
+        "I work as a dental hygienist.",
+        "I left dentistry; these days I'm a florist.",
+        "What do I do for a living these days?",
+    ),
+    (
+        "residence",
+        "I live in Lyon.",
+        "We relocated to Marseille in the spring.",
+        "Which city do I live in now?",
+    ),
+    ("residence", "My flat is in Bath.", "I moved into a cottage in Wells.", "Where do I live now?"),
+    (
+        "school",
+        "I'm a junior at Fairview High.",
+        "I transferred to Summit High School in January.",
+        "Which school do I go to now?",
+    ),
+    ("relationship", "I'm engaged to Tom.", "Tom and I got married in June.", "Am I engaged or married?"),
+    ("relationship", "I'm married to Kate.", "Kate and I split up last year.", "Am I still married?"),
+    (
+        "employer",
+        "I work for Acme Corp in accounts.",
+        "I got hired by Zenith Labs as an analyst.",
+        "Which company do I work for now?",
+    ),
+    (
+        "school",
+        "I study history at Brampton University.",
+        "I dropped out and I'm now studying design at Kestrel College.",
+        "Where do I study now?",
+    ),
+    (
+        "job",
+        "I'm a bartender at a hotel.",
+        "No more bartending for me, I'm a sommelier now.",
+        "What's my job these days?",
+    ),
+    ("relationship", "I'm single.", "I'm dating a woman named Ines now.", "Am I single?"),
+    ("residence", "I'm based in Oslo.", "I moved to Bergen for a new job.", "Where am I based now?"),
+]
+CHANGES_HELD_OUT_ZH: list[tuple[str, str, str, str]] = [
+    ("job", "我是一名出租车司机。", "我不开出租车了，现在当保安。", "我现在做什么工作？"),
+    ("job", "我在超市当理货员。", "我辞职了，现在在工厂做质检员。", "我现在的工作是什么？"),
+    ("residence", "我住在南宁。", "今年我们搬到了桂林。", "我现在住在哪个城市？"),
+    ("residence", "我家在兰州。", "我们全家搬去了西宁。", "我现在的家在哪？"),
+    ("school", "我在师范大学读本科。", "我考上了复旦大学的研究生。", "我现在在哪所学校？"),
+    ("relationship", "我和小刘在谈恋爱。", "我和小刘分手了。", "我现在有对象吗？"),
+    ("relationship", "我单身。", "我和阿杰订婚了！", "我现在还单身吗？"),
+    ("employer", "我在星光传媒做编辑。", "我跳槽到了晨曦出版社。", "我现在在哪家公司？"),
+    ("job", "我是小学数学老师。", "我不教书了，现在做数据分析师。", "我现在是做什么的？"),
+    ("residence", "我在长沙租房住。", "我现在住在株洲了。", "我现在住在哪？"),
+    ("school", "我在第二中学上高一。", "我转学到了实验中学。", "我现在在哪个学校上学？"),
+    ("job", "我是一名护士。", "我转行当了程序员。", "我现在的职业是什么？"),
+]
 # Other people's changes, plans, the user's questions and small talk: none of them is the user's change.
 CHANGE_DISTRACTORS = {
     "en": [
@@ -1160,15 +1224,20 @@ CHANGE_DISTRACTORS = {
 CHANGES_PER_USER = 4
 
 
-def changes() -> dict[str, Any]:
-    """One user per 4 changes (each of another attribute: change i goes to user i mod 16), the older
-    statements in months 0-3, the changes in months 6-9, the distractors across the year, one present
-    question per change (as of month 12.5)."""
+def changes(held_out: bool = False) -> dict[str, Any]:
+    """One user per 4 changes (each of another attribute: change i goes to user i mod 16; the held-out
+    set 2 per user), the older statements in months 0-3, the changes in months 6-9, the distractors
+    across the year, one present question per change (as of month 12.5)."""
     users = []
-    for language, items in (("en", CHANGES_EN), ("zh", CHANGES_ZH)):
-        n_users = len(items) // CHANGES_PER_USER
+    sets = (
+        (("en", CHANGES_HELD_OUT_EN), ("zh", CHANGES_HELD_OUT_ZH))
+        if held_out
+        else (("en", CHANGES_EN), ("zh", CHANGES_ZH))
+    )
+    for language, items in sets:
+        n_users = len(items) // (2 if held_out else CHANGES_PER_USER)
         for u in range(n_users):
-            user = f"chg-{language}-{u:02d}"
+            user = f"chg{'h' if held_out else ''}-{language}-{u:02d}"
             messages: list[dict[str, Any]] = []
             questions: list[dict[str, Any]] = []
             for slot, i in enumerate(range(u, len(items), n_users)):
@@ -1226,6 +1295,7 @@ def main() -> None:
         ("knowledge_update_held_out.json", knowledge_update(held_out=True)),
         ("negation.json", negation()),
         ("changes.json", changes()),
+        ("changes_held_out.json", changes(held_out=True)),
     ):
         (OUT / name).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 

@@ -1226,7 +1226,7 @@ CHANGES_PER_USER = 4
 
 def changes(held_out: bool = False) -> dict[str, Any]:
     """One user per 4 changes (each of another attribute: change i goes to user i mod 16; the held-out
-    set 2 per user), the older statements in months 0-3, the changes in months 6-9, the distractors
+    set one change per user), the older statements in months 0-3, the changes in months 6-9, the distractors
     across the year, one present question per change (as of month 12.5)."""
     users = []
     sets = (
@@ -1235,7 +1235,9 @@ def changes(held_out: bool = False) -> dict[str, Any]:
         else (("en", CHANGES_EN), ("zh", CHANGES_ZH))
     )
     for language, items in sets:
-        n_users = len(items) // (2 if held_out else CHANGES_PER_USER)
+        # the held-out set repeats attributes (two residence changes among 12): one change per user, or
+        # one user's two homes would make either gold answer wrong
+        n_users = len(items) if held_out else len(items) // CHANGES_PER_USER
         for u in range(n_users):
             user = f"chg{'h' if held_out else ''}-{language}-{u:02d}"
             messages: list[dict[str, Any]] = []

@@ -329,9 +329,7 @@ _EN_SCHOOL = rf"(?P<v>(?:[\w'-]+ ){{0,4}}?(?:{EN_SCHOOL_WORDS}))\b"
 _EN_I = r"\bI(?:'ve| have| had)?(?: just| recently| finally| since| now| then)?"
 _EN_SUBJ = r"(?:^|[.;,:] |\bI |\band |\bthen |\bnow )"  # after "and", "now", a comma: the same subject
 # lower case: "I quit Maple Consulting" names an employer, not a field of work
-_WORKISH = (
-    rf"(?-i:my (?:job|career|position|role)|(?:[\w-]+ )?(?:{EN_WORK_FIELDS})|(?:[\w-]+ )?(?:{EN_OCCUPATIONS}))\b"
-)
+_WORKISH = rf"(?-i:my (?:job|career|position|role)|(?:[\w-]+ )?(?:{EN_WORK_FIELDS})|(?:[\w-]+ )?(?:{EN_OCCUPATIONS}))\b"
 
 CHANGE_RULES: tuple[_Rule, ...] = (
     # --- job: ends

@@ -3,6 +3,7 @@
     .venv/bin/python bench/knowledge_update.py                 # both pipelines, every set
     .venv/bin/python bench/knowledge_update.py --only new      # only the new one (or --only baseline)
     .venv/bin/python bench/knowledge_update.py --skip-locomo   # only the knowledge-update and negation sets
+    .venv/bin/python bench/knowledge_update.py --only new --sets changes --skip-locomo  # one set
 
 For each pipeline (`baseline`: SUPERSESSION=false and NEGATION_INTENT=false, today's pipeline before
 this change; `new`: both on) it starts fresh redis-server and `chroma run` processes, serves the app
@@ -16,6 +17,10 @@ in-process with its real lifespan and model, and replays:
   current one are.
 - bench/data/knowledge_update_held_out.json: other wordings of 20 such changes, written after the rules
   and weights were set and never used to change them; scored the same way.
+- bench/data/changes.json (issue 24): 64 en + 64 zh changes of job, employer, home, school and
+  relationship, each written by hand in its own wording; current-first as above, also per attribute.
+- bench/data/changes_held_out.json: 12 en + 12 zh more changes, written after the change rules were set
+  and never used to change them; scored the same way.
 - bench/data/negation.json: *verify@3*: the stated fact is in the top 3 for "I don't like X, right?";
   *excluded out of top 3*: for "don't recommend X" the memory naming X is not in the top 3.
 - LoCoMo dev (../shared/data/locomo_dev.json) and bench/data/zh_conversation.json through
@@ -105,6 +110,7 @@ async def updates(client: httpx.AsyncClient, data: dict[str, Any]) -> dict[str, 
                     "old5": olds[-1] < 5,
                     "both5": olds[-1] < 5 and current < 5,
                     "ranks": [current, *olds],
+                    "attribute": q.get("attribute"),
                 }
             )
     out: dict[str, Any] = {}
@@ -119,6 +125,11 @@ async def updates(client: httpx.AsyncClient, data: dict[str, Any]) -> dict[str, 
             "old_at_5": _mean(r["old5"] for r in past),
             "both_at_5": _mean(r["both5"] for r in past),
         }
+        attributes = sorted({r["attribute"] for r in present if r["attribute"]})
+        if attributes:
+            out[language]["by_attribute"] = {
+                a: _mean(r["current_first"] for r in present if r["attribute"] == a) for a in attributes
+            }
     out["misses"] = [
         r
         for r in rows
@@ -164,16 +175,22 @@ def _mean(values: Any) -> float:
     return round(statistics.fmean(items), 3) if items else 0.0
 
 
-async def run_pipeline(name: str, skip_locomo: bool) -> dict[str, Any]:
+SETS = {
+    "knowledge_update": "knowledge_update.json",
+    "held_out": "knowledge_update_held_out.json",
+    "changes": "changes.json",
+    "changes_held_out": "changes_held_out.json",
+}
+
+
+async def run_pipeline(name: str, skip_locomo: bool, sets: list[str]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     async with served_app(**PIPELINES[name]) as client:
-        result["knowledge_update"] = await updates(
-            client, json.loads((DATA / "knowledge_update.json").read_text())
-        )
-        result["held_out"] = await updates(
-            client, json.loads((DATA / "knowledge_update_held_out.json").read_text())
-        )
-        result["negation"] = await negations(client, json.loads((DATA / "negation.json").read_text()))
+        for label, file in SETS.items():
+            if label in sets:
+                result[label] = await updates(client, json.loads((DATA / file).read_text()))
+        if "negation" in sets:
+            result["negation"] = await negations(client, json.loads((DATA / "negation.json").read_text()))
         if not skip_locomo:
             for label, path in (
                 ("locomo_dev", DEFAULT_DATA),
@@ -220,6 +237,17 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         row(f"held out: current-first ({lang})", lambda r, lang=lang: r["held_out"][lang]["current_first"])
         row(f"held out: old value in top 5 ({lang})", lambda r, lang=lang: r["held_out"][lang]["old_at_5"])
     for lang in ("en", "zh"):
+        row(f"changes: current-first ({lang})", lambda r, lang=lang: r["changes"][lang]["current_first"])
+        row(
+            f"changes held out: current-first ({lang})",
+            lambda r, lang=lang: r["changes_held_out"][lang]["current_first"],
+        )
+        for attribute in ("job", "employer", "residence", "school", "relationship"):
+            row(
+                f"changes: current-first, {attribute} ({lang})",
+                lambda r, lang=lang, a=attribute: r["changes"][lang]["by_attribute"][a],
+            )
+    for lang in ("en", "zh"):
         row(f"negation: verify in top 3 ({lang})", lambda r, lang=lang: r["negation"][lang]["verify_at_3"])
         row(
             f"negation: excluded out of top 3 ({lang})",
@@ -236,9 +264,16 @@ def main() -> None:
     parser.add_argument("--only", choices=sorted(PIPELINES), default=None)
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument(
+        "--sets",
+        nargs="+",
+        choices=[*SETS, "negation"],
+        default=[*SETS, "negation"],
+        help="which sets to run",
+    )
     args = parser.parse_args()
     names = [args.only] if args.only else list(PIPELINES)
-    results = {name: asyncio.run(run_pipeline(name, args.skip_locomo)) for name in names}
+    results = {name: asyncio.run(run_pipeline(name, args.skip_locomo, args.sets)) for name in names}
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "knowledge_update.json").write_text(json.dumps(results, indent=2, ensure_ascii=False))
@@ -251,8 +286,9 @@ def main() -> None:
                     f"{label}: newly missed {sorted(new - old)}, newly found {sorted(old - new)}\n"
                 )
         for name, r in results.items():
-            for miss in r["knowledge_update"]["misses"] + r["held_out"]["misses"] + r["negation"]["misses"]:
-                sys.stdout.write(f"{name} " + json.dumps(miss, ensure_ascii=False) + "\n")
+            for label in (*SETS, "negation"):
+                for miss in r.get(label, {}).get("misses", []):
+                    sys.stdout.write(f"{name} {label} " + json.dumps(miss, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

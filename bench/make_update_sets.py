@@ -1,5 +1,7 @@
 """Writes the knowledge-update and negation sets (bench/data/knowledge_update.json, negation.json).
 
+Also the held-out knowledge updates (knowledge_update_held_out.json) and the change set (changes.json).
+
     .venv/bin/python bench/make_update_sets.py
 
 Deterministic (no randomness): templates in Chinese and English filled with each simulated user's
@@ -8,7 +10,9 @@ where attributes change (where they live, employer, school, relationship, childr
 allergy, phone, e-mail, car, favourite things, "I no longer …"), with distractors (other people's
 facts, plans that are not facts, small talk, the user's own questions); for every change one question
 about the present and one about the past. Negation: stated dislikes and facts checked by a question
-("I don't like X, right?") and requests to leave something out ("don't recommend X").
+("I don't like X, right?") and requests to leave something out ("don't recommend X"). Changes (issue
+24): 64 English and 64 Chinese changes of job, employer, home, school and relationship, each pair
+written by hand in its own wording (not templated), one question about the present each.
 """
 
 from __future__ import annotations
@@ -677,11 +681,623 @@ def negation() -> dict[str, Any]:
     return {"about": "Negation: verification questions and exclusion requests (zh + en)", "users": users}
 
 
+# --- Changes of job, employer, home, school and relationship (issue 24) -------------------------------
+# Hand-written pairs (attribute, older statement, the change, a question about the present), each a
+# different wording: the change is said as a change ("I quit X; now I Y", "不…了，现在…", "moved to",
+# "现在在…做…"). Written before the rules for them, in one go; see bench/data/README.md.
+CHANGES_EN: list[tuple[str, str, str, str]] = [
+    (
+        "job",
+        "I teach chemistry at a middle school.",
+        "I quit teaching last spring; now I write software for a logistics firm.",
+        "What do I do for work these days?",
+    ),
+    (
+        "job",
+        "I'm a nurse on the night shift.",
+        "I gave up nursing, now I run a small bakery.",
+        "What's my job now?",
+    ),
+    (
+        "job",
+        "I work as a graphic designer.",
+        "I'm not a designer anymore, I switched to product management.",
+        "What is my current job?",
+    ),
+    (
+        "job",
+        "My job is driving a delivery van.",
+        "No more delivery driving for me, I'm a bus driver now.",
+        "What do I do for a living now?",
+    ),
+    (
+        "job",
+        "I'm an accountant.",
+        "I stopped doing accounting and became a yoga instructor.",
+        "What's my profession now?",
+    ),
+    (
+        "job",
+        "I work as a barista downtown.",
+        "These days I work as a sous-chef instead of making coffee.",
+        "What is my job these days?",
+    ),
+    ("job", "I'm a software tester.", "I got promoted, I'm a QA lead now.", "What's my role at work now?"),
+    (
+        "job",
+        "I'm a full-time student.",
+        "I finished my degree and now I work as a civil engineer.",
+        "What do I do for a living?",
+    ),
+    (
+        "job",
+        "I work as an electrician.",
+        "I retired from electrical work in March.",
+        "Am I still working as an electrician?",
+    ),
+    (
+        "job",
+        "I'm a freelance photographer.",
+        "I dropped freelancing and took a staff job as a photo editor.",
+        "What's my job now?",
+    ),
+    (
+        "job",
+        "I'm a high school librarian.",
+        "I'm no longer a librarian; I'm a data analyst now.",
+        "What do I do for work?",
+    ),
+    (
+        "job",
+        "I drive for a ride-share app.",
+        "I quit driving for the app, now I'm a real estate agent.",
+        "What do I do for work now?",
+    ),
+    (
+        "job",
+        "I'm a junior lawyer.",
+        "I left law for good and now teach history.",
+        "What is my occupation now?",
+    ),
+    (
+        "job",
+        "My day job is retail sales.",
+        "Moved out of retail, I'm a recruiter now.",
+        "What's my current job?",
+    ),
+    (
+        "job",
+        "I work as a pharmacist.",
+        "I changed careers: I'm a UX researcher now.",
+        "What do I do these days?",
+    ),
+    ("job", "I'm a stay-at-home dad.", "I went back to work, I'm a mechanic again.", "What is my job now?"),
+    (
+        "employer",
+        "I work at Contoso as a sales rep.",
+        "I left Contoso and joined Fabrikam in May.",
+        "Which company am I with now?",
+    ),
+    (
+        "employer",
+        "I've been at Redwood Insurance for six years.",
+        "After six years I resigned from Redwood Insurance; I'm at Bluepeak Energy now.",
+        "Who do I work for now?",
+    ),
+    (
+        "employer",
+        "My employer is the city council.",
+        "I now work for a private hospital instead of the council.",
+        "Who employs me now?",
+    ),
+    (
+        "employer",
+        "I'm on the payments team at Zeller.",
+        "I switched companies, now I'm at Orbitly.",
+        "What company do I work at?",
+    ),
+    (
+        "employer",
+        "I work for Harbor Foods in the finance department.",
+        "I got hired by Lumen Bank last month.",
+        "Where do I work now?",
+    ),
+    (
+        "employer",
+        "I'm an engineer at Tallow Systems.",
+        "Tallow Systems laid me off, and I've since started at Quill Robotics.",
+        "Which company do I work for these days?",
+    ),
+    (
+        "employer",
+        "I work at a bookstore called Paper Lantern.",
+        "I'm not at Paper Lantern anymore, I work at the public library now.",
+        "Where do I work now?",
+    ),
+    (
+        "employer",
+        "I do marketing at Brightside Media.",
+        "I moved from Brightside Media to Nimbus Travel.",
+        "Which company employs me now?",
+    ),
+    (
+        "employer",
+        "I'm employed by Ferro Steel.",
+        "I took a new job at Vanta Logistics.",
+        "Who is my employer now?",
+    ),
+    (
+        "employer",
+        "I work for Greenleaf Pharmacy.",
+        "Started working at Pinecrest Clinic this week, goodbye Greenleaf.",
+        "Where do I work these days?",
+    ),
+    (
+        "employer",
+        "I work at Maple Consulting.",
+        "I quit Maple Consulting. Now I'm with Cobalt Analytics.",
+        "Which firm do I work for?",
+    ),
+    (
+        "employer",
+        "I'm a cashier at FreshMart.",
+        "I don't work at FreshMart anymore; I'm at a pet shop now.",
+        "Where do I work now?",
+    ),
+    ("residence", "I live in Leeds.", "We moved to Bristol over the summer.", "Where do I live now?"),
+    (
+        "residence",
+        "My apartment is in Brooklyn.",
+        "I packed up and relocated to Denver.",
+        "Which city do I live in these days?",
+    ),
+    (
+        "residence",
+        "I've lived in Austin my whole life.",
+        "I finally left Austin, I live in Seattle now.",
+        "Where am I living now?",
+    ),
+    (
+        "residence",
+        "Home is a small flat in Glasgow.",
+        "I now live in Edinburgh after the move.",
+        "Where is my home now?",
+    ),
+    (
+        "residence",
+        "I rent a room in Toronto.",
+        "I moved back to my parents' place in Ottawa.",
+        "Where do I live these days?",
+    ),
+    (
+        "residence",
+        "I live in the city centre of Madrid.",
+        "We left Madrid and settled in Valencia.",
+        "What city am I based in now?",
+    ),
+    (
+        "residence",
+        "I'm based in Singapore.",
+        "I've been living in Kuala Lumpur since the relocation in April.",
+        "Where am I based now?",
+    ),
+    (
+        "residence",
+        "I live in a studio in Chicago.",
+        "Just signed a lease in Milwaukee and moved in on Friday.",
+        "Where do I live now?",
+    ),
+    (
+        "residence",
+        "Our family home is in Perth.",
+        "We sold the Perth house; home is Adelaide now.",
+        "Where is home for me now?",
+    ),
+    (
+        "residence",
+        "I live near the beach in San Diego.",
+        "Moved inland to Phoenix, no more beach.",
+        "Which city do I live in?",
+    ),
+    (
+        "residence",
+        "I live in Munich.",
+        "I don't live in Munich anymore, I'm in Berlin now.",
+        "Where do I live now?",
+    ),
+    (
+        "residence",
+        "I share a house in Cardiff.",
+        "I've relocated to Swansea for work.",
+        "Where am I living these days?",
+    ),
+    ("residence", "I'm living in Dublin.", "Since March my address is in Cork.", "Where do I live now?"),
+    (
+        "residence",
+        "We live in a suburb of Boston.",
+        "We now live in Providence, closer to my wife's family.",
+        "Where do I live these days?",
+    ),
+    (
+        "school",
+        "I study nursing at Riverbend College.",
+        "I transferred to Northgate University this term.",
+        "Which school do I attend now?",
+    ),
+    (
+        "school",
+        "I'm a freshman at Lakeview High.",
+        "I switched schools, I go to Central High now.",
+        "What school do I go to now?",
+    ),
+    (
+        "school",
+        "I take evening classes at the community college.",
+        "I dropped out of the community college; now I'm enrolled at Westfield Polytechnic.",
+        "Where am I studying now?",
+    ),
+    (
+        "school",
+        "I'm doing my master's at Kingsley University.",
+        "I finished my master's and started a PhD at Ashford Institute.",
+        "Where am I studying now?",
+    ),
+    (
+        "school",
+        "My school is Hillside Academy.",
+        "I changed schools and now attend Brookfield School.",
+        "What school am I at these days?",
+    ),
+    (
+        "school",
+        "I'm studying law at Carrow University.",
+        "I left Carrow and I'm studying medicine at Elmstead University now.",
+        "Which university do I attend now?",
+    ),
+    (
+        "school",
+        "I go to night school at Dalton Institute.",
+        "I graduated from Dalton Institute, and now I'm at Pemberton Business School.",
+        "Which school do I go to now?",
+    ),
+    (
+        "school",
+        "I'm a sophomore at Oakridge College.",
+        "I got accepted to Marlow University and started there in September.",
+        "What university am I at now?",
+    ),
+    (
+        "school",
+        "I study at the art academy in Florence.",
+        "I now study architecture at Delft instead.",
+        "Where do I study now?",
+    ),
+    (
+        "school",
+        "I attend Greenfield Middle School.",
+        "We moved, so I go to Parkside Middle School now.",
+        "Which school do I attend?",
+    ),
+    (
+        "relationship",
+        "I'm dating a guy named Marco.",
+        "Marco and I split up in June; I'm single now.",
+        "Am I in a relationship now?",
+    ),
+    ("relationship", "I'm single.", "I've been seeing someone named Priya since spring.", "Am I single now?"),
+    (
+        "relationship",
+        "My girlfriend is Chloe.",
+        "Chloe and I got married last weekend!",
+        "What is my relationship status now?",
+    ),
+    (
+        "relationship",
+        "I'm engaged to Sam.",
+        "We called off the engagement, Sam and I are just friends now.",
+        "Am I still engaged?",
+    ),
+    ("relationship", "I'm married to Ben.", "Ben and I are divorced now.", "Am I married?"),
+    (
+        "relationship",
+        "My boyfriend is called Luke.",
+        "I broke up with Luke and I'm dating Omar now.",
+        "Who is my boyfriend now?",
+    ),
+    (
+        "relationship",
+        "I've been single for two years.",
+        "I have a girlfriend now, her name is Aisha.",
+        "Do I have a girlfriend?",
+    ),
+    (
+        "relationship",
+        "My partner is Jordan.",
+        "Jordan and I separated last month.",
+        "Am I still with my partner?",
+    ),
+    (
+        "relationship",
+        "I'm in a long-distance relationship with Elena.",
+        "Elena moved here and we got engaged.",
+        "What is my relationship status?",
+    ),
+    ("relationship", "I'm a widower.", "I remarried this year, my wife's name is Rosa.", "Am I married now?"),
+    (
+        "relationship",
+        "My fiancé is Daniel.",
+        "Daniel and I married in October, so he's my husband now.",
+        "Am I married or engaged?",
+    ),
+    (
+        "relationship",
+        "I'm seeing a woman called Hannah.",
+        "Hannah and I ended things, I'm on my own again.",
+        "Am I seeing anyone now?",
+    ),
+]
+CHANGES_ZH: list[tuple[str, str, str, str]] = [
+    ("job", "我是一名小学语文老师。", "我不当老师了，现在在银行做柜员。", "我现在做什么工作？"),
+    ("job", "我在医院当护士。", "我辞掉了护士的工作，现在开了一家花店。", "我现在的工作是什么？"),
+    ("job", "我的职业是平面设计师。", "我转行了，现在做产品经理。", "我现在是做什么的？"),
+    ("job", "我每天开出租车。", "我不开出租了，改行做外卖骑手。", "我现在干什么工作？"),
+    ("job", "我是会计。", "会计我不干了，现在当瑜伽教练。", "我现在的职业是什么？"),
+    ("job", "我在咖啡馆做咖啡师。", "我现在在餐厅做厨师，不做咖啡了。", "我现在做什么工作？"),
+    ("job", "我是软件测试工程师。", "我升职了，现在是测试组长。", "我现在在公司是什么职位？"),
+    ("job", "我还在读大学，是个学生。", "我毕业了，现在是一名土木工程师。", "我现在做什么工作？"),
+    ("job", "我是一名电工。", "我今年三月退休了。", "我现在还在当电工吗？"),
+    ("job", "我是自由摄影师。", "我不再接散活了，现在在杂志社当图片编辑。", "我现在的工作是什么？"),
+    ("job", "我在图书馆当管理员。", "我已经不在图书馆上班了，现在做数据分析。", "我现在做什么工作？"),
+    ("job", "我是网约车司机。", "我不跑网约车了，现在做房产中介。", "我现在靠什么谋生？"),
+    ("job", "我是一名律师助理。", "我离开了律师行业，现在教历史。", "我现在的职业是什么？"),
+    ("job", "我在商场做销售。", "销售我不做了，现在在猎头公司当顾问。", "我现在做什么工作？"),
+    ("job", "我是药剂师。", "我换了职业，现在是用户研究员。", "我现在是做什么的？"),
+    ("job", "我在家带孩子，是全职妈妈。", "我重新上班了，现在是一名会计。", "我现在做什么工作？"),
+    ("employer", "我在华信科技做销售。", "我从华信科技离职了，五月加入了远航物流。", "我现在在哪家公司？"),
+    (
+        "employer",
+        "我在红杉保险干了六年。",
+        "干了六年，我从红杉保险辞职了，现在在蓝峰能源上班。",
+        "我现在在哪家公司工作？",
+    ),
+    ("employer", "我在市政府上班。", "我现在在一家私立医院工作，不在市政府了。", "我现在在哪上班？"),
+    ("employer", "我在泽乐支付的支付团队。", "我换了公司，现在在轨道科技。", "我现在在什么公司？"),
+    ("employer", "我在海港食品的财务部工作。", "上个月我被明光银行录用了。", "我现在在哪家公司上班？"),
+    (
+        "employer",
+        "我是塔罗系统的工程师。",
+        "塔罗系统把我裁了，后来我去了羽毛机器人。",
+        "我现在在哪家公司工作？",
+    ),
+    (
+        "employer",
+        "我在一家叫纸灯笼的书店上班。",
+        "我不在纸灯笼干了，现在在市图书馆工作。",
+        "我现在在哪里上班？",
+    ),
+    ("employer", "我在明日传媒做市场。", "我从明日传媒跳到了云游旅行。", "我现在在哪个公司？"),
+    ("employer", "我在铁峰钢铁上班。", "我在万达物流找了份新工作。", "我现在的东家是谁？"),
+    ("employer", "我在绿叶药房工作。", "这周开始我在松林诊所上班了，告别绿叶药房。", "我现在在哪上班？"),
+    ("employer", "我在枫叶咨询工作。", "我离开枫叶咨询了，现在在钴蓝数据做分析。", "我现在在哪家公司？"),
+    (
+        "employer",
+        "我在鲜多多超市当收银员。",
+        "我已经不在鲜多多上班了，现在在宠物店打工。",
+        "我现在在哪里工作？",
+    ),
+    ("residence", "我住在济南。", "夏天我们搬到了青岛。", "我现在住在哪里？"),
+    ("residence", "我的公寓在北京朝阳区。", "我收拾东西搬去了成都。", "我现在住在哪个城市？"),
+    ("residence", "我从小到大一直住在武汉。", "我终于离开武汉了，现在在长沙定居。", "我现在住哪儿？"),
+    ("residence", "我家在大连。", "搬家以后我现在住在沈阳。", "我现在的家在哪？"),
+    ("residence", "我在深圳租房住。", "我搬回了广州父母家。", "我现在住在哪？"),
+    ("residence", "我住在西安市中心。", "我们离开西安，在昆明安家了。", "我现在在哪个城市生活？"),
+    ("residence", "我常驻新加坡。", "四月调动之后我一直住在吉隆坡。", "我现在常驻哪里？"),
+    ("residence", "我在天津住一个单间。", "我在石家庄签了租房合同，周五就搬进去了。", "我现在住在哪？"),
+    ("residence", "我们家的房子在厦门。", "厦门的房子卖了，我们现在的家在福州。", "我现在的家在哪里？"),
+    ("residence", "我住在三亚海边。", "我搬到内陆的贵阳了，再也看不到海了。", "我现在住在哪个城市？"),
+    ("residence", "我住在苏州。", "我不住苏州了，现在在上海。", "我现在住在哪里？"),
+    ("residence", "我和朋友在合肥合租。", "因为工作我调到南昌去住了。", "我现在住在哪？"),
+    ("residence", "我现在住在宁波。", "三月起我的地址改到绍兴了。", "我现在住在哪里？"),
+    ("residence", "我们住在郑州郊区。", "我们现在住在洛阳，离我老婆家近。", "我现在住在哪个城市？"),
+    ("school", "我在江城学院学护理。", "这学期我转到了北辰大学。", "我现在在哪个学校上学？"),
+    ("school", "我在湖景中学读初一。", "我转学了，现在在第一中学上学。", "我现在在哪所学校？"),
+    ("school", "我在社区大学上夜校。", "社区大学我不读了，现在在西田职业技术学院上学。", "我现在在哪读书？"),
+    ("school", "我在金石大学读硕士。", "硕士毕业后我去了白山研究院读博。", "我现在在哪里读书？"),
+    ("school", "我的学校是山坡实验学校。", "我换学校了，现在上的是溪田学校。", "我现在在哪个学校？"),
+    ("school", "我在长河大学学法律。", "我离开了长河大学，现在在榆树大学学医。", "我现在在哪所大学？"),
+    (
+        "school",
+        "我在达通夜校学会计。",
+        "我从达通夜校毕业了，现在在彭城商学院读MBA。",
+        "我现在在哪个学校读书？",
+    ),
+    ("school", "我是橡树学院的大二学生。", "我被马洛大学录取了，九月已经开学。", "我现在在哪所大学？"),
+    ("school", "我在佛罗伦萨的美术学院读书。", "我改去代尔夫特读建筑了。", "我现在在哪里读书？"),
+    ("school", "我在绿原小学上学。", "搬家以后我在公园路小学上学了。", "我现在在哪个学校？"),
+    ("relationship", "我在和一个叫马可的男生约会。", "我和马可六月分手了，现在单身。", "我现在有对象吗？"),
+    ("relationship", "我现在单身。", "从春天开始我在和普丽雅交往。", "我现在还是单身吗？"),
+    ("relationship", "我女朋友叫小雪。", "我和小雪上周末结婚了！", "我现在的感情状况是什么？"),
+    ("relationship", "我和阿森订婚了。", "我们取消了婚约，我和阿森现在只是朋友。", "我现在还订着婚吗？"),
+    ("relationship", "我和老陈结婚十年了。", "我和老陈已经离婚了。", "我现在是已婚吗？"),
+    ("relationship", "我男朋友叫刘洋。", "我和刘洋分了，现在的男朋友是周凯。", "我现在的男朋友是谁？"),
+    ("relationship", "我单身两年了。", "我现在有女朋友了，她叫艾莎。", "我有女朋友吗？"),
+    ("relationship", "我的伴侣是乔丹。", "我和乔丹上个月分开了。", "我现在还和伴侣在一起吗？"),
+    ("relationship", "我和伊莲娜在谈异地恋。", "伊莲娜搬过来了，我们订婚了。", "我现在的感情状况是什么？"),
+    ("relationship", "我老伴几年前去世了，我一个人过。", "今年我再婚了，老婆叫罗莎。", "我现在结婚了吗？"),
+    ("relationship", "我的未婚夫是丹尼。", "我和丹尼十月结婚了，他现在是我老公。", "我是已婚还是订婚？"),
+    (
+        "relationship",
+        "我在和一个叫韩娜的女生交往。",
+        "我和韩娜结束了，又是一个人了。",
+        "我现在有在交往的人吗？",
+    ),
+]
+# Written after the change rules were set (never used to change them): the held-out check of the rules.
+CHANGES_HELD_OUT_EN: list[tuple[str, str, str, str]] = [
+    (
+        "job",
+        "I'm a flight attendant with a budget airline.",
+        "I stopped flying last year and now I'm a travel agent.",
+        "What is my job now?",
+    ),
+    (
+        "job",
+        "I work as a dental hygienist.",
+        "I left dentistry; these days I'm a florist.",
+        "What do I do for a living these days?",
+    ),
+    (
+        "residence",
+        "I live in Lyon.",
+        "We relocated to Marseille in the spring.",
+        "Which city do I live in now?",
+    ),
+    ("residence", "My flat is in Bath.", "I moved into a cottage in Wells.", "Where do I live now?"),
+    (
+        "school",
+        "I'm a junior at Fairview High.",
+        "I transferred to Summit High School in January.",
+        "Which school do I go to now?",
+    ),
+    ("relationship", "I'm engaged to Tom.", "Tom and I got married in June.", "Am I engaged or married?"),
+    ("relationship", "I'm married to Kate.", "Kate and I split up last year.", "Am I still married?"),
+    (
+        "employer",
+        "I work for Acme Corp in accounts.",
+        "I got hired by Zenith Labs as an analyst.",
+        "Which company do I work for now?",
+    ),
+    (
+        "school",
+        "I study history at Brampton University.",
+        "I dropped out and I'm now studying design at Kestrel College.",
+        "Where do I study now?",
+    ),
+    (
+        "job",
+        "I'm a bartender at a hotel.",
+        "No more bartending for me, I'm a sommelier now.",
+        "What's my job these days?",
+    ),
+    ("relationship", "I'm single.", "I'm dating a woman named Ines now.", "Am I single?"),
+    ("residence", "I'm based in Oslo.", "I moved to Bergen for a new job.", "Where am I based now?"),
+]
+CHANGES_HELD_OUT_ZH: list[tuple[str, str, str, str]] = [
+    ("job", "我是一名出租车司机。", "我不开出租车了，现在当保安。", "我现在做什么工作？"),
+    ("job", "我在超市当理货员。", "我辞职了，现在在工厂做质检员。", "我现在的工作是什么？"),
+    ("residence", "我住在南宁。", "今年我们搬到了桂林。", "我现在住在哪个城市？"),
+    ("residence", "我家在兰州。", "我们全家搬去了西宁。", "我现在的家在哪？"),
+    ("school", "我在师范大学读本科。", "我考上了复旦大学的研究生。", "我现在在哪所学校？"),
+    ("relationship", "我和小刘在谈恋爱。", "我和小刘分手了。", "我现在有对象吗？"),
+    ("relationship", "我单身。", "我和阿杰订婚了！", "我现在还单身吗？"),
+    ("employer", "我在星光传媒做编辑。", "我跳槽到了晨曦出版社。", "我现在在哪家公司？"),
+    ("job", "我是小学数学老师。", "我不教书了，现在做数据分析师。", "我现在是做什么的？"),
+    ("residence", "我在长沙租房住。", "我现在住在株洲了。", "我现在住在哪？"),
+    ("school", "我在第二中学上高一。", "我转学到了实验中学。", "我现在在哪个学校上学？"),
+    ("job", "我是一名护士。", "我转行当了程序员。", "我现在的职业是什么？"),
+]
+# Other people's changes, plans, the user's questions and small talk: none of them is the user's change.
+CHANGE_DISTRACTORS = {
+    "en": [
+        "My brother quit his job at the bank and moved to Leeds.",
+        "I might move to Lisbon one day.",
+        "I'm thinking about quitting to open a bakery.",
+        "My friend got divorced last year.",
+        "What should I cook tonight?",
+        "The weather was lovely this morning.",
+        "My sister just started at a new school.",
+        "Haha, that's funny.",
+        "My colleague relocated to Dubai.",
+    ],
+    "zh": [
+        "我哥辞掉了银行的工作，搬去了上海。",
+        "我以后可能会搬到大理。",
+        "我在考虑辞职开个面包店。",
+        "我朋友去年离婚了。",
+        "今晚做什么菜好呢？",
+        "今天早上天气真好。",
+        "我妹妹刚转到新学校。",
+        "哈哈，太好笑了。",
+        "我同事调去迪拜了。",
+    ],
+}
+CHANGES_PER_USER = 4
+
+
+def changes(held_out: bool = False) -> dict[str, Any]:
+    """One user per 4 changes (each of another attribute: change i goes to user i mod 16; the held-out
+    set one change per user), the older statements in months 0-3, the changes in months 6-9, the distractors
+    across the year, one present question per change (as of month 12.5)."""
+    users = []
+    sets = (
+        (("en", CHANGES_HELD_OUT_EN), ("zh", CHANGES_HELD_OUT_ZH))
+        if held_out
+        else (("en", CHANGES_EN), ("zh", CHANGES_ZH))
+    )
+    for language, items in sets:
+        # the held-out set repeats attributes (two residence changes among 12): one change per user, or
+        # one user's two homes would make either gold answer wrong
+        n_users = len(items) if held_out else len(items) // CHANGES_PER_USER
+        for u in range(n_users):
+            user = f"chg{'h' if held_out else ''}-{language}-{u:02d}"
+            messages: list[dict[str, Any]] = []
+            questions: list[dict[str, Any]] = []
+            for slot, i in enumerate(range(u, len(items), n_users)):
+                attribute, old, new, present = items[i]
+                ids = [f"{user}-{i:02d}-old", f"{user}-{i:02d}-new"]
+                for step, (mid, text) in enumerate(zip(ids, (old, new), strict=True)):
+                    month = slot + step * 6
+                    messages.append(
+                        {
+                            "id": mid,
+                            "content": text,
+                            "timestamp": START + month * MONTH + slot * 3600.0,
+                            "session": f"m{month:02d}",
+                        }
+                    )
+                questions.append(
+                    {
+                        "kind": "present",
+                        "attribute": attribute,
+                        "query": present,
+                        "current": ids[1],
+                        "old": ids[:1],
+                    }
+                )
+            for j, text in enumerate(CHANGE_DISTRACTORS[language]):
+                month = (j + u) % 12
+                messages.append(
+                    {
+                        "id": f"{user}-d{j}",
+                        "content": text,
+                        "timestamp": START + month * MONTH + 7200.0 + j * 60.0,
+                        "session": f"m{month:02d}",
+                    }
+                )
+            messages.sort(key=lambda m: m["timestamp"])
+            users.append(
+                {
+                    "user": user,
+                    "language": language,
+                    "as_of": AS_OF,
+                    "changes": len(questions),
+                    "messages": messages,
+                    "questions": questions,
+                }
+            )
+    return {
+        "about": "Changes of job, employer, home, school and relationship (issue 24), zh + en",
+        "users": users,
+    }
+
+
 def main() -> None:
     for name, data in (
         ("knowledge_update.json", knowledge_update()),
         ("knowledge_update_held_out.json", knowledge_update(held_out=True)),
         ("negation.json", negation()),
+        ("changes.json", changes()),
+        ("changes_held_out.json", changes(held_out=True)),
     ):
         (OUT / name).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 

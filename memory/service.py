@@ -33,6 +33,7 @@ from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.retrieval import HybridRetriever
 from memory.recall.validity import current_again
 from memory.write.policy import WritePipeline, WriteRequest
+from memory.write.scoring import SkipReason
 from monitoring import metrics
 
 Clock = Callable[[], float]
@@ -116,6 +117,11 @@ class MemoryService:
         vectors = await self._embedder.embed([m.content for m in memories])
         await self._store.upsert(memories, vectors)
         return memories
+
+    def skip_reason(self, message: Message) -> SkipReason | None:
+        """Why the write policy makes no memory of this message (small talk, a question that only
+        asks), or None; always None for the naive pipeline, which stores every message."""
+        return self._writer.skip_reason(message) if self._writer is not None else None
 
     async def ingest_entries(self, entries: Sequence[OutboxEntry]) -> None:
         """Outbox handler, at most one entry per user: one batched write (idempotent, because chat

@@ -68,7 +68,7 @@ BRIDGE_SEARCHES = Counter(
 )  # outcome: fused | incomplete | off
 MEMORY_WRITES = Counter(
     "mnemo_memory_writes", "Long-term memory records by write outcome", ["result"]
-)  # result: stored | merged | skipped_erased | skipped_deleted
+)  # result: stored | merged | skipped_erased | skipped_deleted | skipped_small_talk | skipped_question
 LATE_DELETE_CHECK_FAILURES = Counter(
     "mnemo_late_delete_check_failures",
     "Writes whose tombstone check after the upsert failed on Redis (the write stood; memory/write/policy.py)",

@@ -339,7 +339,12 @@ def source_messages(m: Memory, session: SessionState | None) -> list[SourceMessa
 
 class SkippedMessage(BaseModel):
     index: int = Field(description="the message's position in the request, from 0")
-    reason: Literal["blank"] = Field(description="blank: nothing but whitespace or invisible characters")
+    reason: Literal["blank", "small_talk", "question"] = Field(
+        description="blank: nothing but whitespace or invisible characters; small_talk: an acknowledgement, "
+        "thanks, greeting or laughter only (好的，我记住了 / Sure, noted!); question: a user's question that only "
+        "asks (我住在哪个城市？ / what's my dog's name?). The last two are the write policy's: they still serve "
+        "as context of the messages around them, and make no memory"
+    )
 
 
 class IngestResponse(BaseModel):

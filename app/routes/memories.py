@@ -62,10 +62,17 @@ async def ingest_messages(
     gets the recorded answer (`Idempotent-Replayed: true`), messages without an id get one derived from
     the key (so a retry whose answer was never recorded still overwrites instead of adding), and the
     same key with another body is 422. Blank messages (real transcripts hold some: an empty assistant
-    turn, a lone U+200B) are skipped and named in `skipped`, so one of them never fails a batch."""
+    turn, a lone U+200B) are skipped and named in `skipped`, so one of them never fails a batch; so are
+    messages the write policy keeps no memory of (`small_talk`, `question`: docs/memory.md#write-policy)."""
     idem = idempotency_key(idempotency_key_header, "messages", user_id, body.model_dump(mode="json"))
     kept = [(i, m.to_domain()) for i, m in enumerate(body.messages) if not m.blank]
     skipped = [SkippedMessage(index=i, reason="blank") for i, m in enumerate(body.messages) if m.blank]
+    # the write policy's gate (small talk, questions that only ask): sent on, so they still serve as
+    # the context of the messages around them and as what a confirmation refers to, but named here
+    skipped += [
+        SkippedMessage(index=i, reason=r) for i, m in kept if (r := memory.skip_reason(m)) is not None
+    ]
+    skipped.sort(key=lambda s: s.index)
     if idem is not None:
         recorded = await records.get(user_id, idem)
         if recorded is not None:

@@ -36,6 +36,92 @@ DOC_NUMBER_RE = re.compile(
     re.IGNORECASE,
 )
 
+# --- the write policy's gate (memory/text/turns.py, issue 24) ---------------------------------------
+# One clause (lower case, no surrounding punctuation) made only of acknowledgements, thanks, greetings,
+# laughter or filler, in either language, possibly several in a row ("ok thanks", "嗯嗯好的", "got it,
+# I'll remember that"). "我记住了" / "I'll keep that in mind" belong here: said back by the assistant
+# they confirm and state nothing (the user's "记住…" is an anchor, REMEMBER_RE).
+_ZH_PARTICLES = "[的呢哦呀啦吧哈嘛滴咯喔噢啊~]*"
+_SMALL_TALK_ZH = (
+    r"好|好的|好滴|好嘞|好吧|好呀|行|行吧|可以|嗯+|噢+|哦+|喔+|啊+|呃+|哈+|呵+|嘿+|嘻+|对|是|是的|对的|没错|没问题|"
+    r"不客气|不用谢|别客气|谢谢|谢谢你|谢谢您|谢了|多谢|感谢|感谢你|感谢您|辛苦了|辛苦|收到|明白|明白了|知道了|"
+    r"了解|懂了|懂|ok|okay|(?:我|我已经|已经)?(?:帮你|给你|替你)?(?:记住|记下|记好|记录|存)(?:了|啦|下来了|下了|好了)?|"
+    r"我会记住|我会记得|我记得了|没事|没事儿|太好了|真棒|棒|厉害|不错|很好|挺好|你好|您好|早上好|早安|午安|晚安|"
+    r"晚上好|拜拜|再见|回头见|下次聊|好久不见|哈喽|嗨|随时|乐意效劳|很高兴能?帮到你|很高兴为你服务|那就好|真的|"
+    r"好开心|开心|笑死|笑死我了|绝了|牛|666+"
+)
+_SMALL_TALK_EN = (
+    r"ok(?:ay)?|k+|sure(?: thing)?|yes|yeah|yep|yup|ya|right|alright|all right|fine|cool|nice|great|awesome|"
+    r"perfect|excellent|wonderful|lovely|sweet|neat|wow|oh|ah|aha|hmm+|um+|uh+|lol|lmao|rofl|(?:ha)+h?|(?:he)+|"
+    r"thanks?(?: you)?(?: so much| a lot| very much| again)?|thank u|thx|ty|cheers|much appreciated|appreciate it|"
+    r"no (?:problem|worries)|np|(?:you're|you are) (?:very )?welcome|anytime|my pleasure|happy to help|"
+    r"glad (?:i could|to) help|got it|gotcha|understood|noted|will do|of course|sounds good|makes sense|i see|"
+    r"(?:hi|hello|hey|hiya)(?: there)?|good (?:morning|afternoon|evening|night)|bye|goodbye|bye bye|"
+    r"see (?:you|ya)(?: later| soon| tomorrow)?|talk (?:to you )?(?:later|soon)|take care|have a (?:good|nice) (?:day|one|night)|"
+    r"(?:i'll|i will|i'm going to|will) (?:remember|keep|note) (?:that|this|it)(?: in mind| down)?|"
+    r"(?:i've|i have) (?:noted|saved|remembered|got|written down) (?:that|this|it)(?: down)?|"
+    r"(?:that's|that is|it's|it is) (?:great|good|nice|cool|fine|awesome|ok|okay|perfect|all|it)|"
+    r"(?:i|we) appreciate it|done|exactly|indeed|true|totally|definitely|absolutely|haha yeah"
+)
+SMALL_TALK_RE = re.compile(
+    rf"(?:(?:{_SMALL_TALK_ZH}){_ZH_PARTICLES}|(?:{_SMALL_TALK_EN})\b)(?:\s*(?:(?:{_SMALL_TALK_ZH}){_ZH_PARTICLES}|(?:{_SMALL_TALK_EN})\b))*",
+    re.IGNORECASE,
+)
+# Discourse fillers that may stand before a question without stating anything ("by the way, …?").
+FILLER_RE = re.compile(
+    r"(?:对了|请问|顺便问一下|顺便问下|我想问一下|我想问下|问一下|问下|那个|还有|另外|话说|所以|那|"
+    r"by the way|btw|quick question|just wondering|just curious|so|also|and|one more thing|question|"
+    r"(?:i )?(?:was|am) wondering|hey(?: there)?|remind me|tell me|can you tell me)",
+    re.IGNORECASE,
+)
+# Recall questions that name remembering ("do you remember…?", "你还记得…吗"): they ask, they anchor nothing.
+REMEMBER_QUESTION_RE = re.compile(
+    r"\b(?:do|did|can|could|would|will) you (?:still |even )?remember\b|你(?:还|都)?记(?:得|住了?)[^。！!]*[吗没么]|还记得",
+    re.IGNORECASE,
+)
+# Health and safety facts: allergies, medication, conditions, dietary restrictions, pregnancy, disability,
+# blood type, emergency contacts. Searched in what a message states (not in its questions).
+_CONDITIONS_ZH = (
+    "糖尿病|高血压|低血压|哮喘|心脏病|冠心病|癫痫|抑郁症|焦虑症|双相|甲亢|甲减|痛风|贫血|胃溃疡|胃病|肾病|肝炎|乙肝|"
+    "偏头痛|关节炎|帕金森|阿尔茨海默|老年痴呆|自闭症|多动症|过敏性鼻炎|湿疹|癌|肿瘤|中风|心律不齐|血友病|"
+    "乳糖不耐受?|麸质不耐受|蚕豆病|色盲|近视|高度近视|听力|失眠症"
+)
+_CONDITIONS_EN = (
+    "diabet\\w*|hypertension|high blood pressure|low blood pressure|asthma\\w*|heart (?:condition|disease|problem)s?|"
+    "epilep\\w*|seizures?|depression|anxiety(?: disorder)?|bipolar|adhd|autis\\w*|celiac|coeliac|crohn'?s|"
+    "arthritis|migraines?|anemi\\w*|anaemi\\w*|cancer|tumou?r|gout|lupus|thyroid|hypothyroid\\w*|"
+    "hyperthyroid\\w*|copd|hemophilia|haemophilia|g6pd|colou?r ?blind\\w*|lactose intoleran\\w*|"
+    "gluten intoleran\\w*|(?:a )?pacemaker|sleep apnea|eczema|kidney disease|liver disease|hepatitis|hiv|"
+    "a stroke|parkinson'?s|alzheimer'?s|dementia|ptsd|ocd|insomnia"
+)
+HEALTH_RE = re.compile(
+    # allergies
+    r"过敏|\ballerg\w*|anaphyla\w*|\bepipen\b|"
+    # medication
+    r"(?:在|每天|按时|长期|一直)(?:吃|服用|打)\S{0,8}?(?:药|针|胰岛素)|服用|吃药|降压药|降糖药|胰岛素|抗凝|处方药|"
+    r"\b(?:i|we)\s+(?:take|am taking|'m taking|have to take|need to take|must take|am on|'m on|use)\s+"
+    r"(?:\w+\s+){0,3}?(?:medication|medicine|meds|pills?|tablets?|insulin|inhaler|antidepressants?|"
+    r"blood thinners?|warfarin|metformin|statins?|birth control)\b|\bprescri(?:bed|ption)\b|"
+    # conditions
+    rf"(?:我|我们|俺)(?:有|患有|得了|得过|确诊了?|被诊断出?)\S{{0,4}}?(?:{_CONDITIONS_ZH})|患有|确诊|诊断出|"
+    rf"\b(?:i|we)\s*(?:have|'ve got|have got|suffer from|was diagnosed with|got diagnosed with|live with|"
+    rf"am living with|'m living with)\s+(?:\w+\s+){{0,2}}?(?:{_CONDITIONS_EN})|\bdiagnosed with\b|"
+    r"\bi(?:'m| am)\s+(?:a\s+)?(?:diabetic|epileptic|asthmatic|anemic|anaemic|pregnant|celiac|coeliac|"
+    r"lactose intolerant|gluten intolerant|hard of hearing|deaf|blind|colou?r ?blind|immunocompromised)\b|"
+    # pregnancy and disability
+    r"怀孕|孕期|备孕|轮椅|残疾|视障|听障|助听器|\bwheelchair\b|\bhearing aids?\b|"
+    # dietary restrictions
+    r"(?:不能|不可以|不敢|不宜|不准)(?:吃|喝|碰)|忌口|清真|(?:我|我们)(?:一直|现在|只)?(?:吃素|是素食者?|吃纯素)|"
+    r"不吃(?:猪肉|牛肉|肉|海鲜|辣|鸡蛋|乳制品|含麸质)|"
+    r"\bi\s+(?:can't|cannot|can not|mustn't|must not|am not allowed to|'m not allowed to)\s+(?:eat|drink|have)\b|"
+    r"\b(?:i|we)\s*(?:only\s+)?(?:eat|keep|need|follow|am on|'m on|are on|'re on)\s+(?:a\s+)?(?:strict(?:ly)?\s+)?"
+    r"(?:gluten-free|dairy-free|nut-free|halal|kosher|low-sodium|low-salt|low-sugar|vegan|vegetarian)\b|"
+    r"\bi(?:'m| am)\s+(?:a\s+)?(?:strict\s+)?(?:vegetarian|vegan)\b|"
+    # blood type and emergency contacts
+    r"血型|\bblood type\b|紧急联系人|\bemergency contacts?\b|\bin case of (?:an )?emergency\b|\bICE contact\b",
+    re.IGNORECASE,
+)
+
 # --- topics ------------------------------------------------------------------------------------------
 # fmt: off
 TOPICS: dict[str, tuple[str, ...]] = {
@@ -192,16 +278,71 @@ CHECKED_RE = re.compile(
     re.IGNORECASE,
 )
 
+# --- facts that change, said as a change (memory/write/supersession.py CHANGE_RULES, issue 24) -------
+# Regex alternations (longest first where one is a prefix of another). Occupations are heads of a job
+# title: "I'm a (high school) librarian", "我是一名(小学语文)老师".
+EN_OCCUPATIONS = (
+    r"stay-at-home (?:dad|mom|mum|parent)|sous-chef|police officer|social worker|civil servant|sales rep|"
+    r"real estate agent|data scientist|product manager|software engineer|ux researcher|qa lead|team lead|"
+    r"graduate student|grad student|phd student|mail carrier|nurse|doctor|physician|surgeon|dentist|"
+    r"pharmacist|veterinarian|vet|teacher|tutor|professor|lecturer|librarian|lawyer|attorney|solicitor|"
+    r"paralegal|judge|accountant|bookkeeper|auditor|engineer|developer|programmer|designer|architect|"
+    r"analyst|scientist|researcher|tester|manager|director|lead|consultant|advisor|adviser|recruiter|agent|"
+    r"broker|banker|trader|clerk|cashier|barista|chef|cook|baker|waiter|waitress|bartender|driver|pilot|"
+    r"mechanic|electrician|plumber|carpenter|builder|farmer|firefighter|officer|soldier|paramedic|"
+    r"therapist|psychologist|counsell?or|journalist|reporter|editor|writer|author|photographer|artist|"
+    r"musician|actor|actress|model|instructor|coach|trainer|receptionist|secretary|assistant|intern|"
+    r"student|salesperson|representative|technician|operator|cleaner|nanny|caregiver|housewife|homemaker|"
+    r"freelancer|entrepreneur|founder|ceo|cto|cfo|translator|interpreter|courier|postman|midwife|"
+    r"dietitian|nutritionist|youtuber|streamer|retiree|pensioner|surveyor|optician|welder|miner|sailor"
+)
+EN_WORK_FIELDS = (
+    r"delivery driving|driving for (?:the |an? )?[\w-]+|real estate|social work|the restaurant business|"
+    r"the army|the military|the police|the navy|teaching|nursing|accounting|freelancing|law|retail|"
+    r"medicine|sales|marketing|finance|banking|consulting|journalism|design|engineering|tech|academia|"
+    r"politics|insurance|hospitality|catering|publishing|advertising|tutoring|bartending|waitressing|"
+    r"modell?ing|acting|coaching|farming|programming|photography|construction|my job|my career"
+)
+EN_SCHOOL_WORDS = (
+    r"high school|middle school|business school|law school|medical school|school|high|college|university|"
+    r"academy|institute|polytechnic|conservatory|seminary|uni"
+)
+EN_ORG_WORDS = (
+    r"media|inc|ltd|llc|corp|corporation|company|co|bank|labs?|systems|group|consulting|analytics|logistics|"
+    r"energy|insurance|foods|pharmacy|clinic|hospital|robotics|travel|steel|technologies|tech|studios?|"
+    r"partners|capital|holdings|solutions|software|games|airlines|motors|agency"
+)
+EN_BUSINESSES = (
+    r"coffee shop|food truck|bakery|cafe|café|restaurant|shop|store|business|company|firm|startup|studio|"
+    r"salon|bar|pub|agency|clinic|practice|gym|bookshop|bookstore|farm"
+)
+EN_DWELLINGS = r"room|flat|apartment|house|place|studio|condo|home|cottage|loft"
+ZH_OCCUPATIONS = (
+    r"心理咨询师|全职妈妈|全职爸爸|家庭主妇|自由职业者?|律师助理|工程师|设计师|分析师|摄影师|咖啡师|药剂师|"
+    r"建筑师|理发师|营养师|会计师|程序员|研究员|销售员|收银员|快递员|外卖员|服务员|管理员|公务员|技术员|"
+    r"研究生|博士生|实习生|创业者|合伙人|创始人|老师|教师|医生|护士|司机|骑手|歌手|选手|会计|律师|柜员|"
+    r"店员|职员|员工|教练|顾问|经理|总监|主管|助理|秘书|记者|编辑|作家|画家|厨师|电工|木工|焊工|中介|老板|"
+    r"店主|店长|组长|主任|校长|院长|工人|农民|警察|军人|演员|模特|主播|博主|翻译|导游|保安|保姆|学生|导演|"
+    r"专员|代表|教授|讲师|社工|护工|月嫂"
+)
+ZH_WORK_FIELDS = (
+    r"数据分析|房产中介|自媒体|销售|市场|运营|设计|开发|财务|人事|行政|客服|分析|产品|研发|测试|编程|翻译|"
+    r"咨询|外贸|电商|物流|审计|法务|保险|直播|金融|投资|投行|新闻|出版|广告|公关|采购|后端|前端|算法|剪辑|"
+    r"餐饮|培训|家教|代购|装修"
+)
+ZH_SCHOOL_SUFFIXES = r"职业技术学院|商学院|研究院|研究所|幼儿园|大学|学院|中学|小学|学校|高中|初中|夜校|附中|一中|二中|三中|职高|技校"
+ZH_BUSINESSES = r"工作室|面包店|咖啡馆|餐厅|诊所|超市|公司|店|馆|厂"
+
 # Questions about an attribute that supersession tracks (memory/write/supersession.py keys): the
 # memories stating it are candidates and rank higher ("我以前开什么车？" finds "我开的是一辆丰田卡罗拉").
 ATTRIBUTE_QUESTIONS: dict[str, re.Pattern[str]] = {
     key: re.compile(pattern, re.IGNORECASE)
     for key, pattern in {
-        "residence": r"住在?哪|住哪|住在什么|住的城市|哪个城市|搬到?哪|搬家|\b(where|which city|what city|what town)\b.*\b(live|lived|living|moved?|home)\b|\bmove[ds]?\b.*\bwhen\b|\bwhen did i move\b",
-        "employer": r"哪家公司|什么公司|哪个公司|在哪(工作|上班)|在哪儿(工作|上班)|东家|\b(which|what) (company|firm|employer)\b|\bwhere do i work\b|\bwhere did i work\b|\bwork(ed)? for\b",
-        "job": r"什么工作|做什么工作|职业|\bwhat(?:'s| is| was) my job\b|\bwhat do i do for (a )?living\b",
-        "school": r"哪个学校|什么学校|哪所|在哪(读书|上学)|\b(which|what) (school|college|university)\b",
-        "relationship": r"单身|对象|感情|男朋友|女朋友|结婚|订婚|\b(single|relationship|married|engaged|girlfriend|boyfriend|partner)\b",
+        "residence": r"住在?哪|住哪|住在什么|住的城市|哪个城市|搬到?哪|搬家|家在哪|常驻哪|在哪个城市生活|\b(where|which city|what city|what town)\b.*\b(live|lived|living|moved?|home|based)\b|\bwhere is (?:my )?home\b|\bwhere am i based\b|\bmove[ds]?\b.*\bwhen\b|\bwhen did i move\b",
+        "employer": r"哪家公司|什么公司|哪个公司|在哪(?:里|儿)?(工作|上班)|东家|单位|\b(which|what) (company|firm|employer)\b|\bwhere do i work\b|\bwhere did i work\b|\bwork(ed)? for\b|\bwho (?:employs|is my employer)|\bemploys me\b|\bmy employer\b",
+        "job": r"什么工作|做什么工作|干什么工作|做什么的|干什么的|职业|职位|谋生|还在当|\bwhat(?:'s| is| was) my (?:job|role|profession|occupation)\b|\bmy (?:current )?(?:job|profession|occupation)\b|\bwhat do i do (?:for (?:a )?(?:living|work)|these days|now)\b|\bstill working as\b",
+        "school": r"哪个学校|什么学校|哪所|在哪(?:里|儿)?(读书|上学|念书)|\b(which|what) (school|college|university)\b|\bwhere (?:am i studying|do i study)\b|\bschool do i\b|\buniversity am i\b",
+        "relationship": r"单身|对象|感情|男朋友|女朋友|结婚|订婚|已婚|交往|伴侣|\b(single|relationship|married|engaged|girlfriend|boyfriend|partner|seeing anyone|dating)\b",
         "children": r"几个孩子|孩子|儿子|女儿|\b(kids?|children|child|sons?|daughters?)\b",
         "pet": r"猫|狗|宠物|\b(cats?|dogs?|pets?)\b",
         "diet": r"饮食|吃素|吃肉|素食|\b(diet|vegetarian|vegan|eat meat)\b",

@@ -49,7 +49,16 @@ from memory.text.cleaning import segment
 from memory.text.lexicons import CONFIRMATION_RE
 from memory.text.privacy import sanitize
 from memory.write.judge import MAX_PAIRS, SupersessionJudge, judge_pairs
-from memory.write.scoring import entities, importance, is_explicit_anchor, topic_of
+from memory.write.scoring import (
+    HEALTH_IMPORTANCE,
+    SkipReason,
+    entities,
+    importance,
+    is_explicit_anchor,
+    is_health,
+    skip_reason,
+    topic_of,
+)
 from memory.write.superseder import Superseder
 from memory.write.supersession import claims_of
 from monitoring import metrics
@@ -70,6 +79,8 @@ class WritePolicy:
     lock_wait_seconds: float = 30.0
     in_process_max: int = 20_000  # users with more memories are de-duplicated by the vector store
     supersession: bool = True  # newer statements of an attribute supersede older ones (supersession.py)
+    gate: bool = True  # small talk and a user's questions that only ask are not memories (scoring.py)
+    health_importance: float = HEALTH_IMPORTANCE  # a health or safety fact the user states
 
 
 def _speaker_line(message: Message, text: str) -> str:
@@ -158,6 +169,8 @@ class WritePipeline:
                     for m in self._memories_of(user_id, session_id, last_message, [], now, p)
                 )
             made = self._memories_of(user_id, session_id, message, history, now, p)
+            if not made:  # the gate: small talk, a question that only asks (counted, never stored)
+                metrics.MEMORY_WRITES.labels(f"skipped_{self.skip_reason(message)}").inc()
             by_message[i] = list(range(len(out), len(out) + len(made)))
             out.extend(made)
             history = [*history, _speaker_line(message, text)][-p.context_messages :]
@@ -170,16 +183,27 @@ class WritePipeline:
                         out[j] = replace(out[j], context=f"{out[j].context} {lines[i + 1]}".strip())
         return out
 
+    def skip_reason(self, message: Message) -> SkipReason | None:
+        """Why this message makes no memory (small talk, a question that only asks), or None."""
+        if not self.policy.gate:
+            return None
+        text = sanitize(message.content)
+        return skip_reason(text, role=message.role) if text else None
+
     def _memories_of(
         self, user_id: str, session_id: str, message: Message, history: list[str], now: float, p: WritePolicy
     ) -> list[Memory]:
         text = sanitize(message.content)
+        if p.gate and skip_reason(text, role=message.role) is not None:
+            return []  # its words stay in the context of the messages after it (`prepare`)
         parts = segment(text, p.segment_chars)
         base_id = memory_id_for(user_id, session_id, message)
         made = []
         for n, part in enumerate(parts):
             score = importance(part)
-            anchor = is_explicit_anchor(part)
+            anchor = is_explicit_anchor(part, role=message.role)
+            health = p.gate and is_health(part, role=message.role)
+            weight = max(score.score, p.threshold) if anchor else score.score
             made.append(
                 Memory(
                     id=base_id if len(parts) == 1 else f"{base_id}-{n}",
@@ -189,11 +213,11 @@ class WritePipeline:
                     session_id=session_id,
                     source=message.role,
                     content_hash=content_hash(part),
-                    importance=max(score.score, p.threshold) if anchor else score.score,
+                    importance=max(weight, p.health_importance) if health else weight,
                     topic=topic_of(part),
                     name=message.name,
                     source_message_ids=(message.id,) if message.id else (),
-                    tier="fact" if anchor or score.score >= p.threshold else "episodic",
+                    tier="fact" if anchor or health or score.score >= p.threshold else "episodic",
                     entities=tuple(entities(part)[:20]),
                     context=" ".join(history),
                     facts=tuple(claims_of(part)) if p.supersession and message.role == "user" else (),

@@ -1,7 +1,13 @@
-"""Write-time scoring, pure: importance (seed 001), topic, entities and anchors.
+"""Write-time scoring, pure: importance (seed 001), topic, entities, anchors, and the gate (issue 24).
 
-Importance = 0.4·preference + 0.35·task + 0.25·entity, each component in [0, 1]. The clock is always a
-keyword argument and the weights a frozen dataclass, so every score is reproducible in a test.
+Importance = 0.4·preference + 0.35·task + 0.25·entity, each component in [0, 1]; a health or safety fact
+stated by the user (allergy, medication, condition, dietary restriction, emergency contact) is at least
+`HEALTH_IMPORTANCE`. The clock is always a keyword argument and the weights a frozen dataclass, so every
+score is reproducible in a test.
+
+The gate (`skip_reason`): small talk and acknowledgements from either speaker, and a user's question that
+only asks (it names nothing: no name, place, number, task or "remember"), are not memories. The
+question's words still reach recall as the keyword context of the messages after it.
 """
 
 from __future__ import annotations
@@ -9,10 +15,24 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Literal
 
+from memory.models import Role
 from memory.text.language import CJK_RE
-from memory.text.lexicons import DOC_NUMBER_RE, PREFERENCE_RE, REMEMBER_RE, TASK_RE, TOPICS
+from memory.text.lexicons import (
+    DOC_NUMBER_RE,
+    HEALTH_RE,
+    PREFERENCE_RE,
+    REMEMBER_QUESTION_RE,
+    REMEMBER_RE,
+    TASK_RE,
+    TOPICS,
+)
 from memory.text.slots import extract_slots
+from memory.text.turns import fold_quotes, is_health_fact, is_small_talk, only_asks
+
+HEALTH_IMPORTANCE = 0.9  # a health or safety fact the user states: above every other kind of memory
+SkipReason = Literal["small_talk", "question"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +79,7 @@ def entities(text: str) -> list[str]:
 
 
 def importance(text: str, *, weights: ImportanceWeights = ImportanceWeights()) -> Importance:
+    text = fold_quotes(text)
     preference = 1.0 if PREFERENCE_RE.search(text) else 0.0
     task = 1.0 if TASK_RE.search(text) else 0.0
     entity = min(1.0, 0.5 * len(entities(text)))
@@ -66,9 +87,63 @@ def importance(text: str, *, weights: ImportanceWeights = ImportanceWeights()) -
     return Importance(preference, task, entity, round(score, 4))
 
 
-def is_explicit_anchor(text: str) -> bool:
-    """'Remember this' in either language, or a document/ID number: always stored as a fact."""
-    return bool(REMEMBER_RE.search(text) or DOC_NUMBER_RE.search(text))
+_NUMBER_IN_TEXT_RE = re.compile(r"\d{3,}|[A-Za-z]-?\d{2,}")
+
+
+def is_explicit_anchor(text: str, *, role: Role = "user") -> bool:
+    """Always stored as a fact: the user's own "remember this" (记住/别忘了/remember/don't forget; not the
+    assistant saying it back, not "do you remember…?"), or a document/ID number that is actually given
+    (订单号 A12345, order no. 88231; "what's my order number?" gives none)."""
+    text = fold_quotes(text)
+    if role == "user" and REMEMBER_RE.search(text) and not REMEMBER_QUESTION_RE.search(text):
+        return True
+    return bool(DOC_NUMBER_RE.search(text) and _NUMBER_IN_TEXT_RE.search(text))
+
+
+def is_health(text: str, *, role: Role = "user") -> bool:
+    """A health or safety fact the user states (the assistant's advice about one is not the user's fact)."""
+    if role != "user":
+        return False
+    folded = fold_quotes(text)
+    # "记住我对花生过敏好吗？" asks to remember a health fact: the request states it
+    return is_health_fact(folded) or bool(REMEMBER_RE.search(folded) and HEALTH_RE.search(folded))
+
+
+# A question to the other speaker presupposes something about them ("What got you into running?",
+# "你那边搬完了吗"): kept. The user's questions about themself, or about nothing in particular, are not.
+_SECOND_PERSON_RE = re.compile(r"你|您|\byou\b|\byour\b|\byou're\b|\byou've\b", re.I)
+# "can you tell me…", "你能告诉我…": a request form, not a question about the other speaker
+_REQUEST_YOU_RE = re.compile(
+    r"\b(?:can|could|would|will) you(?: please)?(?: tell me| remind me| check)?\b|你(?:能|可以|能不能|可不可以|帮我)?(?:告诉我|查一下|查查|说说)|你(?:能|可以)",
+    re.I,
+)
+_DATE_VALUE_RE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?(?:[ T]\d{2}:\d{2})?$|^\d{1,2}:\d{2}$")
+
+
+def names_something(text: str) -> bool:
+    """A name, place, document or number (not a relative date: "tonight" is not something named)."""
+    return bool(re.search(r"\d", text)) or any(not _DATE_VALUE_RE.match(e) for e in entities(text))
+
+
+def skip_reason(text: str, *, role: Role) -> SkipReason | None:
+    """Why this (cleaned, redacted) message is not a memory, or None when it is one. Small talk states
+    nothing, whoever says it; a user's question that only asks states nothing either, unless it names
+    something, asks for a task ("can you remind me…?") or asks to remember, or is asked of the other
+    speaker ("What got you into running?": it presupposes that they run) without being a recall question
+    ("do you remember…?", "你还记得…吗")."""
+    if is_small_talk(text):
+        return "small_talk"
+    if role == "user" and only_asks(text):
+        folded = fold_quotes(text)
+        if names_something(folded) or TASK_RE.search(folded):
+            return None
+        recall = REMEMBER_QUESTION_RE.search(folded) is not None
+        if REMEMBER_RE.search(folded) and not recall:
+            return None
+        if not recall and _SECOND_PERSON_RE.search(_REQUEST_YOU_RE.sub("", folded)):
+            return None
+        return "question"
+    return None
 
 
 def _compile_topics() -> list[tuple[str, tuple[str, ...], frozenset[str], tuple[re.Pattern[str], ...]]]:

@@ -30,6 +30,17 @@ def superseded(old: Memory, new: Memory) -> Memory:
     return replace(old, superseded_by=new.id, valid_to=new.valid_since)
 
 
+def _replaceable(old: Memory, key: str, pool: dict[str, Memory]) -> bool:
+    """Not yet superseded, or superseded by a memory that says nothing about `key` ("我在图书馆当管理员"
+    replaced by "我在绿叶药房工作" as to the employer is still the last word on the job until "现在做数据
+    分析" comes): the newest replacement then holds the pointer, so recall lifts the memory about the
+    job for a question about the job. A chain of the same attribute (杭州 → 苏州 → 南京) is kept."""
+    if old.superseded_by is None:
+        return True
+    by = pool.get(old.superseded_by)
+    return by is not None and all(k != key for k, _ in by.facts)
+
+
 def _same_speaker(a: Memory, b: Memory) -> bool:
     return a.source == "user" and b.source == "user" and (a.name or "") == (b.name or "")
 
@@ -79,7 +90,7 @@ class Superseder:
                     if old_value is None:
                         continue
                     if o.valid_since <= m.valid_since:
-                        if o.superseded_by is None and supersedes((key, value), (key, old_value)):
+                        if _replaceable(o, key, pool) and supersedes((key, value), (key, old_value)):
                             pool[o.id] = superseded(o, m)
                             changed.add(o.id)
                             count += 1

@@ -23,13 +23,29 @@ from dataclasses import dataclass
 
 from memory.recall.keyword_index import UNIGRAM, tokenize
 from memory.text.facts import HABIT, PLACEHOLDER_RE, Claim, supersedes
+from memory.text.lexicons import (
+    EN_BUSINESSES,
+    EN_DWELLINGS,
+    EN_OCCUPATIONS,
+    EN_ORG_WORDS,
+    EN_SCHOOL_WORDS,
+    EN_WORK_FIELDS,
+    ZH_BUSINESSES,
+    ZH_OCCUPATIONS,
+    ZH_SCHOOL_SUFFIXES,
+    ZH_WORK_FIELDS,
+)
+from memory.text.turns import fold_quotes
 
 __all__ = ["HABIT", "PLACEHOLDER_RE", "Claim", "claims_of", "habit_tokens", "supersedes"]
 
 
 _V = r"(?P<v>[^.,;!?\n]{1,60})"  # English value: the rest of the clause, trimmed by _clean_en
 _Z = r"(?P<v>[^，。,.！!？?；;：:\s、]{1,20})"  # Chinese value, trimmed by _clean_zh
-_ZH_WHEN = r"(?:上周|上个月|上星期|去年|今年|前几天|前阵子|最近|刚刚|刚|已经|终于|现在|目前|如今|[0-9一二三四五六七八九十]+月份?|也|又|还)*"
+_ZH_WHEN = (
+    r"(?:上周|上个月|上星期|去年|今年|前几天|前阵子|最近|刚刚|刚|已经|终于|现在|目前|如今|[0-9一二三四五六七八九十]+月份?|也|又|还|"
+    r"这学期|上学期|这周|本周|这个月|本月|今天|昨天|前天|年初|年底|后来|从此|一直|早就)*"
+)
 
 _EN_STOP_WORDS = (
     "last this next since for and but because with now recently yesterday today ago where which who when so on at in "
@@ -196,7 +212,7 @@ RULES: tuple[_Rule, ...] = (
         + _ZH_WHEN
         + r"在(?P<v>[^，。,.！!？?；;\s]{2,14}?)(?:上学|读书|读大学|念书|读研|读博|上大学|读高中|读初中)",
     ),
-    _r("school", r"我?" + _ZH_WHEN + r"(?:转学到|转到|考上了|考进了)" + _Z),
+    _r("school", r"(?:^|我|[，,])" + _ZH_WHEN + r"(?:转学到|转到|考上了|考进了)了?" + _Z),
     # --- relationship
     _r(
         "relationship",
@@ -296,6 +312,282 @@ RULES: tuple[_Rule, ...] = (
     ),
     _r("favourite", r"我最喜欢的(?P<k>[\u4e00-\u9fff]{1,6}?)(?:现在)?(?:是|变成了?|换成了?)" + _Z, thing="k"),
 )
+# --- changes said as changes (issue 24): job, employer, home, school, relationship ------------------
+# Read with the lexicons of occupations, fields of work, schools and organisations (lexicons.py), so a
+# rule names a kind of thing, not a wording: "我不当老师了，现在在银行做柜员", "I quit teaching; now I'm
+# a data analyst", "我从明日传媒跳到了云游旅行", "Marco and I split up". Ends come before states; a
+# sentence that ends an attribute and states its new value claims the value (`_sentence_claims`).
+_ZS = r"(?:^|我|我们|[，,；;])"  # a Chinese clause start: the subject is often left out after a comma
+_ZGAP = r"(?:(?!妹|姐|哥|弟|爸|妈|朋友|同事|父|母|儿|女|老公|老婆|邻居|同学|他|她)[^，。,.！!？?；;\s]){0,8}?"
+_ZV = r"(?P<v>[^，。,.！!？?；;\s]{2,12}?)"
+_OCC = rf"(?P<v>(?:(?!的)[\u4e00-\u9fffA-Za-z]){{0,8}}(?:{ZH_OCCUPATIONS}))"
+_OCC_OR_FIELD = rf"(?P<v>(?:(?!的)[\u4e00-\u9fffA-Za-z]){{0,8}}(?:{ZH_OCCUPATIONS})|(?:{ZH_WORK_FIELDS}))"
+_ZSCHOOL = rf"(?P<v>[^，。,.！!？?；;\s的]{{0,10}}?(?:{ZH_SCHOOL_SUFFIXES}))"
+_EN_OCC = rf"(?P<v>(?:[\w-]+ ){{0,3}}?(?:{EN_OCCUPATIONS}))\b"
+_EN_ORG = r"(?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){0,3})"
+_EN_SCHOOL = rf"(?P<v>(?:[\w'-]+ ){{0,4}}?(?:{EN_SCHOOL_WORDS}))\b"
+_EN_I = r"\bI(?:'ve| have| had)?(?: just| recently| finally| since| now| then)?"
+_EN_SUBJ = r"(?:^|[.;,:] |\bI |\band |\bthen |\bnow )"  # after "and", "now", a comma: the same subject
+# lower case: "I quit Maple Consulting" names an employer, not a field of work
+_WORKISH = rf"(?-i:my (?:job|career|position|role)|(?:[\w-]+ )?(?:{EN_WORK_FIELDS})|(?:[\w-]+ )?(?:{EN_OCCUPATIONS}))\b"
+
+CHANGE_RULES: tuple[_Rule, ...] = (
+    # --- job: ends
+    _r(
+        "job",
+        rf"{_EN_I} (?:quit|left|gave up|stopped|dropped|retired from|moved out of|got out of|walked away from)(?: doing)? {_WORKISH}\b",
+        "",
+    ),
+    _r("job", r"^(?:moved out of|left|quit|gave up|no more) " + _WORKISH, ""),
+    _r(
+        "job",
+        rf"\bI(?:'m| am) (?:not (?:a|an) (?:[\w-]+ ){{0,2}}?(?:{EN_OCCUPATIONS})\b.{{0,12}}any ?more|no longer (?:a|an) (?:[\w-]+ ){{0,2}}?(?:{EN_OCCUPATIONS})\b)",
+        "",
+    ),
+    _r("job", rf"{_EN_I} retired\b", ""),
+    _r(
+        "job",
+        _ZS
+        + _ZH_WHEN
+        + r"(?:不当|不干|不做|不教|不开|不跑|辞掉了?|辞去了?)[^，。,.！!？?；;\s]{0,8}?(?:了|的工作)",
+        "",
+    ),
+    _r("job", r"(?:离开了?|退出了?)[^，。,.！!？?；;\s]{0,6}?(?:行业|这行|岗位)|退休了", ""),
+    # --- job: states
+    _r(
+        "job",
+        rf"{_EN_SUBJ}(?:I(?:'m| am) |I(?:'ve| have) become |(?:I )?became )(?:now |currently )?(?:a |an )?{_EN_OCC}",
+    ),
+    _r(
+        "job",
+        rf"\b(?:took|got|landed|accepted|started|have|found) (?:a |an |the )?(?:new )?(?:[\w-]+ )?(?:job|position|role) as (?:a |an )?{_EN_OCC}",
+    ),
+    _r(
+        "job",
+        r"(?:\bI|\bnow I|\band now|^now) (?:now )?teach (?P<v>[a-z]+(?: [a-z]+)?)",
+        lambda m: "teach " + _clean_en(m["v"]),
+    ),
+    _r(
+        "job",
+        r"\bI (?:now )?drive (?:a \w+ )?for (?P<v>[^.,;!?\n]{2,40})",
+        lambda m: "driver: " + _clean_en(m["v"]),
+    ),
+    _r(
+        "job",
+        rf"{_EN_SUBJ}(?:I )?(?:now )?(?:run|own|opened|started) (?:a |an |my own )(?P<v>(?:[\w-]+ ){{0,2}}?(?:{EN_BUSINESSES}))\b",
+        lambda m: "runs " + _clean_en(m["v"]),
+    ),
+    _r("job", r"\bmy (?:day |new |current )?job is (?:now )?" + _V),
+    _r(
+        "job",
+        rf"{_ZS}{_ZH_WHEN}(?:是|当上了|成为了?|做起了|转行做|改行做|转行当|改行当)(?:一名|一个|一位|个|名)?{_OCC}",
+    ),
+    _r(
+        "job",
+        rf"{_ZS}{_ZH_WHEN}(?:在[^，。,.！!？?；;\s]{{1,10}}?)?(?:当|做|干|担任)(?:一名|一个|一位|个|名)?{_OCC_OR_FIELD}",
+    ),
+    _r(
+        "job",
+        rf"{_ZS}{_ZH_WHEN}(?:在[^，。,.！!？?；;\s]{{1,10}}?)?教(?P<v>[\u4e00-\u9fff]{{1,4}})",
+        lambda m: "教" + _clean_zh(m["v"]),
+    ),
+    _r(
+        "job",
+        rf"{_ZS}{_ZH_WHEN}(?:每天|平时)?(?:开|跑)(?P<v>出租车?|网约车|货车|卡车|公交车?|大巴|滴滴)",
+        lambda m: "开" + m["v"],
+    ),
+    _r(
+        "job",
+        rf"{_ZS}{_ZH_WHEN}开了?(?:一家|一个|家|个)(?P<v>[\u4e00-\u9fff]{{1,6}}?(?:{ZH_BUSINESSES}))",
+        lambda m: "开" + m["v"],
+    ),
+    _r(
+        "job",
+        rf"{_ZS}{_ZH_WHEN}(?:转行|改行|换了?职业|换了?行)(?:了)?[，,]?{_ZH_WHEN}(?:做|当|是)(?:一名|个)?{_OCC_OR_FIELD}",
+    ),
+    # --- employer: ends and states
+    _r("employer", r"\bI (?:don't|do not|no longer) work (?:at|for) ", ""),
+    _r("employer", r"\b(?:laid me off|let me go|fired me)\b", ""),
+    _r("employer", r"我?" + _ZH_WHEN + r"(?:不再|不)在" + _ZV + r"(?:工作|上班|干|打工)了", ""),
+    _r("employer", r"(?:把我裁了|把我辞退了|被裁员?了?)", ""),
+    _r("employer", rf"\bI(?:'m| am) (?:a |an )?(?:[\w-]+ ){{0,3}}?(?:{EN_OCCUPATIONS}) at {_EN_ORG}"),
+    _r("employer", rf"\bI(?:'ve| have) been (?:at|with) {_EN_ORG}"),
+    _r("employer", rf"\bI(?:'m| am) on the (?:[\w-]+ ){{1,3}}team at {_EN_ORG}"),
+    _r("employer", rf"\bI do (?:[\w-]+ ){{1,2}}at {_EN_ORG}"),
+    _r("employer", r"\bI(?:'m| am) (?:now )?employed (?:by|at) " + _V),
+    _r("employer", r"\bI (?:got|was|have been|'ve been) (?:hired|recruited|taken on) by " + _V),
+    _r(
+        "employer",
+        rf"\b(?:now )?I(?:'m| am) (?:now )?(?:at|with) (?!(?:[\w'-]+ ){{0,4}}(?:{EN_SCHOOL_WORDS})\b)(?=[^.,;!?]*\bnow\b|[^.,;!?]*$)"
+        + _V,
+    ),
+    _r("employer", rf"\bnow I(?:'m| am) (?:at|with) (?!(?:[\w'-]+ ){{0,4}}(?:{EN_SCHOOL_WORDS})\b)" + _V),
+    _r(
+        "employer",
+        rf"(?:{_EN_I} |^|\band |\bthen )(?:started (?:working |a new job )?at |took a (?:new )?job (?:at|with) |joined (?=(?-i:[A-Z]))|(?:got|landed|accepted) (?:a |an )?(?:new )?(?:job|position|offer) (?:at|with|from) )"
+        + _V,
+    ),
+    _r(
+        "employer",
+        rf"\b(?:moved|switched|went|jumped) from (?:[\w&'.-]+ ){{0,3}}?(?:{EN_ORG_WORDS}) to {_EN_ORG}",
+    ),
+    _r(
+        "employer",
+        rf"{_ZS}{_ZH_WHEN}(?:在|于)(?P<v>[^，。,.！!？?；;\s]{{2,12}}?)(?:工作|上班|任职|干了?|打工|干活)",
+    ),
+    _r(
+        "employer",
+        rf"{_ZS}{_ZH_WHEN}在(?P<v>[^，。,.！!？?；;\s]{{2,12}}?)(?:当|做|干|担任)(?:一名|一个|个|名)?(?:{ZH_OCCUPATIONS}|{ZH_WORK_FIELDS})",
+    ),
+    _r(
+        "employer",
+        rf"{_ZS}{_ZH_WHEN}在(?P<v>[^，。,.！!？?；;\s]{{2,10}}?)的[^，。,.！!？?；;\s]{{0,6}}?(?:团队|部门|部|组|事业部|项目组)",
+    ),
+    _r(
+        "employer",
+        rf"我(?:现在|目前)?是(?P<v>[^，。,.！!？?；;\s的]{{2,10}}?)的[^，。,.！!？?；;\s]{{0,6}}?(?:{ZH_OCCUPATIONS})",
+    ),
+    _r("employer", r"被(?P<v>[^，。,.！!？?；;\s]{2,12}?)(?:录用|聘用|雇用|聘请|招进去)了?"),
+    _r(
+        "employer",
+        rf"{_ZS}{_ZH_WHEN}(?:从[^，。,.！!？?；;\s]{{2,12}}?)?(?:跳槽到|跳槽去|跳到|换到|加入)了?{_ZV}(?:$|[，。,.！!；;])",
+    ),
+    _r("employer", rf"{_ZS}{_ZH_WHEN}在(?P<v>[^，。,.！!？?；;\s]{{2,12}}?)找了?(?:一)?份(?:新)?工作"),
+    _r(
+        "employer",
+        rf"(?:换了?|跳槽)(?:公司|工作|东家|单位)?了?[，,]\s*{_ZH_WHEN}在(?P<v>[^，。,.！!？?；;\s]{{2,12}})",
+    ),
+    _r(
+        "employer",
+        r"(?:裁了|被裁|离职|辞职|跳槽|换了?工作)[^。！!？?]*?(?:去了|到了|进了)(?P<v>[^，。,.！!？?；;\s]{2,12})",
+    ),
+    # --- residence
+    _r("residence", r"\bI (?:don't|do not) live in " + _V + r" any ?more", ""),
+    _r("residence", r"\b(?:I|we)(?:'ve| have) (?:always |been )?(?:lived|living) in " + _V),
+    _r("residence", r"\b(?:I|we)(?: now| currently)? live (?:in|at) " + _V),
+    _r(
+        "residence",
+        r"\b(?:I|we)(?: now| currently)? live (?:near|by|close to|just outside|outside) [^.,;!?]*? in " + _V,
+    ),
+    _r(
+        "residence",
+        r"^(?:my |our )?(?:new )?home is (?:now )?(?:a |an |my )?(?:(?:[\w-]+ ){0,3}?in )?" + _V,
+    ),
+    _r(
+        "residence",
+        r"\b(?:my|our) (?:new |family )?(?:home|place|flat|apartment|house|address)(?: is| is now)? (?:now )?in "
+        + _V,
+    ),
+    _r("residence", r"\bmy (?:new )?address is (?:now )?(?:in )?" + _V),
+    _r(
+        "residence",
+        rf"\b(?:I|we) (?:rent|own|share|bought|have|found) (?:a|an|my|our) (?:[\w-]+ ){{0,2}}?(?:{EN_DWELLINGS}) in "
+        + _V,
+    ),
+    _r(
+        "residence",
+        r"^(?:I|we)\b[^.;]*?\b(?:and|then) (?:moved|relocated|settled)(?: back)? (?:to|into|in) " + _V,
+    ),
+    _r("residence", r"^(?:I |we )?(?:just |recently |finally )?(?:moved|relocated)(?: [a-z]+)? to " + _V),
+    _r("residence", r"\b(?:I|we)\b[^.;]*?\b(?:settled|settling)(?: down)? in " + _V),
+    _r("residence", r"\bsigned a lease (?:on (?:a|an) [\w-]+ )?in " + _V),
+    _r("residence", r"\bI(?:'m| am) (?:now )?in (?=(?-i:[A-Z])[^.,;!?]*\bnow\b)" + _V),
+    _r("residence", r"我(?:们|家|们家)?" + _ZH_WHEN + r"(?:不再住在?|不住在?)" + _ZV + r"了", ""),
+    _r("residence", r"我(?:们|们家)?" + _ZGAP + r"(?:住在|定居在|定居|生活在|常驻|常住在?)" + _Z),
+    _r("residence", r"(?:我|我们|我家|我们家)" + _ZGAP + r"(?:搬家|搬)(?:到|去|回|进)了?" + _Z),
+    _r(
+        "residence",
+        rf"{_ZS}{_ZH_WHEN}在(?P<v>[^，。,.！!？?；;\s]{{2,8}}?)(?:定居|安家|落户|生活|住|租房|租了房|合租|买了房|签了?租房合同)",
+    ),
+    _r("residence", r"我(?:们)?(?:家)?(?:现在)?的?(?:公寓|房子|家|住处|住所|新家)(?:现在)?在" + _Z),
+    _r(
+        "residence",
+        r"我和[^，。,.！!？?；;\s]{1,4}?在(?P<v>[^，。,.！!？?；;\s]{2,8}?)(?:合租|租房|同住|住)",
+    ),
+    _r("residence", r"地址(?:改到|改成|换到|变成|搬到)了?" + _Z),
+    _r("residence", r"(?:调到|调去|搬到)(?P<v>[^，。,.！!？?；;\s]{2,8}?)(?:去)?(?:住|生活|定居)"),
+    # --- school
+    _r("school", r"\bI (?:now |currently )?(?:study|studied)(?: [\w-]+){0,2} at " + _V),
+    _r("school", r"\bI(?:'m| am) (?:now )?(?:studying|doing|taking)(?: [\w'-]+){0,3} at " + _V),
+    _r("school", r"\bI (?:take|am taking|'m taking) (?:[\w-]+ ){0,2}?classes at " + _V),
+    _r("school", r"\bI (?:now )?go to (?:[\w-]+ ){0,2}?school at " + _V),
+    _r("school", rf"{_EN_SUBJ}(?:I )?(?:now )?(?:go to|attend|attending) {_EN_SCHOOL}"),
+    _r("school", r"\bmy (?:new )?(?:school|college|university|uni) is (?:now )?" + _V),
+    _r(
+        "school",
+        r"\b(?:I(?:'m| am)(?: now)?|I was|I got|now I'm) (?:enrolled|accepted|admitted) (?:at|in|to|into) "
+        + _V,
+    ),
+    _r(
+        "school",
+        r"\bstarted (?:a|my) (?:phd|master'?s|degree|course|program|programme|doctorate|mba)(?: [\w-]+)? at "
+        + _V,
+    ),
+    _r("school", rf"\b(?:now )?I(?:'m| am) (?:now )?at {_EN_SCHOOL}"),
+    _r("school", rf"{_ZS}{_ZH_WHEN}(?:在|去了?|到|进了?|转到了?|转学到了?|考上了?|考进了?){_ZSCHOOL}"),
+    _r("school", rf"我是{_ZSCHOOL}的"),
+    _r("school", rf"被{_ZSCHOOL}录取"),
+    _r("school", r"我的(?:新)?学校是" + _Z),
+    _r("school", rf"(?:上|读|念)的是{_ZSCHOOL}"),
+    _r("school", r"(?:改去|转去|去了?)(?P<v>[^，。,.！!？?；;\s]{2,8}?)(?:读书|念书|上学|读研|读博|读|念)"),
+    # --- relationship
+    _r(
+        "relationship",
+        r"\b(?:[A-Z]\w+ and I|I and [A-Z]\w+|we|I)(?: just| recently| finally)? (?:split up|broke up|separated|ended things|ended it|called it off|called off (?:the|our) engagement)\b",
+        "single",
+    ),
+    _r("relationship", r"\bI(?:'m| am) (?:on my own|by myself) again\b", "single"),
+    _r(
+        "relationship",
+        r"\b(?:[A-Z]\w+ and I|we)(?: just| recently| finally)? (?:got )?(?P<v>married|engaged|divorced)\b",
+    ),
+    _r("relationship", r"\b(?:[A-Z]\w+ and I|we) are (?:now )?(?P<v>divorced|separated|married|engaged)\b"),
+    _r("relationship", r"\bI (?:just |recently )?(?:got )?remarried\b", "married"),
+    _r("relationship", r"\bI(?:'m| am) (?:a )?(?:widow|widower|widowed)\b", "widowed"),
+    _r("relationship", r"\bI(?:'ve| have) been single\b", "single"),
+    _r("relationship", r"\bI(?:'m| am) in an? (?:[\w-]+ )?relationship\b", "in a relationship"),
+    _r(
+        "relationship",
+        r"\bI (?:now )?have a (?:new )?(?:girlfriend|boyfriend|partner|wife|husband|fianc[ée]e?)\b",
+        "in a relationship",
+    ),
+    _r(
+        "relationship",
+        r"\bI(?:'m| am|'ve been| have been) (?:now )?(?:dating|seeing|going out with) (?=someone|somebody|(?:a|an) (?:guy|girl|man|woman|boy|lady)\b|(?-i:[A-Z]))"
+        + _V,
+        lambda m: "dating " + _clean_en(m["v"]),
+    ),
+    _r(
+        "relationship",
+        r"\bmy (?:new )?(?:boyfriend|girlfriend|partner|fianc[ée]e?|wife|husband)(?:'s name)? is (?:called |named )?"
+        + _V,
+    ),
+    _r(
+        "relationship",
+        r"我和" + _ZGAP + r"(?:分手|分了|分开|结束|离婚)了?",
+        lambda m: "divorced" if "离婚" in m.group(0) else "single",
+    ),
+    _r("relationship", r"(?:取消了?|解除了?)婚约|退婚", "single"),
+    _r("relationship", r"又是一个人|恢复单身", "single"),
+    _r(
+        "relationship", r"(?:老伴|老公|老婆|丈夫|妻子)[^，。,.！!？?；;\s]{0,5}?(?:去世|过世|走了)", "widowed"
+    ),
+    _r("relationship", r"再婚", "married"),
+    _r("relationship", r"我(?:们)?" + _ZH_WHEN + r"(?P<v>单身|结婚|已婚|订婚|离婚|恋爱|脱单)了?"),
+    _r("relationship", r"我和" + _ZGAP + r"(?P<v>结婚|订婚|领证)"),
+    _r("relationship", rf"{_ZS}{_ZH_WHEN}(?P<v>单身)"),
+    _r("relationship", r"我" + _ZH_WHEN + r"有(?:女朋友|男朋友|对象|女友|男友)了", "in a relationship"),
+    _r(
+        "relationship",
+        r"(?:我|我在)和(?:一个叫)?[^，。,.！!？?；;\s]{1,10}?(?:约会|交往|谈恋爱|在一起|谈异地恋|恋爱)",
+        lambda m: "dating " + m.group(0),
+    ),
+    _r(
+        "relationship",
+        r"(?:我|现在)的?(?:新)?(?:男朋友|女朋友|男友|女友|对象|伴侣|未婚夫|未婚妻)(?:叫|是)" + _Z,
+    ),
+)
+RULES = (*RULES, *CHANGE_RULES)
 _NO_LONGER = (
     re.compile(r"\bI(?:'ve| have)? no longer (?P<rest>[^.,;!?\n]{3,60})", re.I),
     re.compile(r"\bI (?:don't|do not|can't|cannot) (?P<rest>[^.,;!?\n]{3,60}?) any ?more\b", re.I),
@@ -318,13 +610,17 @@ def _value(rule: _Rule, match: re.Match[str]) -> str:
 def _sentence_claims(sentence: str) -> list[Claim]:
     out: list[Claim] = []
     taken: set[str] = set()
+    ended: dict[str, tuple[int, int]] = {}  # key -> where the words ending it are
     for rule in RULES:
-        if rule.key in taken and rule.thing is None:
+        if rule.key in taken and rule.thing is None and rule.key not in ended:
             continue
         match = rule.pattern.search(sentence)
         if match is None:
             continue
-        before = sentence[max(0, match.start() - 8) : match.start() + 3]
+        # a plan or a wish ("我以后可能会搬到大理", "I might move"): in the 8 characters before the match,
+        # or anywhere in it before the value
+        value_at = match.start("v") if "v" in match.re.groupindex and match.start("v") >= 0 else -1
+        before = sentence[max(0, match.start() - 8) : max(match.start() + 3, value_at)]
         if _NOT_FACT_EN.search(before) or _NOT_FACT_ZH.search(before):
             continue
         key = rule.key
@@ -333,13 +629,20 @@ def _sentence_claims(sentence: str) -> list[Claim]:
             if not thing:
                 continue
             key = f"{key}:{thing}"
-        if key in taken:
-            continue
         value = _value(rule, match)
         if rule.value is None and (not value or value in _NOT_VALUES):
             continue
+        if key in taken:
+            # "I quit teaching, now I'm a data analyst", "现在做厨师，不做咖啡了": a value said beside the
+            # end is the new value ("我对花生已经不过敏了" holds "对花生…过敏" inside its end: not beside it)
+            if key in ended and value and (match.start() >= ended[key][1] or match.end() <= ended[key][0]):
+                out[out.index((key, ""))] = (key, value)
+                del ended[key]
+            continue
         out.append((key, value))
         taken.update((key, rule.key))
+        if value == "":
+            ended[key] = (match.start(), match.end())
     if not out:
         for pattern in _NO_LONGER:
             match = pattern.search(sentence)
@@ -360,13 +663,15 @@ def claims_of(text: str) -> list[Claim]:
     """Every (key, value) the user's statement `text` asserts about themself; questions and plans
     assert nothing."""
     out: list[Claim] = []
-    for sentence in _SENTENCE_RE.findall(text):
+    for sentence in _SENTENCE_RE.findall(fold_quotes(text)):
         s = sentence.strip()
         if not s or _QUESTION_END.search(s):
             continue
         for claim in _sentence_claims(s):
             if all(claim[0] != k for k, _ in out):
                 out.append(claim)
+            elif claim[1] and (claim[0], "") in out:  # ended in one sentence, the new value in the next
+                out[out.index((claim[0], ""))] = claim
     return out
 
 

@@ -202,8 +202,12 @@ class TestWritePolicy:
             assert by_id["f1"]["importance"] >= 0.65
             assert by_id["f1"]["topic"] == "food"
             assert by_id["f3"]["importance"] >= 0.65
-            assert by_id["f2"]["importance"] < 0.65
-            assert by_id["f4"]["importance"] < 0.65
+            # small talk is no memory at all (issue 24), named in the answer
+            assert sorted(by_id) == ["f1", "f3"]
+            assert body["skipped"] == [
+                {"index": 1, "reason": "small_talk"},
+                {"index": 3, "reason": "small_talk"},
+            ]
             top = (
                 await client.get("/v1/memory/alice/list?sort=importance&limit=2", headers=auth("alice"))
             ).json()
@@ -350,3 +354,130 @@ class TestRecall:
         assert (await search(client, auth, "what instrument does my sister play?"))[0][
             "source_message_ids"
         ] == ["mei"]
+
+
+class TestWhatIsKept:
+    """Issue 24's reproductions: each failed before the write policy's gate, the user-only anchor and the
+    health lexicon."""
+
+    @pytest.mark.parametrize(
+        ("fact", "ack", "query"),
+        [
+            ("记住：我对花生过敏", "好的，我记住了", "我记住了什么"),
+            ("Remember this: my locker code is behind the calendar", "Sure, noted!", "noted"),
+        ],
+        ids=["zh", "en"],
+    )
+    async def test_the_assistants_acknowledgement_is_no_memory(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, fact: str, ack: str, query: str
+    ) -> None:
+        body = (
+            await post_messages(
+                client,
+                auth,
+                [
+                    {"role": "user", "content": fact, "id": "u1"},
+                    {"role": "assistant", "content": ack, "id": "a1"},
+                    {"role": "user", "content": "哈哈 thanks", "id": "u2"},
+                ],
+            )
+        ).json()
+        assert [m["source_message_ids"] for m in body["memories"]] == [["u1"]]
+        assert body["memories"][0]["tier"] == "fact"
+        assert body["skipped"] == [{"index": 1, "reason": "small_talk"}, {"index": 2, "reason": "small_talk"}]
+        hits = await search(client, auth, query)
+        assert all("a1" not in h["source_message_ids"] for h in hits), hits
+        listed = (await client.get("/v1/memory/alice/list", headers=auth("alice"))).json()
+        assert listed["total"] == 1
+
+    @pytest.mark.parametrize(
+        ("statement", "question", "query"),
+        [
+            ("我住在杭州，离西湖不远。", "我住在哪个城市？", "我住在哪个城市？"),
+            ("My dog is called Biscuit, a beagle.", "what's my dog's name?", "what's my dog's name?"),
+        ],
+        ids=["zh", "en"],
+    )
+    async def test_a_question_is_not_stored_as_a_statement(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, statement: str, question: str, query: str
+    ) -> None:
+        await post_messages(
+            client, auth, [{"role": "user", "content": statement, "id": "s", "timestamp": 1000}]
+        )
+        body = (
+            await post_messages(
+                client,
+                auth,
+                [{"role": "user", "content": question, "id": "q", "timestamp": 2000}],
+                session="s2",
+            )
+        ).json()
+        assert body["memories"] == []
+        assert body["skipped"] == [{"index": 0, "reason": "question"}]
+        hits = await search(client, auth, query)
+        assert hits[0]["source_message_ids"] == ["s"], hits
+        assert all("q" not in h["source_message_ids"] for h in hits)
+
+    async def test_a_question_that_states_or_names_something_is_kept(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        body = (
+            await post_messages(
+                client,
+                auth,
+                [
+                    {"role": "user", "content": "我搬到苏州了，有什么好吃的推荐吗？", "id": "z"},
+                    {"role": "user", "content": "Can you remind me to call Anna on Friday?", "id": "e"},
+                ],
+            )
+        ).json()
+        assert sorted(m["source_message_ids"][0] for m in body["memories"]) == ["e", "z"]
+        assert body["skipped"] == []
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "I'm allergic to peanuts",
+            "I\u2019m allergic to peanuts.",
+            "我对花生过敏",
+            "I take insulin every morning before breakfast.",
+            "我有高血压，每天吃降压药。",
+            "My emergency contact is my brother Tom.",
+            "我的紧急联系人是我妈妈。",
+            "I can't eat gluten, I have celiac disease.",
+            "我不能吃海鲜。",
+        ],
+    )
+    async def test_health_and_safety_facts_are_important_facts(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, text: str
+    ) -> None:
+        body = (await post_messages(client, auth, [{"role": "user", "content": text, "id": "h"}])).json()
+        (memory,) = body["memories"]
+        assert memory["tier"] == "fact"
+        assert memory["importance"] >= 0.9, memory
+
+    @pytest.mark.parametrize(
+        "echo",
+        [
+            "好的，我会记住：你对花生过敏，下单时我会提醒你。",
+            "Got it, I'll remember that you prefer the window seat on long flights.",
+        ],
+        ids=["zh", "en"],
+    )
+    async def test_remember_fires_on_the_users_words_not_the_assistants_echo(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, echo: str
+    ) -> None:
+        body = (
+            await post_messages(
+                client,
+                auth,
+                [
+                    {"role": "user", "content": "Do you remember what I ordered last time?", "id": "u"},
+                    {"role": "assistant", "content": echo, "id": "a"},
+                ],
+            )
+        ).json()
+        (memory,) = body["memories"]  # the user's recall question is no memory, and no anchor
+        assert memory["source_message_ids"] == ["a"]
+        assert memory["tier"] == "episodic"
+        assert memory["importance"] < 0.65

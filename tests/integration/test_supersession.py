@@ -405,3 +405,30 @@ class TestArchiveTiers:
             assert {"old", "new"} <= {h.memory.source_message_ids[0] for h in past.hits}
         finally:
             await redis.aclose()
+
+
+class TestChangesSaidAsChanges:
+    """Issue 24's reproduction: a change of job said as a change ("不…了，现在…") was missed in Chinese."""
+
+    @pytest.mark.parametrize(
+        ("old", "new", "present"),
+        [
+            ("我的工作是在高中教数学", "我不教书了，现在做数据分析师", "我现在做什么工作？"),
+            (
+                "I teach maths at a high school.",
+                "I quit teaching; now I'm a data analyst.",
+                "What's my job now?",
+            ),
+        ],
+        ids=["zh", "en"],
+    )
+    async def test_the_new_job_comes_first_and_the_old_one_is_superseded(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, old: str, new: str, present: str
+    ) -> None:
+        now = time.time()
+        await store(client, auth, history(now, old, new))
+        items = {m["source_message_ids"][0]: m for m in await listed(client, auth)}
+        assert items["old"]["superseded_by"] == items["new"]["id"]
+        assert items["new"]["superseded_by"] is None
+        ranked = await search(client, auth, present)
+        assert ranked[0] == "new", ranked

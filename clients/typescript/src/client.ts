@@ -16,6 +16,7 @@ import { sseData } from "./sse.js";
 import {
   checkErasure,
   checkForget,
+  checkHistory,
   checkIngest,
   checkMemory,
   checkPage,
@@ -28,9 +29,11 @@ import {
   type ChatCompletion,
   type Erasure,
   type ForgetResult,
+  type HistoryEvent,
   type IngestResult,
   type Json,
   type MemoryDetail,
+  type MemoryEdit,
   type MemoryPage,
   type SearchResult,
   type SessionState,
@@ -111,7 +114,8 @@ export interface ChatOptions {
 }
 
 interface Call {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  ifMatch?: string;
   path: string;
   query?: Record<string, string>;
   body?: Json;
@@ -288,6 +292,28 @@ export class MnemoClient {
     return checkMemory(data) as MemoryDetail;
   }
 
+  /** Correct a memory read with `getMemory`, naming the `version` read: only the fields given change.
+   * A memory that changed since is a `VersionMismatchError` (412). */
+  async editMemory(userId: string, memoryId: string, version: string, edit: MemoryEdit): Promise<MemoryDetail> {
+    const body: Json = {};
+    if (edit.content !== undefined) body["content"] = edit.content;
+    if (edit.importance !== undefined) body["importance"] = edit.importance;
+    if (edit.pinned !== undefined) body["pinned"] = edit.pinned;
+    if (edit.topic !== undefined) body["topic"] = edit.topic;
+    if (edit.validTo !== undefined) body["valid_to"] = edit.validTo;
+    if (Object.keys(body).length === 0) throw new TypeError("give content, importance, pinned, topic or validTo");
+    if (!version || version.includes('"')) throw new TypeError("version must be the memory's version as read");
+    const path = memory(userId, segment(memoryId, "memoryId"));
+    const data = await this.json({ method: "PATCH", path, body, ifMatch: `"${version}"` });
+    need(data, "version", "string", "memory");
+    return checkMemory(data) as MemoryDetail;
+  }
+
+  /** Every event of the memory, oldest first (created, merged, superseded, edited, restored, deleted). */
+  async memoryHistory(userId: string, memoryId: string): Promise<HistoryEvent[]> {
+    return checkHistory(await this.json({ method: "GET", path: memory(userId, segment(memoryId, "memoryId"), "history") }));
+  }
+
   async deleteMemory(userId: string, memoryId: string): Promise<void> {
     await this.send({ method: "DELETE", path: memory(userId, segment(memoryId, "memoryId")) });
   }
@@ -368,6 +394,7 @@ export class MnemoClient {
         Accept: call.stream ? "text/event-stream" : "application/json",
       };
       if (key !== undefined) headers["Idempotency-Key"] = key;
+      if (call.ifMatch !== undefined) headers["If-Match"] = call.ifMatch;
       const init: RequestInit = { method: call.method, headers, redirect: "manual" };
       if (call.body !== undefined) {
         headers["Content-Type"] = "application/json";

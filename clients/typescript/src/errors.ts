@@ -81,6 +81,10 @@ export class NotFoundError extends ApiError {
 export class ConflictError extends ApiError {
   override name = "ConflictError";
 }
+/** 412 `version_mismatch` (the memory changed since it was read) and 428 `precondition_required`. */
+export class VersionMismatchError extends ApiError {
+  override name = "VersionMismatchError";
+}
 /** 429 `rate_limited`. */
 export class RateLimitedError extends ApiError {
   override name = "RateLimitedError";
@@ -104,8 +108,10 @@ const BY_STATUS: Record<number, typeof ApiError> = {
   403: ForbiddenError,
   404: NotFoundError,
   409: ConflictError,
+  412: VersionMismatchError,
   413: BadRequestError,
   422: BadRequestError,
+  428: VersionMismatchError,
   429: RateLimitedError,
   502: UpstreamError,
   503: UnavailableError,

@@ -21,11 +21,31 @@ export interface Memory {
   valid_to: string | null;
   superseded_by: string | null;
   archive_tier?: "hot" | "warm" | "cold";
+  pinned?: boolean;
 }
 
 /** A memory read by id: with its `version` (also its ETag), what an edit's If-Match names. */
 export interface MemoryDetail extends Memory {
   version: string;
+}
+
+/** The fields an edit sets; only those given change. `topic` or `validTo` as null clears it. */
+export interface MemoryEdit {
+  content?: string;
+  importance?: number;
+  pinned?: boolean;
+  topic?: string | null;
+  validTo?: string | number | null;
+}
+
+/** One event of a memory's history, oldest first. */
+export interface HistoryEvent {
+  event: "created" | "merged" | "superseded" | "edited" | "restored" | "archived" | "deleted";
+  at: string;
+  actor: string;
+  role: string;
+  request_id: string;
+  detail: Json;
 }
 
 export interface SearchHit extends Memory {
@@ -221,4 +241,13 @@ export function readChunk(data: unknown): ChatChunk {
   if (obj["usage"] != null) chunk.usage = need(data, "usage", "object", what) as Json;
   if (obj["debug"] != null) chunk.debug = checkDebug(obj["debug"]);
   return chunk;
+}
+
+export function checkHistory(data: unknown): HistoryEvent[] {
+  const events = need(data, "events", "array", "history") as unknown[];
+  for (const e of events) {
+    for (const key of ["event", "at", "actor", "role", "request_id"]) need(e, key, "string", "history event");
+    need(e, "detail", "object", "history event");
+  }
+  return events as HistoryEvent[];
 }

@@ -12,6 +12,7 @@ import {
   InvalidIdError,
   MnemoClient,
   NotFoundError,
+  VersionMismatchError,
   UnauthorizedError,
   UnavailableError,
   type ChatChunk,
@@ -65,6 +66,18 @@ describe("memory API", () => {
     const read = await client.getMemory(user, lisbon.id);
     assert.equal(read.content, lisbon.content);
     assert.ok(read.version);
+    const edited = await client.editMemory(user, lisbon.id, read.version, { content: "I moved to Porto 我搬到波尔图了", pinned: true });
+    assert.equal(edited.content, "I moved to Porto 我搬到波尔图了");
+    assert.equal(edited.pinned, true);
+    assert.notEqual(edited.version, read.version);
+    await assert.rejects(client.editMemory(user, lisbon.id, read.version, { importance: 0.9 }), (err: unknown) => {
+      assert.ok(err instanceof VersionMismatchError);
+      assert.equal(err.code, "version_mismatch");
+      return true;
+    });
+    const events = await client.memoryHistory(user, lisbon.id);
+    assert.deepEqual(events.map((e) => e.event), ["created", "edited"]);
+    assert.match(JSON.stringify(events[1]!.detail), /Lisbon/);
     await client.deleteMemory(user, lisbon.id);
     await assert.rejects(client.deleteMemory(user, lisbon.id), (err: unknown) => {
       assert.ok(err instanceof NotFoundError);

@@ -388,12 +388,14 @@ def test_dockerfile_structure() -> None:
     runs = [args for keyword, args in instructions if keyword == "RUN"]
     deps = next(args for args in runs if "scripts/requirements.py" in args)
     assert "pip install --no-cache-dir -r /tmp/requirements.txt" in deps
-    torch_at = deps.index("--index-url \"$TORCH_INDEX_URL\"")
+    torch_at = deps.index('--index-url "$TORCH_INDEX_URL"')
     assert torch_at < deps.index("-r /tmp/requirements.txt"), "CPU torch must be installed before the rest"
     args = dict(a.split("=", 1) for keyword, a in instructions if keyword == "ARG" and "=" in a)
     assert args["TORCH_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
     assert args["EXTRAS"] == '""', "the default image has no torch (the default embedder is ONNX)"
-    code_at = next(i for i, (keyword, a) in enumerate(instructions) if keyword == "COPY" and a.startswith("app/"))
+    code_at = next(
+        i for i, (keyword, a) in enumerate(instructions) if keyword == "COPY" and a.startswith("app/")
+    )
     deps_at = next(i for i, (keyword, a) in enumerate(instructions) if keyword == "RUN" and a == deps)
     assert deps_at < code_at, "editing the code must not re-download the dependencies"
     # the classic builder (Compose without buildx) refuses BuildKit-only flags; a `# syntax=` line makes

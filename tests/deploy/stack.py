@@ -1,0 +1,207 @@
+"""A compose stack on a real Docker engine, driven as a user drives it: the repository's compose file
+and Dockerfile, unchanged, in a copy of the tracked files (a clean clone: no developer `.env`, no
+`.venv` in the build context), with the `docker-compose` binary of the dev dependencies.
+
+What this machine lacks is supplied around those files, never in them (tests/deploy/standins/build.sh
+for the base images; a host-network pre-build for the one step that downloads: see `prebuild`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKER = os.environ.get("MNEMO_DOCKER_CLI", "/usr/bin/docker")
+COMPOSE = str(Path(sys.executable).parent / "docker-compose")
+SECRET = "deploy-test-only-" + "k" * 40  # 32+ chars, as the app requires
+
+log = logging.getLogger("tests.deploy")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def run(
+    args: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """Run a command; a failure raises with its output (a missing binary fails, never skips)."""
+    result = subprocess.run(
+        args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if result.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(args)} exited {result.returncode}\n--- stdout\n{result.stdout[-4000:]}"
+            f"\n--- stderr\n{result.stderr[-4000:]}"
+        )
+    return result
+
+
+def docker(*args: str, timeout: float = 600) -> str:
+    return run([DOCKER, *args], timeout=timeout).stdout
+
+
+def copy_tracked_tree(dest: Path, root: Path = ROOT) -> Path:
+    """The working tree's tracked files (as edited, not as committed) copied to `dest`: what a clone holds."""
+    listed = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root).stdout
+    for name in filter(None, listed.split("\0")):
+        src = root / name
+        if not src.is_file():  # deleted in the working tree
+            continue
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+    return dest
+
+
+def git_tree_at(commit: str, dest: Path, root: Path = ROOT) -> Path:
+    """The files of `commit` (the upgrade case's previous release), exported to `dest`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(
+        ["git", "archive", commit], cwd=root, capture_output=True, check=True, timeout=120
+    )
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True, timeout=120)
+    return dest
+
+
+@dataclass
+class Stack:
+    """One compose project: `directory` holds the compose file, `.env` and the build context."""
+
+    directory: Path
+    project: str
+    compose_file: str = "docker-compose.yml"
+    env_file: dict[str, str] = field(default_factory=dict)
+
+    def write_env(self) -> None:
+        # .env as a user writes it: compose reads it for interpolation, and the app services get it
+        # as their env_file
+        lines = [f"{key}={value}" for key, value in sorted(self.env_file.items())]
+        (self.directory / ".env").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    @property
+    def port(self) -> int:
+        return int(self.env_file["PORT"])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def compose(self, *args: str, timeout: float = 900) -> str:
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": os.environ.get("HOME", "/root"),
+            "DOCKER_HOST": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),
+            "COMPOSE_PROJECT_NAME": self.project,
+        }
+        started = time.monotonic()
+        out = run([COMPOSE, "-f", self.compose_file, *args], cwd=self.directory, env=env, timeout=timeout)
+        log.info(
+            "compose %s",
+            json.dumps(
+                {"project": self.project, "args": list(args), "seconds": round(time.monotonic() - started, 1)}
+            ),
+        )
+        return out.stdout
+
+    def image(self, service: str) -> str:
+        return f"{self.project}-{service}"
+
+    def prebuild(
+        self, services: tuple[str, ...] = ("app", "writer"), build_args: dict[str, str] | None = None
+    ) -> float:
+        """Build the services' image as compose would (classic builder, same context and Dockerfile,
+        tagged with the names compose gives it), on the host network: compose's own build has no
+        network here (no default bridge). Returns the build's seconds."""
+        started = time.monotonic()
+        args = [f"--build-arg={k}={v}" for k, v in (build_args or {}).items()]
+        first = self.image(services[0])
+        run(
+            ["nice", DOCKER, "build", "--network", "host", *args, "-t", first, "."],
+            cwd=self.directory,
+            env={**os.environ, "DOCKER_BUILDKIT": "0"},
+            timeout=3600,
+        )
+        for service in services[1:]:
+            docker("tag", first, self.image(service))
+        return time.monotonic() - started
+
+    def containers(self) -> dict[str, str]:
+        """Service -> container id, of the running containers."""
+        out = self.compose("ps", "--format", "json")
+        rows: list[dict[str, Any]] = []
+        for line in out.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            parsed = json.loads(line)
+            rows.extend(parsed if isinstance(parsed, list) else [parsed])
+        return {str(row["Service"]): str(row["ID"]) for row in rows}
+
+    def health(self) -> dict[str, str]:
+        states: dict[str, str] = {}
+        for service, cid in self.containers().items():
+            info = json.loads(docker("inspect", cid))[0]["State"]
+            states[service] = str(info.get("Health", {}).get("Status", info["Status"]))
+        return states
+
+    def volume(self, name: str) -> str:
+        return f"{self.project}_{name}"
+
+    def logs(self) -> str:
+        try:
+            return self.compose("logs", "--no-color", "--tail", "80", timeout=120)
+        except AssertionError as exc:
+            return str(exc)
+
+
+def grep_volume(volume: str, needles: list[bytes]) -> dict[str, int]:
+    """File -> occurrences of any needle, over every file of a named volume, read by a throwaway
+    container of the stand-in base (nothing is copied out)."""
+    script = (
+        "import json, os, sys\n"
+        "needles = [bytes.fromhex(n) for n in sys.argv[1:]]\n"
+        "found = {}\n"
+        "for d, _, files in os.walk('/v'):\n"
+        "    for f in files:\n"
+        "        p = os.path.join(d, f)\n"
+        "        data = open(p, 'rb').read()\n"
+        "        n = sum(data.count(x) for x in needles)\n"
+        "        if n: found[p[3:]] = n\n"
+        "print(json.dumps(found))\n"
+    )
+    out = docker(
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-v",
+        f"{volume}:/v:ro",
+        "--entrypoint",
+        "python3",
+        "python:3.11-slim",
+        "-c",
+        script,
+        *(n.hex() for n in needles),
+    )
+    found: dict[str, int] = json.loads(out)
+    return found
+
+
+def needles(text: str) -> list[bytes]:
+    """The text as UTF-8 and as JSON \\u escapes (lower and upper hex), whichever a store wrote."""
+    escaped = json.dumps(text)[1:-1]
+    return sorted({text.encode(), escaped.encode(), escaped.upper().replace("\\U", "\\u").encode()})

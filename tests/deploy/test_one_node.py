@@ -1,0 +1,206 @@
+"""The one-node stack (docker-compose.yml) on a real Docker engine, used through its published port
+only: the image, healthchecks, the openai SDK (plain and streamed, zh and en) with recall across
+sessions, search in both languages, /metrics, restart with named volumes, erase with the data gone from
+both volumes after the compaction. Tests run in file order and share one stack."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from app.http.auth import TokenCodec
+from tests.deploy.stack import SECRET, Stack, docker, grep_volume, needles
+
+log = logging.getLogger("tests.deploy")
+pytestmark = pytest.mark.timeout(1800)
+
+USER = f"deploy-{uuid.uuid4().hex[:8]}"
+ZH = "我在杭州养了三只蜜蜂箱，蜂蜜叫做桂花蜜"
+EN = "My rooftop garden in Lisbon grows purple basil"
+
+
+def token(sub: str, role: str | None = None) -> str:
+    return TokenCodec(SECRET).mint(sub, role=role)
+
+
+def client(stack: Stack, sub: str = USER) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{stack.base_url}/v1", api_key=token(sub), max_retries=0, timeout=120)
+
+
+def http(stack: Stack, sub: str = USER, role: str | None = None) -> httpx.Client:
+    return httpx.Client(
+        base_url=stack.base_url, headers={"Authorization": f"Bearer {token(sub, role)}"}, timeout=120
+    )
+
+
+def search(stack: Stack, query: str, sub: str = USER) -> list[dict[str, Any]]:
+    with http(stack, sub) as h:
+        resp = h.post(f"/v1/memory/{sub}/search", json={"query": query})
+        assert resp.status_code == 200, resp.text
+        results: list[dict[str, Any]] = resp.json()["results"]
+        return results
+
+
+def wait_for(what: str, check: Any, timeout: float = 120) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout}s")
+        time.sleep(1)
+
+
+def requests_total(stack: Stack) -> float:
+    body = httpx.get(f"{stack.base_url}/metrics", timeout=30).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(body)
+        if family.name == "mnemo_http_requests"
+        for sample in family.samples
+        if sample.name == "mnemo_http_requests_total"
+    )
+
+
+def test_image_runs_as_1001_without_torch_and_starts_offline(one_node: Stack) -> None:
+    image = one_node.image("app")
+    config = json.loads(docker("image", "inspect", image))[0]["Config"]
+    assert config["User"] == "1001:1001"
+    # no network at all: the models are in the image and load from it
+    out = docker(
+        "run", "--rm", "--network", "none", "--entrypoint", "python", "-e", f"AUTH_JWT_SECRET={SECRET}",
+        image, "-c",
+        "import importlib.util, os; from app.lifespan import build_embedder; from app.settings import Settings; "
+        "e = build_embedder(Settings()); "
+        "print(os.getuid(), e.dimension, importlib.util.find_spec('torch') is None, "
+        "importlib.util.find_spec('sentence_transformers') is None)",
+    )  # fmt: skip
+    assert out.split() == ["1001", "384", "True", "True"], out
+
+
+def test_every_service_is_healthy(one_node: Stack) -> None:
+    health = one_node.health()
+    assert health == {"redis": "healthy", "chroma": "healthy", "app": "healthy", "writer": "healthy"}, health
+    assert httpx.get(f"{one_node.base_url}/readyz", timeout=30).status_code == 200
+
+
+def test_openai_sdk_chats_and_a_second_session_recalls_the_first(one_node: Stack) -> None:
+    sdk = client(one_node)
+    plain = sdk.chat.completions.create(
+        model="mnemo",
+        messages=[{"role": "user", "content": f"请记住：{ZH}"}],
+        extra_body={"session_id": "first"},
+    )
+    assert plain.model == "mnemo-offline"
+    assert "未配置语言模型" in (plain.choices[0].message.content or "")
+    stream = sdk.chat.completions.create(
+        model="mnemo",
+        messages=[{"role": "user", "content": f"Please remember: {EN}"}],
+        stream=True,
+        extra_body={"session_id": "first"},
+    )
+    streamed = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    assert "No language model is configured" in streamed
+
+    # the writer service moves both turns to long-term memory
+    wait_for(
+        "the zh turn in long-term memory",
+        lambda: any("桂花蜜" in r["content"] for r in search(one_node, "蜂蜜")),
+    )
+    wait_for(
+        "the en turn in long-term memory",
+        lambda: any("basil" in r["content"] for r in search(one_node, "basil")),
+    )
+
+    zh = sdk.chat.completions.create(
+        model="mnemo",
+        messages=[{"role": "user", "content": "我养的蜜蜂产什么蜂蜜？"}],
+        extra_body={"session_id": "second"},
+    )
+    assert "桂花蜜" in (zh.choices[0].message.content or ""), zh.choices[0].message.content
+    en_stream = sdk.chat.completions.create(
+        model="mnemo",
+        messages=[{"role": "user", "content": "What grows in my rooftop garden?"}],
+        stream=True,
+        extra_body={"session_id": "second"},
+    )
+    en = "".join(chunk.choices[0].delta.content or "" for chunk in en_stream if chunk.choices)
+    assert "basil" in en, en
+
+
+def rank(results: list[dict[str, Any]], needle: str) -> int:
+    return next((i for i, r in enumerate(results) if needle in r["content"]), len(results))
+
+
+def test_search_in_both_languages(one_node: Stack) -> None:
+    # the second session's questions are memories too: each fact must rank above the other language's
+    zh = search(one_node, "我的蜂蜜叫什么？")
+    en = search(one_node, "which herb grows on my roof?")
+    assert rank(zh, "桂花蜜") < min(rank(zh, "basil"), len(zh)), zh
+    assert rank(en, "basil") < min(rank(en, "桂花蜜"), len(en)), en
+
+
+def test_metrics_count_the_requests(one_node: Stack) -> None:
+    before = requests_total(one_node)
+    for _ in range(5):
+        search(one_node, "bees 蜜蜂")
+    # two workers, one multiprocess registry: every request counted whichever worker served it
+    assert requests_total(one_node) - before >= 5
+
+
+def test_down_then_up_keeps_every_memory(one_node: Stack) -> None:
+    before = {r["id"] for r in search(one_node, "蜂蜜 basil 花园")}
+    with http(one_node) as h:
+        session = h.get(f"/v1/sessions/{USER}/first").json()
+    one_node.compose("down")
+    one_node.compose("up", "--wait", "--wait-timeout", "300", "-d")
+    after = {r["id"] for r in search(one_node, "蜂蜜 basil 花园")}
+    assert before
+    assert before <= after, (before, after)
+    with http(one_node) as h:
+        again = h.get(f"/v1/sessions/{USER}/first").json()
+    assert again["buffer"] == session["buffer"]
+
+
+def test_erase_leaves_nothing_in_the_redis_and_chroma_volumes(one_node: Stack) -> None:
+    redis_volume, chroma_volume = one_node.volume("redis-data"), one_node.volume("chroma-data")
+    for text in (ZH, EN):
+        assert grep_volume(redis_volume, needles(text)), f"{text!r} never reached Redis' volume"
+        assert grep_volume(chroma_volume, needles(text)), f"{text!r} never reached Chroma's volume"
+
+    with http(one_node, "ops", role="admin") as h:
+        resp = h.delete(f"/v1/memory/{USER}", params={"confirm": USER})
+    assert resp.status_code == 200, resp.text
+    receipt = resp.json()
+    log.info("erase receipt %s", json.dumps(receipt, ensure_ascii=False))
+    assert receipt["at_rest"]["redis"]["state"] == "scheduled"
+    # compose: Chroma has its own volume, so its compaction is the documented operator command
+    assert receipt["at_rest"]["chroma"]["state"] == "operator"
+
+    # Redis: compacted by the app within the (shortened) bound: window + timeout + 5 s
+    bound = 2 + 60 + 5
+    wait_for(
+        "the erased text gone from the Redis volume",
+        lambda: not any(grep_volume(redis_volume, needles(t)) for t in (ZH, EN)),
+        timeout=bound,
+    )
+    # Chroma: docs/governance.md's command for compose, as written there
+    one_node.compose(
+        "run", "--rm", "--no-deps", "--user", "0", "--entrypoint", "python",
+        "-v", f"{chroma_volume}:/chroma-data", "app", "-m", "app.cli.compact", "--chroma-path", "/chroma-data",
+    )  # fmt: skip
+    for text in (ZH, EN):
+        assert not grep_volume(redis_volume, needles(text))
+        assert not grep_volume(chroma_volume, needles(text))
+    assert search(one_node, "蜂蜜") == [] or all(
+        "桂花蜜" not in r["content"] for r in search(one_node, "蜂蜜")
+    )

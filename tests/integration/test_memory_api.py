@@ -72,6 +72,7 @@ class TestIngest:
             "valid_to",
             "superseded_by",
             "archive_tier",
+            "pinned",
         }
         assert first["valid_from"] == first["created_at"]
         assert first["valid_to"] is None

@@ -207,8 +207,8 @@ Bump = Callable[[str, Sequence[str], Sequence[str]], Awaitable[int]]
 class VersionRepairs:
     """The version bumps that failed in this process, retried with backoff until Redis takes them. Ids
     only (no records): workers fetch those memories from the store. A pending change of a user merges
-    with the next failed one; `pending` and `settle` are for shutdown and tests. What a crash of this
-    process loses here is covered by the 503 its caller answered: the client retries the write."""
+    with the next failed one. What a crash of this process loses here is covered by the 503 its caller
+    answered: the client retries the write."""
 
     def __init__(self, bump: Bump, *, backoff: tuple[float, float]) -> None:
         self._bump = bump
@@ -217,8 +217,9 @@ class VersionRepairs:
         self._task: asyncio.Task[None] | None = None
 
     @property
-    def pending(self) -> frozenset[str]:
-        return frozenset(self._pending)
+    def pending(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        """user id -> (upserted, deleted) ids not yet recorded."""
+        return {u: (frozenset(up), frozenset(gone)) for u, (up, gone) in self._pending.items()}
 
     def add(self, user_id: str, upserted: Sequence[str], deleted: Sequence[str]) -> None:
         up, gone = self._pending.setdefault(user_id, (set(), set()))
@@ -228,12 +229,6 @@ class VersionRepairs:
         gone.difference_update(upserted)
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(), name="ltm-version-repairs")
-
-    async def settle(self, timeout: float) -> bool:
-        """Wait until every pending bump is recorded; False if some are still pending after `timeout`."""
-        if self._task is not None and not self._task.done():
-            await asyncio.wait({self._task}, timeout=timeout)
-        return not self._pending
 
     async def _run(self) -> None:
         delay = self._first
@@ -251,7 +246,8 @@ class VersionRepairs:
                 if not up and not gone:
                     del self._pending[user_id]
                 metrics.LTM_VERSION_BUMPS_FAILED.labels("repaired").inc()
-                log.info("ltm version bumped after a Redis failure", extra={"changes": len(up) + len(gone)})
+                changes = len(sent_up) + len(sent_gone)
+                log.info("ltm version bumped after a Redis failure", extra={"changes": changes})
             delay = min(self._max, delay * 2) if self._pending else self._first
 
 

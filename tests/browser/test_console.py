@@ -312,6 +312,89 @@ def test_a_superseded_memory_shows_when_it_stopped_being_current(
     Select(find(browser, "#lang")).select_by_value("en")  # the choice is remembered: leave it as found
 
 
+def row_of(driver: webdriver.Chrome, starts: str) -> WebElement:
+    return next(
+        r
+        for r in all_of(driver, "#memory-list tbody tr")
+        if r.find_element(By.CSS_SELECTOR, "td.content").text.startswith(starts)
+    )
+
+
+def no_sideways_scroll(driver: webdriver.Chrome, what: str) -> None:
+    overflow = driver.execute_script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0, f"{what} scrolls sideways by {overflow}px"
+
+
+def test_correcting_a_memory_and_reading_its_history(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Issue 24/25: edit a memory in the console (its version read, If-Match sent), see the change in
+    the list and in its history, in English and Chinese, at desktop and phone widths; an edit made
+    elsewhere meanwhile is shown, never overwritten."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "s1", ("home", "I live in Hangzhou near the West Lake."), ("cat", "我的猫叫咪咪。"))
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, lambda d: len(all_of(d, "#memory-list tbody tr")) == 2, "the two memories")
+    Select(find(browser, "#lang")).select_by_value("en")
+    find(browser, "#f-apply").click()
+    wait(browser, lambda d: len(all_of(d, "#memory-list tbody tr")) == 2, "the list in English")
+    row_of(browser, "I live in Hangzhou").find_element(By.CSS_SELECTOR, "button.edit").click()
+    wait(browser, visible("#editor"), "the editor")
+    assert find(browser, "#ed-content").get_attribute("value") == "I live in Hangzhou near the West Lake."
+    type_into(browser, "#ed-content", "I moved to Suzhou. 我搬到苏州了。")
+    find(browser, "#ed-pinned").click()
+    browser.save_screenshot(str(screenshots / "console-edit.png"))
+    find(browser, "#ed-save").click()
+    wait(browser, visible("#notice"), "the saved notice")
+    assert "history" in find(browser, "#notice").text
+    assert row_of(browser, "I moved to Suzhou") is not None
+    assert "I moved to Suzhou. 我搬到苏州了。" in api.contents(name)
+
+    row_of(browser, "I moved to Suzhou").find_element(By.CSS_SELECTOR, "button.history").click()
+    wait(browser, visible("#history"), "the history")
+    events = [li.get_attribute("data-event") for li in all_of(browser, "#hi-events li")]
+    assert events == ["created", "edited"]
+    edited = all_of(browser, "#hi-events li")[1].text
+    assert "I live in Hangzhou near the West Lake. → I moved to Suzhou." in edited
+    assert f"by {name} (user)" in edited
+    browser.save_screenshot(str(screenshots / "console-history.png"))
+    browser.set_window_size(390, 844)
+    no_sideways_scroll(browser, "the history at phone width")
+    browser.save_screenshot(str(screenshots / "console-history-phone.png"))
+    browser.set_window_size(1280, 900)
+    find(browser, "#hi-close").click()
+
+    # someone else edits the cat meanwhile: saving the stale version shows theirs, never overwrites it
+    Select(find(browser, "#lang")).select_by_value("zh")
+    find(browser, "#f-apply").click()
+    wait(browser, lambda d: find(d, "#memory-list tbody button.edit").text == "编辑", "the list in Chinese")
+    row_of(browser, "我的猫叫咪咪").find_element(By.CSS_SELECTOR, "button.edit").click()
+    wait(browser, visible("#editor"), "the editor")
+    cat = next(m for m in api.http.get(f"/v1/memory/{name}/list").json()["items"] if "咪咪" in m["content"])
+    version = api.http.get(f"/v1/memory/{name}/{cat['id']}").json()["version"]
+    changed = api.http.patch(
+        f"/v1/memory/{name}/{cat['id']}",
+        json={"content": "我的猫叫年糕。"},
+        headers={"If-Match": f'"{version}"'},
+    )
+    assert changed.status_code == 200
+    type_into(browser, "#ed-content", "我的猫叫团子。")
+    find(browser, "#ed-save").click()
+    wait(browser, visible("#ed-message"), "the changed-since message")
+    assert "已被别人修改" in find(browser, "#ed-message").text
+    assert find(browser, "#ed-content").get_attribute("value") == "我的猫叫年糕。"
+    browser.set_window_size(390, 844)
+    no_sideways_scroll(browser, "the editor at phone width")
+    browser.save_screenshot(str(screenshots / "console-edit-conflict-zh-phone.png"))
+    browser.set_window_size(1280, 900)
+    find(browser, "#ed-cancel").click()
+    assert "我的猫叫年糕。" in api.contents(name)
+    Select(find(browser, "#lang")).select_by_value("en")  # the choice is remembered: leave it as found
+
+
 def test_a_user_token_on_another_users_page_sees_the_403(
     browser: webdriver.Chrome, served: str, user: str, screenshots: Path
 ) -> None:

@@ -96,13 +96,103 @@
     for (const m of page.items) {
       const del = el("button", { class: "delete" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(m));
+      const edit = el("button", { class: "edit" }, t("edit"));
+      edit.addEventListener("click", () => safely(() => openEditor(m.id))());
+      const hist = el("button", { class: "history" }, t("history"));
+      hist.addEventListener("click", () => safely(() => openHistory(m.id))());
       body.append(el("tr", { "data-id": m.id }, el("td", { class: "content" }, m.content, earlier(m)), el("td", {}, m.created_at),
-        el("td", {}, m.session_id), el("td", {}, m.source), el("td", {}, m.tier || ""), el("td", {}, m.topic || ""), el("td", {}, del)));
+        el("td", {}, m.session_id), el("td", {}, m.source), el("td", {}, m.tier || ""), el("td", {}, m.topic || ""),
+        el("td", { class: "actions" }, edit, hist, del)));
     }
     state.offset += page.items.length;
     $("#memory-total").textContent = t("total", { n: page.total });
     $("#more").hidden = state.offset >= page.total;
   }
+
+  // ---- correcting a memory: read it with its version, edit it (If-Match), read its history ------------
+  const memoryPath = (id) => `/v1/memory/${userPath(state.user)}/${segment(id)}`;
+
+  async function openEditor(id, message) {
+    const res = await api("GET", memoryPath(id));
+    const m = await res.json();
+    state.editing = m;
+    $("#ed-content").value = m.content;
+    $("#ed-importance").value = m.importance == null ? "" : String(m.importance);
+    $("#ed-topic").value = m.topic || "";
+    $("#ed-pinned").checked = !!m.pinned;
+    $("#ed-ended").checked = !!m.valid_to && !m.superseded_by;
+    $("#ed-message").textContent = message || "";
+    $("#ed-message").hidden = !message;
+    $("#history").hidden = true;
+    $("#editor").hidden = false;
+    $("#ed-content").focus();
+  }
+
+  async function saveEdit() {
+    const m = state.editing;
+    const body = {};
+    const content = $("#ed-content").value.trim();
+    if (content !== m.content) body.content = content;
+    const importance = $("#ed-importance").value.trim();
+    if (importance !== "" && Number(importance) !== m.importance) body.importance = Number(importance);
+    const topic = $("#ed-topic").value.trim() || null;
+    if (topic !== (m.topic || null)) body.topic = topic;
+    if ($("#ed-pinned").checked !== !!m.pinned) body.pinned = $("#ed-pinned").checked;
+    const ended = !!m.valid_to && !m.superseded_by;
+    if ($("#ed-ended").checked !== ended) body.valid_to = $("#ed-ended").checked ? new Date().toISOString() : null;
+    if (!Object.keys(body).length) { $("#editor").hidden = true; show(t("unchanged"), false); return; }
+    try {
+      const res = await fetch(memoryPath(m.id), {
+        method: "PATCH",
+        headers: { Authorization: "Bearer " + token, "content-type": "application/json", "If-Match": `"${m.version}"` },
+        body: JSON.stringify(body),
+      });
+      if (res.status === 412) { await openEditor(m.id, t("changed_since")); return; }
+      if (!res.ok) {
+        let e = {};
+        try { e = await res.json(); } catch (_) { /* not the envelope */ }
+        throw { status: res.status, code: e.error || "", detail: e.detail || res.statusText };
+      }
+      const saved = await res.json();
+      $("#editor").hidden = true;
+      const row = document.querySelector(`#memory-list tr[data-id="${CSS.escape(m.id)}"]`);
+      if (row) {
+        row.querySelector("td.content").replaceChildren(saved.content, earlier(saved));
+        row.children[5].textContent = saved.topic || "";
+      }
+      show(t("saved"), false);
+    } catch (err) { failed(err); }
+  }
+
+  function describe(e) {
+    const d = e.detail || {};
+    if (e.event === "created") return t("from_message", { ids: (d.source_message_ids || []).join(", ") || "—", session: d.session_id || "" });
+    if (e.event === "superseded") return t("superseded_by", { id: d.by || "" });
+    if (e.event === "restored") return t("from_tier", { tier: d.from || "" });
+    if (e.event === "merged") return (d.source_message_ids || []).join(", ");
+    if (e.event === "edited") {
+      const shown = (v) => (v === true ? t("yes") : v === false ? t("no") : v ?? "—");
+      return Object.entries(d).map(([field, v]) => `${t(field)}: ${shown(v.before)} → ${shown(v.after)}`).join("\n");
+    }
+    return "";
+  }
+
+  async function openHistory(id) {
+    const res = await json("GET", memoryPath(id) + "/history");
+    const row = document.querySelector(`#memory-list tr[data-id="${CSS.escape(id)}"] td.content`);
+    $("#hi-content").textContent = row ? row.firstChild.textContent : id;
+    const list = $("#hi-events");
+    list.replaceChildren();
+    for (const e of res.events) {
+      const who = e.role === "system" ? "" : " · " + t("by", { actor: e.actor, role: e.role });
+      list.append(el("li", { "data-event": e.event }, el("strong", {}, t("ev_" + e.event)), ` ${when(e.at)}${who}`,
+        el("div", { class: "change" }, describe(e))));
+    }
+    if (!res.events.length) list.append(el("li", {}, t("history_empty")));
+    $("#editor").hidden = true;
+    $("#history").hidden = false;
+  }
+  const when = (iso) => (iso || "").replace("T", " ").slice(0, 16) + " UTC";
 
   function confirmDelete(m) {
     $("#confirm-text").textContent = t("delete_confirm", { content: m.content });
@@ -318,6 +408,9 @@
   $("#audit-form").addEventListener("submit", safely(() => loadAudit(false)));
   $("#au-more").addEventListener("click", safely(() => loadAudit(true)));
   $("#erase-form").addEventListener("submit", safely(runErase));
+  $("#ed-save").addEventListener("click", safely(saveEdit));
+  $("#ed-cancel").addEventListener("click", () => { $("#editor").hidden = true; });
+  $("#hi-close").addEventListener("click", () => { $("#history").hidden = true; });
   const armErase = () => { const u = $("#er-user").value.trim(); $("#er-go").disabled = !u || $("#er-confirm").value.trim() !== u; };
   $("#er-user").addEventListener("input", armErase);
   $("#er-confirm").addEventListener("input", armErase);

@@ -140,6 +140,9 @@ def visible(css: str) -> Callable[[webdriver.Chrome], bool]:
 
 def type_into(driver: webdriver.Chrome, css: str, text: str) -> None:
     box = find(driver, css)
+    if box.get_attribute("type") == "date":  # a date picker takes keys in the browser's locale order
+        driver.execute_script("arguments[0].value = arguments[1]", box, text)
+        return
     box.clear()
     box.send_keys(text)
 
@@ -214,6 +217,7 @@ def test_user_flows(
     hits = search(browser, "我住在哪个城市？")
     top = hits[0]
     assert "杭州" in top.find_element(By.CSS_SELECTOR, ".content").text
+    top.find_element(By.CSS_SELECTOR, ".why summary").click()  # the breakdown, on demand
     for part in (".b-dense", ".b-keyword", ".b-boosts", ".b-recency"):
         assert top.find_element(By.CSS_SELECTOR, part).text
     assert "语义" in top.find_element(By.CSS_SELECTOR, ".b-dense").text
@@ -221,6 +225,7 @@ def test_user_flows(
     browser.save_screenshot(str(screenshots / "console-search-zh.png"))
     # a memory from a chat turn: its source message is still in the session's buffer
     hits = search(browser, "我什么时候去上海开会？")
+    hits[0].find_element(By.CSS_SELECTOR, ".why summary").click()
     assert "明天下午3点在上海开会" in hits[0].find_element(By.CSS_SELECTOR, ".sources").text
 
     # English, in the English UI; then delete the hit: the page says it is final, and it is gone
@@ -228,14 +233,17 @@ def test_user_flows(
     hits = search(browser, "what insects do I keep?")
     bees = hits[0]
     assert "bees" in bees.find_element(By.CSS_SELECTOR, ".content").text
+    bees.find_element(By.CSS_SELECTOR, ".why summary").click()
     assert "dense" in bees.find_element(By.CSS_SELECTOR, ".b-dense").text
     bees.find_element(By.CSS_SELECTOR, "button.delete").click()
     wait(browser, visible("#confirm"), "the delete confirmation")
     assert "final" in find(browser, "#confirm-text").text
-    assert "cannot be restored" in find(browser, "#confirm-text").text
+    assert "cannot be undone" in find(browser, "#confirm-text").text
+    assert "bees" in find(browser, "#confirm-content").text
     find(browser, "#confirm-yes").click()
     wait(browser, visible("#notice"), "the deletion notice")
     assert "Deleted for good" in find(browser, "#notice").text
+    assert "I keep bees on my rooftop" in find(browser, "#notice").text  # the text, not the id
     hits = search(browser, "what insects do I keep?")
     assert all("bees" not in h.text for h in hits)
     assert not any("bees" in c for c in api.contents(user))
@@ -458,10 +466,10 @@ def test_admin_flows(browser: webdriver.Chrome, served: str, user: str, screensh
     assert find(browser, "#er-go").is_enabled()
     find(browser, "#er-go").click()
     wait(browser, visible("#er-receipt"), "the receipt")
-    receipt_text = find(browser, "#er-receipt").text
-    receipt = json.loads(receipt_text[receipt_text.index("{") :])
-    assert receipt["deleted"]["chroma"] == 4
-    assert receipt["at"]
+    assert find(browser, "#er-stores tr[data-store='chroma'] td.deleted").text == "4"
+    assert "long-term memories" in find(browser, "#er-stores tr[data-store='chroma']").text
+    assert "{" not in find(browser, "#er-receipt").text  # a receipt a person reads, not a JSON dump
+    assert f"Erased {user}" in find(browser, "#er-title").text
     browser.save_screenshot(str(screenshots / "console-erase.png"))
     assert api.contents(user) == []
 

@@ -9,18 +9,16 @@ were taken by this test with MNEMO_SCREENSHOT_DIR=docs/img.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import redis
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
@@ -30,8 +28,6 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from app.http.auth import TokenCodec
 from tests.conftest import TEST_SECRET
-from tests.served import serve
-from tests.services import ServerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 REDIS_DB = 3
@@ -47,18 +43,6 @@ def browser_binaries() -> tuple[str, str]:
             "(run by `make test`) installs Debian's chromium and chromium-driver"
         )
     return chromium, driver
-
-
-@pytest.fixture(scope="module")
-def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    where = Path(os.environ.get("MNEMO_SCREENSHOT_DIR") or tmp_path_factory.mktemp("screenshots"))
-    where.mkdir(parents=True, exist_ok=True)
-    return where
-
-
-@pytest.fixture(scope="module")
-def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("downloads")
 
 
 def start_chromium(downloads: Path, language: str) -> webdriver.Chrome:
@@ -79,23 +63,6 @@ def start_chromium(downloads: Path, language: str) -> webdriver.Chrome:
         "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
     )
     return driver
-
-
-@pytest.fixture(scope="module")
-def browser(downloads: Path) -> Iterator[webdriver.Chrome]:
-    driver = start_chromium(downloads, "en-US")
-    yield driver
-    driver.quit()
-
-
-@pytest.fixture(scope="module")
-def served(
-    tmp_path_factory: pytest.TempPathFactory, redis_server: ServerProcess, chroma_server: ServerProcess
-) -> Iterator[str]:
-    env = {"RATE_LIMIT_PER_MINUTE": "100000", "REDIS_URL": f"{redis_server.url}/{REDIS_DB}"}
-    with serve(tmp_path_factory.mktemp("console-served"), redis_server, chroma_server, env) as base:
-        yield base
-    redis.Redis.from_url(f"{redis_server.url}/{REDIS_DB}").flushdb()
 
 
 def token(sub: str, role: str | None = None) -> str:

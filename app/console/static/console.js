@@ -297,6 +297,15 @@
       el("span", { class: "b-recency" }, `${t("recency")} ${fmt(x.recency_factor)}`));
   }
 
+  // the breakdown, on demand: a redraw (a language switch) keeps it open where it was open
+  const opened = new Set();
+  function why(h, sources) {
+    const d = el("details", { class: "why", open: opened.has(h.id) ? "" : null }, el("summary", {}, t("why")), breakdown(h.explain),
+      el("div", { class: "sources" }, `${t("from_messages")}: ${sources.join(" | ") || t("none")}`));
+    d.addEventListener("toggle", () => { if (d.open) opened.add(h.id); else opened.delete(h.id); });
+    return d;
+  }
+
   async function runSearch() {
     const query = $("#q").value.trim();
     if (!query) { state.search = null; drawSearch(); show("search_empty_query", {}, true); $("#q").focus(); return; }
@@ -330,8 +339,7 @@
         el("div", {}, el("span", { class: "content" }, h.content), earlier(h)),
         rel,
         el("div", { class: "meta" }, timeEl(h.created_at, true), ` · ${val("tier", h.tier)}`, h.topic ? ` · ${h.topic}` : ""),
-        el("details", { class: "why" }, el("summary", {}, t("why")), breakdown(h.explain),
-          el("div", { class: "sources" }, `${t("from_messages")}: ${sources.join(" | ") || t("none")}`)),
+        why(h, sources),
         el("div", { class: "actions" }, del)));
     }
   }

@@ -7,18 +7,27 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Response
 
 from app.http.body import StrictJSONRoute
-from app.http.deps import ActingUser, SessionsDep
+from app.http.deps import ActingUser, MemoryDep, SessionsDep
 from app.http.ids import Id
-from app.http.schemas import SessionListResponse, session_view
+from app.http.schemas import SessionEntry, SessionListResponse, session_view
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], route_class=StrictJSONRoute)
 SessionIdPath = Annotated[Id, Path()]
 
 
 @router.get("/{user_id}", response_model=SessionListResponse)
-async def list_sessions(user_id: ActingUser, sessions: SessionsDep) -> SessionListResponse:
-    """The ids of the user's sessions that hold short-term state."""
-    return SessionListResponse(session_ids=sorted(await sessions.session_ids(user_id)))
+async def list_sessions(user_id: ActingUser, sessions: SessionsDep, memory: MemoryDep) -> SessionListResponse:
+    """The ids of the user's sessions that hold short-term state (`session_ids`), and every session with
+    what it holds (`sessions`): short-term state, and how many long-term memories came from it."""
+    short = set(await sessions.session_ids(user_id))
+    counts = await memory.session_counts(user_id)
+    return SessionListResponse(
+        session_ids=sorted(short),
+        sessions=[
+            SessionEntry(session_id=sid, short_term=sid in short, memories=counts.get(sid, 0))
+            for sid in sorted(short | set(counts))
+        ],
+    )
 
 
 @router.get("/{user_id}/{session_id}")

@@ -250,3 +250,37 @@ def test_the_memory_list_says_what_a_person_needs(
     find(browser, "#notfound-home").click()
     wait(browser, lambda d: len(rows(d)) == 2, "back to the list")
     time.sleep(0)  # nothing left to wait for
+
+
+def test_sessions_written_through_messages_are_listed_and_a_session_can_be_deleted(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 4 (sessions written through /messages did not appear) and 7 (deleting a session)."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "notes", ("n1", "I keep bees on my rooftop"), ("n2", "我的猫叫咪咪。"))
+    turn = {
+        "model": "mnemo",
+        "session_id": "chat1",
+        "messages": [{"role": "user", "content": "我下周去成都出差"}],
+    }
+    assert api.http.post("/v1/chat/completions", json=turn).status_code == 200
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, visible("#view-memories"), "signed in")
+    browser.get(f"{served}/console/#/u/{name}/sessions")
+    wait(browser, visible("#session-list tr[data-session='notes']"), "the session from /messages")
+    notes = find(browser, "#session-list tr[data-session='notes']")
+    assert "2" in notes.text
+    assert not notes.find_elements(By.CSS_SELECTOR, "a")  # nothing short-term to open
+    find(browser, "#session-list a[data-session='chat1']").click()
+    wait(browser, visible("#session-view"), "the session")
+    set_lang(browser, "zh")
+    assert "用户" in find(browser, "#sv-buffer").text  # roles in the UI's language
+    screens(browser, screenshots, "sessions")
+    find(browser, "#session-list tr[data-session='chat1'] button.delete-session").click()
+    wait(browser, visible("#confirm"), "the confirmation")
+    find(browser, "#confirm-yes").click()
+    wait(browser, visible("#notice"), "the notice")
+    assert "chat1" in find(browser, "#notice").text
+    assert not all_of(browser, "#session-list a[data-session='chat1']")
+    assert api.http.get(f"/v1/sessions/{name}").json()["session_ids"] == []

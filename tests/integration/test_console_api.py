@@ -123,7 +123,7 @@ class TestForgetPreview:
 class TestSessionList:
     async def test_the_sessions_holding_state(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
         empty = await client.get("/v1/sessions/alice", headers=auth("alice"))
-        assert empty.json() == {"session_ids": []}
+        assert empty.json() == {"session_ids": [], "sessions": []}
         for sid in ("s-b", "s-a"):
             turn = {
                 "model": "mnemo",
@@ -134,9 +134,24 @@ class TestSessionList:
                 await client.post("/v1/chat/completions", json=turn, headers=auth("alice"))
             ).status_code == 200
         listed = await client.get("/v1/sessions/alice", headers=auth("alice"))
-        assert listed.json() == {"session_ids": ["s-a", "s-b"]}
+        assert listed.json()["session_ids"] == ["s-a", "s-b"]
+        assert [(s["session_id"], s["short_term"]) for s in listed.json()["sessions"]] == [
+            ("s-a", True),
+            ("s-b", True),
+        ]
         assert_envelope(await client.get("/v1/sessions/alice", headers=auth("bob")), 403, "forbidden")
         assert (await client.get("/v1/sessions/alice", headers=auth("ops", "admin"))).status_code == 200
+
+    async def test_sessions_written_through_messages_are_listed_with_their_memories(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        """Issue 25: a session known only from /messages holds no short-term state, but its memories
+        came from it: the console lists it."""
+        assert (await ingest(client, auth)).status_code == 200
+        stored = (await client.get("/v1/memory/alice/list", headers=auth("alice"))).json()["total"]
+        listed = (await client.get("/v1/sessions/alice", headers=auth("alice"))).json()
+        assert listed["session_ids"] == []
+        assert listed["sessions"] == [{"session_id": "s1", "short_term": False, "memories": stored}]
 
 
 class TestAuditFilters:

@@ -284,3 +284,29 @@ def test_sessions_written_through_messages_are_listed_and_a_session_can_be_delet
     assert "chat1" in find(browser, "#notice").text
     assert not all_of(browser, "#session-list a[data-session='chat1']")
     assert api.http.get(f"/v1/sessions/{name}").json()["session_ids"] == []
+
+
+def test_erasing_reads_as_a_receipt_and_an_unknown_id_says_nothing_was_held(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 5: the erase receipt was a raw JSON dump, and erasing a user id that never existed reported
+    success, so a typo looked like a completed erasure."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    Api(served, token(name)).store(name, "s1", ("m", "I keep bees on my rooftop"))
+    open_console(browser, served, f"#token={token('ops', role='admin')}")
+    wait(browser, visible("#view-home"), "the admin home")
+    find(browser, "#nav-erase").click()
+    wait(browser, visible("#view-erase"), "the erase page")
+    for user, held in ((name + "-typo", False), (name, True)):
+        type_into(browser, "#er-user", user)
+        type_into(browser, "#er-confirm", user)
+        find(browser, "#er-go").click()
+        wait(browser, lambda d, u=user: find(d, "#er-title").text.endswith(u), f"the receipt for {user}")
+        title = find(browser, "#er-title").text
+        assert ("Nothing was held" in title) is not held
+        assert "{" not in find(browser, "#er-receipt").text
+        if not held:
+            assert "typo" in find(browser, "#er-summary").text
+            screens(browser, screenshots, "erase-unknown")
+    assert find(browser, "#er-stores tr[data-store='chroma'] td.deleted").text == "1"
+    screens(browser, screenshots, "erase-receipt")

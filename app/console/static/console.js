@@ -331,7 +331,7 @@
       const del = el("button", { class: "delete", type: "button" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(h));
       const level = kind ? h.relevance : Math.max(0, Math.min(1, h.score));
-      const label = kind ? t("rel_" + kind) : t("score_only");
+      const label = kind ? t("rel_" + kind) : "";  // without relevance (an older server): the score alone
       const rel = el("div", { class: "rel rel-" + (kind || "score") },
         el("meter", { min: "0", max: "1", low: String(POSSIBLE), high: String(STRONG), optimum: "1", value: String(level), "aria-label": t("relevance") }),
         el("span", { class: "rel-word" }, label), el("span", { class: "score" }, kind ? `${Math.round(h.relevance * 100)}%` : `${t("score")} ${fmt(h.score)}`));

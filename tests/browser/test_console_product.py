@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from selenium import webdriver
@@ -286,6 +287,10 @@ def test_sessions_written_through_messages_are_listed_and_a_session_can_be_delet
     assert api.http.get(f"/v1/sessions/{name}").json()["session_ids"] == []
 
 
+def receipt_for(user: str) -> Callable[[webdriver.Chrome], bool]:
+    return lambda d: bool(find(d, "#er-title").text.endswith(user))
+
+
 def test_erasing_reads_as_a_receipt_and_an_unknown_id_says_nothing_was_held(
     browser: webdriver.Chrome, served: str, screenshots: Path
 ) -> None:
@@ -301,7 +306,7 @@ def test_erasing_reads_as_a_receipt_and_an_unknown_id_says_nothing_was_held(
         type_into(browser, "#er-user", user)
         type_into(browser, "#er-confirm", user)
         find(browser, "#er-go").click()
-        wait(browser, lambda d, u=user: find(d, "#er-title").text.endswith(u), f"the receipt for {user}")
+        wait(browser, receipt_for(user), f"the receipt for {user}")
         title = find(browser, "#er-title").text
         assert ("Nothing was held" in title) is not held
         assert "{" not in find(browser, "#er-receipt").text

@@ -13,6 +13,7 @@ import asyncio
 import builtins
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from typing import Literal
 
@@ -246,6 +247,10 @@ class MemoryService:
         full.update({m.id: m for m in chosen if m.archive_tier != "hot"})  # archived headers are whole
         items = [current_again(full[m.id], ids) for m in chosen if m.id in full]
         return MemoryPage(total=len(headers), items=items)
+
+    async def session_counts(self, user_id: str) -> dict[str, int]:
+        """How many memories (every archive tier) came from each of the user's sessions."""
+        return dict(Counter(m.session_id for m in await self._headers(user_id, TIERS)))
 
     async def _headers(self, user_id: str, tiers: Collection[ArchiveTier]) -> builtins.list[Memory]:
         """The user's memories in `tiers`, each id once (a move in progress answers from one tier);

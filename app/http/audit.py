@@ -30,6 +30,18 @@ class RequestAudit:
         role: Literal["user", "admin"] = "admin" if self._principal.is_admin else "user"
         return Actor(self._principal.user_id, role, self._request_id)
 
+    def for_another(self, subject: str) -> bool:
+        """An admin acting on someone else's data: what the audit trail must show of reads."""
+        return self._principal.is_admin and self._principal.user_id != subject
+
+    async def record_access(
+        self, action: AuditAction, subject: str, count: int, details: Mapping[str, str] | None = None
+    ) -> None:
+        """A read (list, search, session read, chat as the user): recorded when an admin does it for
+        another user; a user's own page views are not governance actions."""
+        if self.for_another(subject):
+            await self.record(action, subject, count, details)
+
     async def record(
         self, action: AuditAction, subject: str, count: int, details: Mapping[str, str] | None = None
     ) -> None:

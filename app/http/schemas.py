@@ -521,8 +521,18 @@ def session_view(user_id: str, session_id: str, state: SessionState) -> dict[str
     }
 
 
+class SessionEntry(BaseModel):
+    session_id: str
+    short_term: bool = Field(description="the session holds short-term state (buffer, slots, summary)")
+    memories: int = Field(description="long-term memories that came from it")
+
+
 class SessionListResponse(BaseModel):
-    session_ids: list[str]
+    session_ids: list[str] = Field(description="the sessions that hold short-term state")
+    sessions: list[SessionEntry] = Field(
+        description="every session: those holding short-term state and those long-term memories came "
+        "from (written through /messages, or a chat whose short-term state expired)"
+    )
 
 
 class AuditEntryOut(BaseModel):

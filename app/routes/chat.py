@@ -21,7 +21,7 @@ from app.http.chat_schemas import (
     Usage,
     chunk,
 )
-from app.http.deps import ConversationDep, LLMDep, PrincipalDep
+from app.http.deps import AuditDep, ConversationDep, LLMDep, PrincipalDep
 from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
 from app.http.ids import Id
 from memory.chat.conversation import ChatInput, ReplayedStream, TurnDebug, TurnStream
@@ -100,6 +100,7 @@ def _debug_out(debug: TurnDebug, total_tokens: int, session_id: str) -> TurnDebu
 async def chat_completions(
     body: ChatCompletionRequest,
     principal: PrincipalDep,
+    audit: AuditDep,
     conversation: ConversationDep,
     llm: LLMDep,
     response: Response,
@@ -112,6 +113,8 @@ async def chat_completions(
     user_id = body.user_id or principal.user_id
     ensure_can_act_for(principal, user_id)
     session_id = body.session_id or x_session_id or DEFAULT_SESSION
+    # an admin chatting as a user reads (recalls) and writes their memories: recorded before the turn
+    await audit.record_access("chat", user_id, 1, {"session_id": session_id})
     idempotency = idempotency_key(
         idempotency_key_header, "chat", user_id, session_id, body.model_dump(mode="json")
     )

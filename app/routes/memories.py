@@ -96,7 +96,7 @@ async def ingest_messages(
 
 @router.post("/{user_id}/search", response_model=SearchResponse)
 async def search_memories(
-    user_id: ActingUser, body: SearchRequest, memory: MemoryDep, sessions: SessionsDep
+    user_id: ActingUser, body: SearchRequest, memory: MemoryDep, sessions: SessionsDep, audit: AuditDep
 ) -> SearchResponse:
     """The user's memories best matching `query`, best first (`tiers` in the answer: which archive
     tiers were searched and why); with `explain`, each hit's score broken
@@ -114,6 +114,8 @@ async def search_memories(
         await session_buffers(sessions, user_id, {h.memory.session_id for h in hits}) if body.explain else {}
     )
     t = found.tiers
+    # the query's words are not recorded: they can themselves be personal data
+    await audit.record_access("search", user_id, len(hits), {"top_k": str(body.top_k)})
     return SearchResponse(
         results=[SearchHit.of_scored(h, explain=body.explain, buffers=buffers) for h in hits],
         tiers=TiersOut(searched=list(t.searched), choice=t.choice, detail=t.detail),
@@ -167,7 +169,7 @@ async def list_memories(
     given |= {"since": since, "until": until}
     filters = [name for name, v in given.items() if v is not None]
     filters += ["current_only"] if current_only else []
-    await audit.record(
+    await audit.record_access(
         "list", user_id, len(page.items), {"sort": sort, "offset": str(offset), "filters": ",".join(filters)}
     )
     return ListResponse(total=page.total, items=[MemoryOut.of(m) for m in page.items])

@@ -15,7 +15,8 @@ from typing import Any, Literal
 from memory import keys
 from memory.redis_client import RedisClient
 
-AuditAction = Literal["list", "export", "forget", "delete", "erase", "edit"]
+# list/search/read/chat: an admin reading or acting as another user (never a user's own page views)
+AuditAction = Literal["list", "search", "read", "chat", "export", "forget", "delete", "erase", "edit"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,14 +19,13 @@ import redis
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
-from tests.browser.test_console import find, screenshots, start_chromium, type_into, visible, wait
+from tests.browser.test_console import find, start_chromium, type_into, visible, wait
 from tests.conftest import TEST_SECRET
 from tests.node import ROOT, built_ts_client
 from tests.served import serve
 from tests.services import ServerProcess, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
-__all__ = ["screenshots"]  # the console tests' fixture: MNEMO_SCREENSHOT_DIR or a temporary folder
 REDIS_DB = 6
 WEB_CHAT = ROOT / "examples" / "web-chat"
 

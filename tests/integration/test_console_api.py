@@ -123,7 +123,7 @@ class TestForgetPreview:
 class TestSessionList:
     async def test_the_sessions_holding_state(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
         empty = await client.get("/v1/sessions/alice", headers=auth("alice"))
-        assert empty.json() == {"session_ids": []}
+        assert empty.json() == {"session_ids": [], "sessions": []}
         for sid in ("s-b", "s-a"):
             turn = {
                 "model": "mnemo",
@@ -134,21 +134,67 @@ class TestSessionList:
                 await client.post("/v1/chat/completions", json=turn, headers=auth("alice"))
             ).status_code == 200
         listed = await client.get("/v1/sessions/alice", headers=auth("alice"))
-        assert listed.json() == {"session_ids": ["s-a", "s-b"]}
+        assert listed.json()["session_ids"] == ["s-a", "s-b"]
+        assert [(s["session_id"], s["short_term"]) for s in listed.json()["sessions"]] == [
+            ("s-a", True),
+            ("s-b", True),
+        ]
         assert_envelope(await client.get("/v1/sessions/alice", headers=auth("bob")), 403, "forbidden")
         assert (await client.get("/v1/sessions/alice", headers=auth("ops", "admin"))).status_code == 200
+
+    async def test_sessions_written_through_messages_are_listed_with_their_memories(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        """Issue 25: a session known only from /messages holds no short-term state, but its memories
+        came from it: the console lists it."""
+        assert (await ingest(client, auth)).status_code == 200
+        stored = (await client.get("/v1/memory/alice/list", headers=auth("alice"))).json()["total"]
+        listed = (await client.get("/v1/sessions/alice", headers=auth("alice"))).json()
+        assert listed["session_ids"] == []
+        assert listed["sessions"] == [{"session_id": "s1", "short_term": False, "memories": stored}]
+
+
+class TestAuditOfReads:
+    async def test_admin_reads_searches_and_chats_as_a_user_are_recorded_own_views_are_not(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        """Issue 25: an admin's list, search, session reads and chat as a user are in the audit trail;
+        a user's own page views are not (they are no governance action, and they drowned the rest)."""
+        assert (await ingest(client, auth)).status_code == 200
+        alice, admin = auth("alice"), auth("ops", "admin")
+        search = {"query": "where do I work?"}
+        turn = {"model": "mnemo", "session_id": "c1", "messages": [{"role": "user", "content": "hi there"}]}
+        for headers in (alice, admin):
+            assert (await client.get("/v1/memory/alice/list", headers=headers)).status_code == 200
+            assert (
+                await client.post("/v1/memory/alice/search", json=search, headers=headers)
+            ).status_code == 200
+            assert (await client.get("/v1/sessions/alice", headers=headers)).status_code == 200
+            assert (await client.get("/v1/sessions/alice/c1", headers=headers)).status_code == 200
+            body = turn if headers is alice else {**turn, "user_id": "alice"}
+            assert (await client.post("/v1/chat/completions", json=body, headers=headers)).status_code == 200
+        items = (await client.get("/v1/audit", params={"user_id": "alice"}, headers=admin)).json()["items"]
+        assert [(i["action"], i["actor"]) for i in items] == [
+            ("chat", "ops"),
+            ("read", "ops"),
+            ("read", "ops"),
+            ("search", "ops"),
+            ("list", "ops"),
+        ]
+        assert items[1]["details"] == {"session_id": "c1"}
+        assert "where" not in str(items[3]["details"])  # the query's words are not recorded
 
 
 class TestAuditFilters:
     async def test_by_action_and_time(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
         assert (await ingest(client, auth)).status_code == 200
         start = time.time()
-        await client.get("/v1/memory/alice/list", headers=auth("alice"))
+        admin = auth("ops", "admin")
+        await client.get("/v1/memory/alice/list", headers=admin)
         await client.post(
             "/v1/memory/alice/forget", json={"topic": "x", "dry_run": True}, headers=auth("alice")
         )
-        await client.get("/v1/memory/bob/list", headers=auth("bob"))
-        admin = auth("ops", "admin")
+        await client.get("/v1/memory/bob/list", headers=admin)
 
         async def actions(**params: str | float) -> list[tuple[str, str]]:
             resp = await client.get("/v1/audit", params=params, headers=admin)
@@ -165,7 +211,7 @@ class TestAuditFilters:
         rest = await actions(action="list", before=page["next_before"], until=time.time() + 60)
         assert rest == [("list", "alice")]
         assert_envelope(
-            await client.get("/v1/audit", params={"action": "read"}, headers=admin), 422, "validation_error"
+            await client.get("/v1/audit", params={"action": "peek"}, headers=admin), 422, "validation_error"
         )
         assert_envelope(
             await client.get("/v1/audit", params={"since": 2_000_000_000, "until": 1}, headers=admin),

@@ -1,4 +1,8 @@
-/* mnemo memory console: every call goes to mnemo's public API with the signed-in token. */
+/* mnemo memory console: every call goes to mnemo's public API with the signed-in token.
+   Plain HTML + one script (docs/decisions.md, "Console: plain HTML"): no build step, nothing to
+   bundle. Every view draws from the data it last received, so a language switch redraws it all
+   (values, dates, messages) without a reload or a second request. Text from data is only ever set
+   as text (el(), textContent): never HTML. */
 "use strict";
 (function () {
   const $ = (sel) => document.querySelector(sel);
@@ -6,122 +10,189 @@
   let lang = localStorage.getItem("mnemo.lang") || ((navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en");
   let token = sessionStorage.getItem("mnemo.token") || "";
   let claims = {};
-  let state = { user: "", offset: 0, auditBefore: null, preview: null };
+  const state = {
+    user: "", view: "", offset: 0, auditBefore: null, preview: null, msg: null, signinMsg: null,
+    memories: null, search: null, sessions: null, session: null, audit: [], receipt: null, chat: [], forgot: null, exported: null,
+  };
 
-  const t = (key, vars) => (T[lang][key] || T.en[key] || key).replace(/\{(\w+)\}/g, (_, k) => String((vars || {})[k] ?? ""));
+  const t = (key, vars) => (T[lang][key] ?? T.en[key] ?? key).replace(/\{(\w+)\}/g, (_, k) => String((vars || {})[k] ?? ""));
+  const has = (key) => key in T[lang];
+  // a value the API sends as a word (a role, a tier, an action, a mode): shown in the UI's language
+  const val = (kind, v) => (v == null || v === "" ? "—" : has(`${kind}_${v}`) ? t(`${kind}_${v}`) : String(v));
   const el = (tag, attrs, ...kids) => {
     const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) if (k === "class") e.className = v; else e.setAttribute(k, v);
-    for (const kid of kids) e.append(kid instanceof Node ? kid : document.createTextNode(String(kid ?? "")));
+    for (const [k, v] of Object.entries(attrs || {})) if (v == null) continue; else if (k === "class") e.className = v; else e.setAttribute(k, v);
+    for (const kid of kids) if (kid != null && kid !== "") e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
     return e;
   };
   const fmt = (x) => Number(x).toFixed(3);
+  const locale = () => (lang === "zh" ? "zh-CN" : "en-GB");
+  // a date: localised, minutes at most (never raw ISO with microseconds), "3 minutes ago" when recent
+  function date(iso, withRelative) {
+    if (!iso) return "—";
+    const d = new Date(iso);
+    if (isNaN(d)) return String(iso);
+    const abs = new Intl.DateTimeFormat(locale(), { dateStyle: "medium", timeStyle: "short" }).format(d);
+    if (!withRelative) return abs;
+    const secs = (d.getTime() - Date.now()) / 1000;
+    const rtf = new Intl.RelativeTimeFormat(locale(), { numeric: "auto" });
+    for (const [unit, n] of [["second", 60], ["minute", 3600], ["hour", 86400], ["day", 7 * 86400]]) {
+      if (Math.abs(secs) < n) {
+        const size = { second: 1, minute: 60, hour: 3600, day: 86400 }[unit];
+        return `${abs} (${rtf.format(Math.round(secs / size), unit)})`;
+      }
+    }
+    return abs;
+  }
+  const timeEl = (iso, rel) => el("time", { datetime: iso || null }, date(iso, rel));
   // a memory a newer one superseded (facts that change): kept, shown with when it stopped being current
-  const earlier = (m) => m.superseded_by
-    ? el("span", { class: "superseded" }, " ", t("earlier_until", { d: (m.valid_to || "").slice(0, 10) }))
-    : "";
+  const earlier = (m) => m.superseded_by ? el("span", { class: "superseded" }, " ", t("earlier_until", { d: date(m.valid_to) })) : null;
 
   function translate() {
     document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+    document.title = t("page_title");
     document.querySelectorAll("[data-i18n]").forEach((e) => { e.textContent = t(e.dataset.i18n); });
     document.querySelectorAll("[data-i18n-placeholder]").forEach((e) => { e.placeholder = t(e.dataset.i18nPlaceholder); });
+    document.querySelectorAll("[data-i18n-label]").forEach((e) => { e.setAttribute("aria-label", t(e.dataset.i18nLabel)); });
     $("#lang").value = lang;
   }
 
   function decode(jwt) {
     try {
-      const part = jwt.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+      const parts = jwt.split(".");
+      if (parts.length !== 3) return null;
+      const part = parts[1].replace(/-/g, "+").replace(/_/g, "/");
       const bytes = Uint8Array.from(atob(part), (c) => c.charCodeAt(0));
-      return JSON.parse(new TextDecoder().decode(bytes));
+      const c = JSON.parse(new TextDecoder().decode(bytes));
+      return c && typeof c === "object" && !Array.isArray(c) ? c : null;
     } catch (e) { return null; }
   }
 
-  function show(message, isError) {
-    const box = $(isError ? "#error" : "#notice");
-    $(isError ? "#notice" : "#error").hidden = true;
-    box.textContent = message;
-    box.hidden = !message;
+  // ---- messages: kept as a key + values, so a language switch re-says them ------------------------------
+  function drawMessage() {
+    const m = state.msg;
+    for (const id of ["#error", "#notice"]) $(id).hidden = true;
+    if (!m) return;
+    const box = $(m.error ? "#error" : "#notice");
+    box.textContent = m.err ? errorText(m.err) : t(m.key, m.vars);
+    box.hidden = false;
   }
-  const clear = () => { $("#error").hidden = true; $("#notice").hidden = true; };
+  const show = (key, vars, error) => { state.msg = { key, vars, error }; drawMessage(); };
+  const clear = () => { state.msg = null; drawMessage(); };
 
-  async function api(method, path, body) {
-    const headers = { Authorization: "Bearer " + token };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  // an API error in the UI's language, from its code (the English detail is never shown)
+  function errorText(err) {
+    if (!err || !err.status) return t("err_network");
+    const key = "err_" + (err.code || "");
+    return has(key) ? t(key, err) : t("err_generic", err);
+  }
+
+  async function api(method, path, body, headers) {
+    const h = { Authorization: "Bearer " + token, ...(headers || {}) };
+    if (body !== undefined) h["content-type"] = "application/json";
+    let res;
+    try { res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) }); }
+    catch (_) { throw { status: 0, code: "network" }; }
     if (!res.ok) {
       let e = {};
       try { e = await res.json(); } catch (_) { /* not the envelope */ }
-      throw { status: res.status, code: e.error || "", detail: e.detail || res.statusText };
+      throw { status: res.status, code: e.error || "" };
     }
     return res;
   }
   const json = async (method, path, body) => (await api(method, path, body)).json();
 
   function failed(err) {
-    if (err && err.status === 403) show(t("forbidden", err), true);
-    else if (err && err.code === "token_expired") { show(t("expired"), true); }
-    else if (err && err.status) show(t("error", err), true);
-    else show(String(err), true);
+    // the token stopped working (expired, or the server's secret changed): back to sign-in, saying why
+    if (err && err.status === 401) { signOut(err.code === "token_expired" ? "signin_session_expired" : "signin_session_invalid"); return; }
+    state.msg = { err, error: true };
+    drawMessage();
   }
 
   // one path segment: percent-encoded, dots too, so no URL normaliser can make it a dot segment
   const segment = (v) => encodeURIComponent(v).replace(/\./g, "%2E");
   const userPath = segment;
   const day = (v, end) => (!v ? undefined : /^\d{4}-\d{2}-\d{2}$/.test(v) ? v + (end ? "T23:59:59Z" : "T00:00:00Z") : v);
+  const cell = (label, cls, ...kids) => el("td", { "data-label": t(label), class: cls || null }, ...kids);
 
   // ---- views ---------------------------------------------------------------------------------------
+  const TABS = ["memories", "search", "forget", "sessions", "chat", "export"];
   function view(name) {
+    state.view = name;
     document.querySelectorAll("main > section").forEach((s) => { s.hidden = s.id !== "view-" + name; });
     document.querySelectorAll(".subject").forEach((s) => { s.textContent = state.user; });
+    document.querySelectorAll("#nav a").forEach((a) => { if (a.id === "nav-" + name) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current"); });
+    for (const id of ["#editor", "#history", "#confirm"]) $(id).hidden = true;
   }
+  const redraw = {
+    memories: () => drawMemories(), search: () => drawSearch(), forget: () => { drawPreview(); drawForgot(); },
+    sessions: () => { drawSessions(); drawSession(); }, audit: () => drawAudit(), erase: () => drawReceipt(),
+    chat: () => drawChat(), export: () => drawExported(),
+  };
 
+  // ---- memories ------------------------------------------------------------------------------------
   let listing = 0; // the newest listing asked for: an older answer (another user, other filters) is dropped
   async function loadMemories(append) {
     const mine = ++listing;
     if (!append) {
       state.offset = 0;
       // a failed listing (403, 503) must not leave the previous page's rows under this user's name
-      $("#memory-list tbody").replaceChildren();
-      $("#memory-total").textContent = "";
-      $("#more").hidden = true;
+      state.memories = null;
+      drawMemories();
     }
     const q = new URLSearchParams({ limit: "50", offset: String(state.offset) });
     const add = (k, v) => { if (v) q.set(k, v); };
     add("topic", $("#f-topic").value.trim()); add("session_id", $("#f-session").value.trim());
     add("source", $("#f-source").value); add("tier", $("#f-tier").value);
     add("since", day($("#f-since").value.trim(), false)); add("until", day($("#f-until").value.trim(), true));
+    if ($("#f-current").checked) q.set("current_only", "true");
     const page = await json("GET", `/v1/memory/${userPath(state.user)}/list?${q}`);
     if (mine !== listing) return;
-    const body = $("#memory-list tbody"); // emptied above when this listing started (not an append)
-    for (const m of page.items) {
-      const del = el("button", { class: "delete" }, t("delete"));
-      del.addEventListener("click", () => confirmDelete(m));
-      const edit = el("button", { class: "edit" }, t("edit"));
-      edit.addEventListener("click", () => safely(() => openEditor(m.id))());
-      const hist = el("button", { class: "history" }, t("history"));
-      hist.addEventListener("click", () => safely(() => openHistory(m.id))());
-      body.append(el("tr", { "data-id": m.id }, el("td", { class: "content" }, m.content, earlier(m)), el("td", {}, m.created_at),
-        el("td", {}, m.session_id), el("td", {}, m.source), el("td", {}, m.tier || ""), el("td", {}, m.topic || ""),
-        el("td", { class: "actions" }, edit, hist, del)));
-    }
+    const items = append && state.memories ? [...state.memories.items, ...page.items] : page.items;
+    state.memories = { items, total: page.total };
     state.offset += page.items.length;
-    $("#memory-total").textContent = t("total", { n: page.total });
-    $("#more").hidden = state.offset >= page.total;
+    drawMemories();
+  }
+
+  function drawMemories() {
+    const body = $("#memory-list tbody");
+    const page = state.memories;
+    body.replaceChildren();
+    $("#memory-total").textContent = page ? t("total", { n: page.total }) : "";
+    $("#more").hidden = !page || state.offset >= page.total;
+    if (!page) return;
+    if (!page.items.length) body.append(el("tr", {}, el("td", { colspan: "8" }, t("no_memories"))));
+    for (const m of page.items) {
+      const del = el("button", { class: "delete", type: "button" }, t("delete"));
+      del.addEventListener("click", () => confirmDelete(m));
+      const edit = el("button", { class: "edit", type: "button" }, t("edit"));
+      edit.addEventListener("click", () => safely(() => openEditor(m.id))());
+      const hist = el("button", { class: "history", type: "button" }, t("history"));
+      hist.addEventListener("click", () => safely(() => openHistory(m.id))());
+      const from = (m.source_message_ids || []).length ? el("span", { class: "sub sources" }, t("from_message_ids", { ids: m.source_message_ids.join(", ") })) : null;
+      body.append(el("tr", { "data-id": m.id },
+        el("td", { class: "content primary", "data-label": t("content") }, el("span", { class: "text" }, m.content), earlier(m), m.pinned ? el("span", { class: "tag" }, t("pinned_tag")) : null, from),
+        cell("created", "created", timeEl(m.created_at, true)),
+        cell("session", null, m.session_id), cell("source", null, val("role", m.source)), cell("tier", "tier", val("tier", m.tier)),
+        cell("importance_short", "num importance", m.importance == null ? "—" : Number(m.importance).toFixed(2)),
+        cell("topic", "topic", m.topic || "—"),
+        el("td", { class: "actions-cell" }, edit, hist, del)));
+    }
   }
 
   // ---- correcting a memory: read it with its version, edit it (If-Match), read its history ------------
   const memoryPath = (id) => `/v1/memory/${userPath(state.user)}/${segment(id)}`;
 
   async function openEditor(id, message) {
-    const res = await api("GET", memoryPath(id));
-    const m = await res.json();
+    const m = await json("GET", memoryPath(id));
     state.editing = m;
     $("#ed-content").value = m.content;
     $("#ed-importance").value = m.importance == null ? "" : String(m.importance);
     $("#ed-topic").value = m.topic || "";
     $("#ed-pinned").checked = !!m.pinned;
     $("#ed-ended").checked = !!m.valid_to && !m.superseded_by;
-    $("#ed-message").textContent = message || "";
+    state.editMsg = message || null;
+    $("#ed-message").textContent = message ? t(message) : "";
     $("#ed-message").hidden = !message;
     $("#history").hidden = true;
     $("#editor").hidden = false;
@@ -140,78 +211,83 @@
     if ($("#ed-pinned").checked !== !!m.pinned) body.pinned = $("#ed-pinned").checked;
     const ended = !!m.valid_to && !m.superseded_by;
     if ($("#ed-ended").checked !== ended) body.valid_to = $("#ed-ended").checked ? new Date().toISOString() : null;
-    if (!Object.keys(body).length) { $("#editor").hidden = true; show(t("unchanged"), false); return; }
-    try {
-      const res = await fetch(memoryPath(m.id), {
-        method: "PATCH",
-        headers: { Authorization: "Bearer " + token, "content-type": "application/json", "If-Match": `"${m.version}"` },
-        body: JSON.stringify(body),
-      });
-      if (res.status === 412) { await openEditor(m.id, t("changed_since")); return; }
-      if (!res.ok) {
-        let e = {};
-        try { e = await res.json(); } catch (_) { /* not the envelope */ }
-        throw { status: res.status, code: e.error || "", detail: e.detail || res.statusText };
-      }
-      const saved = await res.json();
-      $("#editor").hidden = true;
-      const row = document.querySelector(`#memory-list tr[data-id="${CSS.escape(m.id)}"]`);
-      if (row) {
-        row.querySelector("td.content").replaceChildren(saved.content, earlier(saved));
-        row.children[5].textContent = saved.topic || "";
-      }
-      show(t("saved"), false);
-    } catch (err) { failed(err); }
+    if (!Object.keys(body).length) { $("#editor").hidden = true; show("unchanged"); return; }
+    let saved;
+    try { saved = await (await api("PATCH", memoryPath(m.id), body, { "If-Match": `"${m.version}"` })).json(); }
+    catch (err) {
+      if (err.status === 412) { await openEditor(m.id, "changed_since"); return; }
+      throw err;
+    }
+    $("#editor").hidden = true;
+    if (state.memories) state.memories.items = state.memories.items.map((x) => (x.id === saved.id ? { ...x, ...saved } : x));
+    drawMemories();
+    show("saved");
   }
 
   function describe(e) {
     const d = e.detail || {};
     if (e.event === "created") return t("from_message", { ids: (d.source_message_ids || []).join(", ") || "—", session: d.session_id || "" });
     if (e.event === "superseded") return t("superseded_by", { id: d.by || "" });
-    if (e.event === "restored") return t("from_tier", { tier: d.from || "" });
+    if (e.event === "restored") return t("from_tier", { tier: val("archive", d.from) });
     if (e.event === "merged") return (d.source_message_ids || []).join(", ");
     if (e.event === "edited") {
-      const shown = (v) => (v === true ? t("yes") : v === false ? t("no") : v ?? "—");
-      return Object.entries(d).map(([field, v]) => `${t(field)}: ${shown(v.before)} → ${shown(v.after)}`).join("\n");
+      const shown = (field, v) => (v === true ? t("yes") : v === false ? t("no") : v == null ? "—" : field === "valid_to" ? date(v) : v);
+      return Object.entries(d).map(([field, v]) => `${t(field)}: ${shown(field, v.before)} → ${shown(field, v.after)}`).join("\n");
     }
     return "";
   }
 
   async function openHistory(id) {
     const res = await json("GET", memoryPath(id) + "/history");
-    const row = document.querySelector(`#memory-list tr[data-id="${CSS.escape(id)}"] td.content`);
-    $("#hi-content").textContent = row ? row.firstChild.textContent : id;
-    const list = $("#hi-events");
-    list.replaceChildren();
-    for (const e of res.events) {
-      const who = e.role === "system" ? "" : " · " + t("by", { actor: e.actor, role: e.role });
-      list.append(el("li", { "data-event": e.event }, el("strong", {}, t("ev_" + e.event)), ` ${when(e.at)}${who}`,
-        el("div", { class: "change" }, describe(e))));
-    }
-    if (!res.events.length) list.append(el("li", {}, t("history_empty")));
+    const m = state.memories && state.memories.items.find((x) => x.id === id);
+    state.history = { res, content: m ? m.content : id };
+    drawHistory();
     $("#editor").hidden = true;
     $("#history").hidden = false;
   }
-  const when = (iso) => (iso || "").replace("T", " ").slice(0, 16) + " UTC";
+  function drawHistory() {
+    if (!state.history) return;
+    const { res, content } = state.history;
+    $("#hi-content").textContent = content;
+    const list = $("#hi-events");
+    list.replaceChildren();
+    for (const e of res.events) {
+      const who = e.role === "system" ? "" : " · " + t("by", { actor: e.actor, role: val("role", e.role) });
+      list.append(el("li", { "data-event": e.event }, el("strong", {}, t("ev_" + e.event)), " ", timeEl(e.at), who,
+        el("div", { class: "change" }, describe(e))));
+    }
+    if (!res.events.length) list.append(el("li", {}, t("history_empty")));
+  }
 
   function confirmDelete(m) {
-    $("#confirm-text").textContent = t("delete_confirm", { content: m.content });
+    $("#confirm-text").textContent = t("delete_confirm");
+    $("#confirm-content").textContent = m.content;
     $("#confirm").hidden = false;
+    $("#confirm-no").focus();
     $("#confirm-yes").onclick = async () => {
       $("#confirm").hidden = true;
       try {
-        await api("DELETE", `/v1/memory/${userPath(state.user)}/${segment(m.id)}`);
-        show(t("deleted", { id: m.id }), false);
-        const row = document.querySelector(`#memory-list tr[data-id="${CSS.escape(m.id)}"]`);
-        if (row) row.remove();
-        document.querySelectorAll(`#results li[data-id="${CSS.escape(m.id)}"]`).forEach((r) => r.remove());
+        await api("DELETE", memoryPath(m.id));
+        show("deleted", { content: m.content });
+        if (state.memories && state.memories.items.some((x) => x.id === m.id)) {
+          state.memories.items = state.memories.items.filter((x) => x.id !== m.id);
+          state.memories.total -= 1;
+          state.offset -= 1;
+        }
+        if (state.search) state.search.results = state.search.results.filter((x) => x.id !== m.id);
+        drawMemories(); drawSearch();
       } catch (err) { failed(err); }
     };
     $("#confirm-no").onclick = () => { $("#confirm").hidden = true; };
   }
 
+  // ---- search: relevance as words and a bar; the breakdown on demand --------------------------------
+  const STRONG = 0.7, POSSIBLE = 0.4;
+  // `relevance` (0..1, calibrated) when the server sends it; an older server sends only `score`
+  const strength = (h) => (typeof h.relevance !== "number" ? null : h.relevance >= STRONG ? "strong" : h.relevance >= POSSIBLE ? "possible" : "weak");
+
   function breakdown(x) {
-    if (!x) return el("div", { class: "breakdown" }, "");
+    if (!x) return null;
     const boosts = Object.entries(x.boosts).filter(([, v]) => v !== 0).map(([k, v]) => `${k} +${fmt(v)}`).join(", ") || "0";
     return el("div", { class: "breakdown" },
       el("span", { class: "b-dense" }, `${t("dense")} ${fmt(x.dense)}`), " + ",
@@ -221,26 +297,54 @@
       el("span", { class: "b-recency" }, `${t("recency")} ${fmt(x.recency_factor)}`));
   }
 
+  // the breakdown, on demand: a redraw (a language switch) keeps it open where it was open
+  const opened = new Set();
+  function why(h, sources) {
+    const d = el("details", { class: "why", open: opened.has(h.id) ? "" : null }, el("summary", {}, t("why")), breakdown(h.explain),
+      el("div", { class: "sources" }, `${t("from_messages")}: ${sources.join(" | ") || t("none")}`));
+    d.addEventListener("toggle", () => { if (d.open) opened.add(h.id); else opened.delete(h.id); });
+    return d;
+  }
+
   async function runSearch() {
     const query = $("#q").value.trim();
-    if (!query) return;
+    if (!query) { state.search = null; drawSearch(); show("search_empty_query", {}, true); $("#q").focus(); return; }
     const topK = Number($("#q-topk").value) || 5;
     const res = await json("POST", `/v1/memory/${userPath(state.user)}/search`, { query, top_k: topK, explain: true });
+    state.search = { query, results: res.results };
+    drawSearch();
+  }
+
+  function drawSearch() {
     const list = $("#results");
     list.replaceChildren();
-    if (!res.results.length) list.append(el("li", { class: "empty" }, t("no_results")));
-    for (const h of res.results) {
-      const sources = (h.source_messages || []).map((s) => `${s.session_id}/${s.id}` + (s.content ? `: ${s.content}` : " " + t("not_held")));
-      const del = el("button", { class: "delete" }, t("delete"));
+    $("#results-summary").textContent = "";
+    const s = state.search;
+    if (!s) return;
+    const kinds = s.results.map(strength);
+    const calibrated = kinds.some((k) => k !== null);
+    if (!s.results.length) list.append(el("li", { class: "empty" }, t("no_results")));
+    else if (calibrated && !kinds.some((k) => k === "strong" || k === "possible")) $("#results-summary").textContent = t("nothing_relevant");
+    for (const h of s.results) {
+      const kind = strength(h);
+      const sources = (h.source_messages || []).map((m) => `${m.session_id}/${m.id}` + (m.content ? `: ${m.content}` : " " + t("not_held")));
+      const del = el("button", { class: "delete", type: "button" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(h));
-      list.append(el("li", { class: "hit", "data-id": h.id },
-        el("div", {}, el("span", { class: "content" }, h.content), earlier(h), " ", del),
-        el("div", {}, el("span", { class: "score" }, `${t("score")} ${fmt(h.score)}`), ` · ${h.created_at} · ${h.tier || ""} ${h.topic || ""}`),
-        breakdown(h.explain),
-        el("div", { class: "sources" }, `${t("from_messages")}: ${sources.join(" | ") || t("none")}`)));
+      const level = kind ? h.relevance : Math.max(0, Math.min(1, h.score));
+      const label = kind ? t("rel_" + kind) : "";  // without relevance (an older server): the score alone
+      const rel = el("div", { class: "rel rel-" + (kind || "score") },
+        el("meter", { min: "0", max: "1", low: String(POSSIBLE), high: String(STRONG), optimum: "1", value: String(level), "aria-label": t("relevance") }),
+        el("span", { class: "rel-word" }, label), el("span", { class: "score" }, kind ? `${Math.round(h.relevance * 100)}%` : `${t("score")} ${fmt(h.score)}`));
+      list.append(el("li", { class: "hit", "data-id": h.id, "data-strength": kind || "" },
+        el("div", {}, el("span", { class: "content" }, h.content), earlier(h)),
+        rel,
+        el("div", { class: "meta" }, timeEl(h.created_at, true), ` · ${val("tier", h.tier)}`, h.topic ? ` · ${h.topic}` : ""),
+        why(h, sources),
+        el("div", { class: "actions" }, del)));
     }
   }
 
+  // ---- forget ---------------------------------------------------------------------------------------
   function forgetBody(dryRun) {
     const b = { dry_run: dryRun };
     const put = (k, v) => { if (v) b[k] = v; };
@@ -252,56 +356,164 @@
   }
 
   async function previewForget() {
-    $("#fg-result").textContent = "";
+    state.forgot = null; drawForgot();
     const body = forgetBody(true);
+    if (Object.keys(body).length === 1) { show("forget_needs_criterion", {}, true); return; }
     const res = await json("POST", `/v1/memory/${userPath(state.user)}/forget`, body);
-    state.preview = { body, ids: res.ids };
+    state.preview = { body, res };
+    drawPreview();
+  }
+  function drawPreview() {
+    const p = state.preview;
+    $("#fg-preview-box").hidden = !p;
+    if (!p) return;
+    const { body, res } = p;
     const list = $("#fg-preview-list");
     list.replaceChildren();
     const byId = new Map((res.memories || []).map((m) => [m.id, m]));
-    for (const id of res.ids) list.append(el("li", { "data-id": id }, byId.has(id) ? `${byId.get(id).content} (${id})` : id));
-    $("#fg-count").textContent = res.count ? t("would_go", { n: res.count }) : t("nothing_matches");
+    const why = [body.query && t("why_query", { q: body.query, s: body.min_similarity }), body.topic && t("why_topic", { v: body.topic }),
+      body.session_id && t("why_session", { v: body.session_id }), body.after && t("why_after", { v: date(body.after) }),
+      body.before && t("why_before", { v: date(body.before) })].filter(Boolean).join(t("and"));
+    for (const id of res.ids) {
+      const m = byId.get(id);
+      list.append(el("li", { "data-id": id }, el("div", { class: "content" }, m ? m.content : id),
+        m ? el("div", { class: "meta" }, timeEl(m.created_at), ` · ${m.session_id} · ${val("tier", m.tier)}`) : null));
+    }
+    $("#fg-count").textContent = res.count ? t("would_go", { n: res.count, why }) : t("nothing_matches");
     $("#fg-confirm").hidden = !res.count;
-    $("#fg-preview-box").hidden = false;
   }
 
   async function confirmForget() {
     if (!state.preview) return;
     const res = await json("POST", `/v1/memory/${userPath(state.user)}/forget`, { ...state.preview.body, dry_run: false });
-    $("#fg-preview-box").hidden = true;
     state.preview = null;
-    $("#fg-result").textContent = t("forgotten", { n: res.count });
+    state.forgot = res.count;
+    drawPreview(); drawForgot();
   }
+  const drawForgot = () => { $("#fg-result").textContent = state.forgot == null ? "" : t("forgotten", { n: state.forgot }); };
 
+  // ---- sessions -------------------------------------------------------------------------------------
   async function loadSessions() {
-    $("#session-view").hidden = true;
+    state.session = null; state.sessions = null;
+    drawSessions(); drawSession();
     const res = await json("GET", `/v1/sessions/${userPath(state.user)}`);
+    // `sessions` (with what each holds) when the server sends it; `session_ids` alone otherwise
+    state.sessions = res.sessions || res.session_ids.map((id) => ({ session_id: id, short_term: true, memories: null }));
+    drawSessions();
+  }
+  function drawSessions() {
     const list = $("#session-list");
     list.replaceChildren();
-    if (!res.session_ids.length) list.append(el("li", {}, t("no_sessions")));
-    for (const sid of res.session_ids) {
-      const a = el("a", { href: "#", "data-session": sid }, sid);
-      a.addEventListener("click", (e) => { e.preventDefault(); openSession(sid).catch(failed); });
-      list.append(el("li", {}, a));
+    if (!state.sessions) return;
+    if (!state.sessions.length) list.append(el("tr", {}, el("td", { colspan: "4" }, t("no_sessions"))));
+    for (const s of state.sessions) {
+      const a = el("a", { href: "#", "data-session": s.session_id }, s.session_id);
+      a.addEventListener("click", (e) => { e.preventDefault(); clear(); openSession(s.session_id).catch(failed); });
+      const del = el("button", { class: "delete-session", type: "button" }, t("delete_session"));
+      del.addEventListener("click", () => confirmSessionDelete(s.session_id));
+      list.append(el("tr", { "data-session": s.session_id }, el("td", { class: "primary", "data-label": t("session") }, s.short_term ? a : s.session_id),
+        cell("short_term", null, s.short_term ? t("yes") : t("no")), cell("memories", "num", s.memories == null ? "—" : String(s.memories)),
+        el("td", { class: "actions-cell" }, s.short_term ? del : null)));
     }
   }
-
   async function openSession(sid) {
     const s = await json("GET", `/v1/sessions/${userPath(state.user)}/${segment(sid)}`);
+    state.session = { sid, s };
+    drawSession();
+  }
+  function drawSession() {
+    $("#session-view").hidden = !state.session;
+    if (!state.session) return;
+    const { sid, s } = state.session;
     $("#sv-title").textContent = sid;
-    $("#sv-mode").textContent = s.mode;
-    $("#sv-summary").textContent = s.summary ? `${s.summary.summary} (${s.summary.last_update})` : t("none");
+    $("#sv-mode").textContent = val("mode", s.mode);
+    $("#sv-summary").replaceChildren(s.summary ? el("span", {}, s.summary.summary, " ", el("span", { class: "help" }, "(", timeEl(s.summary.last_update, true), ")")) : t("none"));
     const slots = $("#sv-slots tbody");
     slots.replaceChildren();
     for (const [name, v] of Object.entries(s.slots)) {
-      slots.append(el("tr", { "data-slot": name }, el("td", {}, name), el("td", {}, v.value ?? v.raw),
-        el("td", { class: "ttl" }, v.ttl_seconds == null ? "" : t("seconds", { n: v.ttl_seconds }))));
+      slots.append(el("tr", { "data-slot": name }, cell("slot", "primary", val("slot", name)), cell("value", null, v.value ?? v.raw),
+        cell("ttl", "ttl", v.ttl_seconds == null ? "" : t("seconds", { n: v.ttl_seconds }))));
     }
-    const buf = $("#sv-buffer");
-    buf.replaceChildren(...s.buffer.map((m) => el("li", {}, `${m.role}: ${m.content}`)));
-    $("#session-view").hidden = false;
+    if (!Object.keys(s.slots).length) slots.append(el("tr", {}, el("td", { colspan: "3" }, t("none"))));
+    $("#sv-buffer").replaceChildren(...s.buffer.map((m) => el("li", {}, el("strong", {}, val("role", m.role)), ": ", m.content)));
+  }
+  function confirmSessionDelete(sid) {
+    $("#confirm-text").textContent = t("delete_session_confirm");
+    $("#confirm-content").textContent = sid;
+    $("#confirm").hidden = false;
+    $("#confirm-no").focus();
+    $("#confirm-yes").onclick = async () => {
+      $("#confirm").hidden = true;
+      try {
+        await api("DELETE", `/v1/sessions/${userPath(state.user)}/${segment(sid)}`);
+        await loadSessions();
+        show("session_deleted", { sid });
+      } catch (err) { failed(err); }
+    };
+    $("#confirm-no").onclick = () => { $("#confirm").hidden = true; };
   }
 
+  // ---- chat playground: streams through /v1/chat/completions; each turn shows what was recalled ---------
+  async function sendChat() {
+    const text = $("#chat-input").value.trim();
+    if (!text) { show("chat_empty", {}, true); return; }
+    const sid = $("#chat-session").value.trim() || "console";
+    const turn = { text, reply: "", recalled: null, done: false, failed: null };
+    state.chat.push(turn);
+    $("#chat-input").value = "";
+    drawChat();
+    const body = { model: "mnemo", stream: true, debug: true, session_id: sid, messages: [{ role: "user", content: text }] };
+    if (state.user !== claims.sub) body.user_id = state.user;  // an admin chatting as the user (audited)
+    const res = await api("POST", "/v1/chat/completions", body);
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffered = "";
+    let debug = null;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffered += decoder.decode(value, { stream: true });
+      let cut;
+      while ((cut = buffered.indexOf("\n\n")) >= 0) {
+        const event = buffered.slice(0, cut);
+        buffered = buffered.slice(cut + 2);
+        for (const line of event.split("\n")) {
+          if (!line.startsWith("data:")) continue;
+          const data = line.slice(5).trim();
+          if (data === "[DONE]") continue;
+          let chunk;
+          try { chunk = JSON.parse(data); } catch (_) { continue; }
+          if (chunk.error) turn.failed = { status: 500, code: chunk.error.code || chunk.error.type || "" };
+          const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+          if (delta && delta.content) turn.reply += delta.content;
+          if (chunk.debug) debug = chunk.debug;
+        }
+        drawChat();
+      }
+    }
+    turn.done = true;
+    if (debug) {
+      turn.debug = debug;
+      turn.recalled = await Promise.all(debug.memory_ids.map((id) => json("GET", memoryPath(id)).catch(() => ({ id, content: null }))));
+    }
+    drawChat();
+  }
+  function drawChat() {
+    const log = $("#chat-log");
+    log.replaceChildren();
+    $("#chat-help").textContent = state.user !== claims.sub ? t("chat_as_help", { user: state.user }) : t("chat_help");
+    for (const turn of state.chat) {
+      log.append(el("li", { class: "user" }, el("span", { class: "who" }, state.user), turn.text));
+      const recalled = turn.recalled == null ? null : el("details", { class: "recalled", open: "" },
+        el("summary", {}, t("recalled_n", { n: turn.recalled.length })),
+        turn.recalled.length ? el("ul", {}, ...turn.recalled.map((m) => el("li", { "data-id": m.id }, m.content == null ? m.id : m.content))) : el("p", {}, t("recalled_none")),
+        turn.debug ? el("p", { class: "help" }, t("chat_debug", { mode: val("mode", turn.debug.mode), tokens: turn.debug.total_tokens, summary: turn.debug.redis_summary_used ? t("yes") : t("no") })) : null);
+      log.append(el("li", { class: "assistant", "aria-busy": turn.done ? "false" : "true" }, el("span", { class: "who" }, t("assistant_label")),
+        el("div", { class: "reply" }, turn.reply || (turn.done ? "" : t("thinking"))), turn.failed ? el("p", { class: "warn" }, errorText(turn.failed)) : null, recalled));
+    }
+  }
+
+  // ---- export ----------------------------------------------------------------------------------------
   async function runExport() {
     const res = await api("GET", `/v1/memory/${userPath(state.user)}/export`);
     const blob = await res.blob();
@@ -311,99 +523,192 @@
     document.body.append(a);
     a.click();
     a.remove();
-    $("#export-result").textContent = t("exported", { n: (doc.memories || []).length, s: (doc.sessions || []).length, file });
+    state.exported = { n: (doc.memories || []).length, s: (doc.sessions || []).length, file };
+    drawExported();
   }
+  const drawExported = () => { $("#export-result").textContent = state.exported ? t("exported", state.exported) : ""; };
 
+  // ---- admin: audit trail, erase ----------------------------------------------------------------------
   async function loadAudit(append) {
-    if (!append) state.auditBefore = null;
+    if (!append) { state.auditBefore = null; state.audit = []; }
     const q = new URLSearchParams({ limit: "50" });
     const add = (k, v) => { if (v) q.set(k, v); };
     add("user_id", $("#au-user").value.trim()); add("action", $("#au-action").value);
     add("since", day($("#au-since").value.trim(), false)); add("until", day($("#au-until").value.trim(), true));
     add("before", state.auditBefore);
     const res = await json("GET", `/v1/audit?${q}`);
-    const body = $("#audit-list tbody");
-    if (!append) body.replaceChildren();
-    for (const r of res.items) {
-      const details = Object.entries(r.details).map(([k, v]) => `${k}=${v}`).join(" ");
-      body.append(el("tr", { "data-action": r.action }, el("td", {}, r.at), el("td", {}, r.action), el("td", {}, r.user_id),
-        el("td", {}, `${r.actor} (${r.actor_role})`), el("td", {}, r.count), el("td", {}, details)));
-    }
+    state.audit = [...state.audit, ...res.items];
     state.auditBefore = res.next_before;
-    $("#au-more").hidden = !res.next_before;
+    drawAudit();
+  }
+  function detailText(r) {
+    return Object.entries(r.details).map(([k, v]) => `${has("dk_" + k) ? t("dk_" + k) : k}: ${k === "at_rest_purged_by" && v !== "operator" ? date(v) : v === "true" ? t("yes") : v === "false" ? t("no") : v}`).join("\n");
+  }
+  function drawAudit() {
+    const body = $("#audit-list tbody");
+    body.replaceChildren();
+    for (const r of state.audit) {
+      body.append(el("tr", { "data-action": r.action }, cell("at", null, timeEl(r.at, true)), cell("action", "primary", val("act", r.action)),
+        cell("user_id", null, r.user_id), cell("actor", null, `${r.actor} (${val("role", r.actor_role)})`), cell("count", "num", r.count),
+        cell("details", "prewrap", detailText(r))));
+    }
+    if (!state.audit.length) body.append(el("tr", {}, el("td", { colspan: "6" }, t("audit_empty"))));
+    $("#au-more").hidden = !state.auditBefore;
   }
 
   async function runErase() {
     const user = $("#er-user").value.trim();
     if (!user || $("#er-confirm").value.trim() !== user) return;
     const receipt = await json("DELETE", `/v1/memory/${userPath(user)}?confirm=${encodeURIComponent(user)}`);
-    const box = $("#er-receipt");
-    box.textContent = t("erased", { user }) + "\n" + JSON.stringify(receipt, null, 2);
-    box.hidden = false;
+    state.receipt = { user, receipt };
+    drawReceipt();
     $("#er-confirm").value = "";
     $("#er-go").disabled = true;
+  }
+  function drawReceipt() {
+    const r = state.receipt;
+    $("#er-receipt").hidden = !r;
+    if (!r) return;
+    const { user, receipt } = r;
+    const nothing = Object.values(receipt.deleted).every((n) => !n);
+    $("#er-receipt").classList.toggle("nothing", nothing);
+    $("#er-title").textContent = nothing ? t("erased_nothing_title", { user }) : t("erased_title", { user });
+    $("#er-summary").textContent = (nothing ? t("erased_nothing", { user }) : t("erased_summary", { at: date(receipt.at) })) + " " +
+      (receipt.at_rest_purged_by ? t("purged_by", { at: date(receipt.at_rest_purged_by) }) : t("purged_operator"));
+    const body = $("#er-stores tbody");
+    body.replaceChildren();
+    const stores = new Set([...Object.keys(receipt.deleted), ...Object.keys(receipt.at_rest || {})]);
+    for (const store of stores) {
+      const rest = (receipt.at_rest || {})[store];
+      const restText = !rest ? "—" : rest.state === "scheduled" ? t("rest_scheduled", { at: date(rest.purged_by) })
+        : rest.state === "operator" ? t("rest_operator", { command: rest.command || "" }) : t("rest_none");
+      body.append(el("tr", { "data-store": store }, cell("store", "primary", val("store", store)),
+        cell("deleted_count", "num deleted", String(receipt.deleted[store] ?? 0)), cell("at_rest", null, restText)));
+    }
+  }
+
+  // ---- sign-in: each way a token can be wrong says so ---------------------------------------------------
+  function signinMessage() {
+    const box = $("#signin-error");
+    box.textContent = state.signinMsg ? t(state.signinMsg.key, state.signinMsg.vars) : "";
+    box.hidden = !state.signinMsg;
+  }
+  function signOut(reason, vars) {
+    token = "";
+    sessionStorage.removeItem("mnemo.token");
+    state.signinMsg = reason ? { key: reason, vars } : null;
+    state.msg = null;
+    if (location.hash && !location.hash.startsWith("#/u/") && !location.hash.startsWith("#/audit") && !location.hash.startsWith("#/erase")) history.replaceState(null, "", location.pathname);
+    route();
+  }
+  // what is wrong with a token before asking the server (null: nothing seen)
+  function localProblem(tok) {
+    if (!tok) return ["signin_empty"];
+    const c = decode(tok);
+    if (!c) return ["signin_malformed"];
+    if (typeof c.sub !== "string" || !c.sub) return ["signin_no_subject"];
+    if (c.role != null && c.role !== "admin" && c.role !== "user") return ["signin_role", { role: String(c.role) }];
+    if (typeof c.exp === "number" && c.exp * 1000 < Date.now() - 30000) return ["signin_expired"];
+    return null;
+  }
+  async function signIn(raw) {
+    const tok = (raw || "").trim().replace(/^bearer\s+/i, "").trim();
+    const problem = localProblem(tok);
+    if (problem) { signOut(problem[0], problem[1]); return; }
+    // the server has the last word (the signature, the audience, the clock): one call that records nothing
+    const c = decode(tok);
+    try {
+      const res = await fetch(`/v1/sessions/${userPath(c.sub)}`, { headers: { Authorization: "Bearer " + tok } });
+      if (res.status === 401) {
+        let e = {};
+        try { e = await res.json(); } catch (_) { /* not the envelope */ }
+        signOut(e.error === "token_expired" ? "signin_expired" : "signin_forged");
+        return;
+      }
+    } catch (_) { signOut("signin_unreachable"); return; }
+    token = tok;
+    sessionStorage.setItem("mnemo.token", token);
+    state.signinMsg = null;
+    $("#token-input").value = "";
+    route();
   }
 
   // ---- routing -------------------------------------------------------------------------------------
   function signedIn() {
-    claims = decode(token) || {};
-    document.body.classList.toggle("admin", claims.role === "admin");
-    $("#whoami").textContent = claims.sub ? `${claims.sub}${claims.role === "admin" ? " (admin)" : ""}` : "";
+    claims = token ? decode(token) || {} : {};
+    const admin = claims.role === "admin";
+    document.body.classList.toggle("admin", !!token && admin);
+    $("#whoami").textContent = token && claims.sub ? `${claims.sub}${admin ? ` (${t("role_admin_short")})` : ""}` : "";
     $("#nav").hidden = !token;
     $("#sign-out").hidden = !token;
   }
 
   function links() {
-    for (const tab of ["memories", "search", "forget", "sessions", "export"]) {
-      $("#nav-" + tab).href = `#/u/${userPath(state.user || claims.sub || "")}/${tab}`;
+    const who = state.user || claims.sub;
+    for (const tab of TABS) {
+      if (who) $("#nav-" + tab).href = `#/u/${userPath(who)}/${tab}`;
+      else $("#nav-" + tab).removeAttribute("href");
     }
   }
 
   async function route() {
     const hash = location.hash;
     if (hash.startsWith("#token=")) {  // the link `make run` prints: take the token, drop it from the address bar
-      token = decodeURIComponent(hash.slice(7));
-      sessionStorage.setItem("mnemo.token", token);
       history.replaceState(null, "", location.pathname);
-      return route();
+      return signIn(decodeURIComponent(hash.slice(7)));
     }
     clear();
+    if (token && localProblem(token)) { signOut(localProblem(token)[0] === "signin_expired" ? "signin_session_expired" : "signin_malformed"); return; }
     signedIn();
-    if (!token) { view("signin"); return; }
-    const parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+    if (!token) { state.user = ""; view("signin"); signinMessage(); $("#token-input").focus(); return; }
+    let parts;
+    try { parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent); } catch (_) { parts = ["?"]; }
     try {
       if (parts[0] === "u" && parts[1]) {
+        if (parts[1] !== state.user) { state.search = null; state.preview = null; state.forgot = null; state.chat = []; state.exported = null; }
         state.user = parts[1];
         links();
         const tab = parts[2] || "memories";
+        if (!TABS.includes(tab) || parts.length > 3) { view("notfound"); return; }
         view(tab);
         if (tab === "memories") await loadMemories(false);
         else if (tab === "sessions") await loadSessions();
-        else if (tab === "search") $("#results").replaceChildren();
-        else if (tab === "forget") { $("#fg-preview-box").hidden = true; $("#fg-result").textContent = ""; }
-      } else if (parts[0] === "audit") { view("audit"); await loadAudit(false); }
-      else if (parts[0] === "erase") { view("erase"); }
-      else if (claims.role === "admin") { state.user = ""; links(); view("home"); }
-      else { location.hash = `#/u/${userPath(claims.sub || "")}/memories`; }
+        else if (tab === "search") drawSearch();
+        else if (tab === "forget") { state.preview = null; state.forgot = null; redraw.forget(); }
+        else if (tab === "chat") drawChat();
+        else if (tab === "export") drawExported();
+      } else if ((parts[0] === "audit" || parts[0] === "erase") && parts.length === 1) {
+        state.user = ""; links();
+        if (claims.role !== "admin") { view("notfound"); show("admin_only", {}, true); return; }
+        view(parts[0]);
+        if (parts[0] === "audit") await loadAudit(false); else drawReceipt();
+      } else if (parts[0] === "" && parts.length === 1) {
+        if (claims.role === "admin") { state.user = ""; links(); view("home"); }
+        else location.replace(`#/u/${userPath(claims.sub)}/memories`);
+      } else { links(); view("notfound"); }
     } catch (err) { failed(err); }
   }
 
   const safely = (fn) => (e) => { if (e) e.preventDefault(); clear(); Promise.resolve().then(fn).catch(failed); };
-  $("#lang").addEventListener("change", () => { lang = $("#lang").value; localStorage.setItem("mnemo.lang", lang); translate(); });
-  $("#sign-in").addEventListener("click", () => {
-    token = $("#token-input").value.trim();
-    if (!token) return;
-    sessionStorage.setItem("mnemo.token", token);
-    $("#token-input").value = "";
-    if (location.hash) location.hash = ""; else route();
+  $("#lang").addEventListener("change", () => {
+    lang = $("#lang").value;
+    localStorage.setItem("mnemo.lang", lang);
+    translate(); signedIn(); drawMessage(); signinMessage();
+    if (redraw[state.view]) redraw[state.view]();
+    if (!$("#history").hidden) drawHistory();
+    if (!$("#editor").hidden && state.editMsg) $("#ed-message").textContent = t(state.editMsg);
   });
-  $("#sign-out").addEventListener("click", () => { token = ""; sessionStorage.removeItem("mnemo.token"); location.hash = ""; route(); });
-  $("#open-user-go").addEventListener("click", () => { const u = $("#open-user").value.trim(); if (u) location.hash = `#/u/${userPath(u)}/memories`; });
+  $("#sign-in").addEventListener("click", () => signIn($("#token-input").value));
+  $("#sign-out").addEventListener("click", () => { history.replaceState(null, "", location.pathname); signOut(null); });
+  $("#open-form").addEventListener("submit", (e) => { e.preventDefault(); const u = $("#open-user").value.trim(); if (u) location.hash = `#/u/${userPath(u)}/memories`; });
+  $("#notfound-home").addEventListener("click", (e) => { e.preventDefault(); location.hash = "#/"; });
+  $("#notfound-home").setAttribute("href", "#/");
   $("#filters").addEventListener("submit", safely(() => loadMemories(false)));
   $("#more").addEventListener("click", safely(() => loadMemories(true)));
   $("#search-form").addEventListener("submit", safely(runSearch));
   $("#forget-form").addEventListener("submit", safely(previewForget));
   $("#fg-confirm").addEventListener("click", safely(confirmForget));
+  $("#chat-form").addEventListener("submit", safely(sendChat));
   $("#export-go").addEventListener("click", safely(runExport));
   $("#audit-form").addEventListener("submit", safely(() => loadAudit(false)));
   $("#au-more").addEventListener("click", safely(() => loadAudit(true)));
@@ -411,6 +716,7 @@
   $("#ed-save").addEventListener("click", safely(saveEdit));
   $("#ed-cancel").addEventListener("click", () => { $("#editor").hidden = true; });
   $("#hi-close").addEventListener("click", () => { $("#history").hidden = true; });
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") for (const id of ["#editor", "#history", "#confirm"]) $(id).hidden = true; });
   const armErase = () => { const u = $("#er-user").value.trim(); $("#er-go").disabled = !u || $("#er-confirm").value.trim() !== u; };
   $("#er-user").addEventListener("input", armErase);
   $("#er-confirm").addEventListener("input", armErase);

@@ -1,0 +1,317 @@
+"""Issue 25, "the console as a product": each item of the issue's Why list as a browser test that
+fails on the console before it and passes now, in a real headless Chromium against a served mnemo.
+Every screen is checked at 1,400 px and 390 px in English and Chinese for sideways scrolling, and its
+screenshot saved (MNEMO_SCREENSHOT_DIR, else a temporary directory)."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from app.http.auth import TokenCodec
+from tests.browser.test_console import Api, all_of, find, open_console, token, type_into, visible, wait
+from tests.conftest import TEST_SECRET
+
+LONG_URL = "https://example.com/" + "a1b2c3d4e5" * 28  # 300 characters without a break
+WIDTHS = (1400, 390)
+
+
+def set_lang(driver: webdriver.Chrome, lang: str) -> None:
+    Select(find(driver, "#lang")).select_by_value(lang)
+
+
+def sideways(driver: webdriver.Chrome) -> int:
+    return int(
+        driver.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+    )
+
+
+def screens(driver: webdriver.Chrome, where: Path, name: str) -> None:
+    """The screen as it is now, in both languages at both widths: never wider than the window, and
+    every input labelled; a screenshot of each."""
+    for lang in ("en", "zh"):
+        set_lang(driver, lang)
+        for width in WIDTHS:
+            driver.set_window_size(width, 900)
+            assert sideways(driver) <= 0, (
+                f"{name} ({lang}, {width}px) scrolls sideways by {sideways(driver)}px"
+            )
+            unlabelled = driver.execute_script(
+                "return [...document.querySelectorAll('input, select, textarea')]"
+                ".filter((e) => e.offsetParent !== null && !(e.labels && e.labels.length))"
+                ".map((e) => e.id)"
+            )
+            assert unlabelled == [], f"{name}: inputs without a label: {unlabelled}"
+            driver.save_screenshot(str(where / f"console-{name}-{lang}-{width}.png"))
+    driver.set_window_size(1280, 900)
+    set_lang(driver, "en")
+
+
+def rows(driver: webdriver.Chrome) -> list[webdriver.remote.webelement.WebElement]:
+    return all_of(driver, "#memory-list tbody tr[data-id]")
+
+
+def test_a_300_character_token_never_scrolls_the_page_sideways(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 1: one memory with a 300-character URL made the page 3,265 px wide at 1,400 px; the
+    columns, the delete confirmation, the notice and the forget preview went off-screen."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "s1", ("url", f"My reading list is at {LONG_URL}"), ("zh", "我住在杭州，记住这个"))
+    api.store(name, "s2", ("tea", "I like green tea every morning"))
+    assert len(api.contents(name)) == 3
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, lambda d: len(rows(d)) == 3, "the three memories")
+    screens(browser, screenshots, "memories")
+
+    find(browser, "#nav-forget").click()
+    wait(browser, visible("#view-forget"), "the forget page")
+    type_into(browser, "#fg-session", "s1")
+    find(browser, "#fg-preview").click()
+    wait(browser, visible("#fg-preview-box"), "the forget preview")
+    assert any(LONG_URL in li.text for li in all_of(browser, "#fg-preview-list li"))
+    assert "session s1" in find(browser, "#fg-count").text  # why they match
+    screens(browser, screenshots, "forget-preview")
+
+    find(browser, "#nav-search").click()
+    wait(browser, visible("#view-search"), "the search page")
+    type_into(browser, "#q", "reading list")
+    find(browser, "#q-go").click()
+    wait(browser, lambda d: bool(all_of(d, "#results li.hit")), "the hits")
+    hit = next(h for h in all_of(browser, "#results li.hit") if LONG_URL in h.text)
+    hit.find_element(By.CSS_SELECTOR, ".why summary").click()
+    screens(browser, screenshots, "search")
+    hit = next(
+        h for h in all_of(browser, "#results li.hit") if LONG_URL in h.text
+    )  # redrawn in each language
+    assert hit.find_element(By.CSS_SELECTOR, ".b-dense").text  # still open
+    hit.find_element(By.CSS_SELECTOR, "button.delete").click()
+    wait(browser, visible("#confirm"), "the delete confirmation")
+    assert LONG_URL in find(browser, "#confirm-content").text
+    screens(browser, screenshots, "delete-confirm")
+    find(browser, "#confirm-yes").click()
+    wait(browser, visible("#notice"), "the notice")
+    assert LONG_URL in find(browser, "#notice").text
+    screens(browser, screenshots, "deleted-notice")
+
+
+def test_sign_in_explains_what_is_wrong_with_a_token(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 2: `not-a-token` showed the form again with no message while the nav and "Sign out"
+    appeared and the address became `#/u//memories`; an expired or forged token left the page in the
+    signed-in view; `Bearer <jwt>` gave "Invalid header padding"."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    Api(served, token(name)).store(name, "s1", ("m", "I keep bees on my rooftop"))
+    codec = TokenCodec(TEST_SECRET)
+    cases = {
+        "not-a-token": "This is not a token",
+        codec.mint(name, ttl_seconds=-3600): "This token has expired",
+        TokenCodec("another-server-secret-" + "x" * 20).mint(name): "not signed with this server's secret",
+        codec.mint(name, role="superuser"): "role is “superuser”",
+    }
+    open_console(browser, served)
+    for pasted, says in cases.items():
+        wait(browser, visible("#view-signin"), "the sign-in page")
+        type_into(browser, "#token-input", pasted)
+        find(browser, "#sign-in").click()
+        wait(browser, visible("#signin-error"), f"the message for {pasted[:20]}")
+        assert says in find(browser, "#signin-error").text
+        assert find(browser, "#view-signin").is_displayed()
+        assert not find(browser, "#nav").is_displayed()
+        assert not find(browser, "#sign-out").is_displayed()
+        assert "#/u//" not in browser.current_url
+    set_lang(browser, "zh")  # the message is said again in the other language, live
+    assert "角色" in find(browser, "#signin-error").text
+    screens(browser, screenshots, "signin-wrong-role")
+
+    type_into(browser, "#token-input", "Bearer " + token(name))
+    find(browser, "#sign-in").click()
+    wait(browser, lambda d: len(rows(d)) == 1, "signed in with a pasted 'Bearer <jwt>'")
+    assert find(browser, "#whoami").text == name
+    assert find(browser, "#sign-out").is_displayed()
+
+    # a page reopened after the token expired: back to sign-in, saying so
+    browser.execute_script(
+        "sessionStorage.setItem('mnemo.token', arguments[0])", codec.mint(name, ttl_seconds=-3600)
+    )
+    browser.refresh()
+    wait(browser, visible("#signin-error"), "the expired-session message")
+    assert "session has expired" in find(browser, "#signin-error").text
+    assert not find(browser, "#nav").is_displayed()
+    # a token the server stops accepting mid-session (another secret): back to sign-in too
+    forged = TokenCodec("another-server-secret-" + "x" * 20).mint(name)
+    browser.execute_script("sessionStorage.setItem('mnemo.token', arguments[0])", forged)
+    browser.get(f"{served}/console/#/u/{name}/memories")
+    browser.refresh()
+    wait(browser, visible("#signin-error"), "the no-longer-accepted message")
+    assert "no longer accepts" in find(browser, "#signin-error").text
+    assert not find(browser, "#sign-out").is_displayed()
+
+
+def test_the_language_switches_live_values_dates_and_errors_included(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 3: switching to 中文 kept "20 memories" and every "Delete" in English until a reload; tier,
+    role and mode values stayed English, and API errors showed the English detail."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "s1", ("a", "我住在杭州，记住这个"), ("b", "I keep bees on my rooftop"))
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, lambda d: len(rows(d)) == 2, "the two memories")
+    set_lang(browser, "en")
+    browser.execute_script("window.notReloaded = true")
+    assert find(browser, "#memory-total").text == "2 memories"
+    set_lang(browser, "zh")
+    assert browser.execute_script("return window.notReloaded") is True
+    assert find(browser, "#memory-total").text == "共 2 条记忆"
+    assert {b.text for b in all_of(browser, "#memory-list button.delete")} == {"删除"}
+    tiers = {td.text for td in all_of(browser, "#memory-list td.tier")}
+    assert tiers
+    assert tiers <= {"事实", "事件", "—"}
+    assert {td.text for td in all_of(browser, "#memory-list td[data-label='来源']")} == {"用户"}
+    for created in all_of(browser, "#memory-list td.created"):
+        assert not re.search(r"\d{4}-\d{2}-\d{2}T|\.\d{6}", created.text), created.text
+        assert "年" in created.text or "月" in created.text
+    screens(browser, screenshots, "memories-lang")
+
+    # an API error, said from its code in the UI's language, and said again after a switch
+    find(browser, "#nav-forget").click()
+    wait(browser, visible("#view-forget"), "the forget page")
+    type_into(browser, "#fg-query", "bees")
+    browser.execute_script(
+        "document.querySelector('#fg-minsim').value = '5';"
+        "document.querySelector('#forget-form').dispatchEvent(new Event('submit', {cancelable: true}))"
+    )
+    wait(browser, visible("#error"), "the error")
+    set_lang(browser, "zh")
+    assert "请求被拒绝（422）" in find(browser, "#error").text
+    assert "Value error" not in find(browser, "#error").text
+    set_lang(browser, "en")
+    assert "The request was refused (422)" in find(browser, "#error").text
+    screens(browser, screenshots, "error")
+
+
+def test_the_memory_list_says_what_a_person_needs(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 4: an empty search did nothing; the count did not change after a delete; the notice showed
+    the raw id; an unknown tab was a blank page; no importance, source messages or current-only."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "s1", ("old", "I live in Hangzhou."), ("cat", "我的猫叫咪咪。"))
+    api.store(name, "s2", ("new", "I moved to Suzhou last week."))
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, lambda d: len(rows(d)) == 3, "the three memories")
+    set_lang(browser, "en")
+    assert find(browser, "#memory-total").text == "3 memories"
+    importances = [td.text for td in all_of(browser, "#memory-list td.importance")]
+    assert all(re.fullmatch(r"[01]\.\d\d|—", i) for i in importances)
+    assert any(i != "—" for i in importances)
+    cat = next(r for r in rows(browser) if "咪咪" in r.text)
+    assert "from message cat" in cat.find_element(By.CSS_SELECTOR, "td.content").text
+
+    find(browser, "#f-current").click()  # current only: the home that was replaced goes
+    find(browser, "#f-apply").click()
+    wait(browser, lambda d: len(rows(d)) == 2, "the current memories")
+    assert not any("Hangzhou" in r.text for r in rows(browser))
+    find(browser, "#f-current").click()
+    find(browser, "#f-apply").click()
+    wait(browser, lambda d: len(rows(d)) == 3, "every memory again")
+
+    next(r for r in rows(browser) if "咪咪" in r.text).find_element(By.CSS_SELECTOR, "button.delete").click()
+    wait(browser, visible("#confirm"), "the confirmation")
+    find(browser, "#confirm-yes").click()
+    wait(browser, visible("#notice"), "the notice")
+    assert "我的猫叫咪咪。" in find(browser, "#notice").text
+    assert "cannot be undone" in find(browser, "#notice").text
+    assert find(browser, "#memory-total").text == "2 memories"
+    assert len(rows(browser)) == 2
+
+    find(browser, "#nav-search").click()
+    wait(browser, visible("#view-search"), "the search page")
+    find(browser, "#q-go").click()
+    wait(browser, visible("#error"), "the empty-search message")
+    assert "Type what to search for" in find(browser, "#error").text
+
+    browser.get(f"{served}/console/#/u/{name}/nonsense")
+    wait(browser, visible("#view-notfound"), "the not-found page")
+    assert "Nothing here" in find(browser, "#view-notfound").text
+    screens(browser, screenshots, "notfound")
+    find(browser, "#notfound-home").click()
+    wait(browser, lambda d: len(rows(d)) == 2, "back to the list")
+    time.sleep(0)  # nothing left to wait for
+
+
+def test_sessions_written_through_messages_are_listed_and_a_session_can_be_deleted(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 4 (sessions written through /messages did not appear) and 7 (deleting a session)."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "notes", ("n1", "I keep bees on my rooftop"), ("n2", "我的猫叫咪咪。"))
+    turn = {
+        "model": "mnemo",
+        "session_id": "chat1",
+        "messages": [{"role": "user", "content": "我下周去成都出差"}],
+    }
+    assert api.http.post("/v1/chat/completions", json=turn).status_code == 200
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, visible("#view-memories"), "signed in")
+    browser.get(f"{served}/console/#/u/{name}/sessions")
+    wait(browser, visible("#session-list tr[data-session='notes']"), "the session from /messages")
+    notes = find(browser, "#session-list tr[data-session='notes']")
+    assert "2" in notes.text
+    assert not notes.find_elements(By.CSS_SELECTOR, "a")  # nothing short-term to open
+    find(browser, "#session-list a[data-session='chat1']").click()
+    wait(browser, visible("#session-view"), "the session")
+    set_lang(browser, "zh")
+    assert "用户" in find(browser, "#sv-buffer").text  # roles in the UI's language
+    screens(browser, screenshots, "sessions")
+    find(browser, "#session-list tr[data-session='chat1'] button.delete-session").click()
+    wait(browser, visible("#confirm"), "the confirmation")
+    find(browser, "#confirm-yes").click()
+    wait(browser, visible("#notice"), "the notice")
+    assert "chat1" in find(browser, "#notice").text
+    assert not all_of(browser, "#session-list a[data-session='chat1']")
+    assert api.http.get(f"/v1/sessions/{name}").json()["session_ids"] == []
+
+
+def receipt_for(user: str) -> Callable[[webdriver.Chrome], bool]:
+    return lambda d: bool(find(d, "#er-title").text.endswith(user))
+
+
+def test_erasing_reads_as_a_receipt_and_an_unknown_id_says_nothing_was_held(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 5: the erase receipt was a raw JSON dump, and erasing a user id that never existed reported
+    success, so a typo looked like a completed erasure."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    Api(served, token(name)).store(name, "s1", ("m", "I keep bees on my rooftop"))
+    open_console(browser, served, f"#token={token('ops', role='admin')}")
+    wait(browser, visible("#view-home"), "the admin home")
+    find(browser, "#nav-erase").click()
+    wait(browser, visible("#view-erase"), "the erase page")
+    for user, held in ((name + "-typo", False), (name, True)):
+        type_into(browser, "#er-user", user)
+        type_into(browser, "#er-confirm", user)
+        find(browser, "#er-go").click()
+        wait(browser, receipt_for(user), f"the receipt for {user}")
+        title = find(browser, "#er-title").text
+        assert ("Nothing was held" in title) is not held
+        assert "{" not in find(browser, "#er-receipt").text
+        if not held:
+            assert "typo" in find(browser, "#er-summary").text
+            screens(browser, screenshots, "erase-unknown")
+    assert find(browser, "#er-stores tr[data-store='chroma'] td.deleted").text == "1"
+    screens(browser, screenshots, "erase-receipt")

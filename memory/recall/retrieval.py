@@ -24,7 +24,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import anyio.to_thread
 import numpy as np
@@ -33,11 +33,12 @@ from memory.embedding.base import Embedder
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
-from memory.models import Memory, ScoreBreakdown, ScoredMemory, SearchFilters
+from memory.models import Evidence, Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
+from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, relevance_of
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
@@ -76,11 +77,13 @@ class RankingWeights:
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
+    """Min-max over the candidates; when they are all equal, 1 if they matched at all, else 0: a
+    channel that found nothing (every BM25 score 0) contributes nothing, not a 0.5 floor."""
     if not values:
         return {}
     lo, hi = min(values.values()), max(values.values())
     if hi - lo < 1e-12:
-        return dict.fromkeys(values, 1.0)
+        return dict.fromkeys(values, 1.0 if hi > 0 else 0.0)
     return {k: (v - lo) / (hi - lo) for k, v in values.items()}
 
 
@@ -145,9 +148,12 @@ class HybridRetriever:
         *,
         shared: SharedVectors | None = None,
         bridge: BridgeChannel | None = None,
+        relevance_model: RelevanceModel = DEFAULT_MODEL,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
-        `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone)."""
+        `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
+        `relevance_model`: the calibrated relevance of each hit (memory/recall/relevance.py)."""
+        self.relevance_model = relevance_model
         self._bridge = bridge
         self._store = store
         self._shared = shared
@@ -224,10 +230,14 @@ class HybridRetriever:
         hot: bool = True,
         hidden_hot: Collection[str] = frozenset(),
         archived: Sequence[tuple[BM25Index, Collection[str]]] = (),
+        min_relevance: float = 0.0,
+        with_bridge: bool = False,
     ) -> list[ScoredMemory]:
         """`hot`: search the user's hot memories (the store and the cached in-process index), less
         `hidden_hot`; `archived`: more indexes (warm, cold: memory/archive/search.py), each with the ids
-        it must not answer for, whose candidates are ranked together with hot's."""
+        it must not answer for, whose candidates are ranked together with hot's. `min_relevance`: hits
+        below it are left out (before the top k are taken); `with_bridge`: compute the bridge channel
+        even where the ranking does not need it (English over English: forget's second opinion)."""
         w = self.weights
         bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
         prefetched: dict[str, np.ndarray] | None = None
@@ -256,7 +266,11 @@ class HybridRetriever:
             if bridge is not None and len(index)
             else None
         )
-        use_bridge = bridge is not None and rows is not None and needs_bridge(language, rows, bridge.weights)
+        use_bridge = (
+            bridge is not None
+            and rows is not None
+            and (with_bridge or needs_bridge(language, rows, bridge.weights))
+        )
         if bridge is not None:
             outcome = "fused" if use_bridge else ("incomplete" if rows is None else "off")
             metrics.BRIDGE_SEARCHES.labels(outcome).inc()
@@ -319,6 +333,7 @@ class HybridRetriever:
             cosine.setdefault(mid, 0.0)
             keyword.setdefault(mid, 0.0)
         bridge_cos: dict[str, float] | None = None
+        bridge_own: dict[str, float] = {}
         cross: set[str] = set()
         if bvec is not None and rows is not None and bridge is not None:
             sims = rows.cosine(bvec)
@@ -345,6 +360,20 @@ class HybridRetriever:
             if bw.neighbours_cross > 0:
                 cross_sims = rows.smoothed(index.memories, bw.neighbours_cross) @ bvec.astype(np.float32)
             bridge_cos = {mid: float((cross_sims if mid in cross else same_sims)[at[mid]]) for mid in bridged}
+            bridge_own = {mid: float(sims[at[mid]]) for mid in bridged}
+        langs = rows.language_of() if rows is not None else {}
+        evidence: dict[str, Evidence] = {}
+        for mid, m in candidates.items():
+            owner = next((src for src, _ in sources if mid in src.memories), None)
+            covered, words = owner.coverage(mid, plan.own_tokens) if owner is not None else (0.0, ())
+            evidence[mid] = Evidence(
+                query_language=language,
+                memory_language=langs.get(mid) or detect_language(m.content),
+                cosine=cosine[mid],
+                coverage=covered,
+                bridge=bridge_own.get(mid),
+                words=words,
+            )
         in_cluster: set[str] = set()
         if w.clustering and len(candidates) >= 6:
             vectors = await self._store.embeddings(user_id, list(candidates))
@@ -362,6 +391,8 @@ class HybridRetriever:
             memories=view,
             bridge=bridge_cos,
             cross=cross,
+            evidence=evidence,
+            min_relevance=min_relevance,
         )
 
     def _rank(
@@ -377,10 +408,14 @@ class HybridRetriever:
         memories: Mapping[str, Memory] | None = None,
         bridge: dict[str, float] | None = None,
         cross: set[str] | None = None,
+        evidence: Mapping[str, Evidence] | None = None,
+        min_relevance: float = 0.0,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
-        candidates in another language than the query (ranked by the bridge and keywords alone)."""
+        candidates in another language than the query (ranked by the bridge and keywords alone);
+        `evidence`: each candidate's absolute channel measures, for its relevance (none: relevance 0);
+        `min_relevance`: candidates below it are dropped before the top k are taken."""
         w = self.weights
         zh = detect_language(plan.text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
@@ -450,7 +485,19 @@ class HybridRetriever:
                 in_month=mid in in_month,
                 bridge=via_bridge,
             )
-            scored.append(ScoredMemory(memory=m, score=score, similarity=similarity, breakdown=breakdown))
+            ev = (evidence or {}).get(mid)
+            if ev is not None:
+                ev = replace(ev, attribute="attribute" in boosts)
+            scored.append(
+                ScoredMemory(
+                    memory=m,
+                    score=score,
+                    similarity=similarity,
+                    breakdown=breakdown,
+                    relevance=relevance_of(ev, self.relevance_model) if ev is not None else 0.0,
+                    evidence=ev,
+                )
+            )
             if negated:
                 demoted.add(mid)
         if w.supersession and memories is not None:
@@ -460,4 +507,6 @@ class HybridRetriever:
         scored.sort(
             key=lambda s: (s.memory.id not in demoted, s.memory.id in in_month, s.score), reverse=True
         )
+        if min_relevance > 0:
+            scored = [s for s in scored if s.relevance >= min_relevance]
         return scored[:top_k]

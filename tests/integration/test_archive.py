@@ -368,8 +368,8 @@ class TestGovernanceAcrossTiers:
             assert tiers[f.cold_id] == "cold"
 
             await r.memory.delete(user_id, f.warm_id)
-            forgotten = await r.memory.forget(user_id, query=f.cold_query, min_similarity=0.6)
-            assert forgotten == [f.cold_id]
+            forgotten = await r.memory.forget(user_id, query=f.cold_query)
+            assert forgotten.ids == [f.cold_id]
             await r.memory.delete(user_id, old_hot.id)
             left = {m.id for m in await visible(r, user_id)}
             assert not {f.warm_id, f.cold_id, old_hot.id} & left

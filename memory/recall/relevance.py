@@ -1,0 +1,110 @@
+"""Relevance: one number a person can read, the calibrated probability that a hit is relevant.
+
+The ranking score (memory/recall/retrieval.py) orders the candidates of one search: its channels are
+min-max normalised over those candidates, so the best of five unrelated memories still scores high.
+Relevance is computed from each channel's *absolute* evidence for one memory (models.Evidence):
+
+- `cosine`: MiniLM cosine (used only when query and memory are both English: MiniLM reads most Chinese
+  characters as [UNK], so its cosine says nothing there);
+- `coverage`: the idf-weighted share of the query's words (stems, CJK bigrams; single CJK characters at
+  the keyword channel's 0.3 weight) that the memory holds, words of its surrounding turns at half
+  weight. A query word the user never wrote counts in full against it: "xyzzy plugh" covers 0;
+- `bridge`: the multilingual bridge cosine of the memory's own vector, when that channel took part;
+- `attribute`: the memory states the attribute the question asks about ("where do I live").
+
+relevance = σ(b · x), a logistic model per language pair (English query and memory; Chinese and
+Chinese; query and memory in different languages), with and without the bridge. A channel that did
+not match adds nothing (coverage 0, no bridge term); there is no floor. The coefficients are fitted by
+`bench/relevance.py --fit` on labelled zh/en query-memory pairs (`bench/data/relevance_pairs.json`);
+the reliability table (relevance bins against the observed share of relevant hits) is in
+docs/benchmarks.md.
+
+`matched_channels` is what forget by meaning adds on top: a memory is only forgotten when at least two
+channels agree, so no single channel, and never the bridge alone across languages, can select it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from memory.models import Evidence
+
+Coefficients = tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RelevanceModel:
+    """Logistic coefficients per feature group (`features`): intercept first, then the features in the
+    order `features` lists them. Fitted by `bench/relevance.py --fit` (see the module docstring)."""
+
+    en: Coefficients = (-6.0, 9.0, 4.0, 1.0)  # 1, cosine, coverage, attribute
+    zh_bridge: Coefficients = (-7.0, 9.0, 4.0, 1.0)  # 1, bridge, coverage, attribute
+    zh: Coefficients = (-4.0, 6.0, 1.0)  # 1, coverage, attribute
+    cross_bridge: Coefficients = (-8.0, 12.0, 2.0, 1.0)  # 1, bridge, coverage, attribute
+    cross: Coefficients = (-5.0, 4.0, 1.0)  # 1, coverage, attribute
+
+    def coefficients(self, group: str) -> Coefficients:
+        found: Coefficients = getattr(self, group)
+        return found
+
+
+DEFAULT_MODEL = RelevanceModel()
+GROUPS = ("en", "zh_bridge", "zh", "cross_bridge", "cross")
+
+
+def features(e: Evidence) -> tuple[str, tuple[float, ...]]:
+    """The feature group of this evidence and its feature vector (with the intercept's 1)."""
+    attribute = 1.0 if e.attribute else 0.0
+    if not e.cross and e.query_language == "en":
+        return "en", (1.0, e.cosine, e.coverage, attribute)
+    if not e.cross:
+        if e.bridge is not None:
+            return "zh_bridge", (1.0, e.bridge, e.coverage, attribute)
+        return "zh", (1.0, e.coverage, attribute)
+    if e.bridge is not None:
+        return "cross_bridge", (1.0, e.bridge, e.coverage, attribute)
+    return "cross", (1.0, e.coverage, attribute)
+
+
+def relevance_of(e: Evidence, model: RelevanceModel = DEFAULT_MODEL) -> float:
+    group, x = features(e)
+    z = sum(b * v for b, v in zip(model.coefficients(group), x, strict=True))
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelFloors:
+    """Where a channel counts as matched, for forget's two-channel rule (`matched_channels`)."""
+
+    dense: float = 0.45  # MiniLM cosine, English query and memory only
+    keyword: float = 0.34  # coverage: about a third of the query's weighted words
+    bridge: float = 0.45  # multilingual cosine
+
+
+def matched_channels(e: Evidence, floors: ChannelFloors = ChannelFloors()) -> dict[str, float]:
+    """The channels that matched this memory on their own absolute measure, with that measure."""
+    out: dict[str, float] = {}
+    if not e.cross and e.query_language == "en" and e.cosine >= floors.dense:
+        out["dense"] = round(e.cosine, 4)
+    if e.coverage >= floors.keyword:
+        out["keyword"] = round(e.coverage, 4)
+    if e.bridge is not None and e.bridge >= floors.bridge:
+        out["bridge"] = round(e.bridge, 4)
+    return out
+
+
+# what asks to forget, not what to forget: "忘掉我住在哪里" is about where I live
+_FORGET_WORDS = re.compile(
+    r"请?(?:帮我)?(?:忘掉|忘记|忘了|别记得|不要记得|删掉|删除|清除|抹掉)|"
+    r"\b(?:please\s+)?(?:forget(?:\s+about)?|delete|remove|erase)\b(?:\s+(?:that|the fact that|about))?",
+    re.IGNORECASE,
+)
+
+
+def forget_query(query: str) -> str:
+    """The query of a forget without its command words ("忘掉…", "forget that …"); unchanged when
+    nothing else would be left."""
+    stripped = " ".join(_FORGET_WORDS.sub(" ", query).split())
+    return stripped if stripped.strip("，。,.!！?？ ") else query

@@ -48,7 +48,7 @@ Pipeline = Literal["naive", "hybrid"]
 
 # forget by meaning (docs/memory.md#forget-by-meaning): the relevance a memory needs by default, how
 # many memories one call may delete without `expected_count`, and how many candidates are scored
-FORGET_MIN_RELEVANCE = 0.8
+FORGET_MIN_RELEVANCE = 0.7
 FORGET_CAP = 10
 FORGET_SCAN = 2000
 

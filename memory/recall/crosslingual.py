@@ -48,6 +48,9 @@ class BridgeWeights:
     cross: float = 0.85  # a memory in the other language than the query: the bridge leads
     cross_keyword: float = 0.15
     candidates: int = 30  # bridge nearest neighbours added to the candidates
+    # below this bridge cosine the channel did not match: it adds nothing to the ranking (min-max would
+    # give the best of unrelated memories the bridge's whole share, "cross-lingual 0.500")
+    match_floor: float = 0.2
 
 
 @dataclass(frozen=True, slots=True)

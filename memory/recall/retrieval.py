@@ -420,8 +420,10 @@ class HybridRetriever:
         zh = detect_language(plan.text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
         dense_n, keyword_n = _minmax(cosine), _minmax(keyword)
-        bridge_n = _minmax(bridge) if bridge else None
         bw = self._bridge.weights if self._bridge is not None else None
+        bridge_n = _minmax(bridge) if bridge else None
+        if bridge_n is not None and bridge is not None and bw is not None:  # an unmatched bridge adds nothing
+            bridge_n = {mid: v if bridge[mid] >= bw.match_floor else 0.0 for mid, v in bridge_n.items()}
         share = (bw.zh if zh else bw.en) if bw is not None else 0.0
         # a Chinese query keeps this share of MiniLM's weight on memories the bridge scores
         w_dense_bridged = w_dense * bw.minilm_zh if bw is not None and zh else w_dense

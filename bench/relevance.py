@@ -24,6 +24,7 @@ import json
 import math
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ def evidence_of(e: dict[str, Any]) -> Evidence:
         bridge=e["bridge"],
         attribute=e["attribute"],
         words=tuple(e["words"]),
+        fused=e.get("fused", 0.0),
     )
 
 
@@ -125,9 +127,8 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
         e = evidence_of(r["evidence"])
         variants = [e]
         if e.bridge is not None:
-            variants.append(
-                Evidence(e.query_language, e.memory_language, e.cosine, e.coverage, None, e.attribute)
-            )
+            # (its fused value stays the one ranked with the bridge: an approximation)
+            variants.append(replace(e, bridge=None))
         for v in variants:
             group, x = features(v)
             by_group[group][0].append(x)

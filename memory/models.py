@@ -106,6 +106,9 @@ class Evidence:
     bridge: float | None  # bridge (multilingual) cosine of the memory's own vector; None: not computed
     attribute: bool = False  # states the attribute the question asks about ("where do I live")
     words: tuple[str, ...] = ()  # the query's words found in the memory (stems, CJK bigrams/characters)
+    # the ranking's fused relevance (dense + keyword + bridge + boosts, min-max over this search's
+    # candidates): relative, so it only counts beside the absolute measures above
+    fused: float = 0.0
 
     @property
     def cross(self) -> bool:

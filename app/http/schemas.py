@@ -233,6 +233,7 @@ class EvidenceOut(BaseModel):
     bridge: float | None = Field(description="multilingual bridge cosine; null: the channel took no part")
     attribute: bool = Field(description="states the attribute the question asks about")
     words: list[str] = Field(description="the query's words found in it (stems, CJK bigrams)")
+    fused: float = Field(description="the ranking's fused relevance (relative to this search's candidates)")
 
     @classmethod
     def of(cls, e: Evidence) -> EvidenceOut:
@@ -244,6 +245,7 @@ class EvidenceOut(BaseModel):
             bridge=round(e.bridge, 6) if e.bridge is not None else None,
             attribute=e.attribute,
             words=list(e.words),
+            fused=round(e.fused, 6),
         )
 
 

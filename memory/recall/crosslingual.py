@@ -50,7 +50,7 @@ class BridgeWeights:
     candidates: int = 30  # bridge nearest neighbours added to the candidates
     # below this bridge cosine the channel did not match: it adds nothing to the ranking (min-max would
     # give the best of unrelated memories the bridge's whole share, "cross-lingual 0.500")
-    match_floor: float = 0.2
+    match_floor: float = 0.1
 
 
 @dataclass(frozen=True, slots=True)

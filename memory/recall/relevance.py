@@ -20,7 +20,8 @@ the reliability table (relevance bins against the observed share of relevant hit
 docs/benchmarks.md.
 
 `matched_channels` is what forget by meaning adds on top: a memory is only forgotten when at least two
-channels agree, so no single channel, and never the bridge alone across languages, can select it.
+channels agree (MiniLM, keywords, the bridge, and the attribute rules of facts that change), so no
+single channel, and never the bridge alone across languages, can select it.
 """
 
 from __future__ import annotations
@@ -41,12 +42,12 @@ class RelevanceModel:
 
     # fitted on the even-numbered queries of bench/data/relevance_pairs.json (the odd ones are held
     # out for the reliability table): `.venv/bin/python bench/relevance.py --fit`, "fitted_on_even_queries"
-    en: Coefficients = (-6.858, 13.412, 3.121, 3.426)  # 1, cosine, coverage, attribute
-    zh_bridge: Coefficients = (-6.433, 8.15, 5.983, 2.546)  # 1, bridge, coverage, attribute
-    zh: Coefficients = (-4.792, 10.265, 2.778)  # 1, coverage, attribute
+    en: Coefficients = (-6.858, 13.412, 3.121, 3.426, 0.0)  # 1, cosine, coverage, attribute
+    zh_bridge: Coefficients = (-6.433, 8.15, 5.983, 2.546, 0.0)  # 1, bridge, coverage, attribute
+    zh: Coefficients = (-4.792, 10.265, 2.778, 0.0)  # 1, coverage, attribute
     # no labelled pair across languages shares a word (a name, a number), so coverage got no weight
-    cross_bridge: Coefficients = (-6.395, 14.62, 0.0, 5.001)  # 1, bridge, coverage, attribute
-    cross: Coefficients = (-3.834, 0.0, 5.359)  # 1, coverage, attribute
+    cross_bridge: Coefficients = (-6.395, 14.62, 0.0, 5.001, 0.0)  # 1, bridge, coverage, attribute
+    cross: Coefficients = (-3.834, 0.0, 5.359, 0.0)  # 1, coverage, attribute
 
     def coefficients(self, group: str) -> Coefficients:
         found: Coefficients = getattr(self, group)
@@ -60,15 +61,16 @@ GROUPS = ("en", "zh_bridge", "zh", "cross_bridge", "cross")
 def features(e: Evidence) -> tuple[str, tuple[float, ...]]:
     """The feature group of this evidence and its feature vector (with the intercept's 1)."""
     attribute = 1.0 if e.attribute else 0.0
+    fused = min(e.fused, 1.5)
     if not e.cross and e.query_language == "en":
-        return "en", (1.0, e.cosine, e.coverage, attribute)
+        return "en", (1.0, e.cosine, e.coverage, attribute, fused)
     if not e.cross:
         if e.bridge is not None:
-            return "zh_bridge", (1.0, e.bridge, e.coverage, attribute)
-        return "zh", (1.0, e.coverage, attribute)
+            return "zh_bridge", (1.0, e.bridge, e.coverage, attribute, fused)
+        return "zh", (1.0, e.coverage, attribute, fused)
     if e.bridge is not None:
-        return "cross_bridge", (1.0, e.bridge, e.coverage, attribute)
-    return "cross", (1.0, e.coverage, attribute)
+        return "cross_bridge", (1.0, e.bridge, e.coverage, attribute, fused)
+    return "cross", (1.0, e.coverage, attribute, fused)
 
 
 def relevance_of(e: Evidence, model: RelevanceModel = DEFAULT_MODEL) -> float:
@@ -97,6 +99,8 @@ def matched_channels(e: Evidence, floors: ChannelFloors = ChannelFloors()) -> di
         out["keyword"] = round(e.coverage, 4)
     if e.bridge is not None and e.bridge >= floors.bridge:
         out["bridge"] = round(e.bridge, 4)
+    if e.attribute:  # the rules read the memory as stating what the question asks ("我住在哪里")
+        out["attribute"] = 1.0
     return out
 
 

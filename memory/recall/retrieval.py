@@ -489,7 +489,7 @@ class HybridRetriever:
             )
             ev = (evidence or {}).get(mid)
             if ev is not None:
-                ev = replace(ev, attribute="attribute" in boosts)
+                ev = replace(ev, attribute="attribute" in boosts, fused=relevance)
             scored.append(
                 ScoredMemory(
                     memory=m,

@@ -157,8 +157,8 @@ class Settings(BaseSettings):
     recall_min_similarity: float = Field(0.2, ge=-1, le=1)
     # calibrated relevance (docs/memory.md#relevance): the floor of API/MCP/console search by default,
     # and of chat recall (a memory below it never enters the prompt); 0 turns either off
-    search_min_relevance: float = Field(0.2, ge=0, le=1)
-    recall_min_relevance: float = Field(0.2, ge=0, le=1)
+    search_min_relevance: float = Field(0.03, ge=0, le=1)
+    recall_min_relevance: float = Field(0.03, ge=0, le=1)
     outbox_worker: bool = True  # run the long-term write consumer in this process
     # backpressure: with more chat turns than this waiting for the long-term writer, new turns wait
     # (up to outbox_max_wait_seconds each) for it to catch up; 0 turns it off

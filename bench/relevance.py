@@ -75,7 +75,8 @@ def evidence_of(e: dict[str, Any]) -> Evidence:
         bridge=e["bridge"],
         attribute=e["attribute"],
         words=tuple(e["words"]),
-        fused=e.get("fused", 0.0),
+        known=e["known"],
+        fused=e["fused"],
     )
 
 
@@ -127,7 +128,6 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
         e = evidence_of(r["evidence"])
         variants = [e]
         if e.bridge is not None:
-            # (its fused value stays the one ranked with the bridge: an approximation)
             variants.append(replace(e, bridge=None))
         for v in variants:
             group, x = features(v)
@@ -250,7 +250,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "ece_held_out": calibration_error(held),
         "ece_all": calibration_error(rows),
         "log_loss_held_out": log_loss(held),
-        "floors": [at_floor(rows, data, f) for f in (0.05, 0.1, 0.2, 0.3, 0.5)],
+        "floors": [at_floor(rows, data, f) for f in (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)],
         "forget": forget_summary(forgets),
         "forget_runs": forgets,
     }

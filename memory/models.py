@@ -106,8 +106,11 @@ class Evidence:
     bridge: float | None  # bridge (multilingual) cosine of the memory's own vector; None: not computed
     attribute: bool = False  # states the attribute the question asks about ("where do I live")
     words: tuple[str, ...] = ()  # the query's words found in the memory (stems, CJK bigrams/characters)
-    # the ranking's fused relevance (dense + keyword + bridge + boosts, min-max over this search's
-    # candidates): relative, so it only counts beside the absolute measures above
+    # idf-weighted share of the query's words the user ever wrote (in any memory searched): a query
+    # none of whose words the user used ("xyzzy plugh", "量子计算的原理") is seldom about what they said
+    known: float = 1.0
+    # the ranking's fused value (dense + keyword + bridge + boosts, min-max normalised over this search's
+    # candidates): relative to the other candidates, shown beside the absolute measures
     fused: float = 0.0
 
     @property

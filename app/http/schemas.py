@@ -233,7 +233,8 @@ class EvidenceOut(BaseModel):
     bridge: float | None = Field(description="multilingual bridge cosine; null: the channel took no part")
     attribute: bool = Field(description="states the attribute the question asks about")
     words: list[str] = Field(description="the query's words found in it (stems, CJK bigrams)")
-    fused: float = Field(description="the ranking's fused relevance (relative to this search's candidates)")
+    known: float = Field(description="share of the query's words the user ever wrote (any memory)")
+    fused: float = Field(description="the ranking's fused value, relative to this search's candidates")
 
     @classmethod
     def of(cls, e: Evidence) -> EvidenceOut:
@@ -245,6 +246,7 @@ class EvidenceOut(BaseModel):
             bridge=round(e.bridge, 6) if e.bridge is not None else None,
             attribute=e.attribute,
             words=list(e.words),
+            known=round(e.known, 6),
             fused=round(e.fused, 6),
         )
 

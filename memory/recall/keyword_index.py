@@ -250,6 +250,22 @@ class BM25Index:
             unigram_weight=self._params.unigram_weight,
         )
 
+    def known(self, query_tokens: Sequence[str]) -> float:
+        """Idf-weighted share of the query's distinct words that any memory here holds (its own words or
+        its context's), single CJK characters at the unigram weight; 0 for an empty index or query."""
+        if not self.memories:
+            return 0.0
+        unseen = math.log(1 + (len(self.memories) + 0.5) / 0.5)
+        total = found = 0.0
+        for token in dict.fromkeys(query_tokens):
+            idf = self._idf.get(token)
+            weight = (idf if idf is not None else unseen) * (
+                self._params.unigram_weight if token.startswith(UNIGRAM) else 1.0
+            )
+            total += weight
+            found += weight if idf is not None else 0.0
+        return found / total if total > 0 else 0.0
+
     def search(self, query_tokens: Iterable[str], *, limit: int) -> list[tuple[str, float]]:
         k1, b = self._params.k1, self._params.b
         scores: dict[str, float] = {}
@@ -274,10 +290,10 @@ def coverage(
     unseen_idf: float,
     *,
     unigram_weight: float = 0.3,
-    context_weight: float = 0.5,
+    context_weight: float = 0.9,
 ) -> tuple[float, tuple[str, ...]]:
     """Idf-weighted share of the query's distinct words found in a memory (`own`: its own words,
-    `around`: its surrounding turns', counted at `context_weight`), and the words found (CJK single
+    `around`: its surrounding turns', counted at `context_weight` as BM25 counts them), and the words found (CJK single
     characters without their prefix). A word the index has never seen weighs `unseen_idf` (as rare as
     a word can be): "xyzzy plugh" covers 0 of anything."""
     total = found = 0.0

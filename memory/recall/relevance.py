@@ -7,10 +7,14 @@ Relevance is computed from each channel's *absolute* evidence for one memory (mo
 - `cosine`: MiniLM cosine (used only when query and memory are both English: MiniLM reads most Chinese
   characters as [UNK], so its cosine says nothing there);
 - `coverage`: the idf-weighted share of the query's words (stems, CJK bigrams; single CJK characters at
-  the keyword channel's 0.3 weight) that the memory holds, words of its surrounding turns at half
-  weight. A query word the user never wrote counts in full against it: "xyzzy plugh" covers 0;
-- `bridge`: the multilingual bridge cosine of the memory's own vector, when that channel took part;
-- `attribute`: the memory states the attribute the question asks about ("where do I live").
+  the keyword channel's 0.3 weight) that the memory holds, words of its surrounding turns at 0.9
+  (as BM25 counts them: in a dialogue the question's words are often in the turn before). A query word the user never wrote counts in full against it: "xyzzy plugh" covers 0;
+- `bridge`: the multilingual bridge cosine the ranking uses, when that channel took part: in the
+  query's language the memory's vector blended with its neighbouring turns', across languages its own;
+- `attribute`: the memory states the attribute the question asks about ("where do I live");
+- `known` (same language only): the idf-weighted share of the query's words the user ever wrote, in
+  any memory searched. A question none of whose words the user used ("xyzzy plugh", "量子计算的原理是
+  什么") is seldom about anything they said, however near its vector falls.
 
 relevance = σ(b · x), a logistic model per language pair (English query and memory; Chinese and
 Chinese; query and memory in different languages), with and without the bridge. A channel that did
@@ -42,12 +46,17 @@ class RelevanceModel:
 
     # fitted on the even-numbered queries of bench/data/relevance_pairs.json (the odd ones are held
     # out for the reliability table): `.venv/bin/python bench/relevance.py --fit`, "fitted_on_even_queries"
-    en: Coefficients = (-6.858, 13.412, 3.121, 3.426, 0.0)  # 1, cosine, coverage, attribute
-    zh_bridge: Coefficients = (-6.433, 8.15, 5.983, 2.546, 0.0)  # 1, bridge, coverage, attribute
-    zh: Coefficients = (-4.792, 10.265, 2.778, 0.0)  # 1, coverage, attribute
-    # no labelled pair across languages shares a word (a name, a number), so coverage got no weight
-    cross_bridge: Coefficients = (-6.395, 14.62, 0.0, 5.001, 0.0)  # 1, bridge, coverage, attribute
-    cross: Coefficients = (-3.834, 0.0, 5.359, 0.0)  # 1, coverage, attribute
+    # features, in order: 1, cosine, coverage, attribute, known, standing
+    en: Coefficients = (-6.862, 13.781, 3.262, 3.328, -1.691, 1.081)
+    # 1, bridge, coverage, attribute, known, standing
+    zh_bridge: Coefficients = (-8.199, 5.915, 2.409, 1.07, 1.228, 5.27)
+    # 1, coverage, attribute, known, standing
+    zh: Coefficients = (-7.491, 3.621, 0.64, 1.428, 6.91)
+    # across languages: 1, bridge, coverage, attribute. No labelled pair across languages shares a word
+    # (a name, a number), so coverage got no weight there
+    cross_bridge: Coefficients = (-6.663, 15.349, 0.0, 5.134)
+    # 1, coverage, attribute
+    cross: Coefficients = (-4.066, 0.0, 5.549)
 
     def coefficients(self, group: str) -> Coefficients:
         found: Coefficients = getattr(self, group)
@@ -55,22 +64,26 @@ class RelevanceModel:
 
 
 DEFAULT_MODEL = RelevanceModel()
+FUSED_CAP = 1.5  # the fused value with every boost can pass 1; beyond this it says nothing more
+KNOWN_FULL = 0.1  # a query a tenth of whose (weighted) words the user wrote gets its full standing
 GROUPS = ("en", "zh_bridge", "zh", "cross_bridge", "cross")
 
 
 def features(e: Evidence) -> tuple[str, tuple[float, ...]]:
     """The feature group of this evidence and its feature vector (with the intercept's 1)."""
     attribute = 1.0 if e.attribute else 0.0
-    fused = min(e.fused, 1.5)
+    # the ranking's relative standing counts only as far as the query says something the user wrote:
+    # a query of unknown words ("xyzzy plugh") always has a best candidate, which means nothing
+    standing = min(e.fused, FUSED_CAP) * min(1.0, e.known / KNOWN_FULL)
     if not e.cross and e.query_language == "en":
-        return "en", (1.0, e.cosine, e.coverage, attribute, fused)
+        return "en", (1.0, e.cosine, e.coverage, attribute, e.known, standing)
     if not e.cross:
         if e.bridge is not None:
-            return "zh_bridge", (1.0, e.bridge, e.coverage, attribute, fused)
-        return "zh", (1.0, e.coverage, attribute, fused)
+            return "zh_bridge", (1.0, e.bridge, e.coverage, attribute, e.known, standing)
+        return "zh", (1.0, e.coverage, attribute, e.known, standing)
     if e.bridge is not None:
-        return "cross_bridge", (1.0, e.bridge, e.coverage, attribute, fused)
-    return "cross", (1.0, e.coverage, attribute, fused)
+        return "cross_bridge", (1.0, e.bridge, e.coverage, attribute)
+    return "cross", (1.0, e.coverage, attribute)
 
 
 def relevance_of(e: Evidence, model: RelevanceModel = DEFAULT_MODEL) -> float:

@@ -333,7 +333,6 @@ class HybridRetriever:
             cosine.setdefault(mid, 0.0)
             keyword.setdefault(mid, 0.0)
         bridge_cos: dict[str, float] | None = None
-        bridge_own: dict[str, float] = {}
         cross: set[str] = set()
         if bvec is not None and rows is not None and bridge is not None:
             sims = rows.cosine(bvec)
@@ -360,8 +359,8 @@ class HybridRetriever:
             if bw.neighbours_cross > 0:
                 cross_sims = rows.smoothed(index.memories, bw.neighbours_cross) @ bvec.astype(np.float32)
             bridge_cos = {mid: float((cross_sims if mid in cross else same_sims)[at[mid]]) for mid in bridged}
-            bridge_own = {mid: float(sims[at[mid]]) for mid in bridged}
         langs = rows.language_of() if rows is not None else {}
+        known = max((src.known(plan.own_tokens) for src, _ in sources if len(src)), default=0.0)
         evidence: dict[str, Evidence] = {}
         for mid, m in candidates.items():
             owner = next((src for src, _ in sources if mid in src.memories), None)
@@ -371,8 +370,11 @@ class HybridRetriever:
                 memory_language=langs.get(mid) or detect_language(m.content),
                 cosine=cosine[mid],
                 coverage=covered,
-                bridge=bridge_own.get(mid),
+                # the cosine the ranking uses: in the query's language, blended with the turns around
+                # the memory (a reply means what its question asked); across languages its own
+                bridge=bridge_cos.get(mid) if bridge_cos is not None else None,
                 words=words,
+                known=known,
             )
         in_cluster: set[str] = set()
         if w.clustering and len(candidates) >= 6:

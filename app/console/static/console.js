@@ -145,10 +145,22 @@
       del.addEventListener("click", () => confirmDelete(h));
       list.append(el("li", { class: "hit", "data-id": h.id },
         el("div", {}, el("span", { class: "content" }, h.content), earlier(h), " ", del),
-        el("div", {}, el("span", { class: "score" }, `${t("score")} ${fmt(h.score)}`), ` · ${h.created_at} · ${h.tier || ""} ${h.topic || ""}`),
+        el("div", {}, el("span", { class: "relevance" }, `${t("relevance")} ${fmt(h.relevance)}`), " · ",
+          el("span", { class: "score" }, `${t("score")} ${fmt(h.score)}`), ` · ${h.created_at} · ${h.tier || ""} ${h.topic || ""}`),
         breakdown(h.explain),
         el("div", { class: "sources" }, `${t("from_messages")}: ${sources.join(" | ") || t("none")}`)));
     }
+  }
+
+  const FORGET_CAP = 10;
+
+  function why(w) {
+    if (!w) return "";
+    if (w.by === "superseded") return `${t("why")}: ${t("why_superseded", { id: w.superseded_by })}`;
+    if (w.by === "criteria") return `${t("why")}: ${t("why_criteria")}`;
+    const channels = Object.entries(w.channels).map(([k, v]) => `${t(k)} ${fmt(v)}`).join(", ");
+    const words = w.words.length ? " · " + t("why_words", { words: w.words.join(" ") }) : "";
+    return `${t("why")}: ${t("why_query", { r: fmt(w.relevance), channels })}${words}`;
   }
 
   function forgetBody(dryRun) {
@@ -157,7 +169,7 @@
     put("query", $("#fg-query").value.trim()); put("topic", $("#fg-topic").value.trim());
     put("session_id", $("#fg-session").value.trim());
     put("before", day($("#fg-before").value.trim(), false)); put("after", day($("#fg-after").value.trim(), true));
-    if (b.query) b.min_similarity = Number($("#fg-minsim").value);
+    if (b.query) b.min_relevance = Number($("#fg-minrel").value);
     return b;
   }
 
@@ -165,19 +177,25 @@
     $("#fg-result").textContent = "";
     const body = forgetBody(true);
     const res = await json("POST", `/v1/memory/${userPath(state.user)}/forget`, body);
-    state.preview = { body, ids: res.ids };
+    state.preview = { body, ids: res.ids, count: res.count };
     const list = $("#fg-preview-list");
     list.replaceChildren();
     const byId = new Map((res.memories || []).map((m) => [m.id, m]));
-    for (const id of res.ids) list.append(el("li", { "data-id": id }, byId.has(id) ? `${byId.get(id).content} (${id})` : id));
+    for (const id of res.ids) {
+      const m = byId.get(id);
+      list.append(el("li", { "data-id": id }, m ? `${m.content} (${id})` : id, m ? el("div", { class: "why" }, why(m.why)) : ""));
+    }
     $("#fg-count").textContent = res.count ? t("would_go", { n: res.count }) : t("nothing_matches");
+    $("#fg-cap").textContent = res.count > FORGET_CAP ? t("too_many", { cap: FORGET_CAP, n: res.count }) : "";
     $("#fg-confirm").hidden = !res.count;
     $("#fg-preview-box").hidden = false;
   }
 
   async function confirmForget() {
     if (!state.preview) return;
-    const res = await json("POST", `/v1/memory/${userPath(state.user)}/forget`, { ...state.preview.body, dry_run: false });
+    // the count the preview showed: nothing is deleted if the memories matching changed since
+    const res = await json("POST", `/v1/memory/${userPath(state.user)}/forget`,
+      { ...state.preview.body, dry_run: false, expected_count: state.preview.count });
     $("#fg-preview-box").hidden = true;
     state.preview = null;
     $("#fg-result").textContent = t("forgotten", { n: res.count });

@@ -241,7 +241,7 @@ def summarize(
                 lambda hits, f=f: [h for h in hits if h[2] is not None and h[2] >= f],
                 f"relevance >= {f}",
             )
-            for f in (0.05, 0.1, 0.2, 0.3, 0.5)
+            for f in (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
         ],
         "machine": machine(),
         "misses": [r for r in per_question if not r["any10"]][:show_misses],

@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, machine, served_app  # noqa: E402
 from memory.models import Evidence  # noqa: E402
-from memory.recall.relevance import GROUPS, features  # noqa: E402
+from memory.recall.relevance import GROUPS, features, reaches  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "relevance_pairs.json"
 RESULTS = ROOT / "bench" / "results"
@@ -174,9 +174,10 @@ def log_loss(rows: list[dict[str, Any]], key: str = "relevance") -> float:
 
 
 def at_floor(rows: list[dict[str, Any]], data: dict[str, Any], floor: float) -> dict[str, Any]:
-    """What a search with `min_relevance = floor` returns: relevant pairs kept, unrelated hits, and how
-    many queries about nothing the user said still get a hit."""
-    kept = [r for r in rows if r["relevance"] >= floor]
+    """What a search with `min_relevance = floor` returns (with the rule for queries of unknown words):
+    relevant pairs kept, unrelated hits, and how many queries about nothing the user said still get a
+    hit."""
+    kept = [r for r in rows if reaches(evidence_of(r["evidence"]), r["relevance"], floor)]
     relevant_total = sum(len(q["relevant"]) for u in data["users"] for q in u["queries"])
     none_queries = {(u["id"], q["q"]) for u in data["users"] for q in u["queries"] if not q["relevant"]}
     answered_none = {(r["user"], r["query"]) for r in kept if (r["user"], r["query"]) in none_queries}
@@ -250,7 +251,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "ece_held_out": calibration_error(held),
         "ece_all": calibration_error(rows),
         "log_loss_held_out": log_loss(held),
-        "floors": [at_floor(rows, data, f) for f in (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)],
+        "floors": [at_floor(rows, data, f) for f in (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)],
         "forget": forget_summary(forgets),
         "forget_runs": forgets,
     }

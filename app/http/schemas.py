@@ -414,7 +414,7 @@ class ForgetRequest(StrictBody):
         None,
         ge=FORGET_MIN_SIMILARITY,
         le=1,
-        deprecated=True,
+        json_schema_extra={"deprecated": True},  # (pydantic's deprecated=True warns on our own reads)
         description=f"deprecated, use min_relevance: accepted ({FORGET_MIN_SIMILARITY} .. 1) and read as "
         f"min_relevance = max({FORGET_MIN_RELEVANCE}, min_similarity)",
     )

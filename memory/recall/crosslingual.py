@@ -49,8 +49,11 @@ class BridgeWeights:
     cross_keyword: float = 0.15
     candidates: int = 30  # bridge nearest neighbours added to the candidates
     # below this bridge cosine the channel did not match: it adds nothing to the ranking (min-max would
-    # give the best of unrelated memories the bridge's whole share, "cross-lingual 0.500")
+    # give the best of unrelated memories the bridge's whole share, "cross-lingual 0.500"). Across
+    # languages unrelated text stays under ~0.15 ("xyzzy plugh" and Chinese memories: <= 0.10); in one
+    # language a higher floor (0.2) cost the Chinese set a question, so it stays low there
     match_floor: float = 0.1
+    match_floor_cross: float = 0.2
 
 
 @dataclass(frozen=True, slots=True)

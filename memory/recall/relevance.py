@@ -86,6 +86,22 @@ def features(e: Evidence) -> tuple[str, tuple[float, ...]]:
     return "cross", (1.0, e.coverage, attribute)
 
 
+# A query none of whose words the user ever wrote ("xyzzy plugh", "啊啊啊", "how do airplanes fly") is
+# matched by meaning alone: in the query's language its hits must reach at least this relevance. MiniLM
+# and the bridge put gibberish as near to a memory (relevance ~0.01) as a real question is to a turn of a
+# conversation it asks about; the words tell them apart (bench/relevance.py, docs/benchmarks.md#relevance)
+UNKNOWN_QUERY_FLOOR = 0.1
+
+
+def reaches(e: Evidence, relevance: float, floor: float) -> bool:
+    """Whether a hit of this relevance passes the floor `floor` (0: every hit passes)."""
+    if floor <= 0:
+        return True
+    if e.known <= 0 and not e.cross:
+        return relevance >= max(floor, UNKNOWN_QUERY_FLOOR)
+    return relevance >= floor
+
+
 def relevance_of(e: Evidence, model: RelevanceModel = DEFAULT_MODEL) -> float:
     group, x = features(e)
     z = sum(b * v for b, v in zip(model.coefficients(group), x, strict=True))

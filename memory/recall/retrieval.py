@@ -38,7 +38,7 @@ from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, n
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
-from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, relevance_of
+from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
@@ -425,7 +425,9 @@ class HybridRetriever:
         bw = self._bridge.weights if self._bridge is not None else None
         bridge_n = _minmax(bridge) if bridge else None
         if bridge_n is not None and bridge is not None and bw is not None:  # an unmatched bridge adds nothing
-            bridge_n = {mid: v if bridge[mid] >= bw.match_floor else 0.0 for mid, v in bridge_n.items()}
+            floor = {True: bw.match_floor_cross, False: bw.match_floor}
+            other = cross or set()
+            bridge_n = {mid: v if bridge[mid] >= floor[mid in other] else 0.0 for mid, v in bridge_n.items()}
         share = (bw.zh if zh else bw.en) if bw is not None else 0.0
         # a Chinese query keeps this share of MiniLM's weight on memories the bridge scores
         w_dense_bridged = w_dense * bw.minilm_zh if bw is not None and zh else w_dense
@@ -512,5 +514,9 @@ class HybridRetriever:
             key=lambda s: (s.memory.id not in demoted, s.memory.id in in_month, s.score), reverse=True
         )
         if min_relevance > 0:
-            scored = [s for s in scored if s.relevance >= min_relevance]
+            scored = [
+                s
+                for s in scored
+                if s.evidence is not None and reaches(s.evidence, s.relevance, min_relevance)
+            ]
         return scored[:top_k]

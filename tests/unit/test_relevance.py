@@ -7,7 +7,7 @@ import pytest
 
 from memory.models import Evidence, Memory
 from memory.recall.keyword_index import BM25Index, coverage, tokenize
-from memory.recall.relevance import forget_query, matched_channels, relevance_of
+from memory.recall.relevance import forget_query, matched_channels, reaches, relevance_of
 from memory.recall.retrieval import _minmax
 
 
@@ -25,16 +25,30 @@ def ev(
     coverage: float = 0.0,
     bridge: float | None = None,
     attribute: bool = False,
+    known: float = 1.0,
+    fused: float = 0.0,
 ) -> Evidence:
-    return Evidence(q, m, cosine=cosine, coverage=coverage, bridge=bridge, attribute=attribute)  # type: ignore[arg-type]
+    return Evidence(
+        q,  # type: ignore[arg-type]
+        m,  # type: ignore[arg-type]
+        cosine=cosine,
+        coverage=coverage,
+        bridge=bridge,
+        attribute=attribute,
+        known=known,
+        fused=fused,
+    )
 
 
 class TestRelevance:
     @pytest.mark.parametrize(
         "e",
         [
-            ev(cosine=0.149),  # "xyzzy plugh": raw similarity 0.149, no word matches
-            ev("zh", "zh", cosine=0.7, bridge=0.15),  # "啊啊啊" over a Chinese memory: MiniLM [UNK] noise
+            # "xyzzy plugh": raw similarity 0.149, no word matches, none of its words known, yet the best
+            # candidate of its search (fused 0.5)
+            ev(cosine=0.149, known=0.0, fused=0.5),
+            # "啊啊啊" over a Chinese memory: MiniLM [UNK] noise
+            ev("zh", "zh", cosine=0.7, bridge=0.15, known=0.0, fused=0.5),
             ev("en", "zh", cosine=0.05, bridge=0.2),  # an unrelated memory in the other language
             ev("zh", "en", cosine=0.1),  # across languages without the bridge
         ],
@@ -56,8 +70,17 @@ class TestRelevance:
         assert zh == sorted(zh)
 
     def test_a_clear_match_is_likely_relevant_in_both_languages(self) -> None:
-        assert relevance_of(ev(cosine=0.8, coverage=1.0)) > 0.9  # "When is my dentist appointment?"
-        assert relevance_of(ev("zh", "zh", bridge=0.85, coverage=1.0)) > 0.9  # "我的血型是什么"
+        # "When is my dentist appointment?", "我的血型是什么": the best candidate, every word matched
+        assert relevance_of(ev(cosine=0.8, coverage=1.0, fused=1.0)) > 0.9
+        assert relevance_of(ev("zh", "zh", bridge=0.85, coverage=1.0, fused=1.0)) > 0.9
+
+    def test_standing_counts_only_for_a_known_query(self) -> None:
+        """The best candidate of a search for unknown words is not thereby relevant."""
+        unknown = [relevance_of(ev(cosine=0.2, known=0.0, fused=f)) for f in (0.0, 0.5, 1.0)]
+        assert max(unknown) - min(unknown) < 1e-9
+        known = [relevance_of(ev("zh", "zh", bridge=0.3, coverage=0.2, fused=f)) for f in (0.0, 0.5, 1.0)]
+        assert known == sorted(known)
+        assert known[-1] > known[0]
 
     def test_minilm_cosine_does_not_count_for_chinese(self) -> None:
         """MiniLM reads Chinese as [UNK]: its cosine (0.5-0.9 for any two Chinese texts) is ignored."""
@@ -125,3 +148,17 @@ class TestForgetQuery:
     )
     def test_command_words_go(self, query: str, meant: str) -> None:
         assert forget_query(query) == meant
+
+
+class TestFloor:
+    def test_a_query_of_unknown_words_needs_more(self) -> None:
+        """ "xyzzy plugh", "啊啊啊": none of their words in any memory; their hits stay under 0.1."""
+        gibberish = ev(cosine=0.2, known=0.0)
+        assert not reaches(gibberish, 0.05, 0.005)
+        assert reaches(gibberish, 0.3, 0.005)  # a paraphrase that means it ("What race am I preparing for?")
+        assert reaches(ev(cosine=0.2, known=0.4), 0.05, 0.005)
+        assert reaches(gibberish, 0.0, 0.0)  # min_relevance 0: every candidate
+
+    def test_across_languages_the_words_cannot_be_known(self) -> None:
+        """ "Where do I live?" over Chinese memories knows none of their words: no stricter floor."""
+        assert reaches(ev("en", "zh", bridge=0.5, known=0.0), 0.05, 0.005)

@@ -13,7 +13,7 @@ import asyncio
 import builtins
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from memory.archive.search import TierChoice, TieredHits, TieredSearch
@@ -415,11 +415,19 @@ class MemoryService:
         else:
             hits = await self._search(user_id, text, top_k=top_k, filters=filters, as_of=None)
             hits = [h for h in hits if h.relevance >= min_relevance]
+        hits = [h for h in hits if h.memory.id in chosen and h.evidence is not None]
+        # a memory without a stored bridge vector (warm, cold) gets its bridge cosine now: in Chinese the
+        # keywords are otherwise its only channel, and one channel never forgets
+        unbridged = [h.memory for h in hits if h.evidence is not None and h.evidence.bridge is None]
+        bridged = await self._retriever.bridge_cosine(text, unbridged) if self._retriever is not None else {}
         out: dict[str, ForgetMatch] = {}
         for h in hits:
-            if h.memory.id not in chosen or h.evidence is None:
+            if h.evidence is None:
                 continue
-            channels = matched_channels(h.evidence)
+            evidence = h.evidence
+            if evidence.bridge is None and h.memory.id in bridged:
+                evidence = replace(evidence, bridge=bridged[h.memory.id])
+            channels = matched_channels(evidence)
             if len(channels) >= 2:
                 out[h.memory.id] = ForgetMatch(
                     h.memory.id, relevance=h.relevance, channels=channels, words=h.evidence.words

@@ -251,20 +251,25 @@ class BM25Index:
         )
 
     def known(self, query_tokens: Sequence[str]) -> float:
-        """Idf-weighted share of the query's distinct words that any memory here holds (its own words or
-        its context's), single CJK characters at the unigram weight; 0 for an empty index or query."""
+        """How much of the query the user ever wrote: per script (CJK, Latin letters and digits), the
+        idf-weighted share of the query's distinct words that any memory here holds (own words or
+        context), single CJK characters at the unigram weight; the larger of the two. Per script, so
+        that the English words of "What brand is the guitar 周明 bought?" (unknowable in a Chinese
+        store) do not hide that 周明 is known; 0 for an empty index or query."""
         if not self.memories:
             return 0.0
         unseen = math.log(1 + (len(self.memories) + 0.5) / 0.5)
-        total = found = 0.0
+        total = {True: 0.0, False: 0.0}
+        found = {True: 0.0, False: 0.0}
         for token in dict.fromkeys(query_tokens):
+            cjk = token.startswith(UNIGRAM) or bool(_CJK_RE.match(token))
             idf = self._idf.get(token)
             weight = (idf if idf is not None else unseen) * (
                 self._params.unigram_weight if token.startswith(UNIGRAM) else 1.0
             )
-            total += weight
-            found += weight if idf is not None else 0.0
-        return found / total if total > 0 else 0.0
+            total[cjk] += weight
+            found[cjk] += weight if idf is not None else 0.0
+        return max((found[k] / total[k] for k in (True, False) if total[k] > 0), default=0.0)
 
     def search(self, query_tokens: Iterable[str], *, limit: int) -> list[tuple[str, float]]:
         k1, b = self._params.k1, self._params.b

@@ -162,6 +162,16 @@ class HybridRetriever:
         self.cache = cache or KeywordIndexCache()
         self.weights = weights
 
+    async def bridge_cosine(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
+        """The bridge cosine of `query` with each of `memories`, embedded now: what forget asks of
+        memories without a stored bridge vector (warm and cold ones, or a user not yet re-embedded).
+        Empty without the bridge channel."""
+        if self._bridge is None or not memories:
+            return {}
+        vectors = await self._bridge.embedder.embed([query, *(m.embed_text for m in memories)])
+        q = np.asarray(vectors[0], dtype=np.float32)
+        return {m.id: float(np.asarray(vectors[i + 1], dtype=np.float32) @ q) for i, m in enumerate(memories)}
+
     async def keyword_index(self, user_id: str) -> BM25Index:
         """This user's index at the current version: cached, updated from the change log (only the
         changed memories are fetched and tokenised), or rebuilt from the store."""

@@ -74,8 +74,8 @@ class TestSearchRelevance:
                 assert h["explain"]["evidence"]["coverage"] == 0.0
                 assert h["explain"]["evidence"]["known"] == 0.0
                 assert 0.0 <= h["relevance"] < 0.02
-                if query == "xyzzy plugh" and h["explain"]["evidence"]["memory_language"] == "zh":
-                    assert h["explain"]["bridge"] == 0.0  # across languages: no match, no part
+                bridge = h["explain"]["evidence"]["bridge"]
+                assert bridge is None or bridge < 0.25  # what the bridge saw: noise
 
     @pytest.mark.parametrize(
         ("query", "expected"),

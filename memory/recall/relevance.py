@@ -97,16 +97,13 @@ UNKNOWN_QUERY_FLOOR = 0.1
 
 
 def reaches(e: Evidence, relevance: float, floor: float) -> bool:
-    """Whether a hit of this relevance passes the floor `floor` (0: every hit passes). A query of
-    unknown words needs UNKNOWN_QUERY_FLOOR; across languages a query whose words the user did write
-    (a name, a number, words of memories in its own language) needs nothing more: the bridge cosine of
-    a question and its answer in another language is often under 0.1 in a conversation (relevance
-    under 0.005), and the floor there cost a third of the Chinese set's recall asked in English."""
+    """Whether a hit of this relevance passes the floor `floor` (0: every hit passes); a query of
+    unknown words needs UNKNOWN_QUERY_FLOOR."""
     if floor <= 0:
         return True
     if e.known <= 0:
         return relevance >= max(floor, UNKNOWN_QUERY_FLOOR)
-    return e.cross or relevance >= floor
+    return relevance >= floor
 
 
 def relevance_of(e: Evidence, model: RelevanceModel = DEFAULT_MODEL) -> float:

@@ -49,9 +49,9 @@ class RelevanceModel:
     # features, in order: 1, cosine, coverage, attribute, known, standing
     en: Coefficients = (-6.862, 13.781, 3.262, 3.328, -1.691, 1.081)
     # 1, bridge, coverage, attribute, known, standing
-    zh_bridge: Coefficients = (-8.199, 5.915, 2.409, 1.07, 1.228, 5.27)
+    zh_bridge: Coefficients = (-8.241, 6.033, 2.596, 1.206, 1.347, 5.033)
     # 1, coverage, attribute, known, standing
-    zh: Coefficients = (-7.491, 3.621, 0.64, 1.428, 6.91)
+    zh: Coefficients = (-7.544, 3.959, 0.814, 1.623, 6.611)
     # across languages: 1, bridge, coverage, attribute. No labelled pair across languages shares a word
     # (a name, a number), so coverage got no weight there
     cross_bridge: Coefficients = (-6.663, 15.349, 0.0, 5.134)

@@ -368,8 +368,11 @@ class MemoryService:
         ]
         matches: dict[str, ForgetMatch] = {m.id: ForgetMatch(m.id) for m in chosen}
         if query is not None and matches:
+            # the search sees what the other criteria let through (its time bounds are inclusive: a
+            # superset, narrowed to `matches` after)
+            filters = SearchFilters(session_id=session_id, topic=topic, since=after, until=before)
             matches = await self._by_meaning(
-                user_id, query, matches, min_relevance=min_relevance, topic=topic, session_id=session_id
+                user_id, query, matches, min_relevance=min_relevance, filters=filters, scan=len(every)
             )
         if matches:
             for mid in _with_predecessors(every, set(matches)) - set(matches):
@@ -393,13 +396,13 @@ class MemoryService:
         chosen: dict[str, ForgetMatch],
         *,
         min_relevance: float,
-        topic: str | None,
-        session_id: str | None,
+        filters: SearchFilters,
+        scan: int,
     ) -> dict[str, ForgetMatch]:
-        """Those of `chosen` that `query` means (see `forget`), with why."""
+        """Those of `chosen` that `query` means (see `forget`), with why; at most FORGET_SCAN of the
+        `scan` memories the filters let through are scored."""
         text = forget_query(query)
-        filters = SearchFilters(session_id=session_id, topic=topic)
-        top_k = min(len(chosen), FORGET_SCAN)
+        top_k = max(1, min(scan, FORGET_SCAN))
         if self._tiered is not None and self._retriever is not None:
             found = await self._tiered.search(
                 user_id,

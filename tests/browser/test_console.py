@@ -218,11 +218,11 @@ def test_user_flows(
         assert top.find_element(By.CSS_SELECTOR, part).text
     assert "语义" in top.find_element(By.CSS_SELECTOR, ".b-dense").text
     assert top.find_element(By.CSS_SELECTOR, ".relevance").text.startswith("相关度 ")
+    assert "s1/zh1" in top.find_element(By.CSS_SELECTOR, ".sources").text
+    browser.save_screenshot(str(screenshots / "console-search-zh.png"))
     # nonsense finds nothing, and the page says so
     assert search(browser, "啊啊啊") == []
     assert find(browser, "#results li.empty").text == "没有找到。"
-    assert "s1/zh1" in top.find_element(By.CSS_SELECTOR, ".sources").text
-    browser.save_screenshot(str(screenshots / "console-search-zh.png"))
     # a memory from a chat turn: its source message is still in the session's buffer
     hits = search(browser, "我什么时候去上海开会？")
     assert "明天下午3点在上海开会" in hits[0].find_element(By.CSS_SELECTOR, ".sources").text

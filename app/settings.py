@@ -182,6 +182,12 @@ class Settings(BaseSettings):
     summary_fresh_seconds: int = Field(3600, ge=0)
     recall_top_k: int = Field(3, ge=1, le=20)
     recall_min_similarity: float = Field(0.2, ge=-1, le=1)
+    # calibrated relevance (docs/memory.md#relevance): the floor of API/MCP/console search by default,
+    # and of chat recall (a memory below it never enters the prompt); 0 turns either off. Low, so that
+    # the turns of a conversation a question asks about stay (LoCoMo, the Chinese set); a query none of
+    # whose words the user wrote needs 0.1 (memory/recall/relevance.py UNKNOWN_QUERY_FLOOR)
+    search_min_relevance: float = Field(0.005, ge=0, le=1)
+    recall_min_relevance: float = Field(0.005, ge=0, le=1)
     outbox_worker: bool = True  # run the long-term write consumer in this process
     # backpressure: with more chat turns than this waiting for the long-term writer, new turns wait
     # (up to outbox_max_wait_seconds each) for it to catch up; 0 turns it off

@@ -5,6 +5,7 @@
     .venv/bin/python bench/locomo.py --data bench/data/zh_conversation.json
     .venv/bin/python bench/locomo.py --embedding-backend torch         # sentence-transformers embedder
     .venv/bin/python bench/locomo.py --bridge off                      # without the multilingual bridge
+    .venv/bin/python bench/locomo.py --min-relevance 0                 # every hit, whatever its relevance
 
 Starts its own redis-server and `chroma run` (temp dir), serves the app in-process with its real
 lifespan and the real embedding model, ingests every session with `POST /v1/memory/{user}/messages`
@@ -12,6 +13,12 @@ lifespan and the real embedding model, ingests every session with `POST /v1/memo
 keeps its caption as "[shares a photo: …]"), then asks every category 1-4 question with
 `POST /v1/memory/{user}/search` (top_k 10, `as_of` = the end of the conversation) and scores the
 `source_message_ids` of the results against the question's evidence ids.
+
+Search sends `min_relevance` only when `--min-relevance` is given (else the server's default floor,
+SEARCH_MIN_RELEVANCE). The answer also has, from the same run's hits: recall and context cost (mean
+characters of the hits kept) when only the first k hits are kept (k = 1..10, `by_cut`), and when only
+hits whose relevance reaches a floor are kept (`by_floor`, applied to the top 10 this run returned): the
+comparison "at the same context cost" of docs/benchmarks.md#relevance.
 """
 
 from __future__ import annotations
@@ -96,7 +103,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.time_weight is not None:
         options["retrieval_time_weight"] = args.time_weight
     async with served_app(**options) as client:
-        replayed = await replay(client, samples)
+        replayed = await replay(client, samples, min_relevance=args.min_relevance)
     return summarize(
         replayed,
         data=args.data,
@@ -114,7 +121,10 @@ class Replayed:
 
 
 async def replay(
-    client: httpx.AsyncClient, samples: list[dict[str, Any]], user_prefix: str = "bench"
+    client: httpx.AsyncClient,
+    samples: list[dict[str, Any]],
+    user_prefix: str = "bench",
+    min_relevance: float | None = None,
 ) -> Replayed:
     """Ingest every sample's sessions into the served app and ask its questions (top 10)."""
     tokens = TokenCodec(SECRET)
@@ -157,11 +167,10 @@ async def replay(
                 continue
             kept_by_threshold = any(would_be_fact(texts.get(e, "")) for e in relevant)
             t0 = time.perf_counter()
-            resp = await client.post(
-                f"/v1/memory/{user}/search",
-                json={"query": str(qa["question"]), "top_k": 10, "as_of": end_of_conversation},
-                headers=headers,
-            )
+            body: dict[str, Any] = {"query": str(qa["question"]), "top_k": 10, "as_of": end_of_conversation}
+            if min_relevance is not None:
+                body["min_relevance"] = min_relevance
+            resp = await client.post(f"/v1/memory/{user}/search", json=body, headers=headers)
             latencies.append((time.perf_counter() - t0) * 1000)
             resp.raise_for_status()
             results = resp.json()["results"]
@@ -184,6 +193,10 @@ async def replay(
                     "ndcg10": ndcg(ranked, relevant, 10),
                     "chars10": chars,
                     "threshold_keeps_evidence": kept_by_threshold,
+                    # each hit: (its source message ids, its characters, its relevance when served)
+                    "hits": [
+                        (r["source_message_ids"], len(r["content"]), r.get("relevance")) for r in results
+                    ],
                 }
             )
     return Replayed(per_question, stored_total, latencies)
@@ -219,9 +232,31 @@ def summarize(
         "stored_items": stored_total,
         "threshold_only_recall_ceiling": mean("threshold_keeps_evidence", per_question),
         "by_category": by_category,
+        "by_cut": [
+            cost_and_recall(per_question, lambda hits, k=k: hits[:k], f"top {k}") for k in range(1, 11)
+        ],
+        "by_floor": [
+            cost_and_recall(
+                per_question,
+                lambda hits, f=f: [h for h in hits if h[2] is not None and h[2] >= f],
+                f"relevance >= {f}",
+            )
+            for f in (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5)
+        ],
         "machine": machine(),
         "misses": [r for r in per_question if not r["any10"]][:show_misses],
     }
+
+
+def cost_and_recall(per_question: list[dict[str, Any]], keep: Any, name: str) -> dict[str, Any]:
+    """recall_any (an evidence turn among the hits kept) and the mean characters kept, over questions."""
+    found = chars = 0.0
+    for r in per_question:
+        kept = keep(r["hits"])
+        found += bool(set(r["evidence"]) & {mid for ids, _, _ in kept for mid in ids})
+        chars += sum(n for _, n, _ in kept)
+    n = max(1, len(per_question))
+    return {"keep": name, "recall_any": round(found / n, 3), "mean_chars": round(chars / n)}
 
 
 def _first_results_ids(results: list[dict[str, Any]], k: int) -> list[str]:
@@ -246,6 +281,9 @@ def main() -> None:
     parser.add_argument(
         "--bridge", choices=["on", "off"], default="on", help="BRIDGE_EMBEDDING (off: the pipeline before it)"
     )
+    parser.add_argument(
+        "--min-relevance", type=float, default=None, help="sent with every search (default: not sent)"
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
     result["bridge"] = args.bridge
@@ -256,10 +294,12 @@ def main() -> None:
         + ("" if args.time_weight is None else f"_t{args.time_weight}")
         + ("_cluster" if args.clustering else "")
         + ("" if args.bridge == "on" else "_nobridge")
+        + ("" if args.min_relevance is None else f"_rel{args.min_relevance}")
     )
     name = f"locomo_{Path(args.data).stem}_{args.pipeline}{variant}.json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))
     misses = result.pop("misses")
+    result["min_relevance"] = args.min_relevance
     width = max(len(k) for k in result)
     sys.stdout.write("\n".join(f"{k:<{width}}  {v}" for k, v in result.items()) + "\n")
     for miss in misses:

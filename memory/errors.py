@@ -77,3 +77,25 @@ class IdempotencyConflict(MemoryError_):
 
     def __init__(self) -> None:
         super().__init__("this Idempotency-Key was already used for a request with a different body")
+
+
+class ForgetNotConfirmed(MemoryError_):
+    """A forget would delete more memories than one call may without confirmation, or not the number
+    the caller confirmed (`expected_count`, the count its dry run showed): nothing was deleted."""
+
+    def __init__(self, count: int, cap: int, expected: int | None) -> None:
+        if expected is None:
+            reason = (
+                f"this forget would delete {count} memories, more than {cap} at once: run it with "
+                f"dry_run=true, check the list, then send expected_count={count} "
+                f"(一次最多删除{cap}条；请先预览，确认后带上 expected_count={count})"
+            )
+        else:
+            reason = (
+                f"this forget now matches {count} memories, not the {expected} confirmed: run the dry "
+                f"run again (匹配数量已从{expected}变为{count}，请重新预览)"
+            )
+        super().__init__(reason)
+        self.count = count
+        self.cap = cap
+        self.expected = expected

@@ -96,11 +96,38 @@ class ScoreBreakdown:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a hit's relevance was computed from (memory/recall/relevance.py): absolute measures of each
+    channel for this memory alone, not the ranking's min-max normalised parts."""
+
+    query_language: Literal["zh", "en"]
+    memory_language: Literal["zh", "en"]
+    cosine: float  # MiniLM cosine
+    coverage: float  # idf-weighted share of the query's words found in the memory (0: none)
+    bridge: float | None  # bridge (multilingual) cosine of the memory's own vector; None: not computed
+    attribute: bool = False  # states the attribute the question asks about ("where do I live")
+    words: tuple[str, ...] = ()  # the query's words found in the memory (stems, CJK bigrams/characters)
+    # idf-weighted share of the query's words the user ever wrote (in any memory searched): a query
+    # none of whose words the user used ("xyzzy plugh", "量子计算的原理") is seldom about what they said
+    known: float = 1.0
+    # the ranking's fused value (dense + keyword + bridge + boosts, min-max normalised over this search's
+    # candidates): relative to the other candidates, shown beside the absolute measures
+    fused: float = 0.0
+
+    @property
+    def cross(self) -> bool:
+        return self.query_language != self.memory_language
+
+
+@dataclass(frozen=True, slots=True)
 class ScoredMemory:
     memory: Memory
-    score: float
+    score: float  # the ranking score: orders hits within one search, not comparable across searches
     similarity: float
     breakdown: ScoreBreakdown | None = None  # hybrid recall only
+    # calibrated probability that the hit is relevant (memory/recall/relevance.py), in [0, 1]
+    relevance: float = 0.0
+    evidence: Evidence | None = None
 
 
 @dataclass(frozen=True, slots=True)

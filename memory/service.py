@@ -14,31 +14,66 @@ import builtins
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
-
-import numpy as np
 
 from memory.archive.search import TierChoice, TieredHits, TieredSearch
 from memory.archive.tiers import TIERS
 from memory.archive.view import ArchivedTiers
 from memory.embedding.base import Embedder
-from memory.errors import MemoryNotFound
+from memory.errors import ForgetNotConfirmed, MemoryNotFound
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.history import SYSTEM, Actor, MemoryHistory
 from memory.longterm.ids import content_hash, memory_id_for
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
-from memory.models import ArchiveTier, Memory, MemoryPage, Message, ScoredMemory, SearchFilters, SortOrder
+from memory.models import (
+    ArchiveTier,
+    Evidence,
+    Memory,
+    MemoryPage,
+    Message,
+    ScoredMemory,
+    SearchFilters,
+    SortOrder,
+)
 from memory.outbox.stream import Outbox, OutboxEntry
+from memory.recall.relevance import RelevanceModel, forget_query, matched_channels, relevance_of
 from memory.recall.retrieval import HybridRetriever
 from memory.recall.validity import current_again
+from memory.text.language import detect_language
 from memory.write.policy import WritePipeline, WriteRequest
 from memory.write.scoring import SkipReason
 from monitoring import metrics
 
 Clock = Callable[[], float]
 Pipeline = Literal["naive", "hybrid"]
+
+# forget by meaning (docs/memory.md#forget-by-meaning): the relevance a memory needs by default, how
+# many memories one call may delete without `expected_count`, and how many candidates are scored
+FORGET_MIN_RELEVANCE = 0.7
+FORGET_CAP = 10
+FORGET_SCAN = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetMatch:
+    """Why a forget chose a memory: by meaning (its relevance, the channels that matched with their own
+    measure, the query's words it holds), as the older memory of one chosen (`superseded_by`), or by
+    the other criteria alone (all empty)."""
+
+    id: str
+    relevance: float | None = None
+    channels: Mapping[str, float] = field(default_factory=dict)
+    words: tuple[str, ...] = ()
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetResult:
+    ids: builtins.list[str]  # sorted
+    matches: Mapping[str, ForgetMatch]
 
 
 class MemoryService:
@@ -71,6 +106,7 @@ class MemoryService:
         self._archive = archive
         self._tiered = tiered
         self._history = history
+        self._model = retriever.relevance_model if retriever is not None else RelevanceModel()
 
     @property
     def pipeline(self) -> Pipeline:
@@ -153,9 +189,14 @@ class MemoryService:
         top_k: int = 5,
         filters: SearchFilters | None = None,
         as_of: float | None = None,
+        min_relevance: float = 0.0,
     ) -> list[ScoredMemory]:
-        """Best `top_k` memories for `query`; `as_of` is "now" for time-aware ranking."""
-        return (await self.search_tiered(user_id, query, top_k=top_k, filters=filters, as_of=as_of)).hits
+        """Best `top_k` memories for `query` whose relevance reaches `min_relevance`; `as_of` is "now"
+        for time-aware ranking."""
+        found = await self.search_tiered(
+            user_id, query, top_k=top_k, filters=filters, as_of=as_of, min_relevance=min_relevance
+        )
+        return found.hits
 
     async def search_tiered(
         self,
@@ -166,6 +207,7 @@ class MemoryService:
         filters: SearchFilters | None = None,
         as_of: float | None = None,
         tiers: Collection[ArchiveTier] | None = None,
+        min_relevance: float = 0.0,
     ) -> TieredHits:
         """`search`, saying which tiers were searched and why (memory/archive/search.py): hot + warm by
         default, cold when `tiers` names it or hot + warm found nothing relevant."""
@@ -178,8 +220,11 @@ class MemoryService:
                     filters=filters or SearchFilters(),
                     as_of=as_of if as_of is not None else self._clock(),
                     tiers=tiers,
+                    min_relevance=min_relevance,
                 )
-            hits = await self._search(user_id, query, top_k=top_k, filters=filters, as_of=as_of)
+            hits = await self._search(
+                user_id, query, top_k=top_k, filters=filters, as_of=as_of, min_relevance=min_relevance
+            )
             return TieredHits(hits, TierChoice(("hot",), "default", "no archive configured"))
 
     async def _search(
@@ -190,6 +235,7 @@ class MemoryService:
         top_k: int,
         filters: SearchFilters | None,
         as_of: float | None,
+        min_relevance: float = 0.0,
     ) -> list[ScoredMemory]:
         filters = filters or SearchFilters()
         if self._retriever is not None:
@@ -199,12 +245,21 @@ class MemoryService:
                 top_k=top_k,
                 filters=filters,
                 as_of=as_of if as_of is not None else self._clock(),
+                min_relevance=min_relevance,
             )
         vectors = await self._embedder.embed([query])
         hits = await self._store.query(user_id, vectors[0].tolist(), n_results=top_k, filters=filters)
-        ranked = [ScoredMemory(memory=m, score=sim, similarity=sim) for m, sim in hits]
+        language = detect_language(query)
+        ranked = []
+        for m, sim in hits:  # the naive pipeline has one channel: relevance from the cosine alone
+            ev = Evidence(language, detect_language(m.content), cosine=sim, coverage=0.0, bridge=None)
+            ranked.append(
+                ScoredMemory(
+                    memory=m, score=sim, similarity=sim, relevance=relevance_of(ev, self._model), evidence=ev
+                )
+            )
         ranked.sort(key=lambda s: s.score, reverse=True)
-        return ranked[:top_k]
+        return [h for h in ranked if h.relevance >= min_relevance][:top_k]
 
     async def list(
         self,
@@ -315,13 +370,20 @@ class MemoryService:
         before: float | None = None,
         after: float | None = None,
         query: str | None = None,
-        min_similarity: float = 0.5,
+        min_relevance: float = FORGET_MIN_RELEVANCE,
         dry_run: bool = False,
+        expected_count: int | None = None,
+        cap: int = FORGET_CAP,
         actor: Actor = SYSTEM,
-    ) -> builtins.list[str]:  # `list` is a method of this class
+    ) -> ForgetResult:
         """Delete (or, with `dry_run`, only name) the memories matching every given criterion: topic,
-        session, time range, and meaning (cosine to `query` ≥ `min_similarity`), and the older memories
-        they superseded (forgetting where I live forgets where I lived too)."""
+        session, time range, and meaning, and the older memories they superseded (forgetting where I
+        live forgets where I lived too). By meaning, a memory is chosen when its calibrated relevance
+        to `query` (memory/recall/relevance.py, "forget"/"忘掉" and the like taken out of the query)
+        reaches `min_relevance` *and* at least two channels matched it on their own (so never one
+        channel, never the cross-lingual bridge alone). Without a dry run, more than `cap` memories are
+        deleted only when `expected_count` says exactly how many (the dry run's count); a given
+        `expected_count` that differs from the count deletes nothing either (ForgetNotConfirmed)."""
         every = await self._headers(user_id, TIERS)
         chosen = [
             m
@@ -331,20 +393,76 @@ class MemoryService:
             and (before is None or m.created_at < before)
             and (after is None or m.created_at > after)
         ]
-        ids = [m.id for m in chosen]
-        if query is not None and ids:
-            qvec = (await self._embedder.embed([query]))[0]
-            vectors = await self._vectors(user_id, ids)
-            ids = [
-                i
-                for i in ids
-                if i in vectors and float(np.dot(np.asarray(vectors[i]), qvec)) >= min_similarity
-            ]
-        ids = sorted(_with_predecessors(every, set(ids))) if ids else ids
+        matches: dict[str, ForgetMatch] = {m.id: ForgetMatch(m.id) for m in chosen}
+        if query is not None and matches:
+            # the search sees what the other criteria let through (its time bounds are inclusive: a
+            # superset, narrowed to `matches` after)
+            filters = SearchFilters(session_id=session_id, topic=topic, since=after, until=before)
+            matches = await self._by_meaning(
+                user_id, query, matches, min_relevance=min_relevance, filters=filters, scan=len(every)
+            )
+        if matches:
+            for mid in _with_predecessors(every, set(matches)) - set(matches):
+                successor = next(m.superseded_by for m in every if m.id == mid)
+                matches[mid] = ForgetMatch(mid, superseded_by=successor)
+        ids = sorted(matches)
+        if not dry_run and (
+            (expected_count is not None and expected_count != len(ids))
+            or (expected_count is None and len(ids) > cap)
+        ):
+            raise ForgetNotConfirmed(len(ids), cap, expected_count)
         if ids and not dry_run:
             keep = set(ids)
             await self._remove(user_id, [m for m in every if m.id in keep], actor)
-        return sorted(ids)
+        return ForgetResult(ids, matches)
+
+    async def _by_meaning(
+        self,
+        user_id: str,
+        query: str,
+        chosen: dict[str, ForgetMatch],
+        *,
+        min_relevance: float,
+        filters: SearchFilters,
+        scan: int,
+    ) -> dict[str, ForgetMatch]:
+        """Those of `chosen` that `query` means (see `forget`), with why; at most FORGET_SCAN of the
+        `scan` memories the filters let through are scored."""
+        text = forget_query(query)
+        top_k = max(1, min(scan, FORGET_SCAN))
+        if self._tiered is not None and self._retriever is not None:
+            found = await self._tiered.search(
+                user_id,
+                text,
+                top_k=top_k,
+                filters=filters,
+                as_of=self._clock(),
+                tiers=TIERS,
+                min_relevance=min_relevance,
+                with_bridge=True,
+            )
+            hits = found.hits
+        else:
+            hits = await self._search(user_id, text, top_k=top_k, filters=filters, as_of=None)
+            hits = [h for h in hits if h.relevance >= min_relevance]
+        hits = [h for h in hits if h.memory.id in chosen and h.evidence is not None]
+        # a memory without a stored bridge vector (warm, cold) gets its bridge cosine now: in Chinese the
+        # keywords are otherwise its only channel, and one channel never forgets
+        unbridged = [h.memory for h in hits if h.evidence is not None and h.evidence.bridge is None]
+        bridged = await self._retriever.bridge_cosine(text, unbridged) if self._retriever is not None else {}
+        out: dict[str, ForgetMatch] = {}
+        for h in hits:
+            if h.evidence is None:
+                continue
+            evidence = h.evidence
+            if evidence.bridge is None and h.memory.id in bridged:
+                evidence = replace(evidence, bridge=bridged[h.memory.id])
+            channels = matched_channels(evidence)
+            if len(channels) >= 2:
+                out[h.memory.id] = ForgetMatch(
+                    h.memory.id, relevance=h.relevance, channels=channels, words=h.evidence.words
+                )
+        return out
 
     async def _remove(self, user_id: str, memories: Sequence[Memory], actor: Actor = SYSTEM) -> None:
         """Delete from the store and from everything derived from it or about to write it: tombstones

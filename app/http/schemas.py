@@ -18,7 +18,16 @@ from app.http.ids import Id
 from memory.governance.audit import AuditRecord
 from memory.governance.compaction import AtRest
 from memory.governance.erasure import ErasureReceipt
-from memory.models import ArchiveTier, Memory, Message, ScoreBreakdown, ScoredMemory, SearchFilters
+from memory.models import (
+    ArchiveTier,
+    Evidence,
+    Memory,
+    Message,
+    ScoreBreakdown,
+    ScoredMemory,
+    SearchFilters,
+)
+from memory.service import FORGET_CAP, FORGET_MIN_RELEVANCE, ForgetMatch
 from memory.session.store import SessionState
 
 MAX_CONTENT_CHARS = 32_000
@@ -143,6 +152,13 @@ class SearchRequest(StrictBody):
     # find nothing relevant (`tier` is the write policy's fact/episodic elsewhere, hence the names)
     archive_tier: ArchiveTier | None = None
     tiers: list[ArchiveTier] | None = Field(None, min_length=1, max_length=3)
+    min_relevance: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="leave out hits whose relevance is below this (0 .. 1; default: the server's "
+        "SEARCH_MIN_RELEVANCE); 0 returns every candidate, however unrelated",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> SearchRequest:
@@ -253,40 +269,71 @@ def memory_fields(m: Memory) -> dict[str, Any]:
     }
 
 
+class EvidenceOut(BaseModel):
+    """What the hit's `relevance` was computed from: each channel's absolute measure for this memory
+    (docs/memory.md#relevance)."""
+
+    query_language: Literal["zh", "en"]
+    memory_language: Literal["zh", "en"]
+    cosine: float = Field(description="MiniLM cosine (counts only when query and memory are English)")
+    coverage: float = Field(description="idf-weighted share of the query's words the memory holds")
+    bridge: float | None = Field(description="multilingual bridge cosine; null: the channel took no part")
+    attribute: bool = Field(description="states the attribute the question asks about")
+    words: list[str] = Field(description="the query's words found in it (stems, CJK bigrams)")
+    known: float = Field(description="share of the query's words the user ever wrote (any memory)")
+    fused: float = Field(description="the ranking's fused value, relative to this search's candidates")
+
+    @classmethod
+    def of(cls, e: Evidence) -> EvidenceOut:
+        return cls(
+            query_language=e.query_language,
+            memory_language=e.memory_language,
+            cosine=round(e.cosine, 6),
+            coverage=round(e.coverage, 6),
+            bridge=round(e.bridge, 6) if e.bridge is not None else None,
+            attribute=e.attribute,
+            words=list(e.words),
+            known=round(e.known, 6),
+            fused=round(e.fused, 6),
+        )
+
+
 class ScoreExplained(BaseModel):
-    """score = (dense + keyword + bridge + Σ boosts) · recency_factor · validity_factor; see
-    docs/memory.md (recall and ranking, facts that change). `bridge`: the multilingual channel's part
-    (0 when it took no part)."""
+    """score = fused · recency_factor · validity_factor, fused = dense + keyword + bridge + Σ boosts;
+    see docs/memory.md (recall and ranking, facts that change). `bridge`: the multilingual channel's
+    part (0 when it took no part). `evidence`: what the hit's calibrated `relevance` comes from."""
 
     dense: float
     keyword: float
     bridge: float
     bm25: float
     boosts: dict[str, float]
-    relevance: float
+    fused: float
     recency: float
     recency_factor: float
     demoted: bool
     in_month: bool
     validity_factor: float  # 1 unless facts that change moved it (superseded, or lifted to its old self)
     superseded: bool
+    evidence: EvidenceOut | None = None
 
     @classmethod
-    def of(cls, b: ScoreBreakdown) -> ScoreExplained:
-        relevance = b.dense + b.keyword + b.bridge + sum(b.boosts.values())
+    def of(cls, b: ScoreBreakdown, evidence: Evidence | None = None) -> ScoreExplained:
+        fused = b.dense + b.keyword + b.bridge + sum(b.boosts.values())
         return cls(
             dense=round(b.dense, 6),
             keyword=round(b.keyword, 6),
             bridge=round(b.bridge, 6),
             bm25=round(b.bm25, 6),
             boosts={k: round(v, 6) for k, v in b.boosts.items()},
-            relevance=round(relevance, 6),
+            fused=round(fused, 6),
             recency=round(b.recency, 6),
             recency_factor=round(b.recency_factor, 6),
             demoted=b.demoted,
             in_month=b.in_month,
             validity_factor=round(b.validity_factor, 6),
             superseded=b.superseded,
+            evidence=EvidenceOut.of(evidence) if evidence is not None else None,
         )
 
 
@@ -302,7 +349,11 @@ class SourceMessageOut(BaseModel):
 
 
 class SearchHit(MemoryOut):
-    score: float
+    relevance: float = Field(
+        description="the probability that this memory is relevant to the query, 0 .. 1, calibrated on "
+        "labelled zh/en pairs (docs/memory.md#relevance); comparable across searches"
+    )
+    score: float = Field(description="the ranking score: orders the hits of this search, nothing more")
     similarity: float
     explain: ScoreExplained | None = Field(None, description="with `explain: true` (hybrid pipeline)")
     source_messages: list[SourceMessageOut] | None = Field(None, description="with `explain: true`")
@@ -311,9 +362,14 @@ class SearchHit(MemoryOut):
     def of_scored(
         cls, s: ScoredMemory, *, explain: bool = False, buffers: Mapping[str, SessionState] | None = None
     ) -> SearchHit:
-        hit = cls(**memory_fields(s.memory), score=round(s.score, 6), similarity=round(s.similarity, 6))
+        hit = cls(
+            **memory_fields(s.memory),
+            relevance=round(s.relevance, 4),
+            score=round(s.score, 6),
+            similarity=round(s.similarity, 6),
+        )
         if explain:
-            hit.explain = ScoreExplained.of(s.breakdown) if s.breakdown is not None else None
+            hit.explain = ScoreExplained.of(s.breakdown, s.evidence) if s.breakdown is not None else None
             hit.source_messages = source_messages(s.memory, (buffers or {}).get(s.memory.session_id))
         return hit
 
@@ -375,8 +431,12 @@ class ListResponse(BaseModel):
 
 
 # Forget by meaning below this cosine selects memories unrelated to the query (MiniLM puts unrelated
-# sentences at 0.0-0.3): such a threshold cannot be meant, so it is refused rather than obeyed
+# sentences at 0.0-0.3): such a threshold cannot be meant, so it is refused rather than obeyed.
+# `min_similarity` is deprecated (docs/api.md#forget): it can only raise the relevance floor.
 FORGET_MIN_SIMILARITY = 0.3
+# the lowest relevance floor a forget may ask for (the default is memory.service.FORGET_MIN_RELEVANCE):
+# below it, about one memory in two chosen would be unrelated (docs/benchmarks.md#relevance)
+FORGET_LOWEST_RELEVANCE = 0.5
 # a date criterion this far ahead of the server's clock is a typo (the year 9999), not a wish
 FORGET_FUTURE_SLACK_SECONDS = 86_400.0
 
@@ -395,13 +455,29 @@ class ForgetRequest(StrictBody):
     before: Timestamp | None = Field(None, description="epoch seconds or ISO 8601, at most a day ahead")
     after: Timestamp | None = Field(None, description="epoch seconds or ISO 8601, at most a day ahead")
     query: str | None = Field(None, min_length=1, max_length=4000)
-    min_similarity: float = Field(
-        0.5,
+    min_relevance: float | None = Field(
+        None,
+        ge=FORGET_LOWEST_RELEVANCE,
+        le=1,
+        description=f"relevance a memory needs to be forgotten by `query`, {FORGET_LOWEST_RELEVANCE} .. 1 "
+        f"(default {FORGET_MIN_RELEVANCE}); two channels must match it too",
+    )
+    min_similarity: float | None = Field(
+        None,
         ge=FORGET_MIN_SIMILARITY,
         le=1,
-        description=f"cosine to the query, {FORGET_MIN_SIMILARITY} .. 1: lower selects unrelated memories",
+        json_schema_extra={"deprecated": True},  # (pydantic's deprecated=True warns on our own reads)
+        description=f"deprecated, use min_relevance: accepted ({FORGET_MIN_SIMILARITY} .. 1) and read as "
+        f"min_relevance = max({FORGET_MIN_RELEVANCE}, min_similarity)",
     )
-    dry_run: bool = False
+    dry_run: bool = Field(True, description="true (the default): only list what would go, and why")
+    expected_count: int | None = Field(
+        None,
+        ge=0,
+        le=1_000_000,
+        description=f"the count the dry run showed: needed to delete more than {FORGET_CAP} at once, "
+        "and nothing is deleted when the count differs",
+    )
 
     @model_validator(mode="after")
     def _needs_a_criterion(self) -> ForgetRequest:
@@ -409,6 +485,10 @@ class ForgetRequest(StrictBody):
             raise ValueError("query must not be blank")
         if self.query is not None and not says_something(self.query):
             raise ValueError("query must hold a word: a Chinese character, or two letters or digits")
+        if self.query is None and (self.min_relevance is not None or self.min_similarity is not None):
+            raise ValueError("min_relevance and min_similarity need a query")
+        if self.min_relevance is not None and self.min_similarity is not None:
+            raise ValueError("give min_relevance or the deprecated min_similarity, not both")
         if all(v is None for v in (self.topic, self.session_id, self.before, self.after, self.query)):
             raise ValueError(
                 "give at least one of topic, session_id, before, after, query (to erase everything, DELETE the user)"
@@ -422,17 +502,62 @@ class ForgetRequest(StrictBody):
             raise ValueError("after must be earlier than before: nothing lies between them")
         return self
 
+    @property
+    def relevance_floor(self) -> float:
+        if self.min_relevance is not None:
+            return self.min_relevance
+        return max(FORGET_MIN_RELEVANCE, self.min_similarity or 0.0)
+
 
 FORGET_PREVIEW_MAX = 500
+
+
+class ForgetWhy(BaseModel):
+    """Why a forget chose this memory."""
+
+    by: Literal["query", "criteria", "superseded"] = Field(
+        description="query: its meaning; criteria: topic/session/time alone; superseded: an older "
+        "memory of one chosen (forgetting where I live forgets where I lived)"
+    )
+    relevance: float | None = None
+    channels: dict[str, float] = Field(
+        default_factory=dict,
+        description="the channels that matched, each with its own measure (dense: MiniLM cosine, "
+        "keyword: share of the query's words, bridge: multilingual cosine)",
+    )
+    words: list[str] = Field(default_factory=list, description="the query's words it holds")
+    superseded_by: str | None = None
+
+    @classmethod
+    def of(cls, m: ForgetMatch) -> ForgetWhy:
+        by: Literal["query", "criteria", "superseded"] = (
+            "superseded"
+            if m.superseded_by is not None
+            else "query"
+            if m.relevance is not None
+            else "criteria"
+        )
+        return cls(
+            by=by,
+            relevance=round(m.relevance, 4) if m.relevance is not None else None,
+            channels=dict(m.channels),
+            words=list(m.words),
+            superseded_by=m.superseded_by,
+        )
+
+
+class ForgetPreview(MemoryOut):
+    why: ForgetWhy
 
 
 class ForgetResponse(BaseModel):
     count: int
     ids: list[str]
     dry_run: bool
-    memories: list[MemoryOut] | None = Field(
+    memories: list[ForgetPreview] | None = Field(
         None,
-        description=f"on a dry run, the memories that would go (the first {FORGET_PREVIEW_MAX} of `ids`)",
+        description=f"on a dry run, the memories that would go (the first {FORGET_PREVIEW_MAX} of `ids`), "
+        "each with why it matched",
     )
 
 

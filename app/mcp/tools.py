@@ -12,8 +12,9 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
 from app.http.ids import ID_RULE
-from app.http.schemas import FORGET_MIN_SIMILARITY
+from app.http.schemas import FORGET_LOWEST_RELEVANCE, FORGET_MIN_SIMILARITY
 from app.mcp.api import ApiError, MnemoApi
+from memory.service import FORGET_CAP, FORGET_MIN_RELEVANCE
 
 ApiOf = Callable[[Context], MnemoApi]
 T = TypeVar("T")
@@ -53,8 +54,9 @@ async def _call(fn: Awaitable[T]) -> T:
 def _brief(m: dict[str, Any]) -> dict[str, Any]:
     keep = ("id", "content", "created_at", "session_id", "source", "topic", "tier", "importance")
     out = {k: m.get(k) for k in keep}
-    if "score" in m:
-        out["score"] = m["score"]
+    for extra in ("relevance", "score", "why"):  # search hits; a forget preview's reason
+        if extra in m:
+            out[extra] = m[extra]
     return out
 
 
@@ -96,7 +98,9 @@ def build_server(api_of: ApiOf) -> MCPServer:
         return {"stored": out["stored"], "memories": [_brief(m) for m in out["memories"]]}
 
     @server.tool(
-        description="Search the user's long-term memory, best first, with each memory's score. Filters: "
+        description="Search the user's long-term memory, best first. Each memory has `relevance`, the "
+        "probability (0-1) that it is relevant to the query; memories below min_relevance (default: the "
+        "server's floor) are left out, so an empty result means nothing relevant is remembered. Filters: "
         "session_id, exclude_session_id, topic, since/until (ISO 8601 or epoch seconds). "
         'Examples: query="我住在哪个城市？"; query="what insects do I keep?"; '
         'query="我3月提交的报价单", since="2026-03-01".'
@@ -110,11 +114,13 @@ def build_server(api_of: ApiOf) -> MCPServer:
         topic: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        min_relevance: Annotated[float | None, Field(ge=0, le=1)] = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         api = api_of(ctx)
         body: dict[str, Any] = {"query": query, "top_k": top_k}
         for key, value in (
+            ("min_relevance", min_relevance),
             ("session_id", session_id),
             ("exclude_session_id", exclude_session_id),
             ("topic", topic),
@@ -151,35 +157,42 @@ def build_server(api_of: ApiOf) -> MCPServer:
         return {"total": out["total"], "items": [_brief(m) for m in out["items"]]}
 
     @server.tool(
-        description="Forget every memory matching all the given criteria (query by meaning with "
-        "min_similarity, topic, session_id, before/after). dry_run is true by default: it only lists what "
-        "would go (show it to the user), call again with dry_run=false to forget for good. "
-        'Examples: query="我的住址", dry_run=true; session_id="s1", dry_run=false.'
+        description="Forget every memory matching all the given criteria (query by meaning, topic, "
+        "session_id, before/after). By query, a memory goes only when its relevance reaches min_relevance "
+        f"(default {FORGET_MIN_RELEVANCE}) and two channels agree; each previewed memory says why. dry_run is "
+        "true by default: it only lists what would go (show it to the user); call again with dry_run=false "
+        f"and expected_count = the count shown to forget for good (needed above {FORGET_CAP}). "
+        'Examples: query="我住在哪里", dry_run=true; session_id="s1", dry_run=false, expected_count=3.'
     )
     async def forget(
         ctx: Context,
         query: str | None = None,
-        min_similarity: Annotated[float, Field(ge=FORGET_MIN_SIMILARITY, le=1)] = 0.5,
+        min_relevance: Annotated[float | None, Field(ge=FORGET_LOWEST_RELEVANCE, le=1)] = None,
+        min_similarity: Annotated[
+            float | None, Field(ge=FORGET_MIN_SIMILARITY, le=1, description="deprecated: use min_relevance")
+        ] = None,
         topic: str | None = None,
         session_id: str | None = None,
         before: str | None = None,
         after: str | None = None,
         dry_run: bool = True,
+        expected_count: Annotated[int | None, Field(ge=0)] = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         api = api_of(ctx)
         body: dict[str, Any] = {"dry_run": dry_run}
         for key, value in (
             ("query", query),
+            ("min_relevance", min_relevance),
+            ("min_similarity", min_similarity),
             ("topic", topic),
             ("session_id", session_id),
             ("before", before),
             ("after", after),
+            ("expected_count", expected_count),
         ):
             if value is not None:
                 body[key] = value
-        if query is not None:
-            body["min_similarity"] = min_similarity
         out = await _call(api.forget(subject(api, user_id), body))
         result: dict[str, Any] = {"count": out["count"], "ids": out["ids"], "dry_run": out["dry_run"]}
         if out.get("memories") is not None:

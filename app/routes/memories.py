@@ -19,6 +19,7 @@ from app.http.deps import (
     IdempotencyDep,
     MemoryDep,
     SessionsDep,
+    SettingsDep,
 )
 from app.http.errors import ConfirmationRequired, ValidationFailed
 from app.http.export import export_document
@@ -27,8 +28,10 @@ from app.http.ids import Id
 from app.http.schemas import (
     FORGET_PREVIEW_MAX,
     ErasureOut,
+    ForgetPreview,
     ForgetRequest,
     ForgetResponse,
+    ForgetWhy,
     IngestRequest,
     IngestResponse,
     ListResponse,
@@ -39,8 +42,9 @@ from app.http.schemas import (
     SkippedMessage,
     TiersOut,
     Timestamp,
+    memory_fields,
 )
-from memory.errors import REDIS_UNAVAILABLE
+from memory.errors import REDIS_UNAVAILABLE, ForgetNotConfirmed
 from memory.session.store import SessionState, SessionStore
 from monitoring import metrics
 
@@ -96,11 +100,18 @@ async def ingest_messages(
 
 @router.post("/{user_id}/search", response_model=SearchResponse)
 async def search_memories(
-    user_id: ActingUser, body: SearchRequest, memory: MemoryDep, sessions: SessionsDep, audit: AuditDep
+    user_id: ActingUser,
+    body: SearchRequest,
+    memory: MemoryDep,
+    sessions: SessionsDep,
+    audit: AuditDep,
+    settings: SettingsDep,
 ) -> SearchResponse:
-    """The user's memories best matching `query`, best first (`tiers` in the answer: which archive
-    tiers were searched and why); with `explain`, each hit's score broken
-    down (dense, keyword, boosts, recency) and the source messages it came from."""
+    """The user's memories best matching `query`, best first, each with its calibrated `relevance`;
+    hits below `min_relevance` (default `SEARCH_MIN_RELEVANCE`) are left out, so a query about nothing
+    the user said finds nothing (`tiers` in the answer: which archive tiers were searched and why);
+    with `explain`, each hit's score broken down (dense, keyword, boosts, recency), the evidence of its
+    relevance and the source messages it came from."""
     found = await memory.search_tiered(
         user_id,
         body.query,
@@ -108,6 +119,7 @@ async def search_memories(
         filters=body.filters(),
         as_of=body.as_of,
         tiers=body.chosen_tiers,
+        min_relevance=body.min_relevance if body.min_relevance is not None else settings.search_min_relevance,
     )
     hits = found.hits
     buffers = (
@@ -179,18 +191,26 @@ async def list_memories(
 async def forget_memories(
     user_id: ActingUser, body: ForgetRequest, memory: MemoryDep, audit: AuditDep
 ) -> ForgetResponse:
-    """Delete the memories matching every given criterion; `dry_run` only lists them."""
-    ids = await memory.forget(
-        user_id,
-        topic=body.topic,
-        session_id=body.session_id,
-        before=body.before,
-        after=body.after,
-        query=body.query,
-        min_similarity=body.min_similarity,
-        dry_run=body.dry_run,
-        actor=audit.actor,
-    )
+    """Delete the memories matching every given criterion; `dry_run` (the default) only lists them,
+    with why each matched. By `query`: calibrated relevance ≥ `min_relevance` and two channels agreeing.
+    More than FORGET_CAP at once needs `expected_count` (the dry run's count); a count that differs
+    from it deletes nothing (422 confirmation_required)."""
+    try:
+        result = await memory.forget(
+            user_id,
+            topic=body.topic,
+            session_id=body.session_id,
+            before=body.before,
+            after=body.after,
+            query=body.query,
+            min_relevance=body.relevance_floor,
+            dry_run=body.dry_run,
+            expected_count=body.expected_count,
+            actor=audit.actor,
+        )
+    except ForgetNotConfirmed as exc:
+        raise ConfirmationRequired(str(exc)) from exc
+    ids = result.ids
     # the criteria's names, never their values: a query or topic can itself be personal data
     criteria = [
         k for k in ("topic", "session_id", "before", "after", "query") if getattr(body, k) is not None
@@ -199,7 +219,10 @@ async def forget_memories(
         "forget", user_id, len(ids), {"criteria": ",".join(criteria), "dry_run": str(body.dry_run).lower()}
     )
     preview = (
-        [MemoryOut.of(m) for m in await memory.get(user_id, ids[:FORGET_PREVIEW_MAX])]
+        [
+            ForgetPreview(**memory_fields(m), why=ForgetWhy.of(result.matches[m.id]))
+            for m in await memory.get(user_id, ids[:FORGET_PREVIEW_MAX])
+        ]
         if body.dry_run
         else None
     )

@@ -71,7 +71,11 @@ class TieredSearch:
         filters: SearchFilters,
         as_of: float,
         tiers: Collection[ArchiveTier] | None = None,
+        min_relevance: float = 0.0,
+        with_bridge: bool = False,
     ) -> TieredHits:
+        """`min_relevance` and `with_bridge`: as `HybridRetriever.search`. The cold fallback looks at
+        the hits that pass `min_relevance`: hot + warm holding nothing relevant searches cold too."""
         try:
             snap = await self._archive.snapshot(user_id)
         except RedisError:  # as LtmVersions.get: any Redis failure
@@ -79,15 +83,41 @@ class TieredSearch:
             # tier answers for an id in a move is in Redis)
             log.warning("archive state unavailable; searching hot only")
             hits = await self._search(
-                user_id, query, Snapshot(), HOT, top_k=top_k, filters=filters, as_of=as_of
+                user_id,
+                query,
+                Snapshot(),
+                HOT,
+                top_k=top_k,
+                filters=filters,
+                as_of=as_of,
+                min_relevance=min_relevance,
+                with_bridge=with_bridge,
             )
             return TieredHits(hits, TierChoice(HOT, "default", "archive state unavailable (Redis): hot only"))
         if tiers:
             chosen = tuple(t for t in TIERS if t in tiers)
-            hits = await self._search(user_id, query, snap, chosen, top_k=top_k, filters=filters, as_of=as_of)
+            hits = await self._search(
+                user_id,
+                query,
+                snap,
+                chosen,
+                top_k=top_k,
+                filters=filters,
+                as_of=as_of,
+                min_relevance=min_relevance,
+                with_bridge=with_bridge,
+            )
             return TieredHits(hits, TierChoice(chosen, "requested", "the tiers the request named"))
         hits = await self._search(
-            user_id, query, snap, DEFAULT_TIERS, top_k=top_k, filters=filters, as_of=as_of
+            user_id,
+            query,
+            snap,
+            DEFAULT_TIERS,
+            top_k=top_k,
+            filters=filters,
+            as_of=as_of,
+            min_relevance=min_relevance,
+            with_bridge=with_bridge,
         )
         best = max((h.similarity for h in hits), default=None)
         if not snap.has_cold or (best is not None and best >= self._fallback):
@@ -98,7 +128,17 @@ class TieredSearch:
             )
             return TieredHits(hits, TierChoice(DEFAULT_TIERS, "default", detail))
         every: tuple[ArchiveTier, ...] = ("hot", "warm", "cold")
-        hits = await self._search(user_id, query, snap, every, top_k=top_k, filters=filters, as_of=as_of)
+        hits = await self._search(
+            user_id,
+            query,
+            snap,
+            every,
+            top_k=top_k,
+            filters=filters,
+            as_of=as_of,
+            min_relevance=min_relevance,
+            with_bridge=with_bridge,
+        )
         detail = (
             "hot + warm found nothing"
             if best is None
@@ -116,6 +156,8 @@ class TieredSearch:
         top_k: int,
         filters: SearchFilters,
         as_of: float,
+        min_relevance: float = 0.0,
+        with_bridge: bool = False,
     ) -> list[ScoredMemory]:
         archived: list[tuple[BM25Index, Collection[str]]] = []
         if snap.archived:
@@ -132,6 +174,8 @@ class TieredSearch:
             hot="hot" in tiers,
             hidden_hot=snap.hidden("hot"),
             archived=archived,
+            min_relevance=min_relevance,
+            with_bridge=with_bridge,
         )
 
     async def index(self, user_id: str, snap: Snapshot, tier: ArchiveTier) -> BM25Index:

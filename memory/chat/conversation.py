@@ -149,6 +149,7 @@ class ConversationService:
         compressor: LLMCompressor | None = None,
         recall_k: int = 3,
         recall_min_similarity: float = 0.2,
+        recall_min_relevance: float = 0.0,
         max_backlog: int = 0,
         max_backlog_wait: float = 5.0,
         records: IdempotencyRecords | None = None,
@@ -165,6 +166,7 @@ class ConversationService:
         self._compressor = compressor
         self._recall_k = recall_k
         self._recall_min_similarity = recall_min_similarity
+        self._recall_min_relevance = recall_min_relevance
         self._max_backlog = max_backlog
         self._max_backlog_wait = max_backlog_wait
         self._records = records
@@ -313,7 +315,8 @@ class ConversationService:
         )
 
     async def _recall(self, chat: ChatInput, now: float, coding: bool) -> list[ScoredMemory]:
-        """The turn's memories: the search's best, minus those under the similarity floor."""
+        """The turn's memories: the search's best among those whose calibrated relevance reaches the
+        floor (an unrelated memory never enters the prompt), minus those under the similarity floor."""
         k = self._recall_k
         hits = await self._memory.search(
             chat.user_id,
@@ -321,6 +324,7 @@ class ConversationService:
             top_k=k * 3 if coding else k,
             filters=SearchFilters(exclude_session_id=chat.session_id),
             as_of=now,
+            min_relevance=self._recall_min_relevance,
         )
         kept = [h for h in hits if h.similarity >= self._recall_min_similarity]
         if len(kept) < len(hits):

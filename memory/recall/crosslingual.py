@@ -48,6 +48,12 @@ class BridgeWeights:
     cross: float = 0.85  # a memory in the other language than the query: the bridge leads
     cross_keyword: float = 0.15
     candidates: int = 30  # bridge nearest neighbours added to the candidates
+    # below this bridge cosine the channel did not match: it adds nothing to the ranking (min-max gave
+    # the best of unrelated memories the bridge's whole share, "cross-lingual 0.500", however far). Not
+    # higher: 0.2 cost the Chinese set a question (recall_any@10 0.970 -> 0.955) and LoCoMo asked in
+    # Chinese a tenth of its recall (0.672 -> 0.569), the answer's bridge cosine is often that low
+    match_floor: float = 0.1
+    match_floor_cross: float = 0.1
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -237,6 +237,40 @@ class BM25Index:
                     break
         return out
 
+    def coverage(self, mid: str, query_tokens: Sequence[str]) -> tuple[float, tuple[str, ...]]:
+        """How much of the query memory `mid` holds, on an absolute scale (relevance's `coverage`)."""
+        m = self.memories[mid]
+        unseen = math.log(1 + (max(1, len(self.memories)) + 0.5) / 0.5)
+        return coverage(
+            query_tokens,
+            frozenset(tokenize(m.embed_text)),
+            frozenset(tokenize(m.context)) if m.context else frozenset(),
+            self._idf,
+            unseen,
+            unigram_weight=self._params.unigram_weight,
+        )
+
+    def known(self, query_tokens: Sequence[str]) -> float:
+        """How much of the query the user ever wrote: per script (CJK, Latin letters and digits), the
+        idf-weighted share of the query's distinct words that any memory here holds (own words or
+        context), single CJK characters at the unigram weight; the larger of the two. Per script, so
+        that the English words of "What brand is the guitar 周明 bought?" (unknowable in a Chinese
+        store) do not hide that 周明 is known; 0 for an empty index or query."""
+        if not self.memories:
+            return 0.0
+        unseen = math.log(1 + (len(self.memories) + 0.5) / 0.5)
+        total = {True: 0.0, False: 0.0}
+        found = {True: 0.0, False: 0.0}
+        for token in dict.fromkeys(query_tokens):
+            cjk = token.startswith(UNIGRAM) or bool(_CJK_RE.match(token))
+            idf = self._idf.get(token)
+            weight = (idf if idf is not None else unseen) * (
+                self._params.unigram_weight if token.startswith(UNIGRAM) else 1.0
+            )
+            total[cjk] += weight
+            found[cjk] += weight if idf is not None else 0.0
+        return max((found[k] / total[k] for k in (True, False) if total[k] > 0), default=0.0)
+
     def search(self, query_tokens: Iterable[str], *, limit: int) -> list[tuple[str, float]]:
         k1, b = self._params.k1, self._params.b
         scores: dict[str, float] = {}
@@ -251,6 +285,35 @@ class BM25Index:
                 norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)
                 scores[mid] = scores.get(mid, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
         return sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+
+
+def coverage(
+    query_tokens: Iterable[str],
+    own: Collection[str],
+    around: Collection[str],
+    idf: Mapping[str, float],
+    unseen_idf: float,
+    *,
+    unigram_weight: float = 0.3,
+    context_weight: float = 0.9,
+) -> tuple[float, tuple[str, ...]]:
+    """Idf-weighted share of the query's distinct words found in a memory (`own`: its own words,
+    `around`: its surrounding turns', counted at `context_weight` as BM25 counts them), and the words found (CJK single
+    characters without their prefix). A word the index has never seen weighs `unseen_idf` (as rare as
+    a word can be): "xyzzy plugh" covers 0 of anything."""
+    total = found = 0.0
+    words: list[str] = []
+    for token in dict.fromkeys(query_tokens):
+        weight = idf.get(token, unseen_idf) * (unigram_weight if token.startswith(UNIGRAM) else 1.0)
+        total += weight
+        if token in own:
+            found += weight
+        elif token in around:
+            found += context_weight * weight
+        else:
+            continue
+        words.append(token.removeprefix(UNIGRAM))
+    return (found / total if total > 0 else 0.0), tuple(words)
 
 
 def _term_frequencies(m: Memory, params: BM25Params) -> dict[str, float]:

@@ -46,6 +46,8 @@ class QueryPlan:
     checked: list[str] = field(default_factory=list)  # what a statement or check is about ("comedy movies")
     checked_tokens: frozenset[str] = frozenset()
     attributes: list[str] = field(default_factory=list)  # supersession keys the question asks about
+    # the query's own terms (no document-type aliases): what relevance's word coverage is measured on
+    own_tokens: list[str] = field(default_factory=list)
 
 
 def negations(text: str) -> list[tuple[str, str]]:
@@ -161,4 +163,5 @@ def plan_query(
         attributes=[key for key, asks in ATTRIBUTE_QUESTIONS.items() if asks.search(text)]
         if changing_facts
         else [],
+        own_tokens=[t for t in tokenize(keyword_text) if t not in negated_tokens],
     )

@@ -24,7 +24,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import anyio.to_thread
 import numpy as np
@@ -33,11 +33,12 @@ from memory.embedding.base import Embedder
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
-from memory.models import Memory, ScoreBreakdown, ScoredMemory, SearchFilters
+from memory.models import Evidence, Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
+from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
@@ -76,11 +77,13 @@ class RankingWeights:
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
+    """Min-max over the candidates; when they are all equal, 1 if they matched at all, else 0: a
+    channel that found nothing (every BM25 score 0) contributes nothing, not a 0.5 floor."""
     if not values:
         return {}
     lo, hi = min(values.values()), max(values.values())
     if hi - lo < 1e-12:
-        return dict.fromkeys(values, 1.0)
+        return dict.fromkeys(values, 1.0 if hi > 0 else 0.0)
     return {k: (v - lo) / (hi - lo) for k, v in values.items()}
 
 
@@ -145,9 +148,12 @@ class HybridRetriever:
         *,
         shared: SharedVectors | None = None,
         bridge: BridgeChannel | None = None,
+        relevance_model: RelevanceModel = DEFAULT_MODEL,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
-        `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone)."""
+        `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
+        `relevance_model`: the calibrated relevance of each hit (memory/recall/relevance.py)."""
+        self.relevance_model = relevance_model
         self._bridge = bridge
         self._store = store
         self._shared = shared
@@ -155,6 +161,16 @@ class HybridRetriever:
         self._versions = versions
         self.cache = cache or KeywordIndexCache()
         self.weights = weights
+
+    async def bridge_cosine(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
+        """The bridge cosine of `query` with each of `memories`, embedded now: what forget asks of
+        memories without a stored bridge vector (warm and cold ones, or a user not yet re-embedded).
+        Empty without the bridge channel."""
+        if self._bridge is None or not memories:
+            return {}
+        vectors = await self._bridge.embedder.embed([query, *(m.embed_text for m in memories)])
+        q = np.asarray(vectors[0], dtype=np.float32)
+        return {m.id: float(np.asarray(vectors[i + 1], dtype=np.float32) @ q) for i, m in enumerate(memories)}
 
     async def keyword_index(self, user_id: str) -> BM25Index:
         """This user's index at the current version: cached, updated from the change log (only the
@@ -224,10 +240,14 @@ class HybridRetriever:
         hot: bool = True,
         hidden_hot: Collection[str] = frozenset(),
         archived: Sequence[tuple[BM25Index, Collection[str]]] = (),
+        min_relevance: float = 0.0,
+        with_bridge: bool = False,
     ) -> list[ScoredMemory]:
         """`hot`: search the user's hot memories (the store and the cached in-process index), less
         `hidden_hot`; `archived`: more indexes (warm, cold: memory/archive/search.py), each with the ids
-        it must not answer for, whose candidates are ranked together with hot's."""
+        it must not answer for, whose candidates are ranked together with hot's. `min_relevance`: hits
+        below it are left out (before the top k are taken); `with_bridge`: compute the bridge channel
+        even where the ranking does not need it (English over English: forget's second opinion)."""
         w = self.weights
         bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
         prefetched: dict[str, np.ndarray] | None = None
@@ -256,7 +276,11 @@ class HybridRetriever:
             if bridge is not None and len(index)
             else None
         )
-        use_bridge = bridge is not None and rows is not None and needs_bridge(language, rows, bridge.weights)
+        use_bridge = (
+            bridge is not None
+            and rows is not None
+            and (with_bridge or needs_bridge(language, rows, bridge.weights))
+        )
         if bridge is not None:
             outcome = "fused" if use_bridge else ("incomplete" if rows is None else "off")
             metrics.BRIDGE_SEARCHES.labels(outcome).inc()
@@ -345,6 +369,23 @@ class HybridRetriever:
             if bw.neighbours_cross > 0:
                 cross_sims = rows.smoothed(index.memories, bw.neighbours_cross) @ bvec.astype(np.float32)
             bridge_cos = {mid: float((cross_sims if mid in cross else same_sims)[at[mid]]) for mid in bridged}
+        langs = rows.language_of() if rows is not None else {}
+        known = max((src.known(plan.own_tokens) for src, _ in sources if len(src)), default=0.0)
+        evidence: dict[str, Evidence] = {}
+        for mid, m in candidates.items():
+            owner = next((src for src, _ in sources if mid in src.memories), None)
+            covered, words = owner.coverage(mid, plan.own_tokens) if owner is not None else (0.0, ())
+            evidence[mid] = Evidence(
+                query_language=language,
+                memory_language=langs.get(mid) or detect_language(m.content),
+                cosine=cosine[mid],
+                coverage=covered,
+                # the cosine the ranking uses: in the query's language, blended with the turns around
+                # the memory (a reply means what its question asked); across languages its own
+                bridge=bridge_cos.get(mid) if bridge_cos is not None else None,
+                words=words,
+                known=known,
+            )
         in_cluster: set[str] = set()
         if w.clustering and len(candidates) >= 6:
             vectors = await self._store.embeddings(user_id, list(candidates))
@@ -362,6 +403,8 @@ class HybridRetriever:
             memories=view,
             bridge=bridge_cos,
             cross=cross,
+            evidence=evidence,
+            min_relevance=min_relevance,
         )
 
     def _rank(
@@ -377,16 +420,24 @@ class HybridRetriever:
         memories: Mapping[str, Memory] | None = None,
         bridge: dict[str, float] | None = None,
         cross: set[str] | None = None,
+        evidence: Mapping[str, Evidence] | None = None,
+        min_relevance: float = 0.0,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
-        candidates in another language than the query (ranked by the bridge and keywords alone)."""
+        candidates in another language than the query (ranked by the bridge and keywords alone);
+        `evidence`: each candidate's absolute channel measures, for its relevance (none: relevance 0);
+        `min_relevance`: candidates below it are dropped before the top k are taken."""
         w = self.weights
         zh = detect_language(plan.text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
         dense_n, keyword_n = _minmax(cosine), _minmax(keyword)
-        bridge_n = _minmax(bridge) if bridge else None
         bw = self._bridge.weights if self._bridge is not None else None
+        bridge_n = _minmax(bridge) if bridge else None
+        if bridge_n is not None and bridge is not None and bw is not None:  # an unmatched bridge adds nothing
+            floor = {True: bw.match_floor_cross, False: bw.match_floor}
+            other = cross or set()
+            bridge_n = {mid: v if bridge[mid] >= floor[mid in other] else 0.0 for mid, v in bridge_n.items()}
         share = (bw.zh if zh else bw.en) if bw is not None else 0.0
         # a Chinese query keeps this share of MiniLM's weight on memories the bridge scores
         w_dense_bridged = w_dense * bw.minilm_zh if bw is not None and zh else w_dense
@@ -450,7 +501,19 @@ class HybridRetriever:
                 in_month=mid in in_month,
                 bridge=via_bridge,
             )
-            scored.append(ScoredMemory(memory=m, score=score, similarity=similarity, breakdown=breakdown))
+            ev = (evidence or {}).get(mid)
+            if ev is not None:
+                ev = replace(ev, attribute="attribute" in boosts, fused=relevance)
+            scored.append(
+                ScoredMemory(
+                    memory=m,
+                    score=score,
+                    similarity=similarity,
+                    breakdown=breakdown,
+                    relevance=relevance_of(ev, self.relevance_model) if ev is not None else 0.0,
+                    evidence=ev,
+                )
+            )
             if negated:
                 demoted.add(mid)
         if w.supersession and memories is not None:
@@ -460,4 +523,10 @@ class HybridRetriever:
         scored.sort(
             key=lambda s: (s.memory.id not in demoted, s.memory.id in in_month, s.score), reverse=True
         )
+        if min_relevance > 0:
+            scored = [
+                s
+                for s in scored
+                if s.evidence is not None and reaches(s.evidence, s.relevance, min_relevance)
+            ]
         return scored[:top_k]

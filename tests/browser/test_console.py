@@ -188,8 +188,12 @@ def test_user_flows(
     for part in (".b-dense", ".b-keyword", ".b-boosts", ".b-recency"):
         assert top.find_element(By.CSS_SELECTOR, part).text
     assert "语义" in top.find_element(By.CSS_SELECTOR, ".b-dense").text
+    assert top.find_element(By.CSS_SELECTOR, ".relevance").text.startswith("相关度 ")
     assert "s1/zh1" in top.find_element(By.CSS_SELECTOR, ".sources").text
     browser.save_screenshot(str(screenshots / "console-search-zh.png"))
+    # nonsense finds nothing, and the page says so
+    assert search(browser, "啊啊啊") == []
+    assert find(browser, "#results li.empty").text == "没有找到。"
     # a memory from a chat turn: its source message is still in the session's buffer
     hits = search(browser, "我什么时候去上海开会？")
     hits[0].find_element(By.CSS_SELECTOR, ".why summary").click()
@@ -202,6 +206,11 @@ def test_user_flows(
     assert "bees" in bees.find_element(By.CSS_SELECTOR, ".content").text
     bees.find_element(By.CSS_SELECTOR, ".why summary").click()
     assert "dense" in bees.find_element(By.CSS_SELECTOR, ".b-dense").text
+    assert bees.find_element(By.CSS_SELECTOR, ".relevance").text.startswith("relevance ")
+    assert search(browser, "xyzzy plugh") == []
+    assert find(browser, "#results li.empty").text == "Nothing found."
+    hits = search(browser, "what insects do I keep?")
+    bees = hits[0]
     bees.find_element(By.CSS_SELECTOR, "button.delete").click()
     wait(browser, visible("#confirm"), "the delete confirmation")
     assert "final" in find(browser, "#confirm-text").text
@@ -225,6 +234,7 @@ def test_user_flows(
     assert len(preview) == 2
     assert any("浙A12345" in p for p in preview)
     assert any("green tea" in p for p in preview)
+    assert all("why: matches the criteria" in p for p in preview)  # chosen by session, not by meaning
     assert "final" in find(browser, "#view-forget .warn").text
     assert len(api.contents(user)) == 4  # a preview forgets nothing
     browser.save_screenshot(str(screenshots / "console-forget-preview.png"))

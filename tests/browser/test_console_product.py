@@ -190,7 +190,7 @@ def test_the_language_switches_live_values_dates_and_errors_included(
     wait(browser, visible("#view-forget"), "the forget page")
     type_into(browser, "#fg-query", "bees")
     browser.execute_script(
-        "document.querySelector('#fg-minsim').value = '5';"
+        "document.querySelector('#fg-minrel').value = '5';"
         "document.querySelector('#forget-form').dispatchEvent(new Event('submit', {cancelable: true}))"
     )
     wait(browser, visible("#error"), "the error")

@@ -120,7 +120,7 @@ async def test_each_user_lives_on_one_server_and_every_use_case_works_across_the
 
         forgot = await client.post(
             f"/v1/memory/{b_user}/forget",
-            json={"query": "my sister Anna the nurse", "min_similarity": 0.5},
+            json={"query": "my sister Anna the nurse", "min_similarity": 0.5, "dry_run": False},
             headers=auth(b_user),
         )
         assert forgot.status_code == 200, forgot.text

@@ -26,11 +26,13 @@ class TestSearchExplained:
             assert resp.status_code == 200, resp.text
             for hit in resp.json()["results"]:
                 x = hit["explain"]
-                relevance = x["dense"] + x["keyword"] + x["bridge"] + sum(x["boosts"].values())
-                assert x["relevance"] == pytest.approx(relevance, abs=1e-5)
+                fused = x["dense"] + x["keyword"] + x["bridge"] + sum(x["boosts"].values())
+                assert x["fused"] == pytest.approx(fused, abs=1e-5)
                 assert hit["score"] == pytest.approx(
-                    x["relevance"] * x["recency_factor"] * x["validity_factor"], abs=1e-5
+                    x["fused"] * x["recency_factor"] * x["validity_factor"], abs=1e-5
                 )
+                assert x["evidence"]["fused"] == pytest.approx(fused, abs=1e-5)
+                assert 0.0 <= hit["relevance"] <= 1.0
                 assert 0.0 <= x["recency"] <= 1.0
                 assert [s["id"] for s in hit["source_messages"]] == hit["source_message_ids"]
         top = resp.json()["results"][0]

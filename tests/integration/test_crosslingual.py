@@ -231,7 +231,9 @@ class TestGovernanceCoversTheChannel:
         gone = await client.delete(f"/v1/memory/alice/{by_message['f-peanut']}", headers=auth("alice"))
         assert gone.status_code == 204
         forgot = await client.post(
-            "/v1/memory/alice/forget", json={"before": NOW - 3 * DAY + 2}, headers=auth("alice")
+            "/v1/memory/alice/forget",
+            json={"before": NOW - 3 * DAY + 2, "dry_run": False},
+            headers=auth("alice"),
         )  # f-peanut (already gone) and f-nurse
         assert forgot.status_code == 200, forgot.text
         gone_ids = {by_message["f-peanut"], by_message["f-nurse"]}

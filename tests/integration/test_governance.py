@@ -279,7 +279,7 @@ class TestDeletedStaysDeleted:
             ]
             await memory.ingest("erin", "s1", msgs)
             forgotten = await memory.forget("erin", topic="travel")
-            assert len(forgotten) == 2
+            assert len(forgotten.ids) == 2
             assert await memory.ingest("erin", "s1", msgs) == []
 
     async def test_a_write_issued_before_an_erase_does_not_land_after_it(

@@ -137,7 +137,8 @@ class TestSearch:
         async def ids(**body: object) -> list[str]:
             resp = await client.post(
                 "/v1/memory/alice/search",
-                json={"query": "住在哪里", "top_k": 10, **body},
+                # every candidate: this is about the filters, not about what is relevant
+                json={"query": "住在哪里", "top_k": 10, "min_relevance": 0, **body},
                 headers=auth("alice"),
             )
             assert resp.status_code == 200, resp.text

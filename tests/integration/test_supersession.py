@@ -198,7 +198,7 @@ class TestGovernance:
         old_id = next(m["id"] for m in stored if m["source_message_ids"] == ["old"])
         resp = await client.post(
             "/v1/memory/alice/forget",
-            json={"after": now - 60 * DAY, "before": now - 40 * DAY},
+            json={"after": now - 60 * DAY, "before": now - 40 * DAY, "dry_run": False},
             headers=auth("alice"),
         )
         assert resp.status_code == 200, resp.text

@@ -327,7 +327,7 @@ class TestStdio:
         async with stdio_client(served, token(user)) as client:
             zh = await call(client, "recall", query="我什么时候去上海？")
             en = await call(client, "recall", query="what is my daughter's name?")
-            preview = await call(client, "forget", query="上海出差", min_similarity=0.3)
+            preview = await call(client, "forget", query="上海出差")
         assert "上海" in zh["results"][0]["content"]
         assert "Mia" in en["results"][0]["content"]
         assert preview["dry_run"] is True

@@ -345,13 +345,22 @@
   }
 
   // ---- forget ---------------------------------------------------------------------------------------
+  const FORGET_CAP = 10;  // the server's cap on one forget without the count confirmed (FORGET_CAP)
+  function matchedBecause(w) {
+    if (w.by === "superseded") return `${t("why")}: ${t("why_superseded", { id: w.superseded_by })}`;
+    if (w.by === "criteria") return `${t("why")}: ${t("why_criteria")}`;
+    const channels = Object.entries(w.channels || {}).map(([k, v]) => `${t(k)} ${fmt(v)}`).join(", ");
+    const words = (w.words || []).length ? " · " + t("why_words", { words: w.words.join(" ") }) : "";
+    return `${t("why")}: ${t("why_match", { r: fmt(w.relevance), channels })}${words}`;
+  }
+
   function forgetBody(dryRun) {
     const b = { dry_run: dryRun };
     const put = (k, v) => { if (v) b[k] = v; };
     put("query", $("#fg-query").value.trim()); put("topic", $("#fg-topic").value.trim());
     put("session_id", $("#fg-session").value.trim());
     put("before", day($("#fg-before").value.trim(), false)); put("after", day($("#fg-after").value.trim(), true));
-    if (b.query) b.min_similarity = Number($("#fg-minsim").value);
+    if (b.query) b.min_relevance = Number($("#fg-minrel").value);
     return b;
   }
 
@@ -371,21 +380,25 @@
     const list = $("#fg-preview-list");
     list.replaceChildren();
     const byId = new Map((res.memories || []).map((m) => [m.id, m]));
-    const why = [body.query && t("why_query", { q: body.query, s: body.min_similarity }), body.topic && t("why_topic", { v: body.topic }),
+    const why = [body.query && t("why_query", { q: body.query, s: body.min_relevance }), body.topic && t("why_topic", { v: body.topic }),
       body.session_id && t("why_session", { v: body.session_id }), body.after && t("why_after", { v: date(body.after) }),
       body.before && t("why_before", { v: date(body.before) })].filter(Boolean).join(t("and"));
     for (const id of res.ids) {
       const m = byId.get(id);
       list.append(el("li", { "data-id": id }, el("div", { class: "content" }, m ? m.content : id),
-        m ? el("div", { class: "meta" }, timeEl(m.created_at), ` · ${m.session_id} · ${val("tier", m.tier)}`) : null));
+        m ? el("div", { class: "meta" }, timeEl(m.created_at), ` · ${m.session_id} · ${val("tier", m.tier)}`) : null,
+        m && m.why ? el("div", { class: "why" }, matchedBecause(m.why)) : null));
     }
     $("#fg-count").textContent = res.count ? t("would_go", { n: res.count, why }) : t("nothing_matches");
+    if (res.count > FORGET_CAP) $("#fg-count").textContent += " " + t("too_many", { cap: FORGET_CAP, n: res.count });
     $("#fg-confirm").hidden = !res.count;
   }
 
   async function confirmForget() {
     if (!state.preview) return;
-    const res = await json("POST", `/v1/memory/${userPath(state.user)}/forget`, { ...state.preview.body, dry_run: false });
+    // the count the preview showed: the server deletes nothing if what matches changed since
+    const res = await json("POST", `/v1/memory/${userPath(state.user)}/forget`,
+      { ...state.preview.body, dry_run: false, expected_count: state.preview.res.count });
     state.preview = null;
     state.forgot = res.count;
     drawPreview(); drawForgot();

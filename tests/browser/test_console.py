@@ -188,7 +188,8 @@ def test_user_flows(
     for part in (".b-dense", ".b-keyword", ".b-boosts", ".b-recency"):
         assert top.find_element(By.CSS_SELECTOR, part).text
     assert "语义" in top.find_element(By.CSS_SELECTOR, ".b-dense").text
-    assert top.find_element(By.CSS_SELECTOR, ".relevance").text.startswith("相关度 ")
+    assert top.find_element(By.CSS_SELECTOR, ".rel .score").text.endswith("%")  # the calibrated relevance
+    assert top.find_element(By.CSS_SELECTOR, ".rel-word").text in {"强", "可能", "弱"}
     assert "s1/zh1" in top.find_element(By.CSS_SELECTOR, ".sources").text
     browser.save_screenshot(str(screenshots / "console-search-zh.png"))
     # nonsense finds nothing, and the page says so
@@ -206,7 +207,7 @@ def test_user_flows(
     assert "bees" in bees.find_element(By.CSS_SELECTOR, ".content").text
     bees.find_element(By.CSS_SELECTOR, ".why summary").click()
     assert "dense" in bees.find_element(By.CSS_SELECTOR, ".b-dense").text
-    assert bees.find_element(By.CSS_SELECTOR, ".relevance").text.startswith("relevance ")
+    assert bees.find_element(By.CSS_SELECTOR, ".rel-word").text in {"strong", "possible", "weak"}
     assert search(browser, "xyzzy plugh") == []
     assert find(browser, "#results li.empty").text == "Nothing found."
     hits = search(browser, "what insects do I keep?")
@@ -234,7 +235,7 @@ def test_user_flows(
     assert len(preview) == 2
     assert any("浙A12345" in p for p in preview)
     assert any("green tea" in p for p in preview)
-    assert all("why: matches the criteria" in p for p in preview)  # chosen by session, not by meaning
+    assert all("Why: matches the criteria" in p for p in preview)  # chosen by session, not by meaning
     assert "final" in find(browser, "#view-forget .warn").text
     assert len(api.contents(user)) == 4  # a preview forgets nothing
     browser.save_screenshot(str(screenshots / "console-forget-preview.png"))

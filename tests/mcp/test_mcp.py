@@ -159,8 +159,10 @@ class TestStreamableHttp:
                 )
             assert err.value.code == 412
             assert err.value.data["error"] == "version_mismatch"
-            found = await call(client, "recall", query="我住在哪里？")
+            found = await call(client, "recall", query="我搬到哪里了？")
+            old = await call(client, "recall", query="杭州")
         assert "苏州" in found["results"][0]["content"]
+        assert not any("杭州" in m["content"] for m in old["results"])  # the old text is history only
 
     async def test_session_summary_resource(self, served: str) -> None:
         user = f"u{uuid.uuid4().hex[:8]}"

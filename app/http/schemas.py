@@ -270,6 +270,9 @@ class ScoreExplained(BaseModel):
     in_month: bool
     validity_factor: float  # 1 unless facts that change moved it (superseded, or lifted to its old self)
     superseded: bool
+    links: list[
+        str
+    ] = []  # relation memory: the path that linked it to the question ("Q-2024-031 → approved")
 
     @classmethod
     def of(cls, b: ScoreBreakdown) -> ScoreExplained:
@@ -287,6 +290,7 @@ class ScoreExplained(BaseModel):
             in_month=b.in_month,
             validity_factor=round(b.validity_factor, 6),
             superseded=b.superseded,
+            links=list(b.links),
         )
 
 

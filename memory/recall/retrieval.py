@@ -30,12 +30,14 @@ import anyio.to_thread
 import numpy as np
 
 from memory.embedding.base import Embedder
+from memory.errors import REDIS_UNAVAILABLE
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
+from memory.recall.links import LinkFinder
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
@@ -73,6 +75,9 @@ class RankingWeights:
     negation_intent: bool = True
     checked_boost: float = 0.25  # the user's own statement about what a check asks ("…, right?")
     attribute_boost: float = 0.4  # a memory stating the attribute asked about ("我以前开什么车？")
+    # relation memory (issue 26): memories one hop from the query's or the best candidates' entities
+    link_boost: float = 0.2
+    link_seeds: int = 3  # the best of each channel whose entities are followed
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -145,9 +150,12 @@ class HybridRetriever:
         *,
         shared: SharedVectors | None = None,
         bridge: BridgeChannel | None = None,
+        links: LinkFinder | None = None,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
-        `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone)."""
+        `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
+        `links`: relation memory's link finder (None: no candidates from linked memories)."""
+        self.links = links
         self._bridge = bridge
         self._store = store
         self._shared = shared
@@ -306,6 +314,11 @@ class HybridRetriever:
             for m in changed_facts(plan, candidates, view):
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
+        linked = await self._linked(
+            user_id, query, dense_hits, keyword, index, _visible(filters, hidden_hot), as_of
+        )
+        for mid in linked:
+            candidates.setdefault(mid, index.memories[mid])
         missing = [mid for mid in candidates if mid not in cosine]
         if missing:
             for source, _ in sources:
@@ -362,7 +375,35 @@ class HybridRetriever:
             memories=view,
             bridge=bridge_cos,
             cross=cross,
+            linked=linked,
         )
+
+    async def _linked(
+        self,
+        user_id: str,
+        query: str,
+        dense_hits: Sequence[tuple[Memory, float]],
+        keyword: Mapping[str, float],
+        index: BM25Index,
+        keep: Callable[[Memory], bool],
+        as_of: float,
+    ) -> dict[str, str]:
+        """Relation memory's extra candidates (memory/recall/links.py), hot memories only: those one hop
+        from the entities the query names or the best `link_seeds` of each channel name, with the path
+        of each. Relation memory being unavailable costs the links, never the search."""
+        if self.links is None or not len(index):
+            return {}
+        n = self.weights.link_seeds
+        best_keyword = sorted(keyword, key=lambda mid: -keyword[mid])[:n]
+        seeds = list(dict.fromkeys([m.id for m, _ in dense_hits[:n]] + best_keyword))
+        try:
+            found = await self.links.linked(user_id, query, seeds, as_of=as_of)
+        except REDIS_UNAVAILABLE as exc:
+            log.warning("relation links skipped: redis unavailable", extra={"reason": str(exc)})
+            return {}
+        return {
+            mid: path for mid, path in found.items() if mid in index.memories and keep(index.memories[mid])
+        }
 
     def _rank(
         self,
@@ -377,6 +418,7 @@ class HybridRetriever:
         memories: Mapping[str, Memory] | None = None,
         bridge: dict[str, float] | None = None,
         cross: set[str] | None = None,
+        linked: Mapping[str, str] | None = None,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
@@ -412,6 +454,8 @@ class HybridRetriever:
                 boosts["attribute"] = w.attribute_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
                 boosts["cluster"] = w.cluster_boost
+            if linked and mid in linked:  # relation memory: linked to the question's entities
+                boosts["link"] = w.link_boost
             words = set(tokenize(m.content)) if plan.negated_tokens or plan.checked_tokens else set()
             negated = bool(plan.negated_tokens and plan.negated_tokens & words)
             if plan.checked_tokens and m.source == "user" and plan.checked_tokens & words:
@@ -449,6 +493,7 @@ class HybridRetriever:
                 demoted=negated,
                 in_month=mid in in_month,
                 bridge=via_bridge,
+                links=(linked[mid],) if linked and mid in linked else (),
             )
             scored.append(ScoredMemory(memory=m, score=score, similarity=similarity, breakdown=breakdown))
             if negated:

@@ -79,7 +79,9 @@ _DOC_NUM_RE = re.compile(
     re.I,
 )
 _EN_PLACE_RE = re.compile(
-    r"\b(" + "|".join(sorted((re.escape(s) for s in PLACE_OF if not _CJK.search(s)), key=len, reverse=True)) + r")\b",
+    r"\b("
+    + "|".join(sorted((re.escape(s) for s in PLACE_OF if not _CJK.search(s)), key=len, reverse=True))
+    + r")\b",
     re.I,
 )
 _ZH_PLACE_RE = re.compile("|".join(sorted((s for s in PLACE_OF if _CJK.search(s)), key=len, reverse=True)))
@@ -97,14 +99,107 @@ _EVENTS: dict[str, tuple[str, ...]] = {
 }
 _NAME = r"(?-i:(?P<n>[A-Z][a-z]{1,15}(?: [A-Z][a-z]{1,15})?))(?![A-Za-z])"
 _ZH_NAME_BAD_START = set("说在去住买是和也给要刚昨今上下明我你他她的了很最都还就又一这那有没不把被跟从对")
-_ZH_NAME_AFTER = r"(?=推荐|说|在|去|住|买|是|和|也|给|要|刚|昨天|今天|上周|下周|明天|帮|请|送|做|[，,。.！!？?\s]|$)"
+_ZH_NAME_AFTER = (
+    r"(?=推荐|说|在|去|住|买|是|和|也|给|要|刚|昨天|今天|上周|下周|明天|帮|请|送|做|[，,。.！!？?\s]|$)"
+)
 _ZH_NAME = rf"(?:叫|名叫)?\s?(?-i:(?P<n>[A-Z][a-z]{{1,15}}|[\u4e00-\u9fff]{{2}})){_ZH_NAME_AFTER}"
 _NOT_NAMES = frozenset(
-    "I The A An My Our Your His Her Their This That It We You He She They Mom Dad Mum Today Yesterday Tomorrow "
-    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August "
-    "September October November December Chinese English Quote Contract Order Invoice Ticket Application Just "
-    "Also Please Remember Yes No Ok Okay Thanks Hi Hello Hey Last Next Went Got Met Bought Sorry Well So And But "
-    "Oh Wow Great Good Nice Maybe Still Since After Before When What Where Who Why How Which There Here Then".split()
+    [
+        "I",
+        "The",
+        "A",
+        "An",
+        "My",
+        "Our",
+        "Your",
+        "His",
+        "Her",
+        "Their",
+        "This",
+        "That",
+        "It",
+        "We",
+        "You",
+        "He",
+        "She",
+        "They",
+        "Mom",
+        "Dad",
+        "Mum",
+        "Today",
+        "Yesterday",
+        "Tomorrow",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+        "Chinese",
+        "English",
+        "Quote",
+        "Contract",
+        "Order",
+        "Invoice",
+        "Ticket",
+        "Application",
+        "Just",
+        "Also",
+        "Please",
+        "Remember",
+        "Yes",
+        "No",
+        "Ok",
+        "Okay",
+        "Thanks",
+        "Hi",
+        "Hello",
+        "Hey",
+        "Last",
+        "Next",
+        "Went",
+        "Got",
+        "Met",
+        "Bought",
+        "Sorry",
+        "Well",
+        "So",
+        "And",
+        "But",
+        "Oh",
+        "Wow",
+        "Great",
+        "Good",
+        "Nice",
+        "Maybe",
+        "Still",
+        "Since",
+        "After",
+        "Before",
+        "When",
+        "What",
+        "Where",
+        "Who",
+        "Why",
+        "How",
+        "Which",
+        "There",
+        "Here",
+        "Then",
+    ]
 )
 
 
@@ -122,8 +217,22 @@ def _kin_rules() -> list[tuple[str, re.Pattern[str], bool]]:
         if must_me:
             rules.append((role, re.compile(rf"我的?(?:{must_me})(?![妈爸姐妹哥弟])(?:{_ZH_NAME})?"), True))
         en_alt = "|".join(sorted(en, key=len, reverse=True))
-        rules.append((role, re.compile(rf"\bmy (?:(?:little|big|younger|older|elder|kid) )?(?:{en_alt})\b(?:,? {_NAME})?", re.I), True))
-        rules.append((role, re.compile(rf"\b{_NAME},? (?:is )?my (?:(?:little|big|younger|older|elder) )?(?:{en_alt})\b"), True))
+        rules.append(
+            (
+                role,
+                re.compile(
+                    rf"\bmy (?:(?:little|big|younger|older|elder|kid) )?(?:{en_alt})\b(?:,? {_NAME})?", re.I
+                ),
+                True,
+            )
+        )
+        rules.append(
+            (
+                role,
+                re.compile(rf"\b{_NAME},? (?:is )?my (?:(?:little|big|younger|older|elder) )?(?:{en_alt})\b"),
+                True,
+            )
+        )
     return rules
 
 
@@ -141,11 +250,29 @@ _SOCIAL_RULES = [
 ]
 
 _STATUS: list[tuple[str, re.Pattern[str]]] = [
-    ("rejected", re.compile(r"驳回|被拒|拒绝了|没通过|未通过|没批|被退回|\brejected\b|\bdeclined\b|\bturned down\b", re.I)),
-    ("approved", re.compile(r"审批通过|审核通过|批准|批下来|批了|通过了|已通过|\bapproved\b|\bsigned off\b|\baccepted\b", re.I)),
-    ("pending", re.compile(r"审批中|审核中|待审批|待审核|还在审|在走流程|\bpending\b|\bunder review\b|\bawaiting approval\b", re.I)),
+    (
+        "rejected",
+        re.compile(
+            r"驳回|被拒|拒绝了|没通过|未通过|没批|被退回|\brejected\b|\bdeclined\b|\bturned down\b", re.I
+        ),
+    ),
+    (
+        "approved",
+        re.compile(
+            r"审批通过|审核通过|批准|批下来|批了|通过了|已通过|\bapproved\b|\bsigned off\b|\baccepted\b", re.I
+        ),
+    ),
+    (
+        "pending",
+        re.compile(
+            r"审批中|审核中|待审批|待审核|还在审|在走流程|\bpending\b|\bunder review\b|\bawaiting approval\b",
+            re.I,
+        ),
+    ),
 ]
-_SUBMITTED = re.compile(r"提交|递交|交了|交上|报上去|发出|\bsubmitted\b|\bsent (?:in|off|out)\b|\bfiled\b|\bhanded in\b", re.I)
+_SUBMITTED = re.compile(
+    r"提交|递交|交了|交上|报上去|发出|\bsubmitted\b|\bsent (?:in|off|out)\b|\bfiled\b|\bhanded in\b", re.I
+)
 _SIGNED = re.compile(r"签了|签订|签署|签约|\bsigned\b(?! off)", re.I)
 _FIRST_PERSON = re.compile(r"我|\bI\b|\bwe\b|我们", re.I)
 _MET = re.compile(r"认识了?|遇到了?|遇见了?|碰到了?|\bmet\b|\bran into\b", re.I)
@@ -154,17 +281,42 @@ _RECOMMEND_EN = re.compile(
     r"(?:(?:book|film|movie|show|series|app|restaurant|cafe|game|album|podcast|novel|place|hotel|bar) )?"
     r"(?:\w+ called )?(?P<p>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3})|[a-z][\w'-]*)"
 )
-_RECOMMEND_ZH = re.compile(r"推荐(?:了|给我|我|过)*(?:一(?:本|家|部|款|个|首|台))?(?:书|电影|餐厅)?(?P<p>[^，。！？,.!?\s的]{1,10})")
+_RECOMMEND_ZH = re.compile(
+    r"推荐(?:了|给我|我|过)*(?:一(?:本|家|部|款|个|首|台))?(?:书|电影|餐厅)?(?P<p>[^，。！？,.!?\s的]{1,10})"
+)
 _BOUGHT_EN = re.compile(
     r"\bI (?:just |finally )?(?:bought|purchased|ordered) (?:a |an |the |my |some )?(?:new )?"
     r"(?P<p>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2})|[a-z][\w'-]*)",
     re.I,
 )
-_BOUGHT_ZH = re.compile(r"我(?:刚|已经|终于)?(?:买了|入手了|下单了)(?:一(?:台|个|部|辆|双|本|件|款))?(?:新的?)?(?P<p>[^，。！？,.!?\s的]{1,8})")
+_BOUGHT_ZH = re.compile(
+    r"我(?:刚|已经|终于)?(?:买了|入手了|下单了)(?:一(?:台|个|部|辆|双|本|件|款))?(?:新的?)?(?P<p>[^，。！？,.!?\s的]{1,8})"
+)
 _VISITED = re.compile(r"去了|去过|到了|\bwent to\b|\bvisited\b|\btravel(?:l)?ed to\b|\bflew to\b", re.I)
 _PRODUCT_STOP = re.compile(r"(?:了|吧|呢|啊|给我|一下|昨天|今天|上周)$")
 _EN_PRODUCT_STOP = frozenset(
-    "it that this them me us you to for a an the yesterday today tonight last week month year ago".split()
+    [
+        "it",
+        "that",
+        "this",
+        "them",
+        "me",
+        "us",
+        "you",
+        "to",
+        "for",
+        "a",
+        "an",
+        "the",
+        "yesterday",
+        "today",
+        "tonight",
+        "last",
+        "week",
+        "month",
+        "year",
+        "ago",
+    ]
 )
 
 
@@ -214,9 +366,11 @@ def _person_before(found: _Found, pos: int) -> str:
     """The person (or family member) named last before `pos` in the sentence."""
     best = ""
     best_end = -1
-    for start, end, eid in found.spans:
-        if end <= pos and (end > best_end or end == best_end and eid.startswith("person:")) and (
-            eid.startswith(("person:", "kin:"))
+    for _start, end, eid in found.spans:
+        if (
+            end <= pos
+            and (end > best_end or end == best_end and eid.startswith("person:"))
+            and (eid.startswith(("person:", "kin:")))
         ):
             best, best_end = eid, end
     return best
@@ -288,8 +442,15 @@ def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], whe
     # the user's family, named or not
     for role, pattern, _ in _KIN_RULES:
         for m in pattern.finditer(sentence):
-            kin = found.add(Entity(f"kin:{role}", "person", m.group(0)[: m.start("n") - m.start()].strip(" ,")
-                                   if m.group("n") else m.group(0)), m.start(), m.end())
+            kin = found.add(
+                Entity(
+                    f"kin:{role}",
+                    "person",
+                    m.group(0)[: m.start("n") - m.start()].strip(" ,") if m.group("n") else m.group(0),
+                ),
+                m.start(),
+                m.end(),
+            )
             name = m.group("n")
             if name and name not in _NOT_NAMES and name[0] not in _ZH_NAME_BAD_START:
                 person = found.add(Entity(person_id(name), "person", name), m.start("n"), m.end("n"))
@@ -306,7 +467,10 @@ def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], whe
                 found.relate(person, rel, ME)
     # what was recommended or bought: its words are no person's name
     products: list[tuple[int, int, str, str]] = []  # (start, end, verb, product name)
-    for verb, patterns in (("recommended", (_RECOMMEND_EN, _RECOMMEND_ZH)), ("bought", (_BOUGHT_EN, _BOUGHT_ZH))):
+    for verb, patterns in (
+        ("recommended", (_RECOMMEND_EN, _RECOMMEND_ZH)),
+        ("bought", (_BOUGHT_EN, _BOUGHT_ZH)),
+    ):
         for pattern in patterns:
             for m in pattern.finditer(sentence):
                 name = _product(m.group("p"), zh=pattern in (_RECOMMEND_ZH, _BOUGHT_ZH))

@@ -293,6 +293,10 @@ _BOUGHT_ZH = re.compile(
     r"我(?:刚|已经|终于)?(?:买了|入手了|下单了)(?:一(?:台|个|部|辆|双|本|件|款))?(?:新的?)?(?P<p>[^，。！？,.!?\s的]{1,8})"
 )
 _VISITED = re.compile(r"去了|去过|到了|\bwent to\b|\bvisited\b|\btravel(?:l)?ed to\b|\bflew to\b", re.I)
+_PERSON_NEXT = re.compile(
+    r"(?:'s\b| (?:and|said|says|told|tells|is|was|recommended|recommends|suggested|lives|lived|works|worked|went|"
+    r"gave|called|texted|sent|loves|likes|has|had|will|just|got|asked|moved|met|bought|invited|wants|needs)\b)"
+)
 _PRODUCT_STOP = re.compile(r"(?:了|吧|呢|啊|给我|一下|昨天|今天|上周)$")
 _EN_PRODUCT_STOP = frozenset(
     [
@@ -484,6 +488,8 @@ def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], whe
             continue
         if any(s <= m.start() < e for s, e in taken) or any(name in o for o in orgs):
             continue
+        if not sentence[: m.start()].strip() and not _PERSON_NEXT.match(sentence, m.end()):
+            continue  # "Sounds good": a capital at the start of a sentence names someone only before a verb
         found.add(Entity(person_id(name), "person", name), m.start(), m.end())
     # documents and their state
     here = [d for d in docs if found.entities[d].name.lower() in low] or (docs if len(docs) == 1 else [])

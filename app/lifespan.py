@@ -505,6 +505,7 @@ def make_lifespan(
                     main_model=f"all-MiniLM-L6-v2 ({settings.embedding_backend})",
                     bridge=store.bridge if isinstance(store, BridgedStore) else None,
                     history=MemoryHistory(redis),
+                    relations=memory.relations,
                 ),
                 idempotency=idempotency,
                 editor=MemoryEditor(

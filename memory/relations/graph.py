@@ -235,3 +235,20 @@ class Graph:
                     if len(out) >= limit:
                         return out
         return out
+
+
+def search(graph: Graph, prefix: str = "", kind: str | None = None) -> list[Node]:
+    """The user's entities whose name, an alias or id starts with `prefix` (case-insensitive; any word
+    of a Latin name), most-mentioned first; dates only when asked for by `kind`."""
+    p = prefix.strip().lower()
+    out = []
+    for node in graph.nodes.values():
+        if kind is not None and node.kind != kind or kind is None and node.kind == "date":
+            continue
+        names = [node.id, node.name, *node.aliases]
+        if not p or any(
+            n.lower().startswith(p) or any(w.startswith(p) for w in n.lower().split()) for n in names
+        ):
+            out.append(node)
+    out.sort(key=lambda n: (-len(n.memories), n.name))
+    return out

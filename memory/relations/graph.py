@@ -217,23 +217,23 @@ class Graph:
         limit: int = 30,
     ) -> dict[str, str]:
         """Memories one hop from the `seeds` (memory ids) and from `entities` (named in the question):
-        each memory that names an entity a seed names (or a question entity), with the path. Dates and
+        each memory that names an entity another seed names (or a question entity), with the path. Dates and
         entities in more than `hub` memories (the user, a city they live in) link nothing: they join
         everything."""
         out: dict[str, str] = {}
-        seed_set = set(seeds)
-        via: list[str] = list(dict.fromkeys(entities))
-        for mid in seed_set:
-            via += sorted(self.by_memory.get(mid, ()))
-        for cid in dict.fromkeys(via):
+        via: list[tuple[str, str]] = [("", cid) for cid in dict.fromkeys(entities)]  # (from memory, entity)
+        for mid in dict.fromkeys(seeds):
+            via += [(mid, cid) for cid in sorted(self.by_memory.get(mid, ()))]
+        for origin, cid in via:
             node = self.nodes.get(cid)
             if node is None or node.kind == "date" or len(node.memories) > hub:
                 continue
             for mid in sorted(node.memories, key=lambda m: -self.records[m].said_at):
-                if mid not in seed_set and mid not in out:
+                if mid != origin and mid not in out:  # a seed is linked too when another seed leads to it
                     out[mid] = self.path(cid, mid)
                     if len(out) >= limit:
                         return out
+        return out
         return out
 
 

@@ -181,6 +181,7 @@ class TestGraph:
             }
         )
         assert g.linked(["m1"]) == {"m2": "Q-2024-031 → approved"}
+        assert g.linked(["m1", "m2"]) == {"m2": "Q-2024-031 → approved", "m1": "Q-2024-031 → me submitted"}
 
     def test_question_entities_link_across_languages(self) -> None:
         g = graph(

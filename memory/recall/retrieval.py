@@ -37,7 +37,7 @@ from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
-from memory.recall.links import LinkFinder
+from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
@@ -387,7 +387,7 @@ class HybridRetriever:
         index: BM25Index,
         keep: Callable[[Memory], bool],
         as_of: float,
-    ) -> dict[str, str]:
+    ) -> dict[str, Link]:
         """Relation memory's extra candidates (memory/recall/links.py), hot memories only: those one hop
         from the entities the query names or the best `link_seeds` of each channel name, with the path
         of each. Relation memory being unavailable costs the links, never the search."""
@@ -402,7 +402,7 @@ class HybridRetriever:
             log.warning("relation links skipped: redis unavailable", extra={"reason": str(exc)})
             return {}
         return {
-            mid: path for mid, path in found.items() if mid in index.memories and keep(index.memories[mid])
+            mid: link for mid, link in found.items() if mid in index.memories and keep(index.memories[mid])
         }
 
     def _rank(
@@ -418,7 +418,7 @@ class HybridRetriever:
         memories: Mapping[str, Memory] | None = None,
         bridge: dict[str, float] | None = None,
         cross: set[str] | None = None,
-        linked: Mapping[str, str] | None = None,
+        linked: Mapping[str, Link] | None = None,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
@@ -456,6 +456,9 @@ class HybridRetriever:
                 boosts["cluster"] = w.cluster_boost
             if linked and mid in linked:  # relation memory: linked to the question's entities
                 boosts["link"] = w.link_boost
+                via = candidates.get(linked[mid].via)
+                if month and via is not None and month[0] <= via.created_at < month[1]:
+                    in_month.add(mid)  # reached from a memory of the month asked about: ranked with it
             words = set(tokenize(m.content)) if plan.negated_tokens or plan.checked_tokens else set()
             negated = bool(plan.negated_tokens and plan.negated_tokens & words)
             if plan.checked_tokens and m.source == "user" and plan.checked_tokens & words:
@@ -493,7 +496,7 @@ class HybridRetriever:
                 demoted=negated,
                 in_month=mid in in_month,
                 bridge=via_bridge,
-                links=(linked[mid],) if linked and mid in linked else (),
+                links=(linked[mid].path,) if linked and mid in linked else (),
             )
             scored.append(ScoredMemory(memory=m, score=score, similarity=similarity, breakdown=breakdown))
             if negated:

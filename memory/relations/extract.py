@@ -488,7 +488,11 @@ def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], whe
             continue
         if any(s <= m.start() < e for s, e in taken) or any(name in o for o in orgs):
             continue
-        if not sentence[: m.start()].strip() and not _PERSON_NEXT.match(sentence, m.end()):
+        if (
+            not sentence[: m.start()].strip()
+            and not _PERSON_NEXT.match(sentence, m.end())
+            and not _CJK.match(sentence[m.end() : m.end() + 1])
+        ):
             continue  # "Sounds good": a capital at the start of a sentence names someone only before a verb
         found.add(Entity(person_id(name), "person", name), m.start(), m.end())
     # documents and their state

@@ -116,9 +116,12 @@ class Graph:
         for node in self.nodes.values():
             node.aliases.discard(node.name)
         self.facts = self._facts(ordered)
-        self._names = {
-            a.lower(): n.id for n in self.nodes.values() for a in (n.name, *n.aliases) if len(a) >= 2
-        }
+        self._facts_of: dict[str, list[Fact]] = {}
+        for f in self.facts:
+            self._facts_of.setdefault(f.memory_id, []).append(f)
+        names = {a.lower(): n.id for n in self.nodes.values() for a in (n.name, *n.aliases) if len(a) >= 2}
+        self._cjk = {name: cid for name, cid in names.items() if re.search(r"[\u4e00-\u9fff]", name)}
+        self._latin = {name: cid for name, cid in names.items() if name not in self._cjk}
 
     def _nicknames(self, entities: Iterable[tuple[Entity, ...]]) -> None:
         """Mel → Melanie when the user knows exactly one person the short name can stand for."""
@@ -174,14 +177,10 @@ class Graph:
         """The user's entities `text` names: by the extractor's ids (aliases resolved: 杭州 finds what
         Hangzhou named; "my sister" finds Anna), then by every name and alias the graph knows."""
         found = [self.resolve(e.id) for e in extract(text, said_at=said_at).entities]
-        low = text.lower()
-        for name, cid in self._names.items():
-            if re.search(r"[\u4e00-\u9fff]", name):
-                hit = name in text
-            else:
-                hit = re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", low) is not None
-            if hit:
-                found.append(cid)
+        words = re.findall(r"[a-z0-9][a-z0-9'.-]*", text.lower())
+        grams = {" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
+        found += [self._latin[g] for g in grams if g in self._latin]
+        found += [cid for name, cid in self._cjk.items() if name in text]
         return [c for c in dict.fromkeys(found) if c in self.nodes and c != ME]
 
     def relations_of(self, entity_id: str) -> list[Fact]:
@@ -195,8 +194,8 @@ class Graph:
 
     def path(self, entity_id: str, memory_id: str) -> str:
         """How a memory hangs off an entity, for the score breakdown: "Q-2024-031 → approved"."""
-        for f in self.facts:
-            if f.memory_id == memory_id and entity_id in (f.subject, f.object):
+        for f in self._facts_of.get(memory_id, ()):
+            if entity_id in (f.subject, f.object):
                 if f.subject == entity_id:
                     tail = (
                         f.relation
@@ -215,26 +214,34 @@ class Graph:
         *,
         hub: int = 25,
         limit: int = 30,
-    ) -> dict[str, str]:
-        """Memories one hop from the `seeds` (memory ids) and from `entities` (named in the question):
-        each memory that names an entity another seed names (or a question entity), with the path. Dates and
-        entities in more than `hub` memories (the user, a city they live in) link nothing: they join
+    ) -> dict[str, tuple[str, str]]:
+        """Memory id -> (path, the memory it was reached from) for the memories one hop from the
+        `seeds` (memory ids: each memory naming an entity another seed names) and one or two hops from
+        `entities` (named in the question: their memories, then the memories those lead to). Dates and
+        entities in more than `hub` memories (the user, the city they live in) link nothing: they join
         everything."""
-        out: dict[str, str] = {}
-        via: list[tuple[str, str]] = [("", cid) for cid in dict.fromkeys(entities)]  # (from memory, entity)
-        for mid in dict.fromkeys(seeds):
+        out: dict[str, tuple[str, str]] = {}
+        named = [cid for cid in dict.fromkeys(entities) if self._links(cid, hub)]
+        first = [mid for cid in named for mid in self._newest(cid)]
+        via: list[tuple[str, str]] = [("", cid) for cid in named]  # (from memory, entity)
+        for mid in dict.fromkeys([*seeds, *first]):
             via += [(mid, cid) for cid in sorted(self.by_memory.get(mid, ()))]
         for origin, cid in via:
-            node = self.nodes.get(cid)
-            if node is None or node.kind == "date" or len(node.memories) > hub:
+            if not self._links(cid, hub):
                 continue
-            for mid in sorted(node.memories, key=lambda m: -self.records[m].said_at):
+            for mid in self._newest(cid):
                 if mid != origin and mid not in out:  # a seed is linked too when another seed leads to it
-                    out[mid] = self.path(cid, mid)
+                    out[mid] = (self.path(cid, mid), origin)
                     if len(out) >= limit:
                         return out
         return out
-        return out
+
+    def _links(self, cid: str, hub: int) -> bool:
+        node = self.nodes.get(cid)
+        return node is not None and node.kind != "date" and len(node.memories) <= hub
+
+    def _newest(self, cid: str) -> list[str]:
+        return sorted(self.nodes[cid].memories, key=lambda m: -self.records[m].said_at)
 
 
 def search(graph: Graph, prefix: str = "", kind: str | None = None) -> list[Node]:

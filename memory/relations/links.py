@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from memory.recall.links import Link
 from memory.relations.store import RelationStore
 
 
@@ -17,9 +18,10 @@ class RelationLinks:
 
     async def linked(
         self, user_id: str, query: str, seeds: Sequence[str], *, as_of: float
-    ) -> Mapping[str, str]:
+    ) -> Mapping[str, Link]:
         graph = await self._store.graph(user_id)
         if not len(graph):
             return {}
         named = graph.entities_in(query, said_at=as_of)
-        return graph.linked(seeds, named, hub=self._hub, limit=self._limit)
+        found = graph.linked(seeds, named, hub=self._hub, limit=self._limit)
+        return {mid: Link(path, via) for mid, (path, via) in found.items()}

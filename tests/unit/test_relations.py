@@ -180,8 +180,11 @@ class TestGraph:
                 "m3": ("我3月提交了报价单 Q-2024-099", MARCH),
             }
         )
-        assert g.linked(["m1"]) == {"m2": "Q-2024-031 → approved"}
-        assert g.linked(["m1", "m2"]) == {"m2": "Q-2024-031 → approved", "m1": "Q-2024-031 → me submitted"}
+        assert g.linked(["m1"]) == {"m2": ("Q-2024-031 → approved", "m1")}
+        assert g.linked(["m1", "m2"]) == {
+            "m2": ("Q-2024-031 → approved", "m1"),
+            "m1": ("Q-2024-031 → me submitted", "m2"),
+        }
 
     def test_question_entities_link_across_languages(self) -> None:
         g = graph(
@@ -192,7 +195,9 @@ class TestGraph:
         )
         linked = g.linked([], g.entities_in("我在巴黎认识的朋友推荐了什么？", said_at=MAY))
         assert "m1" in linked
-        assert g.linked(["m1"])["m2"] == "Sophie → recommended Dune"
+        assert g.linked(["m1"])["m2"] == ("Sophie → recommended Dune", "m1")
+        two_hops = g.linked([], g.entities_in("我在巴黎认识的朋友推荐了什么？", said_at=MAY))
+        assert two_hops["m2"] == ("Sophie → recommended Dune", "m1")
 
     def test_dates_and_hubs_link_nothing(self) -> None:
         many = {f"m{i}": (f"我在杭州吃了第{i}顿饭", MARCH) for i in range(30)}

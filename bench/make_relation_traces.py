@@ -69,6 +69,55 @@ EN_THINGS = [
     "the Hoka running shoes",
     "a bookshop called Daunt",
 ]
+# what the distractors' anonymous friends recommend: never a scenario's evidence (the write policy would
+# merge the two as near-duplicates)
+ZH_OTHER_THINGS = [
+    "一部老电影",
+    "一个播客",
+    "一家日料店",
+    "一款桌游",
+    "一本菜谱",
+    "一个健身课",
+    "一家面包店",
+    "一部纪录片",
+    "一款手游",
+]
+EN_OTHER_THINGS = [
+    "an old film",
+    "a podcast",
+    "a sushi place",
+    "a board game",
+    "a cookbook",
+    "a yoga class",
+    "a bakery",
+    "a nature series",
+    "a phone game",
+]
+# how each family scenario's evidence B is said (four wordings, so no two scenarios say it alike)
+ZH_TRIP = [
+    "{name}下个月要去{dest}，机票已经订好了",
+    "{name}订好了下个月在{dest}的酒店",
+    "{name}说下个月飞{dest}玩一周",
+    "{name}下个月休年假，目的地是{dest}",
+]
+EN_TRIP = [
+    "{name} is flying to {dest} next month, tickets booked",
+    "{name} booked a hotel in {dest} for next month",
+    "{name} will spend a week in {dest} next month",
+    "{name} takes leave next month and is off to {dest}",
+]
+ZH_RECO = [
+    "{name}推荐了{thing}",
+    "{name}跟我安利{thing}",
+    "{name}强烈推荐{thing}",
+    "{name}说一定要试试{thing}",
+]
+EN_RECO = [
+    "{name} recommended {thing}",
+    "{name} told me I should try {thing}",
+    "{name} highly recommends {thing}",
+    "{name} suggested {thing} to me",
+]
 KIN_ZH = ["妹妹", "姐姐", "哥哥", "弟弟", "妈妈", "爸爸", "老婆", "儿子", "女儿"]
 KIN_EN = ["sister", "brother", "mom", "dad", "wife", "husband", "son", "daughter", "grandma"]
 KIN_NAMES = ["Anna", "Maya", "Leo", "Tom", "Rosa", "Karl", "Iris", "Ben", "Zoe"]
@@ -151,8 +200,8 @@ def zh_scenarios() -> list[dict[str, Any]]:
         out.append({
             "kind": "met_recommended", "question": f"我在{city}认识的那个朋友推荐了什么？",
             "a": (f"我去年在{city}认识了{name}", ts(1 + i, 3)),
-            "b": (f"{name}推荐了{thing}", ts(2 + i, 14)),
-            "d": [(f"朋友推荐了{ZH_THINGS[(i + 4) % 9]}，我不太感兴趣", ts(2 + i, 15)),
+            "b": (ZH_RECO[i % 4].format(name=name, thing=thing), ts(2 + i, 14)),
+            "d": [(f"朋友推荐了{ZH_OTHER_THINGS[i]}，我不太感兴趣", ts(2 + i, 15)),
                   (f"{city}的朋友圈都在晒美食", ts(1 + i, 6)),
                   (f"我在{ZH_CITIES[(i + 3) % 9]}认识了{ZH_NAMES[(i + 5) % 9]}的表哥", ts(1 + i, 7))],
         })  # fmt: skip
@@ -161,7 +210,7 @@ def zh_scenarios() -> list[dict[str, Any]]:
         out.append({
             "kind": "family", "question": f"我{kin}下个月去哪里旅行？",
             "a": (f"我{kin}叫{name}，她最近刚换了工作" if kin in ("妹妹", "姐姐", "妈妈", "老婆", "女儿") else f"我{kin}叫{name}，他最近刚换了工作", ts(1 + i, 2)),
-            "b": (f"{name}下个月要去{dest}，机票已经订好了", ts(2 + i, 18)),
+            "b": (ZH_TRIP[i % 4].format(name=name, dest=dest), ts(2 + i, 18)),
             "d": [(f"同事下个月去{KIN_ZH_DEST[(i + 2) % 9]}旅行", ts(2 + i, 19)),
                   (f"我{kin}的同学也喜欢旅行", ts(1 + i, 4)),
                   (f"下个月公司组织去{KIN_ZH_DEST[(i + 4) % 9]}团建", ts(2 + i, 20))],
@@ -208,8 +257,8 @@ def en_scenarios() -> list[dict[str, Any]]:
         out.append({
             "kind": "met_recommended", "question": f"What did the friend I met in {city} recommend?",
             "a": (f"I met {name} in {city} last year", ts(1 + i, 3)),
-            "b": (f"{name} recommended {thing}", ts(2 + i, 14)),
-            "d": [(f"A friend recommended {EN_THINGS[(i + 4) % 9]} but I'm not keen", ts(2 + i, 15)),
+            "b": (EN_RECO[i % 4].format(name=name, thing=thing), ts(2 + i, 14)),
+            "d": [(f"A friend recommended {EN_OTHER_THINGS[i]} but I'm not keen", ts(2 + i, 15)),
                   (f"Everyone I know in {city} posts food photos", ts(1 + i, 6)),
                   (f"I met the cousin of {EN_NAMES[(i + 5) % 9]} in {EN_CITIES[(i + 3) % 9]}", ts(1 + i, 7))],
         })  # fmt: skip
@@ -218,7 +267,7 @@ def en_scenarios() -> list[dict[str, Any]]:
         out.append({
             "kind": "family", "question": f"Where is my {kin} travelling next month?",
             "a": (f"My {kin} {name} just changed jobs", ts(1 + i, 2)),
-            "b": (f"{name} is flying to {dest} next month, tickets booked", ts(2 + i, 18)),
+            "b": (EN_TRIP[i % 4].format(name=name, dest=dest), ts(2 + i, 18)),
             "d": [(f"A colleague is travelling to {EN_DEST[(i + 2) % 9]} next month", ts(2 + i, 19)),
                   (f"My {kin}'s classmate loves travelling too", ts(1 + i, 4)),
                   (f"Next month the company offsite is in {EN_DEST[(i + 4) % 9]}", ts(2 + i, 20))],

@@ -217,19 +217,11 @@ def _kin_rules() -> list[tuple[str, re.Pattern[str], bool]]:
         if must_me:
             rules.append((role, re.compile(rf"我的?(?:{must_me})(?![妈爸姐妹哥弟])(?:{_ZH_NAME})?"), True))
         en_alt = "|".join(sorted(en, key=len, reverse=True))
+        rules.append((role, re.compile(rf"\bmy (?:{en_alt})\b(?:,? {_NAME})?", re.I), True))
         rules.append(
             (
                 role,
-                re.compile(
-                    rf"\bmy (?:(?:little|big|younger|older|elder|kid) )?(?:{en_alt})\b(?:,? {_NAME})?", re.I
-                ),
-                True,
-            )
-        )
-        rules.append(
-            (
-                role,
-                re.compile(rf"\b{_NAME},? (?:is )?my (?:(?:little|big|younger|older|elder) )?(?:{en_alt})\b"),
+                re.compile(rf"\b{_NAME},? (?:is )?my (?:{en_alt})\b"),
                 True,
             )
         )

@@ -84,6 +84,10 @@ class Node:
 
 
 _LATIN_NAME = re.compile(r"^[a-z]+$")
+_SIBLINGS = {
+    "kin:sister": ("kin:elder_sister", "kin:younger_sister"),
+    "kin:brother": ("kin:elder_brother", "kin:younger_brother"),
+}
 
 
 class Graph:
@@ -91,10 +95,19 @@ class Graph:
         self.records = dict(records)
         ordered = sorted(self.records.items(), key=lambda kv: (kv[1].said_at, kv[0]))
         self.alias: dict[str, str] = {}
+        said: dict[str, float] = {}
         for _, rec in ordered:  # newest alias of a role wins
             for alias, target in rec.aliases:
                 if alias != target:
                     self.alias[alias] = target
+                    said[alias] = rec.said_at
+        for general, specific in _SIBLINGS.items():  # "my sister" is the sister named (姐姐 or 妹妹)
+            named = sorted((s for s in specific if s in self.alias), key=lambda s: said[s])
+            if general not in self.alias and named:
+                self.alias[general] = self.alias[named[-1]]
+            elif general in self.alias:
+                for s in specific:
+                    self.alias.setdefault(s, self.alias[general])
         self._nicknames(r.entities for _, r in ordered)
         self.nodes: dict[str, Node] = {}
         self.by_memory: dict[str, set[str]] = {}

@@ -55,8 +55,13 @@ PLACE_OF: dict[str, str] = {spelling: key for key, spellings in PLACES.items() f
 KIN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "mother": (("妈妈", "母亲", "老妈", "我妈", "妈"), ("mom", "mum", "mother", "mommy", "mama")),
     "father": (("爸爸", "父亲", "老爸", "我爸", "爸"), ("dad", "father", "daddy", "papa")),
-    "sister": (("姐姐", "妹妹", "姐", "妹"), ("sister", "sis")),
-    "brother": (("哥哥", "弟弟", "哥", "弟"), ("brother", "bro")),
+    # Chinese says which sister or brother; English "my sister" is whichever one the user named (graph.py)
+    "elder_sister": (("姐姐", "姐"), ("older sister", "elder sister", "big sister")),
+    "younger_sister": (("妹妹", "妹"), ("younger sister", "little sister", "kid sister")),
+    "sister": ((), ("sister", "sis")),
+    "elder_brother": (("哥哥", "哥"), ("older brother", "elder brother", "big brother")),
+    "younger_brother": (("弟弟", "弟"), ("younger brother", "little brother", "kid brother")),
+    "brother": ((), ("brother", "bro")),
     "wife": (("老婆", "妻子", "太太", "爱人"), ("wife",)),
     "husband": (("老公", "丈夫", "先生"), ("husband",)),
     "son": (("儿子",), ("son",)),

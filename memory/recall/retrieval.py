@@ -76,7 +76,8 @@ class RankingWeights:
     checked_boost: float = 0.25  # the user's own statement about what a check asks ("…, right?")
     attribute_boost: float = 0.4  # a memory stating the attribute asked about ("我以前开什么车？")
     # relation memory (issue 26): memories one hop from the query's or the best candidates' entities
-    link_boost: float = 0.2
+    link_boost: float = 0.2  # reached from one of the best candidates (it names what they name)
+    link_named_boost: float = 0.35  # one hop from an entity the question itself names (aliases resolved)
     link_seeds: int = 3  # the best of each channel whose entities are followed
 
 
@@ -455,7 +456,7 @@ class HybridRetriever:
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
                 boosts["cluster"] = w.cluster_boost
             if linked and mid in linked:  # relation memory: linked to the question's entities
-                boosts["link"] = w.link_boost
+                boosts["link"] = w.link_named_boost if not linked[mid].via else w.link_boost
                 via = candidates.get(linked[mid].via)
                 if month and via is not None and month[0] <= via.created_at < month[1]:
                     in_month.add(mid)  # reached from a memory of the month asked about: ranked with it

@@ -237,7 +237,7 @@ class Graph:
         named = [cid for cid in dict.fromkeys(entities) if self._links(cid, hub)]
         first = [mid for cid in named for mid in self._newest(cid)]
         via: list[tuple[str, str]] = [("", cid) for cid in named]  # (from memory, entity)
-        for mid in dict.fromkeys([*seeds, *first]):
+        for mid in dict.fromkeys([*first, *seeds]):  # the question's own entities lead first
             via += [(mid, cid) for cid in sorted(self.by_memory.get(mid, ()))]
         for origin, cid in via:
             if not self._links(cid, hub):

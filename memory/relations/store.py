@@ -37,9 +37,12 @@ def records_of(memories: Sequence[Memory]) -> dict[str, Record]:
 
 
 class RelationStore:
-    def __init__(self, redis: RedisClient, *, cached_users: int = 256) -> None:
+    def __init__(self, redis: RedisClient, *, cached_records: int = 200_000) -> None:
+        """`cached_records`: the graphs a worker keeps, counted in memory records (LRU by user). Measured
+        (bench/relations.py): about 500 bytes per record in process, so 200,000 is about 100 MB; a user
+        with 10,000 memories is about 5 MB."""
         self._redis = redis
-        self._cached_users = cached_users
+        self._cached_records = cached_records
         self._graphs: OrderedDict[str, tuple[int, Graph]] = OrderedDict()
 
     async def index(self, user_id: str, memories: Sequence[Memory]) -> int:
@@ -85,8 +88,10 @@ class RelationStore:
         )
         self._graphs[user_id] = (version, graph)
         self._graphs.move_to_end(user_id)
-        while len(self._graphs) > self._cached_users:
-            self._graphs.popitem(last=False)
+        held = sum(len(g.records) for _, g in self._graphs.values())
+        while held > self._cached_records and len(self._graphs) > 1:
+            _, (_, dropped) = self._graphs.popitem(last=False)
+            held -= len(dropped.records)
         log.debug(
             "relation graph built",
             extra={

@@ -104,7 +104,7 @@ class MemoryService:
             # every worker's cached keyword index (this one's too) catches up from the change log that
             # the write appended with its version: no rebuild, only the new memories are tokenised
             written = await self._writer.write(user_id, session_id, messages, previous, issued_at=issued_at)
-            await self._index_relations(user_id, written)
+            await self.index_relations(user_id, written)
             return written
         now = self._clock()
         memories = [
@@ -144,11 +144,12 @@ class MemoryService:
             judged=True,  # off the request path: the supersession judge may be asked
         )
         for e, memories in zip(entries, written, strict=True):
-            await self._index_relations(e.user_id, memories)
+            await self.index_relations(e.user_id, memories)
 
-    async def _index_relations(self, user_id: str, memories: Sequence[Memory]) -> None:
-        """Relation memory's one hook on the write path, after the upsert: the memories are stored
-        whatever happens here; a Redis failure costs their links (logged), never the write."""
+    async def index_relations(self, user_id: str, memories: Sequence[Memory]) -> None:
+        """Relation memory's one hook on the write path, after the upsert (and after an edit of the
+        content): the memories are stored whatever happens here; a Redis failure costs their links
+        (logged), never the write."""
         if self.relations is None or not memories:
             return
         try:

@@ -187,6 +187,22 @@ class TestGovernance:
         body = (await client.get("/v1/memory/alice/entities/doc:q-2024-031", headers=auth("alice"))).json()
         assert {r["relation"] for r in body["relations"]} == {"submitted"}
 
+    async def test_an_edited_memory_says_what_it_names_now(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        ids = await ingest(client, auth, "alice", ZH[:1])
+        read = await client.get(f"/v1/memory/alice/{ids['zh-1']}", headers=auth("alice"))
+        edited = await client.patch(
+            f"/v1/memory/alice/{ids['zh-1']}",
+            json={"content": "我3月提交了报价单 Q-2024-032"},
+            headers={**auth("alice"), "If-Match": read.headers["etag"]},
+        )
+        assert edited.status_code == 200, edited.text
+        found = (
+            await client.get("/v1/memory/alice/entities", params={"prefix": "doc:"}, headers=auth("alice"))
+        ).json()
+        assert [e["id"] for e in found["items"]] == ["doc:q-2024-032"]
+
     async def test_export_holds_the_relations(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
         ids = await ingest(client, auth, "alice", ZH)
         doc = (await client.get("/v1/memory/alice/export", headers=auth("alice"))).json()

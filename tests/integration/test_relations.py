@@ -8,8 +8,10 @@ import httpx
 import pytest
 
 from app.settings import Settings
-from memory import keys
-from tests.conftest import AuthHeaders, redis_of
+from memory import Embedder, keys
+from tests.conftest import AuthHeaders, app_client, redis_of
+from tests.fake_llm import FakeUpstream
+from tests.integration.test_chat import llm_settings
 
 pytestmark = pytest.mark.integration
 
@@ -125,6 +127,49 @@ class TestTheDesignsExample:
         assert ids[approved] in top
         linked = next(h for h in hits if h["id"] == ids[approved])
         assert path in linked["explain"]["links"]  # type: ignore[index]
+
+
+class TestThroughAChatTurn:
+    @pytest.mark.parametrize(
+        ("messages", "question", "needles"),
+        [
+            (
+                ZH,
+                "我3月提交的报价单审批到哪了？",
+                ("我3月提交了报价单 Q-2024-031", "Q-2024-031 已经审批通过了"),
+            ),
+            (
+                EN,
+                "Where is the approval of the quote I submitted in March?",
+                ("I submitted quote Q-2025-114 in March", "Quote Q-2025-114 has been approved"),
+            ),
+        ],
+    )
+    async def test_the_prompt_holds_the_quote_and_its_approval(
+        self,
+        settings: Settings,
+        embedder: Embedder,
+        auth: AuthHeaders,
+        messages: list[dict[str, str]],
+        question: str,
+        needles: tuple[str, str],
+    ) -> None:
+        upstream = FakeUpstream()
+        async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, _):
+            await ingest(client, auth, "alice", messages)
+            resp = await client.post(
+                "/v1/chat/completions",
+                json={
+                    "model": "mnemo",
+                    "messages": [{"role": "user", "content": question}],
+                    "session_id": "B",
+                },
+                headers=auth("alice"),
+            )
+            assert resp.status_code == 200, resp.text
+            system = upstream.chat_requests()[-1]["messages"][0]["content"]
+            for needle in needles:
+                assert needle in system, system
 
 
 class TestEntityRoutes:

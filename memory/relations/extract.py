@@ -203,9 +203,9 @@ _NOT_NAMES = frozenset(
 )
 
 
-def _kin_rules() -> list[tuple[str, re.Pattern[str], bool]]:
-    """(role, pattern, may name the person) per family role, zh then en."""
-    rules: list[tuple[str, re.Pattern[str], bool]] = []
+def _kin_rules() -> list[tuple[str, re.Pattern[str]]]:
+    """(role, pattern) per family role, zh then en; a pattern's group `n` is the person's name if said."""
+    rules: list[tuple[str, re.Pattern[str]]] = []
     for role, (zh, en) in KIN.items():
         long_zh = [w for w in zh if len(w) > 1 and not w.startswith("我")]
         short_zh = [w for w in zh if len(w) == 1]
@@ -213,19 +213,24 @@ def _kin_rules() -> list[tuple[str, re.Pattern[str], bool]]:
         zh_alt = "|".join(sorted(long_zh, key=len, reverse=True))
         must_me = "|".join(sorted(set(short_zh + own), key=len, reverse=True))
         if zh_alt:
-            rules.append((role, re.compile(rf"(?:我的?)?(?:{zh_alt})(?:{_ZH_NAME})?"), True))
-        if must_me:
-            rules.append((role, re.compile(rf"我的?(?:{must_me})(?![妈爸姐妹哥弟])(?:{_ZH_NAME})?"), True))
+            rules.append((role, re.compile(rf"(?:我的?)?(?:{zh_alt})(?:{_ZH_NAME})?")))
+        if must_me:  # 我妈, 我姐: a one-character role only after 我
+            rules.append((role, re.compile(rf"我的?(?:{must_me})(?![妈爸姐妹哥弟])(?:{_ZH_NAME})?")))
         en_alt = "|".join(sorted(en, key=len, reverse=True))
-        rules.append((role, re.compile(rf"\bmy (?:{en_alt})\b(?:,? {_NAME})?", re.I), True))
-        rules.append(
-            (
-                role,
-                re.compile(rf"\b{_NAME},? (?:is )?my (?:{en_alt})\b"),
-                True,
-            )
-        )
+        rules.append((role, re.compile(rf"\bmy (?:{en_alt})\b(?:,? {_NAME})?", re.I)))
+        rules.append((role, re.compile(rf"\b{_NAME},? (?:is )?my (?:{en_alt})\b")))
     return rules
+
+
+_KIN_LABEL_CUT = re.compile(r"^[,\s]*(?:is\s+)?|[\s,]*(?:叫|名叫)?[\s,]*$")
+
+
+def _kin_label(m: re.Match[str]) -> str:
+    """The role as said, without the name: "我妹妹", "my sister"."""
+    text = m.group(0)
+    if m.group("n"):
+        text = text[: m.start("n") - m.start()] + text[m.end("n") - m.start() :]
+    return _KIN_LABEL_CUT.sub("", text) or text
 
 
 _KIN_RULES = _kin_rules()
@@ -436,17 +441,9 @@ def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], whe
         name = m.group(0)
         places.append(found.add(Entity(f"place:{PLACE_OF[name.lower()]}", "place", name), m.start(), m.end()))
     # the user's family, named or not
-    for role, pattern, _ in _KIN_RULES:
+    for role, pattern in _KIN_RULES:
         for m in pattern.finditer(sentence):
-            kin = found.add(
-                Entity(
-                    f"kin:{role}",
-                    "person",
-                    m.group(0)[: m.start("n") - m.start()].strip(" ,") if m.group("n") else m.group(0),
-                ),
-                m.start(),
-                m.end(),
-            )
+            kin = found.add(Entity(f"kin:{role}", "person", _kin_label(m)), m.start(), m.end())
             name = m.group("n")
             if name and name not in _NOT_NAMES and name[0] not in _ZH_NAME_BAD_START:
                 person = found.add(Entity(person_id(name), "person", name), m.start("n"), m.end("n"))

@@ -69,6 +69,8 @@ from memory.recall.crosslingual import BridgeCache, BridgeChannel, BridgeWeights
 from memory.recall.keyword_index import KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever, RankingWeights
 from memory.redis_client import RedisClient, ReplicaAck, close
+from memory.relations.links import RelationLinks
+from memory.relations.store import RelationStore
 from memory.session.idempotency import IdempotencyRecords
 from memory.session.store import SessionLimits, SessionStore
 from memory.write.policy import WritePipeline, WritePolicy
@@ -249,6 +251,7 @@ def build_memory_service(
     shared = SharedVectors(
         redis, f"{type(embedder).__name__}:{settings.embedding_model}:{embedder.dimension}"
     )
+    relations = RelationStore(redis) if settings.relation_memory else None
     retriever = HybridRetriever(
         store,
         embedder,
@@ -266,6 +269,7 @@ def build_memory_service(
         ),
         shared=shared,
         bridge=bridge_channel(settings, store, redis),
+        links=RelationLinks(relations) if relations is not None else None,
     )
     writer = WritePipeline(
         store,
@@ -295,6 +299,7 @@ def build_memory_service(
         history=MemoryHistory(redis),
         outbox=outbox,
         archive=archive,
+        relations=relations,
         tiered=TieredSearch(
             retriever,
             archive,
@@ -501,6 +506,7 @@ def make_lifespan(
                     main_model=f"all-MiniLM-L6-v2 ({settings.embedding_backend})",
                     bridge=store.bridge if isinstance(store, BridgedStore) else None,
                     history=MemoryHistory(redis),
+                    relations=memory.relations,
                 ),
                 idempotency=idempotency,
                 editor=MemoryEditor(

@@ -11,7 +11,7 @@ from app.http.errors import ErrorBodyResponses, install_error_handlers
 from app.http.middleware import RequestContextMiddleware
 from app.lifespan import make_lifespan
 from app.mcp.endpoint import McpEndpoint
-from app.routes import audit, chat, corrections, health, memories, sessions
+from app.routes import audit, chat, corrections, health, memories, relations, sessions
 from app.routes.console import ConsoleFiles, console_home
 from app.settings import Settings
 from memory import Embedder
@@ -47,6 +47,7 @@ def create_app(
     app.add_middleware(CorsMiddleware, settings=settings)
     app.include_router(health.router)
     app.include_router(memories.router)
+    app.include_router(relations.router)  # before corrections: /{user}/entities is no memory id
     app.include_router(corrections.router)  # after: /{user}/list and /{user}/export keep their paths
     app.include_router(sessions.router)
     app.include_router(chat.router)

@@ -99,6 +99,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "retrieval_clustering": args.clustering,
         "embedding_backend": args.embedding_backend,
         "bridge_embedding": args.bridge == "on",
+        "relation_memory": args.relations == "on",
     }
     if args.time_weight is not None:
         options["retrieval_time_weight"] = args.time_weight
@@ -284,6 +285,9 @@ def main() -> None:
     parser.add_argument(
         "--min-relevance", type=float, default=None, help="sent with every search (default: not sent)"
     )
+    parser.add_argument(
+        "--relations", choices=["on", "off"], default="on", help="RELATION_MEMORY (off: recall without links)"
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
     result["bridge"] = args.bridge
@@ -295,6 +299,7 @@ def main() -> None:
         + ("_cluster" if args.clustering else "")
         + ("" if args.bridge == "on" else "_nobridge")
         + ("" if args.min_relevance is None else f"_rel{args.min_relevance}")
+        + ("" if args.relations == "on" else "_norel")
     )
     name = f"locomo_{Path(args.data).stem}_{args.pipeline}{variant}.json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))

@@ -5,6 +5,7 @@
     .venv/bin/python bench/search_latency.py --chroma-servers 2        # users spread over 2 servers
     .venv/bin/python bench/search_latency.py --in-process-max 0        # every search asks Chroma
     .venv/bin/python bench/search_latency.py --bridge both             # with and without the bridge
+    .venv/bin/python bench/search_latency.py --relations both          # with and without relation links
 
 Starts its own redis-server and `chroma run` on free loopback ports (data in a temp dir), serves the
 app in-process (ASGI, real lifespan, real embedding model), ingests synthetic zh+en memories through
@@ -145,25 +146,34 @@ async def searches(
     return cold, latencies
 
 
-def app_settings(args: argparse.Namespace, bridge: str | None = None) -> dict[str, Any]:
+def app_settings(
+    args: argparse.Namespace, bridge: str | None = None, relations: str | None = None
+) -> dict[str, Any]:
     return {
         "memory_shards": args.shards,
         "in_process_index_max": args.in_process_max,
         "bridge_embedding": (bridge or args.bridge) in ("on", "both"),
+        "relation_memory": (relations or args.relations) in ("on", "both"),
     }
 
 
 async def compared(
-    args: argparse.Namespace, users: list[str], headers: dict[str, dict[str, str]], stores: tuple[str, str]
+    args: argparse.Namespace,
+    users: list[str],
+    headers: dict[str, dict[str, str]],
+    stores: tuple[str, str],
+    switch: str = "bridge",
 ) -> dict[str, object]:
-    """`--bridge both`: the same stored memories searched by fresh apps with and without the bridge,
-    in two rounds of opposite order (the same queries for both modes of a round)."""
+    """`--bridge both` (or `--relations both`): the same stored memories searched by fresh apps with
+    and without the bridge (relation links), in two rounds of opposite order (the same queries for both
+    modes of a round)."""
     timed: dict[str, dict[str, list[float]]] = {
         m: {"p50": [], "p95": [], "cold_p95": []} for m in ("on", "off")
     }
     for round_, order in enumerate((("on", "off"), ("off", "on"))):
         for mode in order:
-            async with app_on(*stores, **app_settings(args, mode)) as client:
+            flipped = {"bridge": mode} if switch == "bridge" else {"relations": mode}
+            async with app_on(*stores, **app_settings(args, **flipped)) as client:
                 cold, latencies = await searches(
                     args, random.Random(args.seed + round_), users, headers, client
                 )
@@ -171,7 +181,9 @@ async def compared(
             timed[mode]["p95"].append(round(percentile(latencies, 95), 1))
             timed[mode]["cold_p95"].append(round(percentile(cold, 95), 1))
     return {
-        f"bridge_{mode}_{stat}_ms": values for mode, stats in timed.items() for stat, values in stats.items()
+        f"{switch}_{mode}_{stat}_ms": values
+        for mode, stats in timed.items()
+        for stat, values in stats.items()
     }
 
 
@@ -184,8 +196,10 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         per_user = args.memories // args.users
         ingest_seconds = await ingest(args, rng, users, headers, per_user, stores)
         stored = per_user * len(users)
-        if args.bridge == "both":
-            both = await compared(args, users, headers, stores)
+        if args.bridge == "both" or args.relations == "both":
+            both = await compared(
+                args, users, headers, stores, "bridge" if args.bridge == "both" else "relations"
+            )
             return {
                 "memories": stored,
                 "users": args.users,
@@ -236,12 +250,19 @@ def main() -> None:
         default="on",
         help="BRIDGE_EMBEDDING (off: the pipeline before it; both: stored with it, searched both ways)",
     )
+    parser.add_argument(
+        "--relations",
+        choices=["on", "off", "both"],
+        default="on",
+        help="RELATION_MEMORY (both: stored with it, searched with and without the links)",
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
     result["bridge"] = args.bridge
+    result["relations"] = args.relations
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}_bridge-{args.bridge}.json"
+    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}_bridge-{args.bridge}{'' if args.relations == 'on' else '_rel-' + args.relations}.json"
     (out / name).write_text(json.dumps(result, indent=2))
     width = max(len(k) for k in result)
     sys.stdout.write("\n".join(f"{k:<{width}}  {v}" for k, v in result.items()) + "\n")

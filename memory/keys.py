@@ -147,6 +147,16 @@ def ltm_entities(user_id: str) -> str:
     return f"{user_prefix(user_id)}:ltm:entities"
 
 
+def relations(user_id: str) -> str:
+    """Hash: memory id -> what that memory says of entities and relations (memory/relations/store.py)."""
+    return f"{user_prefix(user_id)}:rel:mem"
+
+
+def relations_version(user_id: str) -> str:
+    """Counter moved by every change of `relations(user_id)`: a worker's cached graph is current at it."""
+    return f"{user_prefix(user_id)}:rel:v"
+
+
 def replica_ack(user_id: str) -> str:
     """A short-lived marker written right after a turn's commit, on the connection that then WAITs for
     the replicas (memory/redis_client.py ReplicaAck)."""

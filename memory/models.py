@@ -93,6 +93,7 @@ class ScoreBreakdown:
     validity_factor: float = 1.0  # <1: superseded, asked about the present; >1: lifted to what it replaced
     superseded: bool = False  # a newer memory replaced this one
     bridge: float = 0.0  # the multilingual bridge channel's part (memory/recall/crosslingual.py)
+    links: tuple[str, ...] = ()  # relation memory: the path that linked it ("Q-2024-031 → approved")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -22,7 +23,7 @@ from memory.archive.search import TierChoice, TieredHits, TieredSearch
 from memory.archive.tiers import TIERS
 from memory.archive.view import ArchivedTiers
 from memory.embedding.base import Embedder
-from memory.errors import ForgetNotConfirmed, MemoryNotFound
+from memory.errors import REDIS_UNAVAILABLE, ForgetNotConfirmed, MemoryNotFound
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.history import SYSTEM, Actor, MemoryHistory
 from memory.longterm.ids import content_hash, memory_id_for
@@ -42,11 +43,13 @@ from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.relevance import RelevanceModel, forget_query, matched_channels, relevance_of
 from memory.recall.retrieval import HybridRetriever
 from memory.recall.validity import current_again
+from memory.relations.store import RelationStore
 from memory.text.language import detect_language
 from memory.write.policy import WritePipeline, WriteRequest
 from memory.write.scoring import SkipReason
 from monitoring import metrics
 
+log = logging.getLogger(__name__)
 Clock = Callable[[], float]
 Pipeline = Literal["naive", "hybrid"]
 
@@ -91,10 +94,14 @@ class MemoryService:
         archive: ArchivedTiers | None = None,
         tiered: TieredSearch | None = None,
         history: MemoryHistory | None = None,
+        relations: RelationStore | None = None,
     ) -> None:
         """Without `writer`/`retriever` the service runs the naive pipeline. With `tombstones` and
         `outbox`, deleted memories are also scrubbed from pending outbox entries and never rewritten.
-        With `archive` (and `tiered`, its search), list, search, delete and forget cover warm and cold."""
+        With `archive` (and `tiered`, its search), list, search, delete and forget cover warm and cold.
+        With `relations`, what each written memory says of entities is indexed (memory/relations), and a
+        deleted memory's relations go with it."""
+        self.relations = relations
         self._store = store
         self._embedder = embedder
         self._writer = writer
@@ -133,7 +140,9 @@ class MemoryService:
         if self._writer is not None:
             # every worker's cached keyword index (this one's too) catches up from the change log that
             # the write appended with its version: no rebuild, only the new memories are tokenised
-            return await self._writer.write(user_id, session_id, messages, previous, issued_at=issued_at)
+            written = await self._writer.write(user_id, session_id, messages, previous, issued_at=issued_at)
+            await self.index_relations(user_id, written)
+            return written
         now = self._clock()
         memories = [
             Memory(
@@ -167,10 +176,26 @@ class MemoryService:
             for e in entries:
                 await self.ingest(e.user_id, e.session_id, e.messages, e.previous, issued_at=e.enqueued_at)
             return
-        await self._writer.write_many(
+        written = await self._writer.write_many(
             [WriteRequest(e.user_id, e.session_id, e.messages, e.previous, e.enqueued_at) for e in entries],
             judged=True,  # off the request path: the supersession judge may be asked
         )
+        for e, memories in zip(entries, written, strict=True):
+            await self.index_relations(e.user_id, memories)
+
+    async def index_relations(self, user_id: str, memories: Sequence[Memory]) -> None:
+        """Relation memory's one hook on the write path, after the upsert (and after an edit of the
+        content): the memories are stored whatever happens here; a Redis failure costs their links
+        (logged), never the write."""
+        if self.relations is None or not memories:
+            return
+        try:
+            await self.relations.index(user_id, memories)
+        except REDIS_UNAVAILABLE as exc:
+            log.warning(
+                "relations not indexed: redis unavailable",
+                extra={"memories": len(memories), "reason": str(exc)},
+            )
 
     async def backfill_claims(self, user_id: str) -> int:
         """Facts that change for memories stored before them (WritePipeline.backfill_claims)."""
@@ -483,6 +508,7 @@ class MemoryService:
                 self._store_then_version(user_id, ids),
                 self._archive.delete(user_id, ids) if self._archive is not None else _nothing(),
                 self._outbox.scrub(user_id, messages) if self._outbox is not None else _nothing(),
+                self.relations.remove(user_id, ids) if self.relations is not None else _nothing(),
             )
         finally:  # even when a step failed (503): this worker never serves the memory again
             self._forget_cached_index(user_id)
@@ -496,6 +522,8 @@ class MemoryService:
 
     def forget_user_caches(self, user_id: str) -> None:
         self._forget_cached_index(user_id)
+        if self.relations is not None:
+            self.relations.forget_user(user_id)
 
     def _forget_cached_index(self, user_id: str) -> None:
         # After a delete our own worker never serves a stale index, even if bumping the version failed.

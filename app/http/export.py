@@ -1,7 +1,8 @@
 """The export document, encoded as it is read: a JSON object streamed in small chunks.
 
 Shape: {"format", "user_id", "exported_at", "memories": [...], "sessions": [...],
-"pending_writes": [...], "history": {memory id: [event]}, "counts": {...}}. `history` holds the
+"pending_writes": [...], "history": {memory id: [event]}, "relations": {memory id: {said_at, entities,
+relations, aliases}}, "counts": {...}}. `relations` is what relation memory extracted from each memory. `history` holds the
 recorded events (edits, restores, deletes); what a record says of itself is in the memory. Counts come last because they are only known at the end.
 """
 
@@ -21,6 +22,7 @@ from memory.governance.export import UserExport
 from memory.longterm.history import HistoryEvent
 from memory.models import Memory
 from memory.outbox.stream import OutboxEntry
+from memory.relations.graph import Record
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,17 @@ def history_record(e: HistoryEvent) -> dict[str, Any]:
         "role": e.role,
         "request_id": e.request_id,
         "detail": dict(e.detail),
+    }
+
+
+def relation_record(rec: Record) -> dict[str, Any]:
+    return {
+        "said_at": iso_utc(rec.said_at),
+        "entities": [{"id": e.id, "kind": e.kind, "name": e.name} for e in rec.entities],
+        "relations": [
+            {"subject": s, "relation": r, "object": o, "when": w or None} for s, r, o, w in rec.relations
+        ],
+        "aliases": [{"alias": a, "entity": b} for a, b in rec.aliases],
     }
 
 
@@ -124,6 +137,13 @@ async def export_document(
             yield sep + _dump(memory_id) + ":" + _dump([history_record(e) for e in events])
             sep = ","
             counts["history_events"] += len(events)
+        yield '},"relations":{'
+        sep = ""
+        counts["relations"] = 0
+        for memory_id, rec in (await exporter.relations(user_id)).items():
+            yield sep + _dump(memory_id) + ":" + _dump(relation_record(rec))
+            sep = ","
+            counts["relations"] += len(rec.relations)
         yield '},"counts":' + _dump(counts) + "}"
         complete = True
     except _STORE_DOWN as exc:

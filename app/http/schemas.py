@@ -316,6 +316,9 @@ class ScoreExplained(BaseModel):
     validity_factor: float  # 1 unless facts that change moved it (superseded, or lifted to its old self)
     superseded: bool
     evidence: EvidenceOut | None = None
+    links: list[
+        str
+    ] = []  # relation memory: the path that linked it to the question ("Q-2024-031 → approved")
 
     @classmethod
     def of(cls, b: ScoreBreakdown, evidence: Evidence | None = None) -> ScoreExplained:
@@ -334,6 +337,7 @@ class ScoreExplained(BaseModel):
             validity_factor=round(b.validity_factor, 6),
             superseded=b.superseded,
             evidence=EvidenceOut.of(evidence) if evidence is not None else None,
+            links=list(b.links),
         )
 
 

@@ -118,6 +118,8 @@ class MemoryEditor:
                     user_id, memory_id, "restored", actor, {"from": current.archive_tier}
                 )
             await self._versions.bump(user_id, upserted=[memory_id], records=[(updated, vectors[0])])
+            if "content" in changed:  # what it names now (relation memory)
+                await self._memory.index_relations(user_id, [updated])
             if changed:
                 detail = {
                     f: {"before": _shown(getattr(current, f)), "after": _shown(getattr(updated, f))}

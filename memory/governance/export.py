@@ -17,6 +17,8 @@ from memory.longterm.chroma import LongTermStore
 from memory.longterm.history import HistoryEvent, MemoryHistory
 from memory.models import Memory
 from memory.outbox.stream import Outbox, OutboxEntry
+from memory.relations.graph import Record
+from memory.relations.store import RelationStore
 from memory.session.store import SessionState, SessionStore
 
 
@@ -38,6 +40,7 @@ class UserExport:
         main_model: str = "all-MiniLM-L6-v2",
         bridge: BridgeVectors | None = None,
         history: MemoryHistory | None = None,
+        relations: RelationStore | None = None,
     ) -> None:
         """`archive`: warm and cold memories follow the hot ones. `main_model` and `bridge`: the
         embedding channels, named in each exported memory (the vectors themselves are derived from the
@@ -50,6 +53,7 @@ class UserExport:
         self._outbox = outbox
         self._page_size = page_size
         self._history = history
+        self._relations = relations
 
     async def memories(self, user_id: str) -> AsyncIterator[list[Memory]]:
         """Hot pages, then warm, then cold; an id a move is carrying is left out of hot while the
@@ -87,6 +91,10 @@ class UserExport:
     async def histories(self, user_id: str) -> dict[str, list[HistoryEvent]]:
         """The recorded history of each memory that has one (edits, restores, deletes)."""
         return await self._history.users_histories(user_id) if self._history is not None else {}
+
+    async def relations(self, user_id: str) -> dict[str, Record]:
+        """What each memory says of entities and relations (relation memory), by memory id."""
+        return await self._relations.records(user_id) if self._relations is not None else {}
 
     async def pending(self, user_id: str) -> AsyncIterator[OutboxEntry]:
         async for _, entry in self._outbox.entries_of(user_id):

@@ -3,6 +3,7 @@
     relevance = w_dense·norm(cosine) + w_keyword·norm(bm25)            (min-max over the candidates)
               + name_boost   if the memory's speaker is named in the query
               + doc_boost    if the memory mentions a document type the query asks for (账单 ↔ invoice ↔ bill)
+              + link_boost   if relation memory links it to the query's entities (memory/recall/links.py)
     score     = relevance · (1 − w_time + w_time · e^(−Δt/τ)·(1+ln(1+importance))/(1+ln 2))
 
 When the query names a month ("我3月提交的报价单", "the quote from March"), candidates written in that
@@ -30,12 +31,14 @@ import anyio.to_thread
 import numpy as np
 
 from memory.embedding.base import Embedder
+from memory.errors import REDIS_UNAVAILABLE
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Evidence, Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
+from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import month_range, recency_importance
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
@@ -74,6 +77,10 @@ class RankingWeights:
     negation_intent: bool = True
     checked_boost: float = 0.25  # the user's own statement about what a check asks ("…, right?")
     attribute_boost: float = 0.4  # a memory stating the attribute asked about ("我以前开什么车？")
+    # relation memory (issue 26): memories one hop from the query's or the best candidates' entities
+    link_boost: float = 0.2  # reached from one of the best candidates (it names what they name)
+    link_named_boost: float = 0.35  # one hop from an entity the question itself names (aliases resolved)
+    link_seeds: int = 3  # the best of each channel whose entities are followed
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -149,11 +156,14 @@ class HybridRetriever:
         shared: SharedVectors | None = None,
         bridge: BridgeChannel | None = None,
         relevance_model: RelevanceModel = DEFAULT_MODEL,
+        links: LinkFinder | None = None,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
-        `relevance_model`: the calibrated relevance of each hit (memory/recall/relevance.py)."""
+        `relevance_model`: the calibrated relevance of each hit (memory/recall/relevance.py).
+        `links`: relation memory's link finder (None: no candidates from linked memories)."""
         self.relevance_model = relevance_model
+        self.links = links
         self._bridge = bridge
         self._store = store
         self._shared = shared
@@ -330,6 +340,11 @@ class HybridRetriever:
             for m in changed_facts(plan, candidates, view):
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
+        linked = await self._linked(
+            user_id, query, dense_hits, keyword, index, _visible(filters, hidden_hot), as_of
+        )
+        for mid in linked:
+            candidates.setdefault(mid, index.memories[mid])
         missing = [mid for mid in candidates if mid not in cosine]
         if missing:
             for source, _ in sources:
@@ -405,7 +420,35 @@ class HybridRetriever:
             cross=cross,
             evidence=evidence,
             min_relevance=min_relevance,
+            linked=linked,
         )
+
+    async def _linked(
+        self,
+        user_id: str,
+        query: str,
+        dense_hits: Sequence[tuple[Memory, float]],
+        keyword: Mapping[str, float],
+        index: BM25Index,
+        keep: Callable[[Memory], bool],
+        as_of: float,
+    ) -> dict[str, Link]:
+        """Relation memory's extra candidates (memory/recall/links.py), hot memories only: those one hop
+        from the entities the query names or the best `link_seeds` of each channel name, with the path
+        of each. Relation memory being unavailable costs the links, never the search."""
+        if self.links is None or not len(index):
+            return {}
+        n = self.weights.link_seeds
+        best_keyword = sorted(keyword, key=lambda mid: -keyword[mid])[:n]
+        seeds = list(dict.fromkeys([m.id for m, _ in dense_hits[:n]] + best_keyword))
+        try:
+            found = await self.links.linked(user_id, query, seeds, as_of=as_of)
+        except REDIS_UNAVAILABLE as exc:
+            log.warning("relation links skipped: redis unavailable", extra={"reason": str(exc)})
+            return {}
+        return {
+            mid: link for mid, link in found.items() if mid in index.memories and keep(index.memories[mid])
+        }
 
     def _rank(
         self,
@@ -422,6 +465,7 @@ class HybridRetriever:
         cross: set[str] | None = None,
         evidence: Mapping[str, Evidence] | None = None,
         min_relevance: float = 0.0,
+        linked: Mapping[str, Link] | None = None,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
@@ -463,6 +507,11 @@ class HybridRetriever:
                 boosts["attribute"] = w.attribute_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
                 boosts["cluster"] = w.cluster_boost
+            if linked and mid in linked:  # relation memory: linked to the question's entities
+                boosts["link"] = w.link_named_boost if not linked[mid].via else w.link_boost
+                via = candidates.get(linked[mid].via)
+                if month and via is not None and month[0] <= via.created_at < month[1]:
+                    in_month.add(mid)  # reached from a memory of the month asked about: ranked with it
             words = set(tokenize(m.content)) if plan.negated_tokens or plan.checked_tokens else set()
             negated = bool(plan.negated_tokens and plan.negated_tokens & words)
             if plan.checked_tokens and m.source == "user" and plan.checked_tokens & words:
@@ -500,6 +549,7 @@ class HybridRetriever:
                 demoted=negated,
                 in_month=mid in in_month,
                 bridge=via_bridge,
+                links=(linked[mid].path,) if linked and mid in linked else (),
             )
             ev = (evidence or {}).get(mid)
             if ev is not None:

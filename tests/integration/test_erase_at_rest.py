@@ -127,6 +127,7 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
     suffix = secrets.token_hex(4)
     en, zh = f"Wisteria7Qx{suffix}", f"紫藤7Qx{suffix}花园"
     bob_en, bob_zh = f"Camellia3Rk{suffix}", f"山茶3Rk{suffix}花"
+    doc = f"QX-{int(suffix, 16) % 10**8:08d}"  # an entity id: relation memory holds it too
     user = f"eve-{suffix}"
     settings = make_settings(
         redis_server.url,
@@ -142,7 +143,9 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
             f"/v1/memory/{user}/messages",
             json={
                 "session_id": "notes",
-                "messages": [{"role": "user", "content": f"My locker code word is {en}, 我的暗号是{zh}"}],
+                "messages": [
+                    {"role": "user", "content": f"My locker code word is {en}, 我的暗号是{zh}，报价单 {doc}"}
+                ],
             },
             headers=auth(user),
         )
@@ -162,6 +165,7 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
         listed = (await client.get(f"/v1/memory/{user}/list?limit=100", headers=auth(user))).json()
         assert sum(zh in m["content"] for m in listed["items"]) >= 2  # the stored message and the chat turn
     assert await r.xlen(keys.OUTBOX_DEAD_LETTERS) == 1
+    assert doc in json.dumps(await r.hgetall(keys.relations(user)))  # relation memory names it
 
     # 2. without a worker: the user's turn waits in the outbox, next to one of bob's
     pending_worker_off = settings.model_copy(update={"outbox_worker": False})
@@ -193,14 +197,14 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
     done = compact(settings, chroma_data, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
 
-    for text in (en, zh):
+    for text in (en, zh, doc):
         assert hits(redis_dir, text) == {}, f"{text!r} still in Redis' files"
         assert hits(chroma_data, text) == {}, f"{text!r} still in Chroma's files"
         assert hits(chroma_dir, text) == {}  # its log too
     # ... nor anywhere in Redis' memory: every key serialised
     for key in [k async for k in r.scan_iter("*")]:
         raw: Any = await aredis.Redis.from_url(settings.redis_url).dump(key)
-        assert not any(n in raw for t in (en, zh) for n in needles(t)), key
+        assert not any(n in raw for t in (en, zh, doc) for n in needles(t)), key
     assert await r.zcard(keys.compaction_pending("redis")) == 0
     assert await r.zcard(keys.compaction_pending("chroma")) == 0
 

@@ -76,7 +76,10 @@ class TestExport:
             assert [m["content"] for m in doc["sessions"][0]["buffer"]][0] == "明天下午3点去浦东机场"
             assert len(doc["pending_writes"]) == 1
             assert doc["pending_writes"][0]["messages"][0]["content"] == "明天下午3点去浦东机场"
-            assert doc["counts"] == {"memories": 2, "sessions": 1, "pending_writes": 1, "history_events": 0}
+            counts = doc["counts"]
+            assert counts == {"memories": 2, "sessions": 1, "pending_writes": 1, "history_events": 0} | {
+                "relations": counts["relations"]  # what relation memory extracted (memory/relations)
+            }
             assert "Oslo" not in resp.text  # nothing of bob
 
             # an admin may export anyone; a stranger may not
@@ -92,7 +95,13 @@ class TestExport:
         assert resp.status_code == 200
         doc = resp.json()
         assert (doc["memories"], doc["sessions"], doc["pending_writes"]) == ([], [], [])
-        assert doc["counts"] == {"memories": 0, "sessions": 0, "pending_writes": 0, "history_events": 0}
+        assert doc["counts"] == {
+            "memories": 0,
+            "sessions": 0,
+            "pending_writes": 0,
+            "history_events": 0,
+            "relations": 0,
+        }
 
     async def test_export_streams_in_pages_with_bounded_memory(self, settings: Settings) -> None:
         """Six times the memories must not cost six times the memory: while streaming, what stays
@@ -153,7 +162,16 @@ class TestExport:
                     tracemalloc.stop()
                 bytes_out[user] = size
                 assert done == [
-                    ({"memories": sizes[user], "sessions": 0, "pending_writes": 0, "history_events": 0}, True)
+                    (
+                        {
+                            "memories": sizes[user],
+                            "sessions": 0,
+                            "pending_writes": 0,
+                            "history_events": 0,
+                            "relations": 0,  # an exporter without relation memory
+                        },
+                        True,
+                    )
                 ]
         finally:
             await redis.aclose()

@@ -32,10 +32,11 @@ MEMORY_FLOORS: Mapping[str, int] = {
     "recall": 4,
     "write": 5,
     "archive": 5,
-    "service": 6,
-    "chat": 7,
-    "governance": 7,
-    "corrections": 7,
+    "relations": 6,  # extraction reuses write's rules; recall gets it through recall/links.py's protocol
+    "service": 7,
+    "chat": 8,
+    "governance": 8,
+    "corrections": 8,
 }
 APP_FLOORS: Mapping[str, int] = {
     "console": 1,  # static assets only

@@ -1,0 +1,27 @@
+"""What recall asks of relation memory: the memories linked to a question, with the path of each.
+
+Recall sits below relation memory (memory/relations imports the write rules, which import recall), so it
+holds only this protocol; the service's composition root hands the retriever an implementation
+(`memory.relations.links.RelationLinks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    path: str  # how the memory hangs off the entity: "Q-2024-031 → approved"
+    via: str = ""  # the seed memory it was reached from; "" when from an entity the question names
+
+
+class LinkFinder(Protocol):
+    async def linked(
+        self, user_id: str, query: str, seeds: Sequence[str], *, as_of: float
+    ) -> Mapping[str, Link]:
+        """Memory id -> its link for every memory one hop from the entities the query names or the
+        `seeds` (the best candidates' ids) name, and two hops from the query's entities."""
+        ...

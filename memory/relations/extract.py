@@ -1,0 +1,517 @@
+"""Entities and relations of one memory's text, by rules, in Chinese and English. Pure.
+
+`extract(text, said_at=...)` returns what the text names (people and the user's family, places,
+organisations, products, documents and ids, dates, events) and how they relate to the user and to each
+other. Entity ids are stable and fit the API's id rule (`kind:slug`, ASCII): a place known in both
+languages gets one id (杭州 and Hangzhou are `place:hangzhou`), a Chinese name without a lexicon entry a
+short hash of it. "my sister Anna" / "我妹妹Anna" also gives the alias `kin:sister → person:anna`, so a
+later "my sister" is Anna (graph.py resolves aliases over all of a user's memories).
+
+Reuses the write path's rules: `memory.text.slots.extract_slots` (dates, months, places, document
+numbers), `memory.write.scoring.entities` (names), `memory.write.supersession.claims_of` (where the user
+lives and works).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from memory.relations.lexicon import DOC_KINDS, KIN, PLACE_OF, PLACES, SOCIAL
+from memory.text.cleaning import split_sentences
+from memory.text.slots import extract_slots
+from memory.write.scoring import entities as named_things
+from memory.write.supersession import claims_of
+
+ME = "me"  # the user's own entity (their profile)
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    id: str  # kind:slug, ASCII (app/http/ids.py)
+    kind: str  # person, place, org, product, document, date, event
+    name: str  # as the text says it
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    subject: str  # an entity id, or ME
+    relation: str  # submitted, approved, lives_in, ... (lexicon.CORE_RELATIONS; open set)
+    object: str = ""  # an entity id, ME, or "" for a state of the subject ("Q-2024-031 → approved")
+    when: str = ""  # the date or month the text gives ("2026-03"), else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    entities: tuple[Entity, ...] = ()
+    relations: tuple[Relation, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()  # (alias id, entity id): kin:sister → person:anna
+
+    def __bool__(self) -> bool:
+        return bool(self.entities)
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def slug(name: str) -> str:
+    """An ASCII id part for a name: lower-case words joined by '-', or a short hash of a Chinese name."""
+    low = name.strip().lower()
+    if _CJK.search(low) or not low:
+        return "x" + hashlib.blake2b(low.encode("utf-8"), digest_size=5).hexdigest()
+    return re.sub(r"[^a-z0-9.]+", "-", low).strip("-")[:80] or "x"
+
+
+def place_id(name: str) -> str:
+    return f"place:{PLACE_OF.get(name.strip().lower(), slug(name))}"
+
+
+def person_id(name: str) -> str:
+    return f"person:{slug(name)}"
+
+
+_DOC_ID_RE = re.compile(r"(?<![A-Za-z0-9-])([A-Z]{1,5}-?\d{2,}(?:-\d+)*|[A-Z]{1,5}\d+[A-Z]?)(?![A-Za-z0-9-])")
+_DOC_NUM_RE = re.compile(
+    r"(?:订单|合同|报价单?|发票|工单|申请)(?:编号|号码|号)?[是为:：\s#]*(\d{4,20})|"
+    r"\b(?:order|contract|quote|quotation|invoice|ticket|application)\s*(?:no\.?|number|#)?\s*[:#]?\s*(\d{4,20})\b",
+    re.I,
+)
+_EN_PLACE_RE = re.compile(
+    r"\b("
+    + "|".join(sorted((re.escape(s) for s in PLACE_OF if not _CJK.search(s)), key=len, reverse=True))
+    + r")\b",
+    re.I,
+)
+_ZH_PLACE_RE = re.compile("|".join(sorted((s for s in PLACE_OF if _CJK.search(s)), key=len, reverse=True)))
+_ORG_EN_RE = re.compile(
+    r"\b((?:[A-Z][\w&'-]*\s){0,3}(?:Inc|Ltd|Corp|Bank|Group|Company|Labs|Technologies|Studio|Agency|Foundation))\b"
+)
+_ORG_ZH_RE = re.compile(r"([\u4e00-\u9fffA-Za-z]{2,8}?(?:公司|集团|银行|研究院|事务所|工作室))")
+_EVENTS: dict[str, tuple[str, ...]] = {
+    "wedding": ("婚礼", "wedding"),
+    "birthday": ("生日", "birthday"),
+    "interview": ("面试", "interview"),
+    "graduation": ("毕业典礼", "graduation"),
+    "concert": ("演唱会", "concert"),
+    "conference": ("大会", "研讨会", "conference"),
+}
+_NAME = r"(?-i:(?P<n>[A-Z][a-z]{1,15}(?: [A-Z][a-z]{1,15})?))(?![A-Za-z])"
+_ZH_NAME_BAD_START = set("说在去住买是和也给要刚昨今上下明我你他她的了很最都还就又一这那有没不把被跟从对")
+_ZH_NAME_AFTER = (
+    r"(?=推荐|说|在|去|住|买|是|和|也|给|要|刚|昨天|今天|上周|下周|明天|帮|请|送|做|[，,。.！!？?\s]|$)"
+)
+_ZH_NAME = rf"(?:叫|名叫)?\s?(?-i:(?P<n>[A-Z][a-z]{{1,15}}|[\u4e00-\u9fff]{{2}})){_ZH_NAME_AFTER}"
+_NOT_NAMES = frozenset(
+    [
+        "I",
+        "The",
+        "A",
+        "An",
+        "My",
+        "Our",
+        "Your",
+        "His",
+        "Her",
+        "Their",
+        "This",
+        "That",
+        "It",
+        "We",
+        "You",
+        "He",
+        "She",
+        "They",
+        "Mom",
+        "Dad",
+        "Mum",
+        "Today",
+        "Yesterday",
+        "Tomorrow",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+        "Chinese",
+        "English",
+        "Quote",
+        "Contract",
+        "Order",
+        "Invoice",
+        "Ticket",
+        "Application",
+        "Just",
+        "Also",
+        "Please",
+        "Remember",
+        "Yes",
+        "No",
+        "Ok",
+        "Okay",
+        "Thanks",
+        "Hi",
+        "Hello",
+        "Hey",
+        "Last",
+        "Next",
+        "Went",
+        "Got",
+        "Met",
+        "Bought",
+        "Sorry",
+        "Well",
+        "So",
+        "And",
+        "But",
+        "Oh",
+        "Wow",
+        "Great",
+        "Good",
+        "Nice",
+        "Maybe",
+        "Still",
+        "Since",
+        "After",
+        "Before",
+        "When",
+        "What",
+        "Where",
+        "Who",
+        "Why",
+        "How",
+        "Which",
+        "There",
+        "Here",
+        "Then",
+    ]
+)
+
+
+def _kin_rules() -> list[tuple[str, re.Pattern[str]]]:
+    """(role, pattern) per family role, zh then en; a pattern's group `n` is the person's name if said."""
+    rules: list[tuple[str, re.Pattern[str]]] = []
+    for role, (zh, en) in KIN.items():
+        long_zh = [w for w in zh if len(w) > 1 and not w.startswith("我")]
+        short_zh = [w for w in zh if len(w) == 1]
+        own = [w.removeprefix("我") for w in zh if w.startswith("我")]
+        zh_alt = "|".join(sorted(long_zh, key=len, reverse=True))
+        must_me = "|".join(sorted(set(short_zh + own), key=len, reverse=True))
+        if zh_alt:
+            rules.append((role, re.compile(rf"(?:我的?)?(?:{zh_alt})(?:{_ZH_NAME})?")))
+        if must_me:  # 我妈, 我姐: a one-character role only after 我
+            rules.append((role, re.compile(rf"我的?(?:{must_me})(?![妈爸姐妹哥弟])(?:{_ZH_NAME})?")))
+        en_alt = "|".join(sorted(en, key=len, reverse=True))
+        rules.append((role, re.compile(rf"\bmy (?:{en_alt})\b(?:,? {_NAME})?", re.I)))
+        rules.append((role, re.compile(rf"\b{_NAME},? (?:is )?my (?:{en_alt})\b")))
+    return rules
+
+
+_KIN_LABEL_CUT = re.compile(r"^[,\s]*(?:is\s+)?|[\s,]*(?:叫|名叫)?[\s,]*$")
+
+
+def _kin_label(m: re.Match[str]) -> str:
+    """The role as said, without the name: "我妹妹", "my sister"."""
+    text = m.group(0)
+    if m.group("n"):
+        text = text[: m.start("n") - m.start()] + text[m.end("n") - m.start() :]
+    return _KIN_LABEL_CUT.sub("", text) or text
+
+
+_KIN_RULES = _kin_rules()
+_SOCIAL_RULES = [
+    (
+        rel,
+        re.compile(
+            rf"(?:我的?(?:{'|'.join(zh)})(?:{_ZH_NAME.replace('?P<n>', '')}))|"
+            rf"(?:\b(?i:my) (?:(?:best|good|old|close) )?(?:{'|'.join(en)})s?,? {_NAME.replace('?P<n>', '')})|"
+            rf"(?:\b{_NAME.replace('?P<n>', '')},? (?:is )?(?:a |my )(?:(?:best|good|old|close) )?(?:{'|'.join(en)}) of mine)",
+        ),
+    )
+    for rel, (zh, en) in SOCIAL.items()
+]
+
+_STATUS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "rejected",
+        re.compile(
+            r"驳回|被拒|拒绝了|没通过|未通过|没批|被退回|\brejected\b|\bdeclined\b|\bturned down\b", re.I
+        ),
+    ),
+    (
+        "approved",
+        re.compile(
+            r"审批通过|审核通过|批准|批下来|批了|通过了|已通过|\bapproved\b|\bsigned off\b|\baccepted\b", re.I
+        ),
+    ),
+    (
+        "pending",
+        re.compile(
+            r"审批中|审核中|待审批|待审核|还在审|在走流程|\bpending\b|\bunder review\b|\bawaiting approval\b",
+            re.I,
+        ),
+    ),
+]
+_SUBMITTED = re.compile(
+    r"提交|递交|交了|交上|报上去|发出|\bsubmitted\b|\bsent (?:in|off|out)\b|\bfiled\b|\bhanded in\b", re.I
+)
+_SIGNED = re.compile(r"签了|签订|签署|签约|\bsigned\b(?! off)", re.I)
+_FIRST_PERSON = re.compile(r"我|\bI\b|\bwe\b|我们", re.I)
+_MET = re.compile(r"认识了?|遇到了?|遇见了?|碰到了?|\bmet\b|\bran into\b", re.I)
+_RECOMMEND_EN = re.compile(
+    r"\brecommend(?:ed|s)? (?:me |us |to me )?(?:the |a |an |this |that )?"
+    r"(?:(?:book|film|movie|show|series|app|restaurant|cafe|game|album|podcast|novel|place|hotel|bar) )?"
+    r"(?:\w+ called )?(?P<p>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3})|[a-z][\w'-]*)"
+)
+_RECOMMEND_ZH = re.compile(
+    r"推荐(?:了|给我|我|过)*(?:一(?:本|家|部|款|个|首|台))?(?:书|电影|餐厅)?(?P<p>[^，。！？,.!?\s的]{1,10})"
+)
+_BOUGHT_EN = re.compile(
+    r"\bI (?:just |finally )?(?:bought|purchased|ordered) (?:a |an |the |my |some )?(?:new )?"
+    r"(?P<p>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2})|[a-z][\w'-]*)",
+    re.I,
+)
+_BOUGHT_ZH = re.compile(
+    r"我(?:刚|已经|终于)?(?:买了|入手了|下单了)(?:一(?:台|个|部|辆|双|本|件|款))?(?:新的?)?(?P<p>[^，。！？,.!?\s的]{1,8})"
+)
+_VISITED = re.compile(r"去了|去过|到了|\bwent to\b|\bvisited\b|\btravel(?:l)?ed to\b|\bflew to\b", re.I)
+_PERSON_NEXT = re.compile(
+    r"(?:'s\b| (?:and|said|says|told|tells|is|was|recommended|recommends|suggested|lives|lived|works|worked|went|"
+    r"gave|called|texted|sent|loves|likes|has|had|will|just|got|asked|moved|met|bought|invited|wants|needs)\b)"
+)
+_PRODUCT_STOP = re.compile(r"(?:了|吧|呢|啊|给我|一下|昨天|今天|上周)$")
+_EN_PRODUCT_STOP = frozenset(
+    [
+        "it",
+        "that",
+        "this",
+        "them",
+        "me",
+        "us",
+        "you",
+        "to",
+        "for",
+        "a",
+        "an",
+        "the",
+        "yesterday",
+        "today",
+        "tonight",
+        "last",
+        "week",
+        "month",
+        "year",
+        "ago",
+    ]
+)
+
+
+def _kind_of_doc(text: str) -> str:
+    low = text.lower()
+    for kind, words in DOC_KINDS.items():
+        if any((w in text) if _CJK.search(w) else re.search(rf"\b{w}\b", low) for w in words):
+            return kind
+    return "document"
+
+
+def _month_of(said_at: float) -> datetime:
+    return datetime.fromtimestamp(said_at, tz=UTC)
+
+
+class _Found:
+    def __init__(self) -> None:
+        self.entities: dict[str, Entity] = {}
+        self.spans: list[tuple[int, int, str]] = []  # (start, end, entity id) in the sentence
+        self.relations: dict[Relation, None] = {}
+        self.aliases: dict[tuple[str, str], None] = {}
+
+    def add(self, entity: Entity, start: int = -1, end: int = -1) -> str:
+        self.entities.setdefault(entity.id, entity)
+        if start >= 0:
+            self.spans.append((start, end, entity.id))
+        return entity.id
+
+    def relate(self, subject: str, relation: str, obj: str = "", when: str = "") -> None:
+        if subject and subject != obj:
+            self.relations.setdefault(Relation(subject, relation, obj, when), None)
+
+
+def _product(raw: str, *, zh: bool) -> str:
+    value = raw.strip().strip("《》“”\"'")
+    if zh:
+        value = _PRODUCT_STOP.sub("", value)
+    else:
+        words = value.split()
+        while words and words[-1].lower() in _EN_PRODUCT_STOP:
+            words.pop()
+        value = " ".join(w for w in words if w.lower() not in _EN_PRODUCT_STOP)
+    return value if len(value) >= 2 else ""
+
+
+def _person_before(found: _Found, pos: int) -> str:
+    """The person (or family member) named last before `pos` in the sentence."""
+    best = ""
+    best_end = -1
+    for _start, end, eid in found.spans:
+        if (
+            end <= pos
+            and (end > best_end or end == best_end and eid.startswith("person:"))
+            and (eid.startswith(("person:", "kin:")))
+        ):
+            best, best_end = eid, end
+    return best
+
+
+def extract(text: str, *, said_at: float) -> Extraction:
+    """What `text` names and how those things relate (zh + en). `said_at` (epoch seconds) resolves
+    relative dates ("3月" is March of the year it was said)."""
+    found = _Found()
+    now = _month_of(said_at)
+    slots = extract_slots(text, now=now)
+    when = next((s.value for s in slots if s.name in ("date", "month")), "")
+    for s in slots:
+        if s.name in ("date", "month"):
+            found.add(Entity(f"date:{s.value[:10]}", "date", s.raw.strip()))
+    # documents and ids (Q-2024-031, 订单号 88231)
+    docs: list[str] = []
+    doc_kind = _kind_of_doc(text)
+    for m in _DOC_ID_RE.finditer(text):
+        docs.append(found.add(Entity(f"doc:{m.group(1).lower()}", doc_kind, m.group(1))))
+    for m in _DOC_NUM_RE.finditer(text):
+        number = m.group(1) or m.group(2)
+        docs.append(found.add(Entity(f"doc:{number.lower()}", _kind_of_doc(m.group(0)), number)))
+    for s in slots:
+        if s.name.endswith("_number") and not any(d == f"doc:{s.value.lower()}" for d in docs):
+            docs.append(found.add(Entity(f"doc:{s.value.lower()}", s.name.removesuffix("_number"), s.value)))
+    docs = list(dict.fromkeys(docs))
+    # organisations: where the user works, and names with an organisation word
+    orgs: set[str] = set()
+    for key, value in claims_of(text):
+        if key == "employer" and value:
+            orgs.add(value.lower())
+            found.relate(ME, "works_at", found.add(Entity(f"org:{slug(value)}", "org", value)))
+        elif key == "residence" and value:
+            found.relate(ME, "lives_in", found.add(Entity(place_id(value), "place", value)))
+    for m in (*_ORG_EN_RE.finditer(text), *_ORG_ZH_RE.finditer(text)):
+        orgs.add(m.group(1).lower())
+        found.add(Entity(f"org:{slug(m.group(1))}", "org", m.group(1)))
+    # events
+    low = text.lower()
+    for key, words in _EVENTS.items():
+        if any((w in text) if _CJK.search(w) else re.search(rf"\b{w}\b", low) for w in words):
+            found.add(Entity(f"event:{key}", "event", key))
+    sentences = split_sentences(text) or [text]
+    for sentence in sentences:
+        found.spans = []
+        _sentence(sentence, found, orgs, docs, when)
+    # people named elsewhere (capitalised names, Chinese names after 和/跟/朋友...)
+    for name in named_things(text):
+        if name in _NOT_NAMES or name.lower() in orgs or re.search(r"\d", name):
+            continue
+        if name.lower() in PLACE_OF or any(e.name in name or name in e.name for e in found.entities.values()):
+            continue
+        if any(s.name == "place" and s.value == name for s in slots):
+            found.add(Entity(place_id(name), "place", name))
+            continue
+        if _CJK.search(name) or re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", name):
+            found.add(Entity(person_id(name), "person", name))
+    return Extraction(tuple(found.entities.values()), tuple(found.relations), tuple(found.aliases))
+
+
+def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], when: str) -> None:
+    low = sentence.lower()
+    # places (both languages, one id per place)
+    places: list[str] = []
+    for m in (*_ZH_PLACE_RE.finditer(sentence), *_EN_PLACE_RE.finditer(sentence)):
+        name = m.group(0)
+        places.append(found.add(Entity(f"place:{PLACE_OF[name.lower()]}", "place", name), m.start(), m.end()))
+    # the user's family, named or not
+    for role, pattern in _KIN_RULES:
+        for m in pattern.finditer(sentence):
+            kin = found.add(Entity(f"kin:{role}", "person", _kin_label(m)), m.start(), m.end())
+            name = m.group("n")
+            if name and name not in _NOT_NAMES and name[0] not in _ZH_NAME_BAD_START:
+                person = found.add(Entity(person_id(name), "person", name), m.start("n"), m.end("n"))
+                found.aliases.setdefault((kin, person), None)
+                found.relate(person, "family", ME)
+            else:
+                found.relate(kin, "family", ME)
+    for rel, pattern in _SOCIAL_RULES:
+        for m in pattern.finditer(sentence):
+            name = next((g for g in m.groups() if g), "")
+            if name and name not in _NOT_NAMES and name[0] not in _ZH_NAME_BAD_START:
+                start = sentence.find(name, m.start())
+                person = found.add(Entity(person_id(name), "person", name), start, start + len(name))
+                found.relate(person, rel, ME)
+    # what was recommended or bought: its words are no person's name
+    products: list[tuple[int, int, str, str]] = []  # (start, end, verb, product name)
+    for verb, patterns in (
+        ("recommended", (_RECOMMEND_EN, _RECOMMEND_ZH)),
+        ("bought", (_BOUGHT_EN, _BOUGHT_ZH)),
+    ):
+        for pattern in patterns:
+            for m in pattern.finditer(sentence):
+                name = _product(m.group("p"), zh=pattern in (_RECOMMEND_ZH, _BOUGHT_ZH))
+                if name:
+                    products.append((m.start("p"), m.start("p") + len(name), verb, name))
+    taken = [(s, e) for s, e, _ in found.spans] + [(s, e) for s, e, _, _ in products]
+    # Latin names in this sentence (for "who recommended", "whom I met")
+    for m in re.finditer(r"(?<![A-Za-z])([A-Z][a-z]{1,15})(?![A-Za-z])", sentence):
+        name = m.group(1)
+        if name in _NOT_NAMES or name.lower() in PLACE_OF or name.lower() in orgs:
+            continue
+        if any(s <= m.start() < e for s, e in taken) or any(name in o for o in orgs):
+            continue
+        if (
+            not sentence[: m.start()].strip()
+            and not _PERSON_NEXT.match(sentence, m.end())
+            and not _CJK.match(sentence[m.end() : m.end() + 1])
+        ):
+            continue  # "Sounds good": a capital at the start of a sentence names someone only before a verb
+        found.add(Entity(person_id(name), "person", name), m.start(), m.end())
+    # documents and their state
+    here = [d for d in docs if found.entities[d].name.lower() in low] or (docs if len(docs) == 1 else [])
+    for doc in here:
+        for status, pattern in _STATUS:
+            if pattern.search(sentence):
+                found.relate(doc, status, "", when)
+                break
+        if _SUBMITTED.search(sentence) and _FIRST_PERSON.search(sentence):
+            found.relate(ME, "submitted", doc, when)
+        if _SIGNED.search(sentence) and _FIRST_PERSON.search(sentence):
+            found.relate(ME, "signed", doc, when)
+    # met, recommended, bought, visited
+    people = [eid for _, _, eid in found.spans if eid.startswith(("person:", "kin:"))]
+    met = _MET.search(sentence)
+    if met and _FIRST_PERSON.search(sentence):
+        for person in people:
+            found.relate(ME, "met", person, when)
+            for place in places:
+                found.relate(person, "met_in", place, when)
+    for start, _, verb, name in products:
+        target = place_id(name) if place_id(name) in found.entities else f"product:{slug(name)}"
+        if target.startswith("product:"):
+            found.add(Entity(target, "product", name))
+        who = _person_before(found, start) if verb == "recommended" else ME
+        found.relate(who or ME, verb, target, when)
+    if _VISITED.search(sentence) and _FIRST_PERSON.search(sentence):
+        for place in places:
+            found.relate(ME, "visited", place, when)
+
+
+__all__ = ["ME", "PLACES", "Entity", "Extraction", "Relation", "extract", "person_id", "place_id", "slug"]

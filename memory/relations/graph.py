@@ -1,0 +1,274 @@
+"""A user's entity graph, built in process from the per-memory records the store keeps. Pure.
+
+Each memory's record says which entities it names, which relations it states (with the time it was
+said) and which aliases it teaches ("my sister Anna": `kin:sister → person:anna`). The graph folds
+them: aliases resolve (the newest alias of a role wins), an English nickname or a ≥ 3-letter first
+name prefix joins the one full name it can stand for (Mel = Melanie), a place has one id in both
+languages (the extractor's lexicon); relations of one family per subject (`status`: pending, approved,
+rejected; `home`; `work`) are current only until a newer one of the family was said (`valid_to`).
+Forgetting a memory is dropping its record: whatever it alone taught (an alias too) goes with it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from memory.relations.extract import ME, Entity, Extraction, extract
+from memory.relations.lexicon import EXCLUSIVE, NICKNAMES
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """What one memory contributes to the graph (stored as JSON under the memory's id)."""
+
+    said_at: float
+    entities: tuple[Entity, ...]
+    relations: tuple[tuple[str, str, str, str], ...]  # (subject, relation, object, when)
+    aliases: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, extraction: Extraction, said_at: float) -> Record:
+        return cls(
+            said_at,
+            extraction.entities,
+            tuple((r.subject, r.relation, r.object, r.when) for r in extraction.relations),
+            extraction.aliases,
+        )
+
+    def dumps(self) -> str:
+        return json.dumps(
+            {
+                "t": self.said_at,
+                "e": [[e.id, e.kind, e.name] for e in self.entities],
+                "r": [list(r) for r in self.relations],
+                "a": [list(a) for a in self.aliases],
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def loads(cls, raw: str | bytes) -> Record:
+        d = json.loads(raw)
+        return cls(
+            float(d["t"]),
+            tuple(Entity(i, k, n) for i, k, n in d["e"]),
+            tuple((s, r, o, w) for s, r, o, w in d["r"]),
+            tuple((a, b) for a, b in d["a"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One relation as said in one memory; `valid_to` set once a newer one of its family was said."""
+
+    subject: str
+    relation: str
+    object: str
+    when: str
+    said_at: float
+    memory_id: str
+    valid_to: float | None = None
+
+
+@dataclass(slots=True)
+class Node:
+    id: str
+    kind: str
+    name: str  # the name said most recently
+    aliases: set[str] = field(default_factory=set)  # every other name and id it was known by
+    memories: set[str] = field(default_factory=set)
+
+
+_LATIN_NAME = re.compile(r"^[a-z]+$")
+_SIBLINGS = {
+    "kin:sister": ("kin:elder_sister", "kin:younger_sister"),
+    "kin:brother": ("kin:elder_brother", "kin:younger_brother"),
+}
+
+
+class Graph:
+    def __init__(self, records: Mapping[str, Record]) -> None:
+        self.records = dict(records)
+        ordered = sorted(self.records.items(), key=lambda kv: (kv[1].said_at, kv[0]))
+        self.alias: dict[str, str] = {}
+        said: dict[str, float] = {}
+        for _, rec in ordered:  # newest alias of a role wins
+            for alias, target in rec.aliases:
+                if alias != target:
+                    self.alias[alias] = target
+                    said[alias] = rec.said_at
+        for general, specific in _SIBLINGS.items():  # "my sister" is the sister named (姐姐 or 妹妹)
+            named = sorted((s for s in specific if s in self.alias), key=lambda s: said[s])
+            if general not in self.alias and named:
+                self.alias[general] = self.alias[named[-1]]
+            elif general in self.alias:
+                for s in specific:
+                    self.alias.setdefault(s, self.alias[general])
+        self._nicknames(r.entities for _, r in ordered)
+        self.nodes: dict[str, Node] = {}
+        self.by_memory: dict[str, set[str]] = {}
+        for mid, rec in ordered:
+            ids = self.by_memory.setdefault(mid, set())
+            for e in rec.entities:
+                cid = self.resolve(e.id)
+                node = self.nodes.get(cid)
+                if node is None:
+                    node = self.nodes[cid] = Node(cid, e.kind, e.name)
+                elif e.id == cid or node.kind == "person" and not cid.startswith("kin:"):
+                    node.aliases.add(node.name)
+                    node.name = e.name if e.id == cid else node.name
+                node.aliases.add(e.name)
+                if e.id != cid:
+                    node.aliases.add(e.id)
+                node.memories.add(mid)
+                ids.add(cid)
+        for node in self.nodes.values():
+            node.aliases.discard(node.name)
+        self.facts = self._facts(ordered)
+        self._facts_of: dict[str, list[Fact]] = {}
+        for f in self.facts:
+            self._facts_of.setdefault(f.memory_id, []).append(f)
+        names = {a.lower(): n.id for n in self.nodes.values() for a in (n.name, *n.aliases) if len(a) >= 2}
+        self._cjk = {name: cid for name, cid in names.items() if re.search(r"[\u4e00-\u9fff]", name)}
+        self._latin = {name: cid for name, cid in names.items() if name not in self._cjk}
+
+    def _nicknames(self, entities: Iterable[tuple[Entity, ...]]) -> None:
+        """Mel → Melanie when the user knows exactly one person the short name can stand for."""
+        people = {e.id: e.name.lower() for es in entities for e in es if e.id.startswith("person:")}
+        firsts = {pid: name.split()[0] for pid, name in people.items() if _LATIN_NAME.match(name.split()[0])}
+        for pid, first in firsts.items():
+            if pid in self.alias:
+                continue
+            fuller = {
+                other
+                for other, full in firsts.items()
+                if other != pid
+                and full != first
+                and (full in NICKNAMES.get(first, ()) or (len(first) >= 3 and full.startswith(first)))
+            }
+            if len(fuller) == 1:
+                self.alias[pid] = fuller.pop()
+
+    def resolve(self, entity_id: str) -> str:
+        seen = {entity_id}
+        while entity_id in self.alias:
+            entity_id = self.alias[entity_id]
+            if entity_id in seen:
+                break
+            seen.add(entity_id)
+        return entity_id
+
+    def _facts(self, ordered: list[tuple[str, Record]]) -> list[Fact]:
+        facts: list[Fact] = []
+        latest: dict[tuple[str, str], int] = {}  # (subject, family) -> index of the current fact
+        for mid, rec in ordered:
+            for s, r, o, w in rec.relations:
+                fact = Fact(self.resolve(s), r, self.resolve(o) if o else "", w, rec.said_at, mid)
+                family = EXCLUSIVE.get(r)
+                if family is not None:
+                    key = (fact.subject, family)
+                    prev = latest.get(key)
+                    if prev is not None:
+                        old = facts[prev]
+                        if (old.relation, old.object) != (fact.relation, fact.object):
+                            facts[prev] = Fact(
+                                old.subject, old.relation, old.object, old.when, old.said_at, old.memory_id,
+                                valid_to=rec.said_at,
+                            )  # fmt: skip
+                    latest[key] = len(facts)
+                facts.append(fact)
+        return facts
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def entities_in(self, text: str, *, said_at: float) -> list[str]:
+        """The user's entities `text` names: by the extractor's ids (aliases resolved: 杭州 finds what
+        Hangzhou named; "my sister" finds Anna), then by every name and alias the graph knows."""
+        found = [self.resolve(e.id) for e in extract(text, said_at=said_at).entities]
+        words = re.findall(r"[a-z0-9][a-z0-9'.-]*", text.lower())
+        grams = {" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
+        found += [self._latin[g] for g in grams if g in self._latin]
+        found += [cid for name, cid in self._cjk.items() if name in text]
+        return [c for c in dict.fromkeys(found) if c in self.nodes and c != ME]
+
+    def relations_of(self, entity_id: str) -> list[Fact]:
+        return [f for f in self.facts if entity_id in (f.subject, f.object)]
+
+    def label(self, entity_id: str) -> str:
+        if entity_id == ME:
+            return "me"
+        node = self.nodes.get(entity_id)
+        return node.name if node is not None else entity_id
+
+    def path(self, entity_id: str, memory_id: str) -> str:
+        """How a memory hangs off an entity, for the score breakdown: "Q-2024-031 → approved"."""
+        for f in self._facts_of.get(memory_id, ()):
+            if entity_id in (f.subject, f.object):
+                if f.subject == entity_id:
+                    tail = (
+                        f.relation
+                        if not f.object or f.object == ME
+                        else f"{f.relation} {self.label(f.object)}"
+                    )
+                else:
+                    tail = f"{self.label(f.subject)} {f.relation}"
+                return f"{self.label(entity_id)} → {tail}"
+        return f"{self.label(entity_id)} → mentioned"
+
+    def linked(
+        self,
+        seeds: Iterable[str],
+        entities: Iterable[str] = (),
+        *,
+        hub: int = 25,
+        limit: int = 30,
+    ) -> dict[str, tuple[str, str]]:
+        """Memory id -> (path, the memory it was reached from) for the memories one hop from the
+        `seeds` (memory ids: each memory naming an entity another seed names) and one or two hops from
+        `entities` (named in the question: their memories, then the memories those lead to). Dates and
+        entities in more than `hub` memories (the user, the city they live in) link nothing: they join
+        everything."""
+        out: dict[str, tuple[str, str]] = {}
+        named = [cid for cid in dict.fromkeys(entities) if self._links(cid, hub)]
+        first = [mid for cid in named for mid in self._newest(cid)]
+        via: list[tuple[str, str]] = [("", cid) for cid in named]  # (from memory, entity)
+        for mid in dict.fromkeys([*first, *seeds]):  # the question's own entities lead first
+            via += [(mid, cid) for cid in sorted(self.by_memory.get(mid, ()))]
+        for origin, cid in via:
+            if not self._links(cid, hub):
+                continue
+            for mid in self._newest(cid):
+                if mid != origin and mid not in out:  # a seed is linked too when another seed leads to it
+                    out[mid] = (self.path(cid, mid), origin)
+                    if len(out) >= limit:
+                        return out
+        return out
+
+    def _links(self, cid: str, hub: int) -> bool:
+        node = self.nodes.get(cid)
+        return node is not None and node.kind != "date" and len(node.memories) <= hub
+
+    def _newest(self, cid: str) -> list[str]:
+        return sorted(self.nodes[cid].memories, key=lambda m: -self.records[m].said_at)
+
+
+def search(graph: Graph, prefix: str = "", kind: str | None = None) -> list[Node]:
+    """The user's entities whose name, an alias or id starts with `prefix` (case-insensitive; any word
+    of a Latin name), most-mentioned first; dates only when asked for by `kind`."""
+    p = prefix.strip().lower()
+    out = []
+    for node in graph.nodes.values():
+        if kind is not None and node.kind != kind or kind is None and node.kind == "date":
+            continue
+        names = [node.id, node.name, *node.aliases]
+        if not p or any(
+            n.lower().startswith(p) or any(w.startswith(p) for w in n.lower().split()) for n in names
+        ):
+            out.append(node)
+    out.sort(key=lambda n: (-len(n.memories), n.name))
+    return out

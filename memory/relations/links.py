@@ -1,0 +1,27 @@
+"""The link finder recall is given (memory.recall.links.LinkFinder): entities named in the question
+(aliases resolved across languages) and the entities of the best candidates lead to the memories one
+hop away; each comes with its path for the score breakdown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from memory.recall.links import Link
+from memory.relations.store import RelationStore
+
+
+class RelationLinks:
+    def __init__(self, store: RelationStore, *, hub: int = 25, limit: int = 30) -> None:
+        self._store = store
+        self._hub = hub
+        self._limit = limit
+
+    async def linked(
+        self, user_id: str, query: str, seeds: Sequence[str], *, as_of: float
+    ) -> Mapping[str, Link]:
+        graph = await self._store.graph(user_id)
+        if not len(graph):
+            return {}
+        named = graph.entities_in(query, said_at=as_of)
+        found = graph.linked(seeds, named, hub=self._hub, limit=self._limit)
+        return {mid: Link(path, via) for mid, (path, via) in found.items()}

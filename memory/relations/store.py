@@ -1,0 +1,110 @@
+"""Relation memory at rest: one Redis hash per user, `memory id -> record` (graph.py `Record`, JSON),
+and a counter that moves with every change; under the user's hash tag (memory/keys.py), so the user's
+erase (a SCAN of `keys.user_pattern`) deletes it and a cluster keeps it in the user's slot.
+
+Each worker keeps the graph of its recent users in process, rebuilt when the counter moved (one GET per
+search when nothing changed). Why this shape (docs/decisions.md, "Relation memory (issue 26)"): the
+records are keyed by memory, so a delete or a forget is one HDEL and takes with it every entity,
+relation and alias only that memory taught; traversal needs the whole neighbourhood of a handful of
+entities per question, which an in-process adjacency answers in microseconds where per-entity Redis
+sets would cost a round trip per hop.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import anyio.to_thread
+
+from memory import keys
+from memory.models import Memory
+from memory.redis_client import RedisClient
+from memory.relations.extract import extract
+from memory.relations.graph import Graph, Record
+
+log = logging.getLogger(__name__)
+_IN_THREAD = 500  # records: build a larger graph in a worker thread
+
+
+def records_of(memories: Sequence[Memory]) -> dict[str, Record]:
+    """The record of each memory (empty ones too: they clear an older record of an edited memory)."""
+    return {
+        m.id: Record.of(extract(m.content, said_at=m.created_at), m.created_at) for m in memories if m.content
+    }
+
+
+class RelationStore:
+    def __init__(self, redis: RedisClient, *, cached_records: int = 200_000) -> None:
+        """`cached_records`: the graphs a worker keeps, counted in memory records (LRU by user). Measured
+        (bench/relations.py): about 500 bytes per record in process, so 200,000 is about 100 MB; a user
+        with 10,000 memories is about 5 MB."""
+        self._redis = redis
+        self._cached_records = cached_records
+        self._graphs: OrderedDict[str, tuple[int, Graph]] = OrderedDict()
+
+    async def index(self, user_id: str, memories: Sequence[Memory]) -> int:
+        """Extract and store what these memories say (after their upsert); returns how many name
+        something. A memory that names nothing (any more) has no record."""
+        made = records_of(memories)
+        keep = {mid: r.dumps() for mid, r in made.items() if r.entities}
+        drop = [m.id for m in memories if m.id not in keep]
+        async with self._redis.pipeline(transaction=True) as pipe:
+            if keep:
+                pipe.hset(keys.relations(user_id), mapping=keep)  # type: ignore[arg-type]  # invariant keys
+            if drop:
+                pipe.hdel(keys.relations(user_id), *drop)
+            pipe.incr(keys.relations_version(user_id))
+            await pipe.execute()
+        return len(keep)
+
+    async def remove(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        """A deleted or forgotten memory takes its entities, relations and aliases with it."""
+        if not memory_ids:
+            return
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hdel(keys.relations(user_id), *memory_ids)
+            pipe.incr(keys.relations_version(user_id))
+            await pipe.execute()
+        self._graphs.pop(user_id, None)
+
+    async def records(self, user_id: str) -> dict[str, Record]:
+        raw = await self._redis.hgetall(keys.relations(user_id))
+        return {_text(k): Record.loads(v) for k, v in raw.items()}
+
+    async def graph(self, user_id: str) -> Graph:
+        """The user's graph at the current version (cached per worker)."""
+        version = int(await self._redis.get(keys.relations_version(user_id)) or 0)
+        cached = self._graphs.get(user_id)
+        if cached is not None and cached[0] == version:
+            self._graphs.move_to_end(user_id)
+            return cached[1]
+        started = time.perf_counter()
+        records = await self.records(user_id)
+        graph = (
+            await anyio.to_thread.run_sync(Graph, records) if len(records) > _IN_THREAD else Graph(records)
+        )
+        self._graphs[user_id] = (version, graph)
+        self._graphs.move_to_end(user_id)
+        held = sum(len(g.records) for _, g in self._graphs.values())
+        while held > self._cached_records and len(self._graphs) > 1:
+            _, (_, dropped) = self._graphs.popitem(last=False)
+            held -= len(dropped.records)
+        log.debug(
+            "relation graph built",
+            extra={
+                "records": len(records),
+                "entities": len(graph),
+                "ms": round((time.perf_counter() - started) * 1e3, 1),
+            },
+        )
+        return graph
+
+    def forget_user(self, user_id: str) -> None:
+        self._graphs.pop(user_id, None)
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value

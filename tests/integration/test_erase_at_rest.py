@@ -134,6 +134,7 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
         chroma_server.url,
         chroma_data_path=str(chroma_data),
         erasure_compactor=False,  # the test runs the operator command itself
+        relation_memory=True,  # its records name the entity: they must go too
     )
     r = aredis.Redis.from_url(settings.redis_url, decode_responses=True)
 

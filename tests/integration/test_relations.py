@@ -15,6 +15,12 @@ from tests.integration.test_chat import llm_settings
 
 pytestmark = pytest.mark.integration
 
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Relation memory is off by default (RELATION_MEMORY): these tests are about it."""
+    return settings.model_copy(update={"relation_memory": True})
+
 ZH = [
     {
         "role": "user",

@@ -21,6 +21,7 @@ def settings(settings: Settings) -> Settings:
     """Relation memory is off by default (RELATION_MEMORY): these tests are about it."""
     return settings.model_copy(update={"relation_memory": True})
 
+
 ZH = [
     {
         "role": "user",

@@ -35,7 +35,7 @@ async def list_entities(
     if memory.relations is None:
         return EntityList(total=0, items=[])
     found = search(await memory.relations.graph(user_id), prefix, kind)
-    await audit.record("list", user_id, min(limit, len(found)), {"what": "entities"})
+    await audit.record_access("list", user_id, min(limit, len(found)), {"what": "entities"})
     return EntityList(total=len(found), items=[EntityOut.of(n) for n in found[:limit]])
 
 
@@ -53,5 +53,5 @@ async def read_entity(
     if node is None:
         raise NotFound(f"no entity {entity_id} (实体不存在)")
     memories = await memory.get(user_id, sorted(node.memories))
-    await audit.record("list", user_id, len(memories), {"what": "entity"})
+    await audit.record_access("read", user_id, len(memories), {"what": "entity"})
     return EntityDetail.build(node, graph, memories)

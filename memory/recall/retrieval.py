@@ -385,7 +385,13 @@ class HybridRetriever:
                 cross_sims = rows.smoothed(index.memories, bw.neighbours_cross) @ bvec.astype(np.float32)
             bridge_cos = {mid: float((cross_sims if mid in cross else same_sims)[at[mid]]) for mid in bridged}
         langs = rows.language_of() if rows is not None else {}
-        known = max((src.known(plan.own_tokens) for src, _ in sources if len(src)), default=0.0)
+        # the query's own words, or the aliases mnemo itself adds to them ("bills" -> 账单, invoice): a
+        # user who wrote "invoice" did write what "my bills" asks about; gibberish has no aliases
+        aliases = [t for t in plan.keyword_tokens if t not in set(plan.own_tokens)]
+        known = max(
+            (max(src.known(plan.own_tokens), src.known(aliases)) for src, _ in sources if len(src)),
+            default=0.0,
+        )
         evidence: dict[str, Evidence] = {}
         for mid, m in candidates.items():
             owner = next((src for src, _ in sources if mid in src.memories), None)

@@ -103,8 +103,9 @@ class MemoryEditor:
     ) -> Edited:
         async with self._lock(user_id):
             current = await self.read(user_id, memory_id)
-            if version_of(current) != expected_version:
-                raise VersionMismatch(memory_id, version_of(current))
+            version = version_of(current)
+            if version != expected_version:
+                raise VersionMismatch(memory_id, version)
             updated = _applied(current, changes)
             changed = tuple(f for f in EDITABLE if getattr(updated, f) != getattr(current, f))
             if not changed and current.archive_tier == "hot":

@@ -63,14 +63,7 @@ class MemoryHistory:
     ) -> None:
         await self._redis.xadd(
             keys.ltm_history(user_id, memory_id),
-            {
-                "kind": kind,
-                "at": f"{time.time():.6f}",
-                "actor": actor.user_id,
-                "role": actor.role,
-                "request_id": actor.request_id,
-                "detail": json.dumps(dict(detail), ensure_ascii=False),
-            },
+            _entry(kind, actor, detail),
             maxlen=EVENTS_KEPT,
             approximate=True,
         )
@@ -83,14 +76,7 @@ class MemoryHistory:
         """Each memory's stream becomes one content-free `deleted` event (module docstring)."""
         if not memory_ids:
             return
-        entry: dict[Any, Any] = {
-            "kind": "deleted",
-            "at": f"{time.time():.6f}",
-            "actor": actor.user_id,
-            "role": actor.role,
-            "request_id": actor.request_id,
-            "detail": "{}",
-        }
+        entry = _entry("deleted", actor, {})
         async with self._redis.pipeline(transaction=False) as pipe:
             for memory_id in memory_ids:
                 key = keys.ltm_history(user_id, memory_id)
@@ -143,6 +129,18 @@ def from_record(m: Memory) -> list[HistoryEvent]:
             )
         )
     return events
+
+
+def _entry(kind: EventKind, actor: Actor, detail: Mapping[str, Any]) -> dict[Any, Any]:
+    """One stream entry as recorded (`_event` reads it back)."""
+    return {
+        "kind": kind,
+        "at": f"{time.time():.6f}",
+        "actor": actor.user_id,
+        "role": actor.role,
+        "request_id": actor.request_id,
+        "detail": json.dumps(dict(detail), ensure_ascii=False),
+    }
 
 
 def _event(fields: Mapping[Any, Any]) -> HistoryEvent:

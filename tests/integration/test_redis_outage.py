@@ -12,6 +12,7 @@ committed twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import uuid
@@ -343,8 +344,10 @@ def outbox_xadd_matcher(command: Command) -> bool:
 
 
 def ltm_bump_matcher(command: Command) -> bool:
-    """The write's version bump (a script on the user's ltm version and change log keys)."""
-    return command[0].upper() == b"EVALSHA" and any(arg.endswith(b":ltm:changes") for arg in command[1:])
+    """The write's version bump (a script on the user's ltm version and change log keys), as EVALSHA
+    or as EVAL (the script not cached yet)."""
+    verb = command[0].upper() if command else b""
+    return verb in {b"EVALSHA", b"EVAL"} and any(arg.endswith(b":ltm:changes") for arg in command[1:])
 
 
 @pytest.fixture
@@ -513,16 +516,21 @@ class TestTurnOutcomeIsItsCommit:
             assert time.monotonic() - started < 2.0
 
 
-def ltm_bump(command: Command) -> bool:
-    """The version bump's script call, as EVALSHA or as EVAL (the script not cached yet)."""
-    verb = command[0].upper() if command else b""
-    return verb in {b"EVALSHA", b"EVAL"} and any(arg.endswith(b":ltm:changes") for arg in command[1:])
-
-
 async def finds(client: httpx.AsyncClient, auth: AuthHeaders, words: str) -> bool:
     resp = await client.post(f"/v1/memory/{USER}/search", json={"query": words}, headers=auth(USER))
     assert resp.status_code == 200, resp.text
     return any(words in hit["content"] for hit in resp.json()["results"])
+
+
+@contextlib.asynccontextmanager
+async def two_workers(
+    own_redis: RestartableRedis, cutter: RedisCutter, chroma_server: ServerProcess, embedder: Embedder
+) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
+    """Worker `a` reaches Redis through the cutter, worker `b` directly (it never sees the outage)."""
+    settings = outage_settings(cutter.url, chroma_server, outbox_worker=False)
+    direct = settings.model_copy(update={"redis_url": f"{own_redis.url}/0"})
+    async with app_client(settings, embedder) as (a, _), app_client(direct, embedder) as (b, _):
+        yield a, b
 
 
 class TestVersionBumpLost:
@@ -542,16 +550,14 @@ class TestVersionBumpLost:
         embedder: Embedder,
         auth: AuthHeaders,
     ) -> None:
-        settings = outage_settings(cutter.url, chroma_server, outbox_worker=False)
-        direct = settings.model_copy(update={"redis_url": f"{own_redis.url}/0"})
-        async with app_client(settings, embedder) as (a, _), app_client(direct, embedder) as (b, _):
+        async with two_workers(own_redis, cutter, chroma_server, embedder) as (a, b):
             warm = {"session_id": "s1", "messages": [{"role": "user", "content": SAID}]}
             assert (
                 await a.post(f"/v1/memory/{USER}/messages", json=warm, headers=auth(USER))
             ).status_code == 200
             assert await finds(b, auth, "Hangzhou")  # b caches alice's index at this version
             body = {"session_id": "s2", "messages": [{"role": "user", "content": self.SAID, "id": "locker"}]}
-            back_up = cutter.cut_before(ltm_bump, down_for=1.0)
+            back_up = cutter.cut_before(ltm_bump_matcher, down_for=1.0)
             first = await a.post(f"/v1/memory/{USER}/messages", json=body, headers=auth(USER))
             assert_redis_unavailable(first, "a write whose version bump never reached Redis")
             await asyncio.wait_for(back_up.wait(), 10)
@@ -572,14 +578,12 @@ class TestVersionBumpLost:
         embedder: Embedder,
         auth: AuthHeaders,
     ) -> None:
-        settings = outage_settings(cutter.url, chroma_server, outbox_worker=False)
-        direct = settings.model_copy(update={"redis_url": f"{own_redis.url}/0"})
-        async with app_client(settings, embedder) as (a, _), app_client(direct, embedder) as (b, _):
+        async with two_workers(own_redis, cutter, chroma_server, embedder) as (a, b):
             body = {"session_id": "s1", "messages": [{"role": "user", "content": self.SAID}]}
             stored = await a.post(f"/v1/memory/{USER}/messages", json=body, headers=auth(USER))
             memory_id = stored.json()["memories"][0]["id"]
             assert await finds(b, auth, self.CODE)
-            back_up = cutter.cut_before(ltm_bump, down_for=1.0)
+            back_up = cutter.cut_before(ltm_bump_matcher, down_for=1.0)
             gone = await a.delete(f"/v1/memory/{USER}/{memory_id}", headers=auth(USER))
             assert_redis_unavailable(gone, "a delete whose version bump never reached Redis")
             await asyncio.wait_for(back_up.wait(), 10)

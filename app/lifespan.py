@@ -460,6 +460,7 @@ def make_lifespan(
             recall_k=settings.recall_top_k,
             recall_min_similarity=settings.recall_min_similarity,
             recall_min_relevance=settings.recall_min_relevance,
+            recall_general_min_relevance=settings.recall_general_min_relevance,
             max_backlog=settings.outbox_max_backlog,
             max_backlog_wait=settings.outbox_max_wait_seconds,
             records=idempotency,

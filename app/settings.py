@@ -192,6 +192,10 @@ class Settings(BaseSettings):
     # whose words the user wrote needs 0.1 (memory/recall/relevance.py UNKNOWN_QUERY_FLOOR)
     search_min_relevance: float = Field(0.005, ge=0, le=1)
     recall_min_relevance: float = Field(0.005, ge=0, le=1)
+    # chat recall for a message about the world (not about the speaker, naming nothing a memory holds):
+    # the relevance a memory must reach to enter the prompt (memory/chat/recall_gate.py); 0: only the
+    # floor above
+    recall_general_min_relevance: float = Field(0.2, ge=0, le=1)
     outbox_worker: bool = True  # run the long-term write consumer in this process
     # backpressure: with more chat turns than this waiting for the long-term writer, new turns wait
     # (up to outbox_max_wait_seconds each) for it to catch up; 0 turns it off

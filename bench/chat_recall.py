@@ -1,20 +1,32 @@
-"""Which chat turns put long-term memories in the prompt: unrelated questions (none should) and
-questions about what the user said (the right memory should), before and after the relevance floor.
+"""Which chat turns put long-term memories in the prompt: questions about the world (none should), and
+questions about what the user said (the right memory should), through the recall gate of issue 24
+(memory/chat/recall_gate.py).
 
-    .venv/bin/python bench/chat_recall.py                 # the server's default floor
-    .venv/bin/python bench/chat_recall.py --floor 0       # RECALL_MIN_RELEVANCE=0: the cosine floor alone
+    .venv/bin/python bench/chat_recall.py                                # every set, the server's defaults
+    .venv/bin/python bench/chat_recall.py --general-floor 0              # the relevance floor alone (no gate)
+    .venv/bin/python bench/chat_recall.py --floor 0 --general-floor 0    # the cosine floor alone
+    .venv/bin/python bench/chat_recall.py --sets labelled held_out       # only the short sets
 
-The users and memories of `bench/data/relevance_pairs.json` (each memory its own earlier session),
-then chat turns through `POST /v1/chat/completions` (no LLM configured: the offline responder; `debug`
-names the memories recalled) in a new session:
+Chat turns go through `POST /v1/chat/completions` (no LLM configured: the offline responder; `debug`
+names the memories recalled), all turns of a user in one session: chat recall leaves the current
+session out, so what the earlier turns wrote is not recalled (it is in the session's buffer). Sets:
 
-- 30 unrelated questions (`UNRELATED`, 15 zh, 15 en: general knowledge, tasks, small talk), each asked
-  of both users: *share of turns injecting any memory* (lower is better);
-- every labelled question with a relevant memory: *share of turns injecting a relevant one*.
+- `labelled`: the users and memories of `bench/data/relevance_pairs.json` (each memory its own earlier
+  session); 30 questions about the world (`UNRELATED`, 15 zh, 15 en: general knowledge, tasks, small
+  talk, one gibberish) asked of both users: *share of turns injecting any memory* (lower is better);
+  every labelled question with a relevant memory: *share of turns injecting a relevant one*. The gate
+  was chosen on this set.
+- `held_out`: `bench/data/chat_gate_held_out.json`, written after the gate was chosen: 30 other
+  questions about the world (imperatives with "me"/"我", a generic "how do I") asked of both users, and
+  36 new questions about the same memories, first person and not.
+- `conversations`: the LoCoMo development slice (`../shared/data/locomo_dev.json`), its Chinese
+  translation (`locomo_dev_zh.json`) and mnemo's Chinese conversation (`bench/data/zh_conversation.json`),
+  ingested as `bench/locomo.py` does; every category 1-4 question is then a chat turn: *share of turns
+  injecting an evidence turn* and the mean characters injected. Their questions are in the third person
+  ("When did Caroline…", "周明的吉他老师是谁"): what a higher floor for questions about the world costs.
 
-Each run on its own fresh redis-server and `chroma run`. `--floor` sets RECALL_MIN_RELEVANCE (without
-it: the server's default); the code before issue 24 had only the cosine floor RECALL_MIN_SIMILARITY=0.2
-(docs/benchmarks.md runs this script against that code too, from a copy of its commit).
+Each set on its own fresh redis-server and `chroma run`. `--floor` sets RECALL_MIN_RELEVANCE and
+`--general-floor` RECALL_GENERAL_MIN_RELEVANCE (without them: the server's defaults).
 """
 
 from __future__ import annotations
@@ -35,14 +47,20 @@ import httpx  # noqa: E402
 from app.http.auth import TokenCodec  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, machine, served_app  # noqa: E402
+from bench.locomo import DEFAULT_DATA, evidence_ids, ingest, user_of  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "relevance_pairs.json"
+HELD_OUT = ROOT / "bench" / "data" / "chat_gate_held_out.json"
+CONVERSATIONS = [
+    DEFAULT_DATA,
+    DEFAULT_DATA.with_name("locomo_dev_zh.json"),
+    ROOT / "bench" / "data" / "zh_conversation.json",
+]
+GATE = ("recall_min_relevance", "recall_general_min_relevance")
 DAY = 86_400.0
 
 
 class Client:
-    """(self-contained: the script also runs against the code before issue 24, from a copy of it)"""
-
     def __init__(self, http: httpx.AsyncClient) -> None:
         self.http = http
         self.tokens = TokenCodec(SECRET)
@@ -97,13 +115,13 @@ UNRELATED = [
 ]
 
 
-async def turn(http: httpx.AsyncClient, client: Client, user: str, text: str) -> list[str]:
+async def turn(http: httpx.AsyncClient, client: Client, user: str, text: str, session: str) -> list[str]:
     resp = await http.post(
         "/v1/chat/completions",
         json={
             "model": "mnemo",
             "messages": [{"role": "user", "content": text}],
-            "session_id": "bench-now",
+            "session_id": session,
             "debug": True,
         },
         headers=client.headers(user),
@@ -113,66 +131,137 @@ async def turn(http: httpx.AsyncClient, client: Client, user: str, text: str) ->
     return ids
 
 
-async def measure(data: dict[str, Any], **settings: Any) -> dict[str, Any]:
-    now = time.time()
-    async with served_app(bridge_embedding=True, **settings) as http:
-        client = Client(http)
-        source: dict[str, str] = {}  # memory id -> the labelled id of its message
-        for user in data["users"]:
-            await store(client, user, now)
-            listed = await http.get(
-                f"/v1/memory/{user['id']}/list?limit=100", headers=client.headers(user["id"])
-            )
-            source |= {m["id"]: m["source_message_ids"][0] for m in listed.json()["items"]}
-        unrelated = injected = 0
-        for user in data["users"]:
-            for text in UNRELATED:
-                unrelated += 1
-                injected += bool(await turn(http, client, user["id"], text))
-        related = found = 0
-        for user in data["users"]:
-            for q in user["queries"]:
-                if q["relevant"]:
-                    related += 1
-                    ids = await turn(http, client, user["id"], q["q"])
-                    found += bool({source.get(i) for i in ids} & set(q["relevant"]))
-    return {
-        "unrelated_turns": unrelated,
-        "unrelated_turns_injecting_a_memory": round(injected / unrelated, 3),
-        "related_turns": related,
-        "related_turns_injecting_a_relevant_memory": round(found / related, 3),
-    }
+async def listed(http: httpx.AsyncClient, client: Client, user: str) -> dict[str, dict[str, Any]]:
+    """Every memory of the user by id (paged)."""
+    out: dict[str, dict[str, Any]] = {}
+    offset = 0
+    while True:
+        resp = await http.get(
+            f"/v1/memory/{user}/list?limit=100&offset={offset}", headers=client.headers(user)
+        )
+        resp.raise_for_status()
+        items = resp.json()["items"]
+        out |= {m["id"]: m for m in items}
+        if len(items) < 100:
+            return out
+        offset += 100
 
 
-async def run(floor: float | None) -> dict[str, Any]:
+async def short_sets(http: httpx.AsyncClient, sets: list[str]) -> dict[str, Any]:
+    """The labelled and held-out questions on the users of relevance_pairs.json."""
     data = json.loads(DATA.read_text())
-    settings = {} if floor is None else {"recall_min_relevance": floor}
-    default = (
-        Settings.model_fields["recall_min_relevance"].default
-        if "recall_min_relevance" in Settings.model_fields
-        else None
-    )
-    return {
-        "machine": machine(),
-        "recall_min_relevance": floor if floor is not None else default,
-        **await measure(data, **settings),
+    held = json.loads(HELD_OUT.read_text())
+    client = Client(http)
+    now = time.time()
+    source: dict[str, str] = {}  # memory id -> the labelled id of its message
+    texts: dict[str, str] = {}
+    for user in data["users"]:
+        await store(client, user, now)
+        for mid, m in (await listed(http, client, user["id"])).items():
+            source[mid] = m["source_message_ids"][0]
+            texts[mid] = m["content"]
+    plans = {
+        "labelled": (
+            UNRELATED,
+            [(u["id"], q["q"], q["relevant"]) for u in data["users"] for q in u["queries"] if q["relevant"]],
+        ),
+        "held_out": (held["unrelated"], [(r["user"], r["q"], r["relevant"]) for r in held["related"]]),
     }
+    out: dict[str, Any] = {}
+    for name in sets:
+        world, about = plans[name]
+        injecting: list[dict[str, Any]] = []
+        turns = 0
+        for user in data["users"]:
+            for text in world:
+                turns += 1
+                if ids := await turn(http, client, user["id"], text, "bench-now"):
+                    injecting.append({"question": text, "memories": [texts.get(i, i) for i in ids]})
+        found = 0
+        missed: list[str] = []
+        for user_id, text, relevant in about:
+            ids = await turn(http, client, user_id, text, "bench-now")
+            hit = bool({source.get(m) for m in ids} & set(relevant))
+            found += hit
+            if not hit:
+                missed.append(text)
+        out[name] = {
+            "world_turns": turns,
+            "world_turns_injecting_a_memory": round(len(injecting) / turns, 3),
+            "about_turns": len(about),
+            "about_turns_injecting_a_relevant_memory": round(found / len(about), 3),
+            "world_turns_that_injected": injecting,
+            "about_turns_that_missed": missed,
+        }
+    return out
+
+
+async def conversation(http: httpx.AsyncClient, path: Path) -> dict[str, Any]:
+    """A LoCoMo-format conversation, ingested; every category 1-4 question is a chat turn."""
+    client = Client(http)
+    samples = json.loads(path.read_text())
+    found = chars = n = 0
+    for sample in samples:
+        user = user_of(sample, "chat")
+        end = await ingest(http, sample, user, client.headers(user))
+        del end  # the chat turn is "now"; the conversation's dates are in the past either way
+        memories = await listed(http, client, user)
+        for qa in sample["qa"]:
+            relevant = evidence_ids(qa.get("evidence", []))
+            if qa.get("category") not in (1, 2, 3, 4) or not relevant:
+                continue
+            ids = await turn(http, client, user, str(qa["question"]), "now")
+            n += 1
+            sources = {s for m in ids if m in memories for s in memories[m]["source_message_ids"]}
+            found += bool(sources & relevant)
+            chars += sum(len(memories[m]["content"]) for m in ids if m in memories)
+    return {
+        "questions": n,
+        "turns_injecting_an_evidence_turn": round(found / max(1, n), 3),
+        "mean_chars_injected": round(chars / max(1, n)),
+    }
+
+
+async def run(sets: list[str], settings: dict[str, Any]) -> dict[str, Any]:
+    defaults = {k: Settings.model_fields[k].default for k in GATE if k in Settings.model_fields}
+    report: dict[str, Any] = {"machine": machine(), **defaults, **settings}
+    options = {"bridge_embedding": True, **settings}
+    if short := [s for s in sets if s in ("labelled", "held_out")]:
+        async with served_app(**options) as http:
+            report |= await short_sets(http, short)
+    if "conversations" in sets:
+        for path in CONVERSATIONS:
+            async with served_app(**options) as http:
+                report[path.stem] = await conversation(http, path)
+    return report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--floor", type=float, default=None, help="RECALL_MIN_RELEVANCE")
+    parser.add_argument("--general-floor", type=float, default=None, help="RECALL_GENERAL_MIN_RELEVANCE")
     parser.add_argument(
-        "--floor", type=float, default=None, help="RECALL_MIN_RELEVANCE (default: the server's)"
+        "--sets",
+        nargs="+",
+        choices=["labelled", "held_out", "conversations"],
+        default=["labelled", "held_out", "conversations"],
     )
     args = parser.parse_args()
-    report = asyncio.run(run(args.floor))
+    settings = {
+        key: value
+        for key, value in (
+            ("recall_min_relevance", args.floor),
+            ("recall_general_min_relevance", args.general_floor),
+        )
+        if value is not None
+    }
+    report = asyncio.run(run(args.sets, settings))
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
-    (out / f"chat_recall{'' if args.floor is None else f'_{args.floor}'}.json").write_text(
-        json.dumps(report, ensure_ascii=False, indent=1)
-    )
+    variant = "".join(f"_{k.split('_')[1]}{v}" for k, v in settings.items())
+    (out / f"chat_recall{variant}.json").write_text(json.dumps(report, ensure_ascii=False, indent=1))
     sys.stdout.write(json.dumps(report, ensure_ascii=False, indent=1) + "\n")
 
 

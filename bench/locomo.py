@@ -3,6 +3,8 @@
     .venv/bin/python bench/locomo.py                                   # LoCoMo dev slice, current pipeline
     .venv/bin/python bench/locomo.py --pipeline naive                  # the foundation pipeline
     .venv/bin/python bench/locomo.py --data bench/data/zh_conversation.json
+    .venv/bin/python bench/locomo.py --data ../shared/data/locomo_dev_zh.json     # the dev slice in Chinese
+    .venv/bin/python bench/locomo.py --questions-from ../shared/data/locomo_dev_zh.json  # en turns, zh questions
     .venv/bin/python bench/locomo.py --embedding-backend torch         # sentence-transformers embedder
     .venv/bin/python bench/locomo.py --bridge off                      # without the multilingual bridge
     .venv/bin/python bench/locomo.py --min-relevance 0                 # every hit, whatever its relevance
@@ -48,8 +50,19 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo_dev.json"
 _DIA_RE = re.compile(r"D\d+:\d+")
 
 
+_ZH_TIME_RE = re.compile(
+    r"(\d{4})年(\d{1,2})月(\d{1,2})日\s*(上午|中午|下午|晚上|凌晨|早上)?\s*(\d{1,2}):(\d{2})"
+)
+_ZH_AFTERNOON = ("中午", "下午", "晚上")
+
+
 def parse_session_time(text: str) -> float:
-    """'1:56 pm on 8 May, 2023' -> epoch seconds (UTC)."""
+    """'1:56 pm on 8 May, 2023' (LoCoMo) or '2023年5月8日下午1:56' (its Chinese translation) -> epoch
+    seconds (UTC)."""
+    if m := _ZH_TIME_RE.fullmatch(text.strip()):
+        year, month, day, part, hour, minute = m.groups()
+        h = int(hour) % 12 + (12 if part in _ZH_AFTERNOON else 0) if part else int(hour)
+        return datetime(int(year), int(month), int(day), h, int(minute), tzinfo=UTC).timestamp()
     return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC).timestamp()
 
 
@@ -92,8 +105,25 @@ def ndcg(ranked: list[str], relevant: set[str], k: int) -> float:
     return dcg / ideal if ideal else 0.0
 
 
+def asked_from(samples: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The samples with the questions of `other` (the same conversations in the other language, question
+    for question, as ../shared/data/locomo_dev_zh.json is to locomo_dev.json): turns in one language,
+    questions in the other."""
+    by_id = {o["sample_id"]: o for o in other}
+    out = []
+    for sample in samples:
+        theirs = by_id[sample["sample_id"]]["qa"]
+        if len(theirs) != len(sample["qa"]):
+            raise ValueError(f"{sample['sample_id']}: {len(theirs)} questions against {len(sample['qa'])}")
+        qa = [{**mine, "question": q["question"]} for mine, q in zip(sample["qa"], theirs, strict=True)]
+        out.append({**sample, "qa": qa})
+    return out
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     samples = json.loads(Path(args.data).read_text())
+    if args.questions_from is not None:
+        samples = asked_from(samples, json.loads(Path(args.questions_from).read_text()))
     options: dict[str, Any] = {
         "retrieval_pipeline": args.pipeline,
         "retrieval_clustering": args.clustering,
@@ -121,6 +151,37 @@ class Replayed:
     latencies: list[float]
 
 
+def user_of(sample: dict[str, Any], prefix: str = "bench") -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", f"{prefix}-{sample['sample_id']}")
+
+
+async def ingest(
+    client: httpx.AsyncClient, sample: dict[str, Any], user: str, headers: dict[str, str]
+) -> float:
+    """Every session of the sample through `POST /messages`; returns the end of the conversation."""
+    end_of_conversation = 0.0
+    for number, started, turns in sessions_of(sample["conversation"]):
+        messages = [
+            {
+                "role": "user",
+                "content": turn_text(t),
+                "name": t["speaker"],
+                "id": t["dia_id"],
+                "timestamp": started + i,  # keep turn order inside a session
+            }
+            for i, t in enumerate(turns)
+            if turn_text(t)
+        ]
+        end_of_conversation = max(end_of_conversation, started + len(turns))
+        resp = await client.post(
+            f"/v1/memory/{user}/messages",
+            json={"session_id": f"session-{number}", "messages": messages},
+            headers=headers,
+        )
+        resp.raise_for_status()
+    return end_of_conversation
+
+
 async def replay(
     client: httpx.AsyncClient,
     samples: list[dict[str, Any]],
@@ -133,28 +194,9 @@ async def replay(
     stored_total = 0
     latencies: list[float] = []
     for sample in samples:
-        user = re.sub(r"[^A-Za-z0-9_.-]", "-", f"{user_prefix}-{sample['sample_id']}")
+        user = user_of(sample, user_prefix)
         headers = {"Authorization": f"Bearer {tokens.mint(user, ttl_seconds=86400)}"}
-        end_of_conversation = 0.0
-        for number, started, turns in sessions_of(sample["conversation"]):
-            messages = [
-                {
-                    "role": "user",
-                    "content": turn_text(t),
-                    "name": t["speaker"],
-                    "id": t["dia_id"],
-                    "timestamp": started + i,  # keep turn order inside a session
-                }
-                for i, t in enumerate(turns)
-                if turn_text(t)
-            ]
-            end_of_conversation = max(end_of_conversation, started + len(turns))
-            resp = await client.post(
-                f"/v1/memory/{user}/messages",
-                json={"session_id": f"session-{number}", "messages": messages},
-                headers=headers,
-            )
-            resp.raise_for_status()
+        end_of_conversation = await ingest(client, sample, user, headers)
         listed = await client.get(f"/v1/memory/{user}/list?limit=1", headers=headers)
         stored_total += int(listed.json()["total"])
         texts = {
@@ -196,7 +238,8 @@ async def replay(
                     "threshold_keeps_evidence": kept_by_threshold,
                     # each hit: (its source message ids, its characters, its relevance when served)
                     "hits": [
-                        (r["source_message_ids"], len(r["content"]), r.get("relevance")) for r in results
+                        (r["source_message_ids"], len(r["content"]), r.get("relevance"), r.get("similarity"))
+                        for r in results
                     ],
                 }
             )
@@ -246,6 +289,7 @@ def summarize(
         ],
         "machine": machine(),
         "misses": [r for r in per_question if not r["any10"]][:show_misses],
+        "questions_detail": per_question,
     }
 
 
@@ -254,8 +298,8 @@ def cost_and_recall(per_question: list[dict[str, Any]], keep: Any, name: str) ->
     found = chars = 0.0
     for r in per_question:
         kept = keep(r["hits"])
-        found += bool(set(r["evidence"]) & {mid for ids, _, _ in kept for mid in ids})
-        chars += sum(n for _, n, _ in kept)
+        found += bool(set(r["evidence"]) & {mid for ids, *_ in kept for mid in ids})
+        chars += sum(h[1] for h in kept)
     n = max(1, len(per_question))
     return {"keep": name, "recall_any": round(found / n, 3), "mean_chars": round(chars / n)}
 
@@ -267,6 +311,12 @@ def _first_results_ids(results: list[dict[str, Any]], k: int) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument(
+        "--questions-from",
+        default=None,
+        help="ask the questions of this file instead (the same conversations in the other language: "
+        "e.g. --data ../shared/data/locomo_dev.json --questions-from ../shared/data/locomo_dev_zh.json)",
+    )
     parser.add_argument("--pipeline", default="hybrid", choices=["naive", "hybrid"])
     parser.add_argument("--show-misses", type=int, default=0)
     parser.add_argument(
@@ -288,8 +338,18 @@ def main() -> None:
     parser.add_argument(
         "--relations", choices=["on", "off"], default="on", help="RELATION_MEMORY (off: recall without links)"
     )
+    parser.add_argument(
+        "--questions-out",
+        type=Path,
+        default=None,
+        help="also write every question with its hits (ids, characters, relevance, similarity) here "
+        "(bench/chat_gate.py reads it)",
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
+    if args.questions_out is not None:
+        args.questions_out.write_text(json.dumps(result["questions_detail"], ensure_ascii=False))
+    del result["questions_detail"]
     result["bridge"] = args.bridge
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
@@ -301,7 +361,8 @@ def main() -> None:
         + ("" if args.min_relevance is None else f"_rel{args.min_relevance}")
         + ("" if args.relations == "on" else "_norel")
     )
-    name = f"locomo_{Path(args.data).stem}_{args.pipeline}{variant}.json"
+    asked = "" if args.questions_from is None else f"_asked_{Path(args.questions_from).stem}"
+    name = f"locomo_{Path(args.data).stem}{asked}_{args.pipeline}{variant}.json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))
     misses = result.pop("misses")
     result["min_relevance"] = args.min_relevance

@@ -20,6 +20,7 @@ from typing import Any
 from memory.chat.compression import LLMCompressor
 from memory.chat.context import AssembledPrompt, assemble_prompt
 from memory.chat.llm import ChatModel, Completion, GenerationParams, PromptMessage, TurnFacts, estimate_tokens
+from memory.chat.recall_gate import RecallGate
 from memory.chat.summary import ExtractiveSummarizer, Summarizer
 from memory.errors import StoreUnavailable
 from memory.longterm.ids import content_hash
@@ -150,6 +151,7 @@ class ConversationService:
         recall_k: int = 3,
         recall_min_similarity: float = 0.2,
         recall_min_relevance: float = 0.0,
+        recall_general_min_relevance: float = 0.0,
         max_backlog: int = 0,
         max_backlog_wait: float = 5.0,
         records: IdempotencyRecords | None = None,
@@ -166,7 +168,7 @@ class ConversationService:
         self._compressor = compressor
         self._recall_k = recall_k
         self._recall_min_similarity = recall_min_similarity
-        self._recall_min_relevance = recall_min_relevance
+        self._recall_gate = RecallGate(recall_min_relevance, recall_general_min_relevance)
         self._max_backlog = max_backlog
         self._max_backlog_wait = max_backlog_wait
         self._records = records
@@ -315,8 +317,9 @@ class ConversationService:
         )
 
     async def _recall(self, chat: ChatInput, now: float, coding: bool) -> list[ScoredMemory]:
-        """The turn's memories: the search's best among those whose calibrated relevance reaches the
-        floor (an unrelated memory never enters the prompt), minus those under the similarity floor."""
+        """The turn's memories: the search's best among those the recall gate admits (relevance reaches
+        the floor, and a higher one for a message about the world: memory/chat/recall_gate.py), minus
+        those under the similarity floor."""
         k = self._recall_k
         hits = await self._memory.search(
             chat.user_id,
@@ -324,8 +327,9 @@ class ConversationService:
             top_k=k * 3 if coding else k,
             filters=SearchFilters(exclude_session_id=chat.session_id),
             as_of=now,
-            min_relevance=self._recall_min_relevance,
+            min_relevance=self._recall_gate.min_relevance,
         )
+        hits = self._recall_gate.admitted(chat.message, hits)
         kept = [h for h in hits if h.similarity >= self._recall_min_similarity]
         if len(kept) < len(hits):
             metrics.RECALL_BELOW_FLOOR.inc(len(hits) - len(kept))

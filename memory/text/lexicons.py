@@ -353,3 +353,21 @@ ATTRIBUTE_QUESTIONS: dict[str, re.Pattern[str]] = {
         "favourite": r"最喜欢|\bfavou?rite\b",
     }.items()
 }
+
+# A message that speaks of the speaker's own life (chat recall's gate, memory/chat/recall_gate.py):
+# first-person words, one's family as Chinese names it without a pronoun ("妈妈每天吃什么药", "女儿在学
+# 什么"), and what was said before ("do you remember", "上次说的"). "me" and "我" as the object of a request
+# ("give me three tips", "帮我写一首诗", "告诉我…") do not count: `SELF_REQUEST_RE` is removed first.
+SELF_RE = re.compile(
+    r"我|咱|俺|自己|"
+    r"(?:^|[^\u4e00-\u9fff])(?:老公|老婆|爱人|女儿|儿子|孩子|爸爸|妈妈|爸妈|父母|哥哥|姐姐|弟弟|妹妹|爷爷|奶奶|外公|外婆|"
+    r"男朋友|女朋友|对象|家里|家人|上次|之前说|你还记得|记不记得)|"
+    r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|our|ours|ourselves|us|"
+    r"remember|last time|you said|i told you)\b",
+    re.IGNORECASE,
+)
+SELF_REQUEST_RE = re.compile(
+    r"(?:帮|给|告诉|教|替|跟|为|陪)我|让我(?:们)?(?:看看|想想|知道)|"
+    r"\b(?:give|tell|help|show|teach|let|get|send|make|find|write|bring)\s+(?:me|us)\b|\blet'?s\b",
+    re.IGNORECASE,
+)

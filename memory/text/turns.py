@@ -5,6 +5,10 @@
 - *Questions*: `clauses` splits a message into clauses and marks the interrogative ones, so the write
   policy can tell a question that only asks ("我住在哪个城市？", "what's my dog's name?") from one that
   also states something ("I moved to Suzhou, any good restaurants?").
+- *About oneself*: `speaks_of_self` tells a message about the speaker's own life, family or what was
+  said before ("我住在哪", "女儿在学什么乐器", "when is my dentist appointment?") from one about the world
+  ("地球到月球有多远", "give me three tips for a job interview"): chat recall asks more of a memory
+  before it answers the latter with it.
 - *Health and safety*: allergies, medication, conditions, dietary restrictions, pregnancy, disability,
   blood type and emergency contacts (`HEALTH_RE` in lexicons.py).
 
@@ -17,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory.text.lexicons import FILLER_RE, HEALTH_RE, SMALL_TALK_RE
+from memory.text.lexicons import FILLER_RE, HEALTH_RE, SELF_RE, SELF_REQUEST_RE, SMALL_TALK_RE
 
 _QUOTES = str.maketrans(
     {"\u2019": "'", "\u2018": "'", "\uff07": "'", "\u201c": '"', "\u201d": '"', "\u02bc": "'"}
@@ -120,3 +124,10 @@ def is_health_fact(text: str) -> bool:
     """A health or safety fact stated (not asked): allergy, medication, condition, dietary restriction,
     pregnancy, disability, blood type, emergency contact."""
     return bool(HEALTH_RE.search(stated(text)))
+
+
+def speaks_of_self(text: str) -> bool:
+    """The message speaks of the speaker (I, my, 我, 咱), their family as Chinese names it without a
+    pronoun (妈妈, 女儿, 老公) or what was said before ("remember", "上次"); "me" and "我" as the object of a
+    request ("give me", "帮我", "告诉我") do not count."""
+    return bool(SELF_RE.search(SELF_REQUEST_RE.sub(" ", fold_quotes(text))))

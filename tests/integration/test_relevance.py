@@ -130,14 +130,21 @@ async def chat_turn(client: httpx.AsyncClient, auth: AuthHeaders, text: str) -> 
 
 class TestChatRecall:
     @pytest.mark.parametrize(
-        # (unrelated questions in everyday words can still recall a weak memory at the default floor:
-        # bench/chat_recall.py measures how often)
+        # questions about the world (bench/chat_recall.py measures how often one still recalls a memory)
         "question",
         [
             "量子计算的原理是什么？",
             "帮我写一首关于春天的诗",
             "xyzzy plugh",
             "How do airplanes stay in the air?",
+            # the recall gate's reproductions: each recalled a weak memory (the favourite dish, the
+            # chess player's evenings) at the relevance floor alone (RECALL_GENERAL_MIN_RELEVANCE=0)
+            "红烧肉怎么做比较好吃？",
+            "Suggest a weekend workout routine",
+            # and on the benchmark's users, not on these ten facts
+            "地球到月球有多远？",
+            "推荐一部好看的科幻小说",
+            "Give me three tips for a job interview",
         ],
     )
     async def test_unrelated_questions_inject_no_memory(
@@ -150,7 +157,15 @@ class TestChatRecall:
         assert debug["memory_ids"] == []
 
     @pytest.mark.parametrize(
-        ("question", "expected"), [("我的猫叫什么名字？", "cat"), ("When do I see the dentist?", "dentist")]
+        ("question", "expected"),
+        [
+            ("我的猫叫什么名字？", "cat"),
+            ("When do I see the dentist?", "dentist"),
+            # not in the first person: a name or a Chinese word the memory holds lets it in
+            ("What breed is Biscuit?", "dog"),
+            ("空气净化器的订单号是多少", "order"),
+            ("团子是什么颜色的", "cat"),
+        ],
     )
     async def test_related_questions_still_recall(
         self, client: httpx.AsyncClient, auth: AuthHeaders, question: str, expected: str

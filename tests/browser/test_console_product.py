@@ -315,3 +315,102 @@ def test_erasing_reads_as_a_receipt_and_an_unknown_id_says_nothing_was_held(
             screens(browser, screenshots, "erase-unknown")
     assert find(browser, "#er-stores tr[data-store='chroma'] td.deleted").text == "1"
     screens(browser, screenshots, "erase-receipt")
+
+
+def chat_turn(driver: webdriver.Chrome, text: str) -> webdriver.remote.webelement.WebElement:
+    """Send one message in the playground; the answer's list item once its stream ended."""
+    n = len(all_of(driver, "#chat-log li.assistant"))
+    type_into(driver, "#chat-input", text)
+    find(driver, "#chat-send").click()
+    # read in one script: the log is redrawn on every chunk, so an element found first may be gone
+    wait(
+        driver,
+        lambda d: d.execute_script(
+            "const a = document.querySelectorAll('#chat-log li.assistant');"
+            "return a.length === arguments[0] && a[a.length - 1].getAttribute('aria-busy') === 'false'",
+            n + 1,
+        ),
+        f"the answer to {text!r}",
+    )
+    return all_of(driver, "#chat-log li.assistant")[-1]
+
+
+def test_the_chat_playground_streams_and_shows_what_was_recalled_and_the_prompt(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 7: no chat playground, and no way to see which memories the bot recalled in a turn and why.
+    A turn streams (several chunks drawn as they come), lists the recalled memories with relevance as a
+    word and a bar, and shows the prompt the model was sent on demand; a 300-character token in a
+    recalled memory and in the prompt never widens the page."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "s1", ("home", "我住在杭州，记住这个"), ("url", f"My reading list is at {LONG_URL}"))
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, lambda d: len(rows(d)) == 2, "the memories")
+    set_lang(browser, "en")
+    find(browser, "#nav-chat").click()
+    wait(browser, visible("#view-chat"), "the chat playground")
+    assert find(browser, "#chat-empty").is_displayed()
+    screens(browser, screenshots, "chat-empty")
+
+    answer = chat_turn(browser, "Where is my reading list?")
+    assert int(answer.get_attribute("data-chunks")) >= 2, "the answer came as one piece, not streamed"
+    assert "reading list" in answer.find_element(By.CSS_SELECTOR, ".reply").text
+    recalled = answer.find_elements(By.CSS_SELECTOR, ".recalled li.recalled-memory")
+    url = next(li for li in recalled if LONG_URL in li.text)
+    assert url.find_element(By.CSS_SELECTOR, ".rel-word").text in {"strong", "possible", "weak"}
+    assert re.fullmatch(r"\d{1,3}%", url.find_element(By.CSS_SELECTOR, ".score").text)
+    assert url.find_element(By.CSS_SELECTOR, "meter").get_attribute("value")
+    assert "Memories recalled" in answer.find_element(By.CSS_SELECTOR, ".recalled h3").text
+    prompt = answer.find_element(By.CSS_SELECTOR, "details.prompt")
+    assert not prompt.find_element(By.CSS_SELECTOR, "ol").is_displayed()  # on demand only
+    prompt.find_element(By.CSS_SELECTOR, "summary").click()
+    system = answer.find_element(By.CSS_SELECTOR, ".prompt-messages li[data-role='system'] pre").text
+    assert "[long-term memories]" in system
+    assert LONG_URL[:60] in system
+    said = answer.find_element(By.CSS_SELECTOR, ".prompt-messages li[data-role='user']:last-child pre")
+    assert said.text == "Where is my reading list?"
+
+    answer = chat_turn(browser, "我住在哪个城市？")
+    home = next(li for li in answer.find_elements(By.CSS_SELECTOR, "li.recalled-memory") if "杭州" in li.text)
+    assert home.find_element(By.CSS_SELECTOR, ".rel-word").text == "strong"
+    set_lang(browser, "zh")  # the turn is said again in Chinese, the prompt still open in the first turn
+    answer = all_of(browser, "#chat-log li.assistant")[-1]
+    assert "回忆起" in answer.find_element(By.CSS_SELECTOR, ".recalled h3").text
+    assert {e.text for e in all_of(browser, "li.recalled-memory .rel-word")} <= {"强", "可能", "弱"}
+    assert (
+        all_of(browser, "#chat-log li.assistant")[0]
+        .find_element(By.CSS_SELECTOR, "details.prompt ol")
+        .is_displayed()
+    )
+    screens(browser, screenshots, "chat")
+
+    # nothing typed: said, nothing sent
+    find(browser, "#chat-send").click()
+    wait(browser, visible("#error"), "the empty-message message")
+    assert "Type a message first" in find(browser, "#error").text
+    assert len(all_of(browser, "#chat-log li.assistant")) == 2
+    # a user chatting as themselves is not in the audit trail
+    admin = Api(served, token("ops", role="admin"))
+    entries = admin.http.get("/v1/audit", params={"user_id": name, "action": "chat"}).json()["items"]
+    assert entries == []
+
+
+def test_an_admin_chats_as_a_user_and_it_is_audited(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Issue 25: chat as a user (admin), audited."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    Api(served, token(name)).store(name, "s1", ("bees", "I keep bees on my rooftop"))
+    open_console(browser, served, f"#token={token('ops', role='admin')}")
+    wait(browser, visible("#view-home"), "the admin home")
+    browser.get(f"{served}/console/#/u/{name}/chat")
+    wait(browser, visible("#view-chat"), "the chat playground")
+    set_lang(browser, "en")
+    assert f"You are chatting as {name}" in find(browser, "#chat-help").text
+    answer = chat_turn(browser, "What do I keep on my rooftop?")
+    assert any("bees" in li.text for li in answer.find_elements(By.CSS_SELECTOR, "li.recalled-memory"))
+    admin = Api(served, token("ops", role="admin"))
+    entries = admin.http.get("/v1/audit", params={"user_id": name, "action": "chat"}).json()["items"]
+    assert [(e["actor"], e["details"]["session_id"]) for e in entries] == [("ops", "console")]
+    screens(browser, screenshots, "chat-as-user")

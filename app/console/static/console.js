@@ -330,11 +330,7 @@
       const sources = (h.source_messages || []).map((m) => `${m.session_id}/${m.id}` + (m.content ? `: ${m.content}` : " " + t("not_held")));
       const del = el("button", { class: "delete", type: "button" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(h));
-      const level = kind ? h.relevance : Math.max(0, Math.min(1, h.score));
-      const label = kind ? t("rel_" + kind) : "";  // without relevance (an older server): the score alone
-      const rel = el("div", { class: "rel rel-" + (kind || "score") },
-        el("meter", { min: "0", max: "1", low: String(POSSIBLE), high: String(STRONG), optimum: "1", value: String(level), "aria-label": t("relevance") }),
-        el("span", { class: "rel-word" }, label), el("span", { class: "score" }, kind ? `${Math.round(h.relevance * 100)}%` : `${t("score")} ${fmt(h.score)}`));
+      const rel = relevanceEl(h);  // without relevance (an older server): the score alone
       list.append(el("li", { class: "hit", "data-id": h.id, "data-strength": kind || "" },
         el("div", {}, el("span", { class: "content" }, h.content), earlier(h)),
         rel,
@@ -466,64 +462,93 @@
     $("#confirm-no").onclick = () => { $("#confirm").hidden = true; };
   }
 
-  // ---- chat playground: streams through /v1/chat/completions; each turn shows what was recalled ---------
+  // ---- chat playground: streams through /v1/chat/completions with `debug: true`; each turn shows what
+  // was recalled (relevance as in search) and, on demand, the prompt the model was sent ------------------
   async function sendChat() {
     const text = $("#chat-input").value.trim();
-    if (!text) { show("chat_empty", {}, true); return; }
+    if (!text) { show("chat_empty", {}, true); $("#chat-input").focus(); return; }
     const sid = $("#chat-session").value.trim() || "console";
-    const turn = { text, reply: "", recalled: null, done: false, failed: null };
+    const turn = { text, sid, reply: "", chunks: 0, debug: null, done: false, failed: null, showPrompt: false };
     state.chat.push(turn);
     $("#chat-input").value = "";
+    $("#chat-send").disabled = true;
     drawChat();
     const body = { model: "mnemo", stream: true, debug: true, session_id: sid, messages: [{ role: "user", content: text }] };
     if (state.user !== claims.sub) body.user_id = state.user;  // an admin chatting as the user (audited)
-    const res = await api("POST", "/v1/chat/completions", body);
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let buffered = "";
-    let debug = null;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffered += decoder.decode(value, { stream: true });
-      let cut;
-      while ((cut = buffered.indexOf("\n\n")) >= 0) {
-        const event = buffered.slice(0, cut);
-        buffered = buffered.slice(cut + 2);
-        for (const line of event.split("\n")) {
-          if (!line.startsWith("data:")) continue;
-          const data = line.slice(5).trim();
-          if (data === "[DONE]") continue;
-          let chunk;
-          try { chunk = JSON.parse(data); } catch (_) { continue; }
-          if (chunk.error) turn.failed = { status: 500, code: chunk.error.code || chunk.error.type || "" };
-          const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
-          if (delta && delta.content) turn.reply += delta.content;
-          if (chunk.debug) debug = chunk.debug;
+    try {
+      const res = await api("POST", "/v1/chat/completions", body);
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buffered = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+        let cut;
+        while ((cut = buffered.indexOf("\n\n")) >= 0) {
+          const event = buffered.slice(0, cut);
+          buffered = buffered.slice(cut + 2);
+          for (const line of event.split("\n")) {
+            if (!line.startsWith("data:")) continue;
+            const data = line.slice(5).trim();
+            if (data === "[DONE]") continue;
+            let chunk;
+            try { chunk = JSON.parse(data); } catch (_) { continue; }
+            if (chunk.error) turn.failed = { status: 500, code: chunk.error.code || chunk.error.type || "" };
+            const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+            if (delta && delta.content) { turn.reply += delta.content; turn.chunks += 1; }
+            if (chunk.debug) turn.debug = chunk.debug;
+          }
+          drawChat();
         }
-        drawChat();
       }
+    } catch (err) {
+      if (err && err.status === 401) { failed(err); return; }
+      turn.failed = err;
+    } finally {
+      turn.done = true;
+      $("#chat-send").disabled = false;
+      drawChat();
     }
-    turn.done = true;
-    if (debug) {
-      turn.debug = debug;
-      turn.recalled = await Promise.all(debug.memory_ids.map((id) => json("GET", memoryPath(id)).catch(() => ({ id, content: null }))));
-    }
-    drawChat();
   }
+
+  // relevance as words, a bar and a percentage (search hits and recalled memories alike)
+  function relevanceEl(h) {
+    const kind = strength(h);
+    const level = kind ? h.relevance : Math.max(0, Math.min(1, h.score));
+    return el("div", { class: "rel rel-" + (kind || "score") },
+      el("meter", { min: "0", max: "1", low: String(POSSIBLE), high: String(STRONG), optimum: "1", value: String(level), "aria-label": t("relevance") }),
+      el("span", { class: "rel-word" }, kind ? t("rel_" + kind) : ""),
+      el("span", { class: "score" }, kind ? `${Math.round(h.relevance * 100)}%` : `${t("score")} ${fmt(h.score)}`));
+  }
+
   function drawChat() {
     const log = $("#chat-log");
     log.replaceChildren();
     $("#chat-help").textContent = state.user !== claims.sub ? t("chat_as_help", { user: state.user }) : t("chat_help");
-    for (const turn of state.chat) {
-      log.append(el("li", { class: "user" }, el("span", { class: "who" }, state.user), turn.text));
-      const recalled = turn.recalled == null ? null : el("details", { class: "recalled", open: "" },
-        el("summary", {}, t("recalled_n", { n: turn.recalled.length })),
-        turn.recalled.length ? el("ul", {}, ...turn.recalled.map((m) => el("li", { "data-id": m.id }, m.content == null ? m.id : m.content))) : el("p", {}, t("recalled_none")),
-        turn.debug ? el("p", { class: "help" }, t("chat_debug", { mode: val("mode", turn.debug.mode), tokens: turn.debug.total_tokens, summary: turn.debug.redis_summary_used ? t("yes") : t("no") })) : null);
-      log.append(el("li", { class: "assistant", "aria-busy": turn.done ? "false" : "true" }, el("span", { class: "who" }, t("assistant_label")),
-        el("div", { class: "reply" }, turn.reply || (turn.done ? "" : t("thinking"))), turn.failed ? el("p", { class: "warn" }, errorText(turn.failed)) : null, recalled));
-    }
+    $("#chat-empty").hidden = state.chat.length > 0;
+    state.chat.forEach((turn, i) => {
+      log.append(el("li", { class: "user" }, el("span", { class: "who" }, `${state.user} · ${t("session")} ${turn.sid}`), el("div", { class: "said" }, turn.text)));
+      const d = turn.debug;
+      const recalled = !d || !d.recalled ? null : el("div", { class: "recalled" },
+        el("h3", {}, d.recalled.length ? t("recalled_n", { n: d.recalled.length }) : t("recalled_none")),
+        d.recall_degraded ? el("p", { class: "warn" }, t("recall_degraded")) : null,
+        d.recalled.length ? el("ul", { class: "cards" }, ...d.recalled.map((m) => el("li", { "data-id": m.id, class: "recalled-memory" },
+          el("div", { class: "content" }, m.content), relevanceEl(m),
+          el("div", { class: "meta" }, timeEl(m.created_at, true), ` · ${t("session")} ${m.session_id} · ${val("tier", m.tier)}`,
+            m.in_prompt ? "" : ` · ${t("not_in_prompt")}`)))) : null,
+        el("p", { class: "help" }, t("chat_debug", { mode: val("mode", d.mode), tokens: d.total_tokens, summary: d.redis_summary_used ? t("yes") : t("no") })));
+      let prompt = null;
+      if (d && d.prompt) {
+        prompt = el("details", { class: "prompt", open: turn.showPrompt ? "" : null }, el("summary", {}, t("show_prompt", { n: d.prompt.length })),
+          el("ol", { class: "prompt-messages" }, ...d.prompt.map((m) => el("li", { "data-role": m.role }, el("strong", {}, val("role", m.role)), el("pre", {}, m.content)))));
+        prompt.addEventListener("toggle", () => { turn.showPrompt = prompt.open; });
+      }
+      log.append(el("li", { class: "assistant", "data-turn": String(i), "data-chunks": String(turn.chunks), "aria-busy": turn.done ? "false" : "true" },
+        el("span", { class: "who" }, t("assistant_label")),
+        el("div", { class: "reply" }, turn.reply || (turn.done ? "" : t("thinking"))),
+        turn.failed ? el("p", { class: "warn" }, errorText(turn.failed)) : null, recalled, prompt));
+    });
   }
 
   // ---- export ----------------------------------------------------------------------------------------

@@ -126,7 +126,8 @@
   }
   const redraw = {
     memories: () => drawMemories(), search: () => drawSearch(), forget: () => { drawPreview(); drawForgot(); },
-    sessions: () => { drawSessions(); drawSession(); }, audit: () => drawAudit(), erase: () => drawReceipt(),
+    sessions: () => { drawSessions(); drawSession(); }, audit: () => drawAudit(), erase: () => { drawErasePreview(); drawReceipt(); },
+    home: () => drawFound(),
     chat: () => drawChat(), export: () => drawExported(),
   };
 
@@ -594,14 +595,79 @@
     $("#au-more").hidden = !state.auditBefore;
   }
 
-  async function runErase() {
+  // ---- admin: find a user by id prefix ------------------------------------------------------------------
+  async function findUsers() {
+    const prefix = $("#open-user").value.trim();
+    if (!prefix) { state.found = null; drawFound(); show("find_empty", {}, true); $("#open-user").focus(); return; }
+    state.found = await json("GET", `/v1/admin/users?${new URLSearchParams({ prefix, limit: "50" })}`);
+    drawFound();
+  }
+  function drawFound() {
+    const f = state.found;
+    const body = $("#found-list tbody");
+    body.replaceChildren();
+    $("#found-list").hidden = !f || !f.users.length;
+    $("#found-summary").textContent = !f ? "" : !f.users.length ? t("found_none", { prefix: f.prefix })
+      : t(f.more ? "found_more" : "found_n", { n: f.users.length, prefix: f.prefix });
+    if (!f) return;
+    for (const u of f.users) {
+      const erase = el("a", { href: "#/erase", class: "button-link", "data-user": u }, t("erase_this"));
+      erase.addEventListener("click", () => { state.eraseUser = u; });
+      body.append(el("tr", { "data-user": u }, el("td", { class: "primary", "data-label": t("user_id") },
+        el("a", { href: `#/u/${userPath(u)}/memories`, class: "open-user" }, u)),
+        el("td", { class: "actions-cell" }, el("a", { href: `#/u/${userPath(u)}/chat`, class: "button-link" }, t("chat")), " ", erase)));
+    }
+  }
+
+  // ---- admin: erase, previewed (counts per store), confirmed by typing the id, then the receipt ------------
+  async function previewErase() {
     const user = $("#er-user").value.trim();
-    if (!user || $("#er-confirm").value.trim() !== user) return;
+    state.receipt = null; drawReceipt();
+    if (!user) { state.erasePreview = null; drawErasePreview(); show("erase_empty", {}, true); $("#er-user").focus(); return; }
+    const p = await json("GET", `/v1/admin/users/${userPath(user)}/erase-preview`);
+    state.erasePreview = { user, p };
+    $("#er-confirm").value = "";
+    drawErasePreview();
+    $("#er-confirm").focus();
+  }
+  const EP_ROWS = [
+    ["hot", (p) => p.memories.hot, "ep_hot"], ["warm", (p) => p.memories.warm, "ep_warm"], ["cold", (p) => p.memories.cold, "ep_cold"],
+    ["sessions", (p) => p.sessions, "ep_sessions"], ["buffer", (p) => p.buffer_messages, "ep_buffer"],
+    ["histories", (p) => p.histories, "ep_histories"], ["outbox", (p) => p.outbox, "ep_outbox"],
+    ["dead_letters", (p) => p.dead_letters, "ep_dead_letters"], ["redis_keys", (p) => p.redis_keys, "ep_redis_keys"],
+  ];
+  function drawErasePreview() {
+    const e = state.erasePreview;
+    $("#er-preview-box").hidden = !e;
+    armErase();
+    if (!e) return;
+    const { user, p } = e;
+    $("#ep-title").textContent = p.held ? t("ep_title", { user }) : t("erased_nothing_title", { user });
+    const kinds = Object.entries(p.kinds).map(([k, n]) => `${val("tier", k)} ${n}`).join(" · ");
+    $("#ep-summary").textContent = p.held ? t("ep_summary", { n: p.memories_total, kinds: kinds || "—" }) : t("ep_nothing");
+    $("#er-preview-box").classList.toggle("nothing", !p.held);
+    const body = $("#ep-stores tbody");
+    body.replaceChildren();
+    for (const [key, count, label] of EP_ROWS) {
+      body.append(el("tr", { "data-store": key }, cell("what_goes", "primary", t(label)), cell("count", "num", String(count(p)))));
+    }
+    $("#er-confirm-label").textContent = t("type_user_id_n", { user });
+  }
+  function armErase() {
+    const e = state.erasePreview;
+    $("#er-go").disabled = !e || $("#er-confirm").value.trim() !== e.user || $("#er-user").value.trim() !== e.user;
+  }
+
+  async function runErase() {
+    const e = state.erasePreview;
+    const user = $("#er-user").value.trim();
+    if (!e || e.user !== user || $("#er-confirm").value.trim() !== user) return;
     const receipt = await json("DELETE", `/v1/memory/${userPath(user)}?confirm=${encodeURIComponent(user)}`);
     state.receipt = { user, receipt };
+    state.erasePreview = null;
+    drawErasePreview();
     drawReceipt();
     $("#er-confirm").value = "";
-    $("#er-go").disabled = true;
   }
   function drawReceipt() {
     const r = state.receipt;
@@ -719,9 +785,13 @@
         state.user = ""; links();
         if (claims.role !== "admin") { view("notfound"); show("admin_only", {}, true); return; }
         view(parts[0]);
-        if (parts[0] === "audit") await loadAudit(false); else drawReceipt();
+        if (parts[0] === "audit") await loadAudit(false);
+        else {
+          if (state.eraseUser) { $("#er-user").value = state.eraseUser; state.eraseUser = null; state.erasePreview = null; state.receipt = null; }
+          drawErasePreview(); drawReceipt();
+        }
       } else if (parts[0] === "" && parts.length === 1) {
-        if (claims.role === "admin") { state.user = ""; links(); view("home"); }
+        if (claims.role === "admin") { state.user = ""; links(); view("home"); drawFound(); }
         else location.replace(`#/u/${userPath(claims.sub)}/memories`);
       } else { links(); view("notfound"); }
     } catch (err) { failed(err); }
@@ -738,7 +808,8 @@
   });
   $("#sign-in").addEventListener("click", () => signIn($("#token-input").value));
   $("#sign-out").addEventListener("click", () => { history.replaceState(null, "", location.pathname); signOut(null); });
-  $("#open-form").addEventListener("submit", (e) => { e.preventDefault(); const u = $("#open-user").value.trim(); if (u) location.hash = `#/u/${userPath(u)}/memories`; });
+  $("#find-form").addEventListener("submit", safely(findUsers));
+  $("#open-user-go").addEventListener("click", () => { const u = $("#open-user").value.trim(); if (u) location.hash = `#/u/${userPath(u)}/memories`; else show("find_empty", {}, true); });
   $("#notfound-home").addEventListener("click", (e) => { e.preventDefault(); location.hash = "#/"; });
   $("#notfound-home").setAttribute("href", "#/");
   $("#filters").addEventListener("submit", safely(() => loadMemories(false)));
@@ -750,13 +821,14 @@
   $("#export-go").addEventListener("click", safely(runExport));
   $("#audit-form").addEventListener("submit", safely(() => loadAudit(false)));
   $("#au-more").addEventListener("click", safely(() => loadAudit(true)));
-  $("#erase-form").addEventListener("submit", safely(runErase));
+  $("#erase-form").addEventListener("submit", safely(previewErase));
+  $("#erase-confirm-form").addEventListener("submit", safely(runErase));
   $("#ed-save").addEventListener("click", safely(saveEdit));
   $("#ed-cancel").addEventListener("click", () => { $("#editor").hidden = true; });
   $("#hi-close").addEventListener("click", () => { $("#history").hidden = true; });
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") for (const id of ["#editor", "#history", "#confirm"]) $(id).hidden = true; });
-  const armErase = () => { const u = $("#er-user").value.trim(); $("#er-go").disabled = !u || $("#er-confirm").value.trim() !== u; };
-  $("#er-user").addEventListener("input", armErase);
+  // another id typed: the preview shown was of someone else, so it goes (and the erase button with it)
+  $("#er-user").addEventListener("input", () => { if (state.erasePreview && state.erasePreview.user !== $("#er-user").value.trim()) { state.erasePreview = null; drawErasePreview(); } });
   $("#er-confirm").addEventListener("input", armErase);
   window.addEventListener("hashchange", route);
   translate();

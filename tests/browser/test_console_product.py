@@ -287,6 +287,10 @@ def test_sessions_written_through_messages_are_listed_and_a_session_can_be_delet
     assert api.http.get(f"/v1/sessions/{name}").json()["session_ids"] == []
 
 
+def title_is(said: str) -> Callable[[webdriver.Chrome], bool]:
+    return lambda d: bool(find(d, "#ep-title").text == said)
+
+
 def receipt_for(user: str) -> Callable[[webdriver.Chrome], bool]:
     return lambda d: bool(find(d, "#er-title").text.endswith(user))
 
@@ -306,7 +310,7 @@ def test_erasing_reads_as_a_receipt_and_an_unknown_id_says_nothing_was_held(
         type_into(browser, "#er-user", user)
         find(browser, "#er-preview").click()
         said = f"Erasing {user} deletes:" if held else f"Nothing was held for {user}"
-        wait(browser, lambda d, said=said: find(d, "#ep-title").text == said, f"the preview of {user}")
+        wait(browser, title_is(said), f"the preview of {user}")
         type_into(browser, "#er-confirm", user)
         find(browser, "#er-go").click()
         wait(browser, receipt_for(user), f"the receipt for {user}")

@@ -368,7 +368,7 @@ def test_the_chat_playground_streams_and_shows_what_was_recalled_and_the_prompt(
     assert url.find_element(By.CSS_SELECTOR, ".rel-word").text in {"strong", "possible", "weak"}
     assert re.fullmatch(r"\d{1,3}%", url.find_element(By.CSS_SELECTOR, ".score").text)
     assert url.find_element(By.CSS_SELECTOR, "meter").get_attribute("value")
-    assert "Memories recalled" in answer.find_element(By.CSS_SELECTOR, ".recalled h3").text
+    assert "Memories recalled" in answer.find_element(By.CSS_SELECTOR, ".recalled h2").text
     prompt = answer.find_element(By.CSS_SELECTOR, "details.prompt")
     assert not prompt.find_element(By.CSS_SELECTOR, "ol").is_displayed()  # on demand only
     prompt.find_element(By.CSS_SELECTOR, "summary").click()
@@ -383,7 +383,7 @@ def test_the_chat_playground_streams_and_shows_what_was_recalled_and_the_prompt(
     assert home.find_element(By.CSS_SELECTOR, ".rel-word").text == "strong"
     set_lang(browser, "zh")  # the turn is said again in Chinese, the prompt still open in the first turn
     answer = all_of(browser, "#chat-log li.assistant")[-1]
-    assert "回忆起" in answer.find_element(By.CSS_SELECTOR, ".recalled h3").text
+    assert "回忆起" in answer.find_element(By.CSS_SELECTOR, ".recalled h2").text
     assert {e.text for e in all_of(browser, "li.recalled-memory .rel-word")} <= {"强", "可能", "弱"}
     assert (
         all_of(browser, "#chat-log li.assistant")[0]

@@ -532,7 +532,7 @@
       log.append(el("li", { class: "user" }, el("span", { class: "who" }, `${state.user} · ${t("session")} ${turn.sid}`), el("div", { class: "said" }, turn.text)));
       const d = turn.debug;
       const recalled = !d || !d.recalled ? null : el("div", { class: "recalled" },
-        el("h3", {}, d.recalled.length ? t("recalled_n", { n: d.recalled.length }) : t("recalled_none")),
+        el("h2", {}, d.recalled.length ? t("recalled_n", { n: d.recalled.length }) : t("recalled_none")),
         d.recall_degraded ? el("p", { class: "warn" }, t("recall_degraded")) : null,
         d.recalled.length ? el("ul", { class: "cards" }, ...d.recalled.map((m) => el("li", { "data-id": m.id, class: "recalled-memory" },
           el("div", { class: "content" }, m.content), relevanceEl(m),

@@ -56,6 +56,18 @@ def screens(driver: webdriver.Chrome, where: Path, name: str) -> None:
     set_lang(driver, "en")
 
 
+def full_page(driver: webdriver.Chrome, where: Path, name: str, lang: str, width: int) -> None:
+    """A screenshot of the whole page (the window made as tall as the document), for the docs."""
+    set_lang(driver, lang)
+    driver.set_window_size(width, 900)
+    height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+    driver.set_window_size(width, min(height + 140, 6000))  # + the window's own chrome
+    assert sideways(driver) <= 0
+    driver.save_screenshot(str(where / f"console-{name}-{lang}-{width}-full.png"))
+    driver.set_window_size(1280, 900)
+    set_lang(driver, "en")
+
+
 def rows(driver: webdriver.Chrome) -> list[webdriver.remote.webelement.WebElement]:
     return all_of(driver, "#memory-list tbody tr[data-id]")
 
@@ -391,6 +403,8 @@ def test_the_chat_playground_streams_and_shows_what_was_recalled_and_the_prompt(
         .is_displayed()
     )
     screens(browser, screenshots, "chat")
+    full_page(browser, screenshots, "chat", "en", 1400)
+    full_page(browser, screenshots, "chat", "zh", 390)
 
     # nothing typed: said, nothing sent
     find(browser, "#chat-send").click()
@@ -504,6 +518,8 @@ def test_an_erase_is_previewed_per_store_then_confirmed_by_typing_the_id(
     type_into(browser, "#er-confirm", name)
     assert find(browser, "#er-go").is_enabled()
     screens(browser, screenshots, "erase-preview")
+    full_page(browser, screenshots, "erase-preview", "zh", 1400)
+    full_page(browser, screenshots, "erase-preview", "en", 390)
     assert api.contents(name), "nothing is erased by a preview"
     # another id typed: the preview (and the button) go
     type_into(browser, "#er-user", name + "x")

@@ -474,6 +474,8 @@
     $("#chat-input").value = "";
     $("#chat-send").disabled = true;
     drawChat();
+    const mine = $("#chat-log").lastElementChild;
+    if (mine && mine.scrollIntoView) mine.scrollIntoView({ block: "start" });  // the new turn, where it will stream
     const body = { model: "mnemo", stream: true, debug: true, session_id: sid, messages: [{ role: "user", content: text }] };
     if (state.user !== claims.sub) body.user_id = state.user;  // an admin chatting as the user (audited)
     try {

@@ -14,6 +14,7 @@ install-dev:
 	scripts/bootstrap.sh dev
 	scripts/ensure_redis_server.sh
 	scripts/ensure_chromium.sh
+	scripts/ensure_axe.sh
 	scripts/ensure_ts_client.sh
 
 lint: install-dev ## ruff, ruff format --check, mypy --strict

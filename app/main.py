@@ -11,7 +11,7 @@ from app.http.errors import ErrorBodyResponses, install_error_handlers
 from app.http.middleware import RequestContextMiddleware
 from app.lifespan import make_lifespan
 from app.mcp.endpoint import McpEndpoint
-from app.routes import audit, chat, corrections, health, memories, relations, sessions
+from app.routes import admin, audit, chat, corrections, health, memories, relations, sessions
 from app.routes.console import ConsoleFiles, console_home
 from app.settings import Settings
 from memory import Embedder
@@ -52,6 +52,7 @@ def create_app(
     app.include_router(sessions.router)
     app.include_router(chat.router)
     app.include_router(audit.router)
+    app.include_router(admin.router)
     app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False))
     # the one redirect the service makes: a person typing /console lands on the console (GET only)
     app.router.routes.append(

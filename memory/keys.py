@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 
 PREFIX = "mnemo"
 LAYOUT_VERSION = 2
@@ -69,6 +70,21 @@ def user_prefix(user_id: str) -> str:
 def user_pattern(user_id: str) -> str:
     """SCAN pattern matching every key of one user (braces are glob-literal; ids never contain []*?{})."""
     return f"{user_prefix(user_id)}:*"
+
+
+def users_pattern(id_prefix: str) -> str:
+    """SCAN pattern matching the keys of every user whose id starts with `id_prefix`, in every partition
+    (ids never contain glob characters). `user_of` reads the user back out of a matching key."""
+    return f"{PREFIX}:{{p*}}:u:{{{id_prefix}*"
+
+
+_USER_KEY_RE = re.compile(rf"{PREFIX}:\{{p[0-9]{{4}}\}}:u:\{{([^{{}}]+)\}}:")
+
+
+def user_of(key: str) -> str | None:
+    """The user a key belongs to (layout 2), or None for a key that is no user's."""
+    found = _USER_KEY_RE.match(key)
+    return found.group(1) if found else None
 
 
 def session_prefix(user_id: str, session_id: str) -> str:

@@ -332,6 +332,15 @@ class MemoryService:
         """How many memories (every archive tier) came from each of the user's sessions."""
         return dict(Counter(m.session_id for m in await self._headers(user_id, TIERS)))
 
+    async def counts(self, user_id: str) -> tuple[dict[str, int], dict[str, int]]:
+        """How many memories the user has in each archive tier (hot, warm, cold) and of each kind (fact,
+        episodic, `unclassified` before the write policy's stage): what an erase would delete."""
+        every = await self._headers(user_id, TIERS)
+        tiers: dict[str, int] = dict.fromkeys(TIERS, 0)
+        for m in every:
+            tiers[m.archive_tier] += 1
+        return tiers, dict(Counter(m.tier or "unclassified" for m in every))
+
     async def _headers(self, user_id: str, tiers: Collection[ArchiveTier]) -> builtins.list[Memory]:
         """The user's memories in `tiers`, each id once (a move in progress answers from one tier);
         hot without content, warm and cold with it."""

@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.http.ids import Id
-from app.http.schemas import MAX_CONTENT_CHARS, RequestBody, has_visible_text
+from app.http.schemas import MAX_CONTENT_CHARS, RequestBody, has_visible_text, iso_utc
+from memory.chat.conversation import PreparedTurn
 
 _NEEDS_USER = (
     "at least one user message; the last one must have visible text (not only spaces or invisible characters)"
@@ -97,6 +98,27 @@ class Usage(BaseModel):
     total_tokens: int
 
 
+class RecalledOut(BaseModel):
+    """A memory recall found for the turn, with its calibrated relevance (as search gives it)."""
+
+    id: str
+    content: str
+    relevance: float = Field(description="calibrated probability that it is relevant to the message, 0..1")
+    score: float
+    similarity: float
+    tier: str | None
+    topic: str | None
+    session_id: str
+    created_at: str
+    in_prompt: bool = Field(description="false when the prompt's memory budget left it out")
+
+
+class PromptMessageOut(BaseModel):
+    role: str
+    content: str
+    name: str | None = None
+
+
 class TurnDebugOut(BaseModel):
     redis_summary_used: bool
     chroma_retrieved_count: int
@@ -106,6 +128,36 @@ class TurnDebugOut(BaseModel):
     mode: str
     recall_degraded: str | None
     session_id: str
+    recalled: list[RecalledOut] | None = Field(
+        None, description="with `debug: true` in the request: each recalled memory and its relevance"
+    )
+    prompt: list[PromptMessageOut] | None = Field(
+        None, description="with `debug: true` in the request: the messages sent to the model"
+    )
+
+
+def turn_trace(prepared: PreparedTurn | None) -> dict[str, Any]:
+    """`recalled` and `prompt` of a turn asked with `debug: true` (a replayed turn has neither: empty)."""
+    if prepared is None:
+        return {"recalled": [], "prompt": []}
+    used = prepared.prompt.memories_used
+    recalled = [
+        RecalledOut(
+            id=h.memory.id,
+            content=h.memory.content,
+            relevance=round(h.relevance, 4),
+            score=round(h.score, 4),
+            similarity=round(h.similarity, 4),
+            tier=h.memory.tier,
+            topic=h.memory.topic,
+            session_id=h.memory.session_id,
+            created_at=iso_utc(h.memory.created_at),
+            in_prompt=i < used,
+        )
+        for i, h in enumerate(prepared.recalled)
+    ]
+    prompt = [PromptMessageOut(role=m.role, content=m.content, name=m.name) for m in prepared.prompt.messages]
+    return {"recalled": recalled, "prompt": prompt}
 
 
 class ChatCompletionResponse(BaseModel):

@@ -19,6 +19,7 @@ from memory.corrections import MemoryEditor
 from memory.governance.audit import AuditLog
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
+from memory.governance.users import UserDirectory
 from memory.session.idempotency import IdempotencyRecords
 from memory.session.store import SessionStore
 
@@ -49,6 +50,10 @@ def get_conversation(request: Request) -> ConversationService:
 
 def get_eraser(request: Request) -> Eraser:
     return request.state.eraser  # type: ignore[no-any-return]
+
+
+def get_user_directory(request: Request) -> UserDirectory:
+    return UserDirectory(request.state.redis)
 
 
 def get_exporter(request: Request) -> UserExport:
@@ -122,6 +127,7 @@ AdminDep = Annotated[Principal, Depends(require_admin)]
 AuditDep = Annotated[RequestAudit, Depends(get_request_audit)]
 AuditLogDep = Annotated[AuditLog, Depends(get_audit_log)]
 ExporterDep = Annotated[UserExport, Depends(get_exporter)]
+UserDirectoryDep = Annotated[UserDirectory, Depends(get_user_directory)]
 IdempotencyDep = Annotated[IdempotencyRecords, Depends(get_idempotency)]
 EditorDep = Annotated[MemoryEditor, Depends(get_editor)]
 ActingUser = Annotated[str, Depends(get_acting_user)]

@@ -17,7 +17,7 @@ from app.http.body import first_lone_surrogate
 from app.http.ids import Id
 from memory.governance.audit import AuditRecord
 from memory.governance.compaction import AtRest
-from memory.governance.erasure import ErasureReceipt
+from memory.governance.erasure import ErasurePreview, ErasureReceipt
 from memory.models import (
     ArchiveTier,
     Evidence,
@@ -599,6 +599,44 @@ class ErasureOut(BaseModel):
             at=iso_utc(receipt.at),
             at_rest_purged_by=iso_utc(by) if by is not None else None,
             at_rest={store: AtRestOut.of(a) for store, a in receipt.at_rest.items()},
+        )
+
+
+class FoundUsersOut(BaseModel):
+    prefix: str
+    users: list[str] = Field(description="user ids starting with the prefix, in id order")
+    more: bool = Field(description="more users have this prefix than `limit`: type more of the id")
+
+
+class ErasePreviewOut(BaseModel):
+    """What `DELETE /v1/memory/{user_id}?confirm=` would delete now; nothing is deleted to know it."""
+
+    user_id: str
+    held: bool = Field(description="false: no store holds anything for this id (a typo?)")
+    memories: dict[str, int] = Field(description="long-term memories by archive tier: hot, warm, cold")
+    memories_total: int
+    kinds: dict[str, int] = Field(description="the same memories by kind: fact, episodic, unclassified")
+    sessions: int = Field(description="sessions with short-term state")
+    buffer_messages: int = Field(description="recent messages held in those sessions")
+    histories: int = Field(description="memories with a recorded history (edits, restores, deletes)")
+    redis_keys: int = Field(description="every Redis key under the user's prefix")
+    outbox: int = Field(description="chat turns not yet written to long-term memory")
+    dead_letters: int = Field(description="turns the writer could not read")
+
+    @classmethod
+    def of(cls, user_id: str, p: ErasurePreview) -> ErasePreviewOut:
+        return cls(
+            user_id=user_id,
+            held=p.held,
+            memories=p.memories,
+            memories_total=sum(p.memories.values()),
+            kinds=p.kinds,
+            sessions=p.sessions,
+            buffer_messages=p.buffer_messages,
+            histories=p.histories,
+            redis_keys=p.redis_keys,
+            outbox=p.outbox,
+            dead_letters=p.dead_letters,
         )
 
 

@@ -20,11 +20,12 @@ from app.http.chat_schemas import (
     TurnDebugOut,
     Usage,
     chunk,
+    turn_trace,
 )
 from app.http.deps import AuditDep, ConversationDep, LLMDep, PrincipalDep
 from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
 from app.http.ids import Id
-from memory.chat.conversation import ChatInput, ReplayedStream, TurnDebug, TurnStream
+from memory.chat.conversation import ChatInput, PreparedTurn, ReplayedStream, TurnDebug, TurnStream
 from memory.chat.llm import GenerationParams, PromptMessage, estimate_tokens
 from memory.errors import REDIS_UNAVAILABLE, StoreUnavailable, UpstreamFailed
 from memory.session.idempotency import IdempotencyKey
@@ -83,8 +84,18 @@ def _to_input(
     )
 
 
-def _debug_out(debug: TurnDebug, total_tokens: int, session_id: str) -> TurnDebugOut:
+def _debug_out(
+    debug: TurnDebug,
+    total_tokens: int,
+    session_id: str,
+    *,
+    trace: bool = False,
+    prepared: PreparedTurn | None = None,
+) -> TurnDebugOut:
+    """With `trace` (the request asked `debug: true`), what was recalled and the prompt, from the
+    turn's preparation (`prepared`; None for a replay: both empty); without, both null."""
     return TurnDebugOut(
+        **(turn_trace(prepared) if trace else {}),
         redis_summary_used=debug.redis_summary_used,
         chroma_retrieved_count=debug.chroma_retrieved_count,
         context_length=debug.context_length,
@@ -125,7 +136,7 @@ async def chat_completions(
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         if turn.replayed:
             headers[REPLAYED_HEADER] = "true"
-        return EventSourceResponse(_sse(turn, session_id), ping=15, headers=headers)
+        return EventSourceResponse(_sse(turn, session_id, body.debug), ping=15, headers=headers)
 
     result = await conversation.turn(chat, llm)
     if result.replayed:
@@ -141,7 +152,7 @@ async def chat_completions(
         choices=[Choice(message=ChoiceMessage(content=c.text), finish_reason=c.finish_reason)],
         usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=total),
         response=c.text,
-        debug=_debug_out(result.debug, total, session_id),
+        debug=_debug_out(result.debug, total, session_id, trace=body.debug, prepared=result.prepared),
     )
 
 
@@ -170,7 +181,7 @@ def _stream_error(exc: Exception) -> dict[str, Any]:
     return {"error": {"message": message, "type": code, "code": code}}
 
 
-async def _sse(turn: TurnStream | ReplayedStream, session_id: str) -> AsyncIterator[str]:
+async def _sse(turn: TurnStream | ReplayedStream, session_id: str, trace: bool) -> AsyncIterator[str]:
     """Chunks, then the final chunk and `[DONE]`. Output has started, so the status line is already
     200: whatever fails from here on (the upstream, the commit, building the final chunk) is reported
     in-band as OpenAI does, and the stream still ends with `[DONE]`. A client that goes away cancels
@@ -182,7 +193,7 @@ async def _sse(turn: TurnStream | ReplayedStream, session_id: str) -> AsyncItera
     try:
         async for delta in turn.deltas():
             yield json.dumps(chunk(completion_id, created, model, {"content": delta}), ensure_ascii=False)
-        final = _final_chunk(turn, completion_id, created, model, session_id)
+        final = _final_chunk(turn, completion_id, created, model, session_id, trace)
     except Exception as exc:
         yield json.dumps(_stream_error(exc), ensure_ascii=False)
         yield "[DONE]"
@@ -192,7 +203,12 @@ async def _sse(turn: TurnStream | ReplayedStream, session_id: str) -> AsyncItera
 
 
 def _final_chunk(
-    turn: TurnStream | ReplayedStream, completion_id: str, created: int, model: str, session_id: str
+    turn: TurnStream | ReplayedStream,
+    completion_id: str,
+    created: int,
+    model: str,
+    session_id: str,
+    trace: bool,
 ) -> dict[str, Any]:
     final = chunk(completion_id, created, model, {}, finish_reason="stop")
     prompt_tokens = turn.prompt_tokens
@@ -202,5 +218,8 @@ def _final_chunk(
         "total_tokens": prompt_tokens + turn.completion_tokens,
     }
     final["response"] = turn.text
-    final["debug"] = _debug_out(turn.debug(), prompt_tokens + turn.completion_tokens, session_id).model_dump()
+    total = prompt_tokens + turn.completion_tokens
+    final["debug"] = _debug_out(
+        turn.debug(), total, session_id, trace=trace, prepared=turn.prepared
+    ).model_dump()
     return final

@@ -104,6 +104,7 @@ class TurnResult:
     debug: TurnDebug
     created: float = 0.0  # when the turn started (the completion's `created`)
     replayed: bool = False  # answered from the record of an earlier request with the same key
+    prepared: PreparedTurn | None = None  # what was recalled and the prompt sent (None when replayed)
 
     @property
     def completion_id(self) -> str:
@@ -196,7 +197,9 @@ class ConversationService:
                 chat, prepared, completion, remember_reply=model.remember_replies, lock_token=lock_token
             )
         metrics.CHAT_TURN_OVERHEAD.observe(time.perf_counter() - started - llm_seconds)
-        return TurnResult(completion=completion, debug=prepared.debug(), created=prepared.now)
+        return TurnResult(
+            completion=completion, debug=prepared.debug(), created=prepared.now, prepared=prepared
+        )
 
     async def open_stream(self, chat: ChatInput, model: ChatModel) -> TurnStream | ReplayedStream:
         """Takes the lock, prepares, and waits for the first delta, so that failures before any output
@@ -516,6 +519,7 @@ class ReplayedStream:
 
     replayed = True
     completed = True
+    prepared: PreparedTurn | None = None  # a replay recalls nothing and sends no prompt
 
     def __init__(self, result: TurnResult) -> None:
         self._result = result

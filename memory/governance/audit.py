@@ -15,8 +15,11 @@ from typing import Any, Literal
 from memory import keys
 from memory.redis_client import RedisClient
 
-# list/search/read/chat: an admin reading or acting as another user (never a user's own page views)
-AuditAction = Literal["list", "search", "read", "chat", "export", "forget", "delete", "erase", "edit"]
+# list/search/read/chat: an admin reading or acting as another user (never a user's own page views);
+# find: an admin looking users up by id prefix; erase_preview: an admin counting what an erase would delete
+AuditAction = Literal[
+    "list", "search", "read", "chat", "export", "forget", "delete", "erase", "edit", "find", "erase_preview"
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,24 @@ class ErasureReceipt:
         return None if not times or any(t is None for t in times) else max(t for t in times if t is not None)
 
 
+@dataclass(frozen=True, slots=True)
+class ErasurePreview:
+    """What an erase of the user would delete now, store by store (nothing is deleted to know it)."""
+
+    memories: dict[str, int]  # long-term, by archive tier: hot (Chroma), warm (Chroma), cold (Parquet)
+    kinds: dict[str, int]  # the same memories by kind: fact, episodic, unclassified
+    sessions: int  # sessions with short-term state
+    buffer_messages: int  # recent messages held in those sessions' buffers
+    histories: int  # memories with a recorded history (edits, restores, deletes)
+    redis_keys: int  # every Redis key under the user's prefix (the sessions and histories included)
+    outbox: int  # chat turns not yet written to long-term memory
+    dead_letters: int  # turns the writer could not read
+
+    @property
+    def held(self) -> bool:
+        return any(self.memories.values()) or any((self.redis_keys, self.outbox, self.dead_letters))
+
+
 class Eraser:
     def __init__(
         self,
@@ -66,6 +84,35 @@ class Eraser:
         self._policy = at_rest or AtRestPolicy()
         self._queue = CompactionQueue(redis)
         self._redis_files = RedisFiles(redis)
+
+    async def preview(self, user_id: str) -> ErasurePreview:
+        """Counts of what `erase` would delete, read from each store as they are now."""
+        memories, kinds = await self._memory.counts(user_id)
+        prefix = keys.user_prefix(user_id) + ":"
+        sessions: set[str] = set()
+        buffers: list[str] = []
+        histories = redis_keys = 0
+        async for key in self._redis.scan_iter(match=keys.user_pattern(user_id), count=500):
+            name = key.decode() if isinstance(key, bytes) else str(key)
+            redis_keys += 1
+            rest = name[len(prefix) :]
+            if rest.startswith("s:{") and "}:" in rest:
+                sessions.add(rest[3 : rest.index("}:")])
+                if rest.endswith("}:buffer"):
+                    buffers.append(name)
+            elif rest.startswith("ltm:history:"):
+                histories += 1
+        buffered = sum([int(await self._redis.zcard(b)) for b in buffers])  # a sorted set by time
+        return ErasurePreview(
+            memories=memories,
+            kinds=kinds,
+            sessions=len(sessions),
+            buffer_messages=buffered,
+            histories=histories,
+            redis_keys=redis_keys,
+            outbox=await self._outbox.count_of(user_id),
+            dead_letters=await self._outbox.count_of(user_id, dead=True),
+        )
 
     async def erase(self, user_id: str) -> ErasureReceipt:
         outbox = await self._outbox.drop_user(user_id)

@@ -165,6 +165,11 @@ class Outbox:
             with contextlib.suppress(KeyError, ValueError, TypeError):
                 yield entry_id, OutboxEntry.from_fields(fields, entry_id)
 
+    async def count_of(self, user_id: str, *, dead: bool = False) -> int:
+        """This user's entries not yet written (or, `dead`, in the dead-letter stream)."""
+        stream = self.dead_letters if dead else None
+        return len([entry_id async for entry_id, _ in self._fields_of(user_id, stream=stream)])
+
     async def drop_user(self, user_id: str) -> int:
         """Delete every pending entry of this user (erasure), unreadable ones included."""
         ids = [entry_id async for entry_id, _ in self._fields_of(user_id)]

@@ -437,6 +437,9 @@ def test_admin_flows(browser: webdriver.Chrome, served: str, user: str, screensh
     find(browser, "#nav-erase").click()
     wait(browser, visible("#view-erase"), "the erase page")
     type_into(browser, "#er-user", user)
+    find(browser, "#er-preview").click()  # the preview first: what will go, per store
+    wait(browser, visible("#er-preview-box"), "the erase preview")
+    assert find(browser, "#ep-stores tr[data-store='hot'] td.num").text == "4"
     assert not find(browser, "#er-go").is_enabled()
     type_into(browser, "#er-confirm", user + "x")
     assert not find(browser, "#er-go").is_enabled()

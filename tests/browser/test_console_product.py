@@ -56,6 +56,18 @@ def screens(driver: webdriver.Chrome, where: Path, name: str) -> None:
     set_lang(driver, "en")
 
 
+def full_page(driver: webdriver.Chrome, where: Path, name: str, lang: str, width: int) -> None:
+    """A screenshot of the whole page (the window made as tall as the document), for the docs."""
+    set_lang(driver, lang)
+    driver.set_window_size(width, 900)
+    height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+    driver.set_window_size(width, min(height + 140, 6000))  # + the window's own chrome
+    assert sideways(driver) <= 0
+    driver.save_screenshot(str(where / f"console-{name}-{lang}-{width}-full.png"))
+    driver.set_window_size(1280, 900)
+    set_lang(driver, "en")
+
+
 def rows(driver: webdriver.Chrome) -> list[webdriver.remote.webelement.WebElement]:
     return all_of(driver, "#memory-list tbody tr[data-id]")
 
@@ -287,6 +299,10 @@ def test_sessions_written_through_messages_are_listed_and_a_session_can_be_delet
     assert api.http.get(f"/v1/sessions/{name}").json()["session_ids"] == []
 
 
+def title_is(said: str) -> Callable[[webdriver.Chrome], bool]:
+    return lambda d: bool(find(d, "#ep-title").text == said)
+
+
 def receipt_for(user: str) -> Callable[[webdriver.Chrome], bool]:
     return lambda d: bool(find(d, "#er-title").text.endswith(user))
 
@@ -304,6 +320,9 @@ def test_erasing_reads_as_a_receipt_and_an_unknown_id_says_nothing_was_held(
     wait(browser, visible("#view-erase"), "the erase page")
     for user, held in ((name + "-typo", False), (name, True)):
         type_into(browser, "#er-user", user)
+        find(browser, "#er-preview").click()
+        said = f"Erasing {user} deletes:" if held else f"Nothing was held for {user}"
+        wait(browser, title_is(said), f"the preview of {user}")
         type_into(browser, "#er-confirm", user)
         find(browser, "#er-go").click()
         wait(browser, receipt_for(user), f"the receipt for {user}")
@@ -315,3 +334,205 @@ def test_erasing_reads_as_a_receipt_and_an_unknown_id_says_nothing_was_held(
             screens(browser, screenshots, "erase-unknown")
     assert find(browser, "#er-stores tr[data-store='chroma'] td.deleted").text == "1"
     screens(browser, screenshots, "erase-receipt")
+
+
+def chat_turn(driver: webdriver.Chrome, text: str) -> webdriver.remote.webelement.WebElement:
+    """Send one message in the playground; the answer's list item once its stream ended."""
+    n = len(all_of(driver, "#chat-log li.assistant"))
+    type_into(driver, "#chat-input", text)
+    find(driver, "#chat-send").click()
+    # read in one script: the log is redrawn on every chunk, so an element found first may be gone
+    wait(
+        driver,
+        lambda d: d.execute_script(
+            "const a = document.querySelectorAll('#chat-log li.assistant');"
+            "return a.length === arguments[0] && a[a.length - 1].getAttribute('aria-busy') === 'false'",
+            n + 1,
+        ),
+        f"the answer to {text!r}",
+    )
+    return all_of(driver, "#chat-log li.assistant")[-1]
+
+
+def test_the_chat_playground_streams_and_shows_what_was_recalled_and_the_prompt(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 7: no chat playground, and no way to see which memories the bot recalled in a turn and why.
+    A turn streams (several chunks drawn as they come), lists the recalled memories with relevance as a
+    word and a bar, and shows the prompt the model was sent on demand; a 300-character token in a
+    recalled memory and in the prompt never widens the page."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "s1", ("home", "我住在杭州，记住这个"), ("url", f"My reading list is at {LONG_URL}"))
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, lambda d: len(rows(d)) == 2, "the memories")
+    set_lang(browser, "en")
+    find(browser, "#nav-chat").click()
+    wait(browser, visible("#view-chat"), "the chat playground")
+    assert find(browser, "#chat-empty").is_displayed()
+    screens(browser, screenshots, "chat-empty")
+
+    answer = chat_turn(browser, "Where is my reading list?")
+    assert int(answer.get_attribute("data-chunks") or 0) >= 2, "the answer came as one piece, not streamed"
+    assert "reading list" in answer.find_element(By.CSS_SELECTOR, ".reply").text
+    recalled = answer.find_elements(By.CSS_SELECTOR, ".recalled li.recalled-memory")
+    url = next(li for li in recalled if LONG_URL in li.text)
+    assert url.find_element(By.CSS_SELECTOR, ".rel-word").text in {"strong", "possible", "weak"}
+    assert re.fullmatch(r"\d{1,3}%", url.find_element(By.CSS_SELECTOR, ".score").text)
+    assert url.find_element(By.CSS_SELECTOR, "meter").get_attribute("value")
+    assert "Memories recalled" in answer.find_element(By.CSS_SELECTOR, ".recalled h2").text
+    prompt = answer.find_element(By.CSS_SELECTOR, "details.prompt")
+    assert not prompt.find_element(By.CSS_SELECTOR, "ol").is_displayed()  # on demand only
+    prompt.find_element(By.CSS_SELECTOR, "summary").click()
+    system = answer.find_element(By.CSS_SELECTOR, ".prompt-messages li[data-role='system'] pre").text
+    assert "[long-term memories]" in system
+    assert LONG_URL[:60] in system
+    said = answer.find_element(By.CSS_SELECTOR, ".prompt-messages li[data-role='user']:last-child pre")
+    assert said.text == "Where is my reading list?"
+
+    answer = chat_turn(browser, "我住在哪个城市？")
+    home = next(li for li in answer.find_elements(By.CSS_SELECTOR, "li.recalled-memory") if "杭州" in li.text)
+    assert home.find_element(By.CSS_SELECTOR, ".rel-word").text == "strong"
+    set_lang(browser, "zh")  # the turn is said again in Chinese, the prompt still open in the first turn
+    answer = all_of(browser, "#chat-log li.assistant")[-1]
+    assert "回忆起" in answer.find_element(By.CSS_SELECTOR, ".recalled h2").text
+    assert {e.text for e in all_of(browser, "li.recalled-memory .rel-word")} <= {"强", "可能", "弱"}
+    assert (
+        all_of(browser, "#chat-log li.assistant")[0]
+        .find_element(By.CSS_SELECTOR, "details.prompt ol")
+        .is_displayed()
+    )
+    screens(browser, screenshots, "chat")
+    full_page(browser, screenshots, "chat", "en", 1400)
+    full_page(browser, screenshots, "chat", "zh", 390)
+
+    # nothing typed: said, nothing sent
+    find(browser, "#chat-send").click()
+    wait(browser, visible("#error"), "the empty-message message")
+    assert "Type a message first" in find(browser, "#error").text
+    assert len(all_of(browser, "#chat-log li.assistant")) == 2
+    # a user chatting as themselves is not in the audit trail
+    admin = Api(served, token("ops", role="admin"))
+    entries = admin.http.get("/v1/audit", params={"user_id": name, "action": "chat"}).json()["items"]
+    assert entries == []
+
+
+def test_an_admin_chats_as_a_user_and_it_is_audited(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Issue 25: chat as a user (admin), audited."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    Api(served, token(name)).store(name, "s1", ("bees", "I keep bees on my rooftop"))
+    open_console(browser, served, f"#token={token('ops', role='admin')}")
+    wait(browser, visible("#view-home"), "the admin home")
+    browser.get(f"{served}/console/#/u/{name}/chat")
+    wait(browser, visible("#view-chat"), "the chat playground")
+    set_lang(browser, "en")
+    assert f"You are chatting as {name}" in find(browser, "#chat-help").text
+    answer = chat_turn(browser, "What do I keep on my rooftop?")
+    assert any("bees" in li.text for li in answer.find_elements(By.CSS_SELECTOR, "li.recalled-memory"))
+    admin = Api(served, token("ops", role="admin"))
+    entries = admin.http.get("/v1/audit", params={"user_id": name, "action": "chat"}).json()["items"]
+    assert [(e["actor"], e["details"]["session_id"]) for e in entries] == [("ops", "console")]
+    screens(browser, screenshots, "chat-as-user")
+
+
+def test_an_admin_finds_a_user_by_id_prefix_and_opens_them(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 7: finding a user as an admin. Users found by the first characters of their id, each opened
+    from the list; the search is in the audit trail."""
+    stem = f"f{uuid.uuid4().hex[:6]}"
+    long_id = stem + "-" + "x9" * 60  # 128 characters: the longest id, unbroken
+    for user in (f"{stem}-anna", f"{stem}-bob", long_id):
+        Api(served, token(user)).store(user, "s1", ("m", f"{user} keeps bees on the rooftop"))
+    open_console(browser, served, f"#token={token('ops', role='admin')}")
+    wait(browser, visible("#view-home"), "the admin home")
+    set_lang(browser, "en")
+    find(browser, "#find-go").click()
+    wait(browser, visible("#error"), "the empty-prefix message")
+    assert "Type a user id" in find(browser, "#error").text
+    type_into(browser, "#open-user", stem)
+    find(browser, "#find-go").click()
+    wait(browser, lambda d: len(all_of(d, "#found-list tbody tr")) == 3, "the three users")
+    assert [r.get_attribute("data-user") for r in all_of(browser, "#found-list tbody tr")] == sorted(
+        [f"{stem}-anna", f"{stem}-bob", long_id]
+    )
+    assert f"3 users whose id starts with “{stem}”" in find(browser, "#found-summary").text
+    screens(browser, screenshots, "find-users")
+    set_lang(browser, "zh")
+    assert "个" in find(browser, "#found-summary").text
+    set_lang(browser, "en")
+    type_into(browser, "#open-user", stem + "-zz")
+    find(browser, "#find-go").click()
+    wait(browser, lambda d: "No user id starts with" in find(d, "#found-summary").text, "nothing found")
+    type_into(browser, "#open-user", stem + "-a")
+    find(browser, "#find-go").click()
+    wait(browser, lambda d: len(all_of(d, "#found-list tbody tr")) == 1, "anna only")
+    find(browser, "#found-list a.open-user").click()
+    wait(browser, lambda d: len(rows(d)) == 1, "anna's memories")
+    assert find(browser, "#view-memories .subject").text == f"{stem}-anna"
+    admin = Api(served, token("ops", role="admin"))
+    found = admin.http.get("/v1/audit", params={"action": "find"}).json()["items"]
+    assert [(e["user_id"], e["count"]) for e in found][:3] == [(stem + "-a", 1), (stem + "-zz", 0), (stem, 3)]
+
+
+def test_an_erase_is_previewed_per_store_then_confirmed_by_typing_the_id(
+    browser: webdriver.Chrome, served: str, screenshots: Path
+) -> None:
+    """Why 7: a preview of what an erase will remove (counts per store) and a typed confirmation."""
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(name, "s1", ("a", "I keep bees on my rooftop"), ("b", f"My reading list is at {LONG_URL}"))
+    turn = {
+        "model": "mnemo",
+        "session_id": "chat1",
+        "messages": [{"role": "user", "content": "我下周去成都出差"}],
+    }
+    assert api.http.post("/v1/chat/completions", json=turn).status_code == 200
+    wait(browser, lambda _: len(api.contents(name)) == 3, "the chat turn in long-term memory")
+    open_console(browser, served, f"#token={token('ops', role='admin')}")
+    wait(browser, visible("#view-home"), "the admin home")
+    type_into(browser, "#open-user", name)
+    find(browser, "#find-go").click()
+    wait(browser, lambda d: len(all_of(d, "#found-list tbody tr")) == 1, "the user")
+    find(browser, f"#found-list a[data-user='{name}']").click()  # erase, from the found user
+    wait(browser, visible("#view-erase"), "the erase page")
+    assert find(browser, "#er-user").get_attribute("value") == name
+    set_lang(browser, "en")
+    find(browser, "#er-preview").click()
+    wait(browser, visible("#er-preview-box"), "the preview")
+    counts = {
+        r.get_attribute("data-store"): r.find_element(By.CSS_SELECTOR, "td.num").text
+        for r in all_of(browser, "#ep-stores tbody tr")
+    }
+    assert counts["hot"] == "3"
+    assert counts["sessions"] == "1"
+    assert counts["buffer"] == "2"
+    assert int(counts["redis_keys"]) >= 4
+    assert "3 long-term memories" in find(browser, "#ep-summary").text
+    assert f"Type “{name}” again" in find(browser, "label[for='er-confirm']").text
+    assert not find(browser, "#er-go").is_enabled()
+    type_into(browser, "#er-confirm", name[:-1])
+    assert not find(browser, "#er-go").is_enabled()
+    type_into(browser, "#er-confirm", name)
+    assert find(browser, "#er-go").is_enabled()
+    screens(browser, screenshots, "erase-preview")
+    full_page(browser, screenshots, "erase-preview", "zh", 1400)
+    full_page(browser, screenshots, "erase-preview", "en", 390)
+    assert api.contents(name), "nothing is erased by a preview"
+    # another id typed: the preview (and the button) go
+    type_into(browser, "#er-user", name + "x")
+    assert not find(browser, "#er-preview-box").is_displayed()
+    type_into(browser, "#er-user", name)
+    find(browser, "#er-preview").click()
+    wait(browser, visible("#er-preview-box"), "the preview again")
+    type_into(browser, "#er-confirm", name)
+    find(browser, "#er-go").click()
+    wait(browser, receipt_for(name), "the receipt")
+    assert not find(browser, "#er-preview-box").is_displayed()
+    assert find(browser, "#er-stores tr[data-store='redis_keys'] td.deleted").text == counts["redis_keys"]
+    assert api.contents(name) == []
+    admin = Api(served, token("ops", role="admin"))
+    audit = admin.http.get("/v1/audit", params={"user_id": name}).json()["items"]
+    assert [e["action"] for e in audit][:3] == ["erase", "erase_preview", "erase_preview"]

@@ -126,7 +126,8 @@
   }
   const redraw = {
     memories: () => drawMemories(), search: () => drawSearch(), forget: () => { drawPreview(); drawForgot(); },
-    sessions: () => { drawSessions(); drawSession(); }, audit: () => drawAudit(), erase: () => drawReceipt(),
+    sessions: () => { drawSessions(); drawSession(); }, audit: () => drawAudit(), erase: () => { drawErasePreview(); drawReceipt(); },
+    home: () => drawFound(),
     chat: () => drawChat(), export: () => drawExported(),
   };
 
@@ -330,11 +331,7 @@
       const sources = (h.source_messages || []).map((m) => `${m.session_id}/${m.id}` + (m.content ? `: ${m.content}` : " " + t("not_held")));
       const del = el("button", { class: "delete", type: "button" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(h));
-      const level = kind ? h.relevance : Math.max(0, Math.min(1, h.score));
-      const label = kind ? t("rel_" + kind) : "";  // without relevance (an older server): the score alone
-      const rel = el("div", { class: "rel rel-" + (kind || "score") },
-        el("meter", { min: "0", max: "1", low: String(POSSIBLE), high: String(STRONG), optimum: "1", value: String(level), "aria-label": t("relevance") }),
-        el("span", { class: "rel-word" }, label), el("span", { class: "score" }, kind ? `${Math.round(h.relevance * 100)}%` : `${t("score")} ${fmt(h.score)}`));
+      const rel = relevanceEl(h);  // without relevance (an older server): the score alone
       list.append(el("li", { class: "hit", "data-id": h.id, "data-strength": kind || "" },
         el("div", {}, el("span", { class: "content" }, h.content), earlier(h)),
         rel,
@@ -466,64 +463,95 @@
     $("#confirm-no").onclick = () => { $("#confirm").hidden = true; };
   }
 
-  // ---- chat playground: streams through /v1/chat/completions; each turn shows what was recalled ---------
+  // ---- chat playground: streams through /v1/chat/completions with `debug: true`; each turn shows what
+  // was recalled (relevance as in search) and, on demand, the prompt the model was sent ------------------
   async function sendChat() {
     const text = $("#chat-input").value.trim();
-    if (!text) { show("chat_empty", {}, true); return; }
+    if (!text) { show("chat_empty", {}, true); $("#chat-input").focus(); return; }
     const sid = $("#chat-session").value.trim() || "console";
-    const turn = { text, reply: "", recalled: null, done: false, failed: null };
+    const turn = { text, sid, reply: "", chunks: 0, debug: null, done: false, failed: null, showPrompt: false };
     state.chat.push(turn);
     $("#chat-input").value = "";
+    $("#chat-send").disabled = true;
     drawChat();
+    const mine = $("#chat-log").lastElementChild;
+    if (mine && mine.scrollIntoView) mine.scrollIntoView({ block: "start" });  // the new turn, where it will stream
     const body = { model: "mnemo", stream: true, debug: true, session_id: sid, messages: [{ role: "user", content: text }] };
     if (state.user !== claims.sub) body.user_id = state.user;  // an admin chatting as the user (audited)
-    const res = await api("POST", "/v1/chat/completions", body);
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let buffered = "";
-    let debug = null;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffered += decoder.decode(value, { stream: true });
-      let cut;
-      while ((cut = buffered.indexOf("\n\n")) >= 0) {
-        const event = buffered.slice(0, cut);
-        buffered = buffered.slice(cut + 2);
-        for (const line of event.split("\n")) {
-          if (!line.startsWith("data:")) continue;
-          const data = line.slice(5).trim();
-          if (data === "[DONE]") continue;
-          let chunk;
-          try { chunk = JSON.parse(data); } catch (_) { continue; }
-          if (chunk.error) turn.failed = { status: 500, code: chunk.error.code || chunk.error.type || "" };
-          const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
-          if (delta && delta.content) turn.reply += delta.content;
-          if (chunk.debug) debug = chunk.debug;
+    try {
+      const res = await api("POST", "/v1/chat/completions", body);
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buffered = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+        let cut;
+        while ((cut = buffered.indexOf("\n\n")) >= 0) {
+          const event = buffered.slice(0, cut);
+          buffered = buffered.slice(cut + 2);
+          for (const line of event.split("\n")) {
+            if (!line.startsWith("data:")) continue;
+            const data = line.slice(5).trim();
+            if (data === "[DONE]") continue;
+            let chunk;
+            try { chunk = JSON.parse(data); } catch (_) { continue; }
+            if (chunk.error) turn.failed = { status: 500, code: chunk.error.code || chunk.error.type || "" };
+            const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+            if (delta && delta.content) { turn.reply += delta.content; turn.chunks += 1; }
+            if (chunk.debug) turn.debug = chunk.debug;
+          }
+          drawChat();
         }
-        drawChat();
       }
+    } catch (err) {
+      if (err && err.status === 401) { failed(err); return; }
+      turn.failed = err;
+    } finally {
+      turn.done = true;
+      $("#chat-send").disabled = false;
+      drawChat();
     }
-    turn.done = true;
-    if (debug) {
-      turn.debug = debug;
-      turn.recalled = await Promise.all(debug.memory_ids.map((id) => json("GET", memoryPath(id)).catch(() => ({ id, content: null }))));
-    }
-    drawChat();
   }
+
+  // relevance as words, a bar and a percentage (search hits and recalled memories alike)
+  function relevanceEl(h) {
+    const kind = strength(h);
+    const level = kind ? h.relevance : Math.max(0, Math.min(1, h.score));
+    return el("div", { class: "rel rel-" + (kind || "score") },
+      el("meter", { min: "0", max: "1", low: String(POSSIBLE), high: String(STRONG), optimum: "1", value: String(level), "aria-label": t("relevance") }),
+      el("span", { class: "rel-word" }, kind ? t("rel_" + kind) : ""),
+      el("span", { class: "score" }, kind ? `${Math.round(h.relevance * 100)}%` : `${t("score")} ${fmt(h.score)}`));
+  }
+
   function drawChat() {
     const log = $("#chat-log");
     log.replaceChildren();
     $("#chat-help").textContent = state.user !== claims.sub ? t("chat_as_help", { user: state.user }) : t("chat_help");
-    for (const turn of state.chat) {
-      log.append(el("li", { class: "user" }, el("span", { class: "who" }, state.user), turn.text));
-      const recalled = turn.recalled == null ? null : el("details", { class: "recalled", open: "" },
-        el("summary", {}, t("recalled_n", { n: turn.recalled.length })),
-        turn.recalled.length ? el("ul", {}, ...turn.recalled.map((m) => el("li", { "data-id": m.id }, m.content == null ? m.id : m.content))) : el("p", {}, t("recalled_none")),
-        turn.debug ? el("p", { class: "help" }, t("chat_debug", { mode: val("mode", turn.debug.mode), tokens: turn.debug.total_tokens, summary: turn.debug.redis_summary_used ? t("yes") : t("no") })) : null);
-      log.append(el("li", { class: "assistant", "aria-busy": turn.done ? "false" : "true" }, el("span", { class: "who" }, t("assistant_label")),
-        el("div", { class: "reply" }, turn.reply || (turn.done ? "" : t("thinking"))), turn.failed ? el("p", { class: "warn" }, errorText(turn.failed)) : null, recalled));
-    }
+    $("#chat-empty").hidden = state.chat.length > 0;
+    state.chat.forEach((turn, i) => {
+      log.append(el("li", { class: "user" }, el("span", { class: "who" }, `${state.user} · ${t("session")} ${turn.sid}`), el("div", { class: "said" }, turn.text)));
+      const d = turn.debug;
+      const recalled = !d || !d.recalled ? null : el("div", { class: "recalled" },
+        el("h2", {}, d.recalled.length ? t("recalled_n", { n: d.recalled.length }) : t("recalled_none")),
+        d.recall_degraded ? el("p", { class: "warn" }, t("recall_degraded")) : null,
+        d.recalled.length ? el("ul", { class: "cards" }, ...d.recalled.map((m) => el("li", { "data-id": m.id, class: "recalled-memory" },
+          el("div", { class: "content" }, m.content), relevanceEl(m),
+          el("div", { class: "meta" }, timeEl(m.created_at, true), ` · ${t("session")} ${m.session_id} · ${val("tier", m.tier)}`,
+            m.in_prompt ? "" : ` · ${t("not_in_prompt")}`)))) : null,
+        el("p", { class: "help" }, t("chat_debug", { mode: val("mode", d.mode), tokens: d.total_tokens, summary: d.redis_summary_used ? t("yes") : t("no") })));
+      let prompt = null;
+      if (d && d.prompt) {
+        prompt = el("details", { class: "prompt", open: turn.showPrompt ? "" : null }, el("summary", {}, t("show_prompt", { n: d.prompt.length })),
+          el("ol", { class: "prompt-messages" }, ...d.prompt.map((m) => el("li", { "data-role": m.role }, el("strong", {}, val("role", m.role)), el("pre", {}, m.content)))));
+        prompt.addEventListener("toggle", () => { turn.showPrompt = prompt.open; });
+      }
+      log.append(el("li", { class: "assistant", "data-turn": String(i), "data-chunks": String(turn.chunks), "aria-busy": turn.done ? "false" : "true" },
+        el("span", { class: "who" }, t("assistant_label")),
+        el("div", { class: "reply" }, turn.reply || (turn.done ? "" : t("thinking"))),
+        turn.failed ? el("p", { class: "warn" }, errorText(turn.failed)) : null, recalled, prompt));
+    });
   }
 
   // ---- export ----------------------------------------------------------------------------------------
@@ -569,14 +597,79 @@
     $("#au-more").hidden = !state.auditBefore;
   }
 
-  async function runErase() {
+  // ---- admin: find a user by id prefix ------------------------------------------------------------------
+  async function findUsers() {
+    const prefix = $("#open-user").value.trim();
+    if (!prefix) { state.found = null; drawFound(); show("find_empty", {}, true); $("#open-user").focus(); return; }
+    state.found = await json("GET", `/v1/admin/users?${new URLSearchParams({ prefix, limit: "50" })}`);
+    drawFound();
+  }
+  function drawFound() {
+    const f = state.found;
+    const body = $("#found-list tbody");
+    body.replaceChildren();
+    $("#found-list").hidden = !f || !f.users.length;
+    $("#found-summary").textContent = !f ? "" : !f.users.length ? t("found_none", { prefix: f.prefix })
+      : t(f.more ? "found_more" : "found_n", { n: f.users.length, prefix: f.prefix });
+    if (!f) return;
+    for (const u of f.users) {
+      const erase = el("a", { href: "#/erase", class: "button-link", "data-user": u }, t("erase_this"));
+      erase.addEventListener("click", () => { state.eraseUser = u; });
+      body.append(el("tr", { "data-user": u }, el("td", { class: "primary", "data-label": t("user_id") },
+        el("a", { href: `#/u/${userPath(u)}/memories`, class: "open-user" }, u)),
+        el("td", { class: "actions-cell" }, el("a", { href: `#/u/${userPath(u)}/chat`, class: "button-link" }, t("chat")), " ", erase)));
+    }
+  }
+
+  // ---- admin: erase, previewed (counts per store), confirmed by typing the id, then the receipt ------------
+  async function previewErase() {
     const user = $("#er-user").value.trim();
-    if (!user || $("#er-confirm").value.trim() !== user) return;
+    state.receipt = null; drawReceipt();
+    if (!user) { state.erasePreview = null; drawErasePreview(); show("erase_empty", {}, true); $("#er-user").focus(); return; }
+    const p = await json("GET", `/v1/admin/users/${userPath(user)}/erase-preview`);
+    state.erasePreview = { user, p };
+    $("#er-confirm").value = "";
+    drawErasePreview();
+    $("#er-confirm").focus();
+  }
+  const EP_ROWS = [
+    ["hot", (p) => p.memories.hot, "ep_hot"], ["warm", (p) => p.memories.warm, "ep_warm"], ["cold", (p) => p.memories.cold, "ep_cold"],
+    ["sessions", (p) => p.sessions, "ep_sessions"], ["buffer", (p) => p.buffer_messages, "ep_buffer"],
+    ["histories", (p) => p.histories, "ep_histories"], ["outbox", (p) => p.outbox, "ep_outbox"],
+    ["dead_letters", (p) => p.dead_letters, "ep_dead_letters"], ["redis_keys", (p) => p.redis_keys, "ep_redis_keys"],
+  ];
+  function drawErasePreview() {
+    const e = state.erasePreview;
+    $("#er-preview-box").hidden = !e;
+    armErase();
+    if (!e) return;
+    const { user, p } = e;
+    $("#ep-title").textContent = p.held ? t("ep_title", { user }) : t("erased_nothing_title", { user });
+    const kinds = Object.entries(p.kinds).map(([k, n]) => `${val("tier", k)} ${n}`).join(" · ");
+    $("#ep-summary").textContent = p.held ? t("ep_summary", { n: p.memories_total, kinds: kinds || "—" }) : t("ep_nothing");
+    $("#er-preview-box").classList.toggle("nothing", !p.held);
+    const body = $("#ep-stores tbody");
+    body.replaceChildren();
+    for (const [key, count, label] of EP_ROWS) {
+      body.append(el("tr", { "data-store": key }, cell("what_goes", "primary", t(label)), cell("count", "num", String(count(p)))));
+    }
+    $("#er-confirm-label").textContent = t("type_user_id_n", { user });
+  }
+  function armErase() {
+    const e = state.erasePreview;
+    $("#er-go").disabled = !e || $("#er-confirm").value.trim() !== e.user || $("#er-user").value.trim() !== e.user;
+  }
+
+  async function runErase() {
+    const e = state.erasePreview;
+    const user = $("#er-user").value.trim();
+    if (!e || e.user !== user || $("#er-confirm").value.trim() !== user) return;
     const receipt = await json("DELETE", `/v1/memory/${userPath(user)}?confirm=${encodeURIComponent(user)}`);
     state.receipt = { user, receipt };
+    state.erasePreview = null;
+    drawErasePreview();
     drawReceipt();
     $("#er-confirm").value = "";
-    $("#er-go").disabled = true;
   }
   function drawReceipt() {
     const r = state.receipt;
@@ -694,9 +787,13 @@
         state.user = ""; links();
         if (claims.role !== "admin") { view("notfound"); show("admin_only", {}, true); return; }
         view(parts[0]);
-        if (parts[0] === "audit") await loadAudit(false); else drawReceipt();
+        if (parts[0] === "audit") await loadAudit(false);
+        else {
+          if (state.eraseUser) { $("#er-user").value = state.eraseUser; state.eraseUser = null; state.erasePreview = null; state.receipt = null; }
+          drawErasePreview(); drawReceipt();
+        }
       } else if (parts[0] === "" && parts.length === 1) {
-        if (claims.role === "admin") { state.user = ""; links(); view("home"); }
+        if (claims.role === "admin") { state.user = ""; links(); view("home"); drawFound(); }
         else location.replace(`#/u/${userPath(claims.sub)}/memories`);
       } else { links(); view("notfound"); }
     } catch (err) { failed(err); }
@@ -713,7 +810,8 @@
   });
   $("#sign-in").addEventListener("click", () => signIn($("#token-input").value));
   $("#sign-out").addEventListener("click", () => { history.replaceState(null, "", location.pathname); signOut(null); });
-  $("#open-form").addEventListener("submit", (e) => { e.preventDefault(); const u = $("#open-user").value.trim(); if (u) location.hash = `#/u/${userPath(u)}/memories`; });
+  $("#find-form").addEventListener("submit", safely(findUsers));
+  $("#open-user-go").addEventListener("click", () => { const u = $("#open-user").value.trim(); if (u) location.hash = `#/u/${userPath(u)}/memories`; else show("find_empty", {}, true); });
   $("#notfound-home").addEventListener("click", (e) => { e.preventDefault(); location.hash = "#/"; });
   $("#notfound-home").setAttribute("href", "#/");
   $("#filters").addEventListener("submit", safely(() => loadMemories(false)));
@@ -725,13 +823,14 @@
   $("#export-go").addEventListener("click", safely(runExport));
   $("#audit-form").addEventListener("submit", safely(() => loadAudit(false)));
   $("#au-more").addEventListener("click", safely(() => loadAudit(true)));
-  $("#erase-form").addEventListener("submit", safely(runErase));
+  $("#erase-form").addEventListener("submit", safely(previewErase));
+  $("#erase-confirm-form").addEventListener("submit", safely(runErase));
   $("#ed-save").addEventListener("click", safely(saveEdit));
   $("#ed-cancel").addEventListener("click", () => { $("#editor").hidden = true; });
   $("#hi-close").addEventListener("click", () => { $("#history").hidden = true; });
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") for (const id of ["#editor", "#history", "#confirm"]) $(id).hidden = true; });
-  const armErase = () => { const u = $("#er-user").value.trim(); $("#er-go").disabled = !u || $("#er-confirm").value.trim() !== u; };
-  $("#er-user").addEventListener("input", armErase);
+  // another id typed: the preview shown was of someone else, so it goes (and the erase button with it)
+  $("#er-user").addEventListener("input", () => { if (state.erasePreview && state.erasePreview.user !== $("#er-user").value.trim()) { state.erasePreview = null; drawErasePreview(); } });
   $("#er-confirm").addEventListener("input", armErase);
   window.addEventListener("hashchange", route);
   translate();

@@ -237,6 +237,20 @@ class BM25Index:
                     break
         return out
 
+    def nearest_many(self, queries: np.ndarray, *, limit: int) -> list[list[tuple[Memory, float]]]:
+        """`nearest` for several queries at once (the writer's near-duplicate check of a round): one
+        matrix product over the user's vectors instead of one pass per query."""
+        if self._vectors is None or not len(self._row) or not len(queries):
+            return [[] for _ in range(len(queries))]
+        ids = list(self._row)
+        matrix = self._vectors[[self._row[i] for i in ids]].astype(np.float32)
+        sims = np.asarray(queries, dtype=np.float32) @ matrix.T
+        out: list[list[tuple[Memory, float]]] = []
+        for row in sims:
+            best = np.argsort(-row, kind="stable")[:limit]
+            out.append([(self.memories[ids[int(j)]], float(row[int(j)])) for j in best])
+        return out
+
     def coverage(self, mid: str, query_tokens: Sequence[str]) -> tuple[float, tuple[str, ...]]:
         """How much of the query memory `mid` holds, on an absolute scale (relevance's `coverage`)."""
         m = self.memories[mid]

@@ -102,3 +102,13 @@ def test_a_delete_only_update_keeps_every_vector() -> None:
         ]
     assert results(updated) == results(expected)
     assert build(base).updated([], None, deleted=[m.id for m in base]).has_vectors  # emptied
+
+
+def test_nearest_many_answers_as_nearest_does_for_each_query() -> None:
+    index = build([memory(i, text) for i, text in enumerate(TEXTS)])
+    queries = EMBED.embed_sync(["我住在杭州", "My sister Anna is a nurse", "something else entirely"])
+    many = index.nearest_many(queries, limit=2)
+    assert [[(m.id, round(s, 5)) for m, s in hits] for hits in many] == [
+        [(m.id, round(s, 5)) for m, s in index.nearest(q, limit=2)] for q in queries
+    ]
+    assert BM25Index([]).nearest_many(queries, limit=1) == [[], [], []]

@@ -263,6 +263,7 @@ def build_memory_service(
             time_recent=settings.retrieval_recent_time_weight,
             tau_days=settings.retrieval_tau_days,
             clustering=settings.retrieval_clustering,
+            one_per_turn=settings.retrieval_one_per_turn,
             in_process_dense_max=settings.in_process_index_max,
             supersession=settings.supersession,
             negation_intent=settings.negation_intent,

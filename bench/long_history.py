@@ -7,12 +7,14 @@
 The set is `bench/make_long_history.py`'s, built in memory (its sha256 is printed). Starts its own
 redis-server and `chroma run` (temp dir) and serves the app in-process with its real lifespan and models.
 
-1. **Bare pipeline** (the floor the service is compared with, same run, same stores): the first
-   `--bare-users` users' turns, one session per step: split into the service's 400-character segments,
-   embedded by both models (MiniLM and the USE bridge), added to two Chroma collections. Turns/s.
-2. **Ingest** through `POST /v1/memory/{user}/messages`, one call per session (its turns in order, the
-   turn id as message id, the session's start + the turn's position as timestamp). Turns/s over every
-   user, and over the same first users as the bare pipeline.
+1. **Ingest** through `POST /v1/memory/{user}/messages`, one call per session (its turns in order, the
+   turn id as message id, the session's start + a minute per turn as timestamp; `--batch N`: N turns per
+   call instead). Turns/s over every user.
+2. **Bare pipeline** (what the service is compared with): the first `--bare-users` users' turns, each
+   user just before the service ingests the same user (same stores, same moment's load), one session per
+   step: split into the service's 400-character segments, embedded by both models side by side (MiniLM
+   and the USE bridge, every segment, no gate), added to two Chroma collections. Turns/s of both over
+   those users.
 3. **Search** from a fresh app on the same stores (an API worker that did not write these users): each
    user's first question is its first search in that worker ("first search", which loads what the
    worker needs of the user); then the user's other questions. `top_k` 10, `as_of` the question's date.
@@ -77,17 +79,21 @@ def calls(user: User, batch: int) -> list[tuple[str, list[dict[str, Any]]]]:
     return [(turns[i][0], [m for _, m in turns[i : i + batch]]) for i in range(0, len(turns), batch)]
 
 
-async def bare_pipeline(users: Sequence[User], chroma_url: str) -> dict[str, float]:
-    """Segments embedded by both models and added to Chroma, one session at a time: no write policy."""
-    minilm = build_embedder(Settings(_env_file=None, auth_jwt_secret=SECRET))
-    bridge = MultilingualEmbedder(threads=1)
-    host, port = chroma_url.removeprefix("http://").rsplit(":", 1)
-    client = chromadb.HttpClient(host=host, port=int(port))
-    records = client.get_or_create_collection("bare-minilm", metadata={"hnsw:space": "cosine"})
-    bridged = client.get_or_create_collection("bare-bridge", metadata={"hnsw:space": "cosine"})
-    turns = 0
-    start = time.perf_counter()
-    for user in users:
+class BarePipeline:
+    """Segments embedded by both models (side by side) and added to Chroma, one session at a time: no
+    write policy, no index, no version. Its own model instances and collections on the same server."""
+
+    def __init__(self, chroma_url: str) -> None:
+        self._minilm = build_embedder(Settings(_env_file=None, auth_jwt_secret=SECRET))
+        self._bridge = MultilingualEmbedder(threads=1)
+        host, port = chroma_url.removeprefix("http://").rsplit(":", 1)
+        client = chromadb.HttpClient(host=host, port=int(port))
+        self._records = client.get_or_create_collection("bare-minilm", metadata={"hnsw:space": "cosine"})
+        self._bridged = client.get_or_create_collection("bare-bridge", metadata={"hnsw:space": "cosine"})
+
+    async def user(self, user: User) -> float:
+        """Seconds to store the user's turns."""
+        start = time.perf_counter()
         for session in user["sessions"]:
             texts: list[str] = []
             ids: list[str] = []
@@ -95,23 +101,34 @@ async def bare_pipeline(users: Sequence[User], chroma_url: str) -> dict[str, flo
                 for n, part in enumerate(segment(sanitize(t["content"]))):
                     texts.append(part)
                     ids.append(f"{t['id']}-{n}")
-            turns += len(session["turns"])
-            vectors, bvectors = await asyncio.gather(minilm.embed(texts), bridge.embed(texts))
+            vectors, bvectors = await asyncio.gather(self._minilm.embed(texts), self._bridge.embed(texts))
             metas: list[Any] = [{"user_id": user["user_id"]} for _ in ids]
             await asyncio.to_thread(
-                records.add, ids=ids, embeddings=vectors, documents=texts, metadatas=metas
+                self._records.add, ids=ids, embeddings=vectors, documents=texts, metadatas=metas
             )
-            await asyncio.to_thread(bridged.add, ids=ids, embeddings=bvectors, metadatas=metas)
-    seconds = time.perf_counter() - start
-    return {"turns": turns, "seconds": round(seconds, 1), "turns_per_s": round(turns / seconds, 1)}
+            await asyncio.to_thread(self._bridged.add, ids=ids, embeddings=bvectors, metadatas=metas)
+        return time.perf_counter() - start
+
+
+def _turns(user: User) -> int:
+    return sum(len(s["turns"]) for s in user["sessions"])
 
 
 async def ingest(
-    client: httpx.AsyncClient, tokens: TokenCodec, users: Sequence[User], first: int, batch: int
+    client: httpx.AsyncClient,
+    tokens: TokenCodec,
+    users: Sequence[User],
+    batch: int,
+    bare: BarePipeline | None,
+    bare_users: int,
 ) -> dict[str, Any]:
-    per_user: list[tuple[int, float]] = []
-    start = time.perf_counter()
-    for user in users:
+    """Every user through the API; the first `bare_users` also through the bare pipeline, each just
+    before the service takes the same user (so the two share the machine's load of that moment)."""
+    service: list[float] = []
+    floor: list[float] = []
+    for k, user in enumerate(users):
+        if bare is not None and k < bare_users:
+            floor.append(await bare.user(user))
         headers = _headers(tokens, user["user_id"])
         t0 = time.perf_counter()
         for session_id, messages in calls(user, batch):
@@ -121,24 +138,30 @@ async def ingest(
                 headers=headers,
             )
             resp.raise_for_status()
-        per_user.append((sum(len(s["turns"]) for s in user["sessions"]), time.perf_counter() - t0))
-    seconds = time.perf_counter() - start
-    turns = sum(n for n, _ in per_user)
-    head = per_user[:first]
+        service.append(time.perf_counter() - t0)
+    turns = sum(_turns(u) for u in users)
     stored = 0
     for user in users:
         listed = await client.get(
             f"/v1/memory/{user['user_id']}/list?limit=1", headers=_headers(tokens, user["user_id"])
         )
         stored += int(listed.json()["total"])
-    return {
+    out: dict[str, Any] = {
         "turns": turns,
-        "seconds": round(seconds, 1),
-        "turns_per_s": round(turns / seconds, 1),
-        "first_users_turns_per_s": round(sum(n for n, _ in head) / sum(s for _, s in head), 1),
+        "seconds": round(sum(service), 1),
+        "turns_per_s": round(turns / sum(service), 1),
         "memories": stored,
         "memories_per_turn": round(stored / turns, 2),
     }
+    if floor:
+        head = sum(_turns(u) for u in users[: len(floor)])
+        out["same_users_as_bare"] = {
+            "users": len(floor),
+            "turns": head,
+            "service_turns_per_s": round(head / sum(service[: len(floor)]), 1),
+            "bare_turns_per_s": round(head / sum(floor), 1),
+        }
+    return out
 
 
 async def ask(
@@ -233,12 +256,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     settings: dict[str, Any] = {"relation_memory": args.relations == "on"}
     result: dict[str, Any] = {"set": describe(data)}
     with bench_stores() as (redis_url, chroma_url):
-        if args.bare_users:
-            result["bare_pipeline"] = await bare_pipeline(data[: args.bare_users], chroma_url)
+        bare = BarePipeline(chroma_url) if args.bare_users else None
         async with app_on(redis_url, chroma_url, **settings) as client:
-            result["ingest"] = await ingest(client, tokens, data, args.bare_users or 1, args.batch)
+            result["ingest"] = await ingest(client, tokens, data, args.batch, bare, args.bare_users)
         async with app_on(redis_url, chroma_url, **settings) as client:  # a worker that wrote nothing
             rows, first, later = await ask(client, tokens, data)
+        if args.compare_segments:  # the same memories ranked as before issue 29 (every segment a hit)
+            async with app_on(redis_url, chroma_url, **settings, retrieval_one_per_turn=False) as client:
+                result["mnemo_every_segment"] = table((await ask(client, tokens, data))[0])
     result["first_search_ms"] = {
         "p50": round(percentile(first, 50), 1),
         "p95": round(percentile(first, 95), 1),
@@ -261,6 +286,11 @@ def main() -> None:
     parser.add_argument("--bare-users", type=int, default=4, help="users the bare pipeline ingests (0: none)")
     parser.add_argument("--batch", type=int, default=0, help="turns per /messages call (0: one session)")
     parser.add_argument("--relations", choices=["on", "off"], default="off")
+    parser.add_argument(
+        "--compare-segments",
+        action="store_true",
+        help="also rank with RETRIEVAL_ONE_PER_TURN=false (every segment its own hit) on the same memories",
+    )
     parser.add_argument("--show-misses", type=int, default=0)
     args = parser.parse_args()
     result = asyncio.run(run(args))

@@ -81,6 +81,9 @@ class RankingWeights:
     link_boost: float = 0.2  # reached from one of the best candidates (it names what they name)
     link_named_boost: float = 0.35  # one hop from an entity the question itself names (aliases resolved)
     link_seeds: int = 3  # the best of each channel whose entities are followed
+    # long turns (issue 29): a message split into segments answers once, by its best segment, so the
+    # top k holds k turns instead of several pieces of one
+    one_per_turn: bool = True
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -139,6 +142,20 @@ def cluster_members(vectors: np.ndarray, query: np.ndarray, k: int = 3, iteratio
                 c[j] = centre / (np.linalg.norm(centre) or 1.0)
     best = int(np.argmax(c @ query))
     return np.asarray(labels == best)
+
+
+def one_per_turn(ranked: Sequence[ScoredMemory]) -> list[ScoredMemory]:
+    """The best-ranked memory of each source message, in rank order: the segments of one long message
+    share its message ids, and the first of them found stands for the turn (the others would repeat
+    it in the top k and crowd out other turns). Memories without message ids are each their own."""
+    seen: set[tuple[str, ...]] = set()
+    out: list[ScoredMemory] = []
+    for s in ranked:
+        key = s.memory.source_message_ids or (s.memory.id,)
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
 
 
 MAX_INCREMENTAL = 200  # more changes than this (or than half the index) since the cached version: rebuild
@@ -585,4 +602,6 @@ class HybridRetriever:
                 for s in scored
                 if s.evidence is not None and reaches(s.evidence, s.relevance, min_relevance)
             ]
+        if w.one_per_turn:
+            scored = one_per_turn(scored)
         return scored[:top_k]

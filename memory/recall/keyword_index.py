@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -333,7 +334,22 @@ def coverage(
 def _term_frequencies(m: Memory, params: BM25Params) -> dict[str, float]:
     own = Counter(tokenize(m.embed_text))
     around = Counter(tokenize(m.context)) if m.context else Counter()
-    return {t: own.get(t, 0) + params.context_weight * around.get(t, 0) for t in own.keys() | around.keys()}
+    # interned: every memory of a user repeats the same few thousand words, and a per-memory copy of
+    # each word's string was most of a cached index's memory (issue 29: ~20 KiB per memory before)
+    # the weights repeat too (1, 0.9, 1.9, 2, ...): one float object for each value, not one per entry
+    return {
+        sys.intern(t): _shared(own.get(t, 0) + params.context_weight * around.get(t, 0))
+        for t in own.keys() | around.keys()
+    }
+
+
+_WEIGHTS: dict[float, float] = {}
+
+
+def _shared(weight: float) -> float:
+    if len(_WEIGHTS) > 4096:  # bounded: odd context weights could make many distinct values
+        return weight
+    return _WEIGHTS.setdefault(weight, weight)
 
 
 class KeywordIndexCache:

@@ -144,7 +144,7 @@ def cluster_members(vectors: np.ndarray, query: np.ndarray, k: int = 3, iteratio
     return np.asarray(labels == best)
 
 
-def one_per_turn(ranked: Sequence[ScoredMemory]) -> list[ScoredMemory]:
+def best_per_turn(ranked: Sequence[ScoredMemory]) -> list[ScoredMemory]:
     """The best-ranked memory of each source message, in rank order: the segments of one long message
     share its message ids, and the first of them found stands for the turn (the others would repeat
     it in the top k and crowd out other turns). Memories without message ids are each their own."""
@@ -269,12 +269,15 @@ class HybridRetriever:
         archived: Sequence[tuple[BM25Index, Collection[str]]] = (),
         min_relevance: float = 0.0,
         with_bridge: bool = False,
+        every_segment: bool = False,
     ) -> list[ScoredMemory]:
         """`hot`: search the user's hot memories (the store and the cached in-process index), less
         `hidden_hot`; `archived`: more indexes (warm, cold: memory/archive/search.py), each with the ids
         it must not answer for, whose candidates are ranked together with hot's. `min_relevance`: hits
         below it are left out (before the top k are taken); `with_bridge`: compute the bridge channel
-        even where the ranking does not need it (English over English: forget's second opinion)."""
+        even where the ranking does not need it (English over English: forget's second opinion);
+        `every_segment`: each segment of a long message is a hit of its own (forget judges every memory),
+        whatever `RankingWeights.one_per_turn` says."""
         w = self.weights
         bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
         prefetched: dict[str, np.ndarray] | None = None
@@ -444,6 +447,7 @@ class HybridRetriever:
             evidence=evidence,
             min_relevance=min_relevance,
             linked=linked,
+            one_per_turn=w.one_per_turn and not every_segment,
         )
 
     async def _linked(
@@ -489,6 +493,7 @@ class HybridRetriever:
         evidence: Mapping[str, Evidence] | None = None,
         min_relevance: float = 0.0,
         linked: Mapping[str, Link] | None = None,
+        one_per_turn: bool = False,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
@@ -602,6 +607,6 @@ class HybridRetriever:
                 for s in scored
                 if s.evidence is not None and reaches(s.evidence, s.relevance, min_relevance)
             ]
-        if w.one_per_turn:
-            scored = one_per_turn(scored)
+        if one_per_turn:
+            scored = best_per_turn(scored)
         return scored[:top_k]

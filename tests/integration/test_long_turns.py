@@ -62,3 +62,33 @@ async def test_a_long_answer_takes_one_place_in_the_results(
     assert len(turns) == len(set(turns))  # each turn once
     assert ("a1",) in turns
     assert len(turns) == 4  # the other turns fill the places the answer's other segments would take
+
+
+async def test_forget_by_meaning_judges_every_segment_of_a_long_message(
+    client: httpx.AsyncClient, auth: AuthHeaders
+) -> None:
+    """One hit per turn is for answers; forget must see each segment, or the siblings of the best one stay."""
+    lease = " ".join(
+        f"Clause {i} of my Lisbon apartment lease says the deposit for the Lisbon apartment is {900 + i} euros."
+        for i in range(24)
+    )
+    resp = await client.post(
+        "/v1/memory/alice/messages",
+        json={
+            "session_id": "s1",
+            "messages": [{"role": "user", "content": lease, "id": "lease", "timestamp": NOW}],
+        },
+        headers=auth("alice"),
+    )
+    assert resp.status_code == 200, resp.text
+    listed = (await client.get("/v1/memory/alice/list?limit=100", headers=auth("alice"))).json()
+    segments = {m["id"] for m in listed["items"] if m["source_message_ids"] == ["lease"]}
+    assert len(segments) >= 3
+
+    resp = await client.post(
+        "/v1/memory/alice/forget",
+        json={"query": "my Lisbon apartment lease deposit", "dry_run": True, "min_relevance": 0.5},
+        headers=auth("alice"),
+    )
+    assert resp.status_code == 200, resp.text
+    assert set(resp.json()["ids"]) == segments

@@ -263,6 +263,7 @@ def build_memory_service(
             time_recent=settings.retrieval_recent_time_weight,
             tau_days=settings.retrieval_tau_days,
             clustering=settings.retrieval_clustering,
+            one_per_turn=settings.retrieval_one_per_turn,
             in_process_dense_max=settings.in_process_index_max,
             supersession=settings.supersession,
             negation_intent=settings.negation_intent,
@@ -288,6 +289,7 @@ def build_memory_service(
         judge=LLMSupersessionJudge(llm)
         if llm is not None and settings.llm_supersession_judge and settings.supersession
         else None,
+        prepare=bridged.prepare if (bridged := bridged_store(store)) is not None else None,
     )
     return MemoryService(
         store,
@@ -312,19 +314,25 @@ def build_memory_service(
     )
 
 
-def bridge_channel(settings: Settings, store: LongTermStore, redis: RedisClient) -> BridgeChannel | None:
+def bridged_store(store: LongTermStore) -> BridgedStore | None:
+    """The store that writes the bridge channel, under the deferred-delete wrapper if any."""
     if isinstance(store, DeferredDeleteStore):
-        return bridge_channel(settings, store.inner, redis)
-    if not isinstance(store, BridgedStore):
+        return bridged_store(store.inner)
+    return store if isinstance(store, BridgedStore) else None
+
+
+def bridge_channel(settings: Settings, store: LongTermStore, redis: RedisClient) -> BridgeChannel | None:
+    bridged = bridged_store(store)
+    if bridged is None:
         return None
-    model = store.bridge_embedder
+    model = bridged.bridge_embedder
     if not isinstance(model, MultilingualEmbedder):
         return None
     shared = bridge_shared_vectors(redis, model)
     return BridgeChannel(
         embedder=model.for_caller("query"),
         cache=BridgeCache(
-            store.bridge, shared=shared, dimension=model.dimension, max_rows=settings.bridge_cache_rows
+            bridged.bridge, shared=shared, dimension=model.dimension, max_rows=settings.bridge_cache_rows
         ),
         weights=BridgeWeights(en=settings.bridge_weight_en, zh=settings.bridge_weight_zh),
         shared=shared,

@@ -146,6 +146,8 @@ class Settings(BaseSettings):
     retrieval_recent_time_weight: float = Field(0.3, ge=0, le=1)  # ... for "最近/now/recently" queries
     retrieval_tau_days: float = Field(14.0, gt=0)
     retrieval_clustering: bool = False
+    # a message split into segments answers a search once, by its best segment (issue 29)
+    retrieval_one_per_turn: bool = True
     # facts that change (SUPERSESSION) and negation read for its intent (NEGATION_INTENT); off = the
     # earlier pipeline, kept as the benchmark baseline (bench/knowledge_update.py --baseline)
     supersession: bool = True

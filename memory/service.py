@@ -261,6 +261,7 @@ class MemoryService:
         filters: SearchFilters | None,
         as_of: float | None,
         min_relevance: float = 0.0,
+        every_segment: bool = False,
     ) -> list[ScoredMemory]:
         filters = filters or SearchFilters()
         if self._retriever is not None:
@@ -271,6 +272,7 @@ class MemoryService:
                 filters=filters,
                 as_of=as_of if as_of is not None else self._clock(),
                 min_relevance=min_relevance,
+                every_segment=every_segment,
             )
         vectors = await self._embedder.embed([query])
         hits = await self._store.query(user_id, vectors[0].tolist(), n_results=top_k, filters=filters)
@@ -474,10 +476,13 @@ class MemoryService:
                 tiers=TIERS,
                 min_relevance=min_relevance,
                 with_bridge=True,
+                every_segment=True,  # each segment of a long message is judged on its own
             )
             hits = found.hits
         else:
-            hits = await self._search(user_id, text, top_k=top_k, filters=filters, as_of=None)
+            hits = await self._search(
+                user_id, text, top_k=top_k, filters=filters, as_of=None, every_segment=True
+            )
             hits = [h for h in hits if h.relevance >= min_relevance]
         hits = [h for h in hits if h.memory.id in chosen and h.evidence is not None]
         # a memory without a stored bridge vector (warm, cold) gets its bridge cosine now: in Chinese the

@@ -73,8 +73,9 @@ class TieredSearch:
         tiers: Collection[ArchiveTier] | None = None,
         min_relevance: float = 0.0,
         with_bridge: bool = False,
+        every_segment: bool = False,
     ) -> TieredHits:
-        """`min_relevance` and `with_bridge`: as `HybridRetriever.search`. The cold fallback looks at
+        """`min_relevance`, `with_bridge` and `every_segment`: as `HybridRetriever.search`. The cold fallback looks at
         the hits that pass `min_relevance`: hot + warm holding nothing relevant searches cold too."""
         try:
             snap = await self._archive.snapshot(user_id)
@@ -92,6 +93,7 @@ class TieredSearch:
                 as_of=as_of,
                 min_relevance=min_relevance,
                 with_bridge=with_bridge,
+                every_segment=every_segment,
             )
             return TieredHits(hits, TierChoice(HOT, "default", "archive state unavailable (Redis): hot only"))
         if tiers:
@@ -106,6 +108,7 @@ class TieredSearch:
                 as_of=as_of,
                 min_relevance=min_relevance,
                 with_bridge=with_bridge,
+                every_segment=every_segment,
             )
             return TieredHits(hits, TierChoice(chosen, "requested", "the tiers the request named"))
         hits = await self._search(
@@ -118,6 +121,7 @@ class TieredSearch:
             as_of=as_of,
             min_relevance=min_relevance,
             with_bridge=with_bridge,
+            every_segment=every_segment,
         )
         best = max((h.similarity for h in hits), default=None)
         if not snap.has_cold or (best is not None and best >= self._fallback):
@@ -138,6 +142,7 @@ class TieredSearch:
             as_of=as_of,
             min_relevance=min_relevance,
             with_bridge=with_bridge,
+            every_segment=every_segment,
         )
         detail = (
             "hot + warm found nothing"
@@ -158,6 +163,7 @@ class TieredSearch:
         as_of: float,
         min_relevance: float = 0.0,
         with_bridge: bool = False,
+        every_segment: bool = False,
     ) -> list[ScoredMemory]:
         archived: list[tuple[BM25Index, Collection[str]]] = []
         if snap.archived:
@@ -176,6 +182,7 @@ class TieredSearch:
             archived=archived,
             min_relevance=min_relevance,
             with_bridge=with_bridge,
+            every_segment=every_segment,
         )
 
     async def index(self, user_id: str, snap: Snapshot, tier: ArchiveTier) -> BM25Index:

@@ -38,6 +38,7 @@ BRIDGE_HNSW = {"ef_construction": 8, "max_neighbors": 4}
 # One bridge collection per server, not one per shard: the writer's round then costs one bridge upsert
 # per server instead of one per shard collection (Chroma charges ~6 ms a call), and reads are by id.
 BRIDGE_SHARDS = 1
+PREPARED_MAX = 4096  # bridge vectors computed ahead of their upsert (`BridgedStore.prepare`)
 
 
 def bridge_prefix(collection_prefix: str) -> str:
@@ -158,6 +159,23 @@ class BridgedStore(RoutingLongTermStore):
         self.bridge = BridgeVectors(self, bridge_servers, model)
         self._bridge_embedder = embedder
         self._bridge_shared = shared
+        # vectors `prepare` computed for the upsert that follows it: (user id, text) -> vector
+        self._prepared: dict[tuple[str, str], Vectors] = {}
+
+    async def prepare(self, memories: Sequence[Memory]) -> None:
+        """Embed the memories' bridge text now, for the upsert that follows: the writer calls this
+        while the main model embeds the same memories, so the two models run side by side (one
+        thread each) instead of one after the other. What no upsert takes (a write that failed in
+        between) is dropped once PREPARED_MAX vectors wait."""
+        texts = list(dict.fromkeys((m.user_id, m.embed_text) for m in memories))
+        texts = [t for t in texts if t not in self._prepared]
+        if not texts:
+            return
+        vectors = await self._bridge_embedder.embed([text for _, text in texts])
+        for key, vector in zip(texts, vectors, strict=True):
+            self._prepared[key] = vector
+        while len(self._prepared) > PREPARED_MAX:
+            del self._prepared[next(iter(self._prepared))]
 
     @property
     def bridge_embedder(self) -> Embedder:
@@ -171,33 +189,38 @@ class BridgedStore(RoutingLongTermStore):
         dimension = self._bridge_embedder.dimension
         out = np.empty((len(texts), dimension), dtype=np.float32)
         known: dict[int, Vectors] = {}
-        if self._bridge_shared is not None:
+        computed: list[int] = []  # rows embedded by this process (prepared ahead, or now)
+        for row, m in enumerate(memories):
+            prepared = self._prepared.pop((m.user_id, texts[row]), None)
+            if prepared is not None:
+                known[row] = prepared
+                computed.append(row)
+        if self._bridge_shared is not None and len(known) < len(texts):
             by_user: dict[str, list[int]] = {}
             for row, m in enumerate(memories):
-                by_user.setdefault(m.user_id, []).append(row)
+                if row not in known:
+                    by_user.setdefault(m.user_id, []).append(row)
             shared = self._bridge_shared
             founds = await asyncio.gather(
                 *(shared.fetch(u, [texts[r] for r in rows], dimension) for u, rows in by_user.items())
             )
             for rows, found in zip(by_user.values(), founds, strict=True):
                 known.update({rows[j]: v for j, v in found.items()})
+        for row, vector in known.items():
+            out[row] = vector
         missing = [row for row in range(len(texts)) if row not in known]
         if missing:
             out[missing] = await self._bridge_embedder.embed([texts[r] for r in missing])
-            if self._bridge_shared is not None:
-                # the next search of these users ranks them: from Redis, not a Chroma read
-                computed: dict[str, list[int]] = {}
-                for row in missing:
-                    computed.setdefault(memories[row].user_id, []).append(row)
-                shared = self._bridge_shared
-                await asyncio.gather(
-                    *(
-                        shared.publish_many(u, [texts[r] for r in rows], out[rows])
-                        for u, rows in computed.items()
-                    )
-                )
-        for row, vector in known.items():
-            out[row] = vector
+            computed += missing
+        if computed and self._bridge_shared is not None:
+            # the next search of these users ranks them: from Redis, not a Chroma read
+            by_owner: dict[str, list[int]] = {}
+            for row in computed:
+                by_owner.setdefault(memories[row].user_id, []).append(row)
+            shared = self._bridge_shared
+            await asyncio.gather(
+                *(shared.publish_many(u, [texts[r] for r in rows], out[rows]) for u, rows in by_owner.items())
+            )
         return out
 
     async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:

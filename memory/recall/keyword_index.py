@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -237,6 +238,20 @@ class BM25Index:
                     break
         return out
 
+    def nearest_many(self, queries: np.ndarray, *, limit: int) -> list[list[tuple[Memory, float]]]:
+        """`nearest` for several queries at once (the writer's near-duplicate check of a round): one
+        matrix product over the user's vectors instead of one pass per query."""
+        if self._vectors is None or not len(self._row) or not len(queries):
+            return [[] for _ in range(len(queries))]
+        ids = list(self._row)
+        matrix = self._vectors[[self._row[i] for i in ids]].astype(np.float32)
+        sims = np.asarray(queries, dtype=np.float32) @ matrix.T
+        out: list[list[tuple[Memory, float]]] = []
+        for row in sims:
+            best = np.argsort(-row, kind="stable")[:limit]
+            out.append([(self.memories[ids[int(j)]], float(row[int(j)])) for j in best])
+        return out
+
     def coverage(self, mid: str, query_tokens: Sequence[str]) -> tuple[float, tuple[str, ...]]:
         """How much of the query memory `mid` holds, on an absolute scale (relevance's `coverage`)."""
         m = self.memories[mid]
@@ -319,7 +334,22 @@ def coverage(
 def _term_frequencies(m: Memory, params: BM25Params) -> dict[str, float]:
     own = Counter(tokenize(m.embed_text))
     around = Counter(tokenize(m.context)) if m.context else Counter()
-    return {t: own.get(t, 0) + params.context_weight * around.get(t, 0) for t in own.keys() | around.keys()}
+    # interned: every memory of a user repeats the same few thousand words, and a per-memory copy of
+    # each word's string was most of a cached index's memory (issue 29: ~20 KiB per memory before)
+    # the weights repeat too (1, 0.9, 1.9, 2, ...): one float object for each value, not one per entry
+    return {
+        sys.intern(t): _shared(own.get(t, 0) + params.context_weight * around.get(t, 0))
+        for t in own.keys() | around.keys()
+    }
+
+
+_WEIGHTS: dict[float, float] = {}
+
+
+def _shared(weight: float) -> float:
+    if len(_WEIGHTS) > 4096:  # bounded: odd context weights could make many distinct values
+        return weight
+    return _WEIGHTS.setdefault(weight, weight)
 
 
 class KeywordIndexCache:

@@ -81,6 +81,9 @@ class RankingWeights:
     link_boost: float = 0.2  # reached from one of the best candidates (it names what they name)
     link_named_boost: float = 0.35  # one hop from an entity the question itself names (aliases resolved)
     link_seeds: int = 3  # the best of each channel whose entities are followed
+    # long turns (issue 29): a message split into segments answers once, by its best segment, so the
+    # top k holds k turns instead of several pieces of one
+    one_per_turn: bool = True
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -139,6 +142,20 @@ def cluster_members(vectors: np.ndarray, query: np.ndarray, k: int = 3, iteratio
                 c[j] = centre / (np.linalg.norm(centre) or 1.0)
     best = int(np.argmax(c @ query))
     return np.asarray(labels == best)
+
+
+def best_per_turn(ranked: Sequence[ScoredMemory]) -> list[ScoredMemory]:
+    """The best-ranked memory of each source message, in rank order: the segments of one long message
+    share its message ids, and the first of them found stands for the turn (the others would repeat
+    it in the top k and crowd out other turns). Memories without message ids are each their own."""
+    seen: set[tuple[str, ...]] = set()
+    out: list[ScoredMemory] = []
+    for s in ranked:
+        key = s.memory.source_message_ids or (s.memory.id,)
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
 
 
 MAX_INCREMENTAL = 200  # more changes than this (or than half the index) since the cached version: rebuild
@@ -252,12 +269,15 @@ class HybridRetriever:
         archived: Sequence[tuple[BM25Index, Collection[str]]] = (),
         min_relevance: float = 0.0,
         with_bridge: bool = False,
+        every_segment: bool = False,
     ) -> list[ScoredMemory]:
         """`hot`: search the user's hot memories (the store and the cached in-process index), less
         `hidden_hot`; `archived`: more indexes (warm, cold: memory/archive/search.py), each with the ids
         it must not answer for, whose candidates are ranked together with hot's. `min_relevance`: hits
         below it are left out (before the top k are taken); `with_bridge`: compute the bridge channel
-        even where the ranking does not need it (English over English: forget's second opinion)."""
+        even where the ranking does not need it (English over English: forget's second opinion);
+        `every_segment`: each segment of a long message is a hit of its own (forget judges every memory),
+        whatever `RankingWeights.one_per_turn` says."""
         w = self.weights
         bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
         prefetched: dict[str, np.ndarray] | None = None
@@ -427,6 +447,7 @@ class HybridRetriever:
             evidence=evidence,
             min_relevance=min_relevance,
             linked=linked,
+            one_per_turn=w.one_per_turn and not every_segment,
         )
 
     async def _linked(
@@ -472,6 +493,7 @@ class HybridRetriever:
         evidence: Mapping[str, Evidence] | None = None,
         min_relevance: float = 0.0,
         linked: Mapping[str, Link] | None = None,
+        one_per_turn: bool = False,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
@@ -585,4 +607,6 @@ class HybridRetriever:
                 for s in scored
                 if s.evidence is not None and reaches(s.evidence, s.relevance, min_relevance)
             ]
+        if one_per_turn:
+            scored = best_per_turn(scored)
         return scored[:top_k]

@@ -66,6 +66,7 @@ from monitoring import metrics
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
 IndexOf = Callable[[str], Awaitable[BM25Index]]
+Prepare = Callable[[Sequence[Memory]], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +124,14 @@ class WritePipeline:
         shared: SharedVectors | None = None,
         clock: Clock = time.time,
         judge: SupersessionJudge | None = None,
+        prepare: Prepare | None = None,
     ) -> None:
         """`index`: the user's current in-process index (`HybridRetriever.keyword_index`), used for the
         duplicate checks instead of two vector-store queries per write. `shared`: vectors recall has
-        already computed for these exact texts (the chat path's query), taken instead of re-embedding."""
+        already computed for these exact texts (the chat path's query), taken instead of re-embedding.
+        `prepare`: the store's second model (`BridgedStore.prepare`), run on a round's memories while
+        the main model embeds them, so that the upsert finds their bridge vectors computed."""
+        self._prepare = prepare
         self._store = store
         self._index = index
         self._shared = shared
@@ -264,7 +269,10 @@ class WritePipeline:
             drafts = [(i, d) for i, d in zip(todo, checked, strict=True) if d is not None]
             if not drafts:
                 return out
-            await self._vectorize([d for _, d in drafts])
+            await asyncio.gather(
+                self._vectorize([d for _, d in drafts]),
+                self._prepare([m for _, d in drafts for m in d.merged]) if self._prepare else _nothing(),
+            )
             finals = await asyncio.gather(*(self._near_duplicates(d) for _, d in drafts))
             made = [len(final) for final, _ in finals]  # what follows them: older memories superseded
             if self.policy.supersession:
@@ -460,7 +468,7 @@ class WritePipeline:
         fresh = [i for i, m in enumerate(merged) if m.content_hash not in d.existing]
         if fresh:
             nearest = (
-                [d.index.nearest(v, limit=1) for v in d.vectors[fresh]]
+                d.index.nearest_many(d.vectors[fresh], limit=1)
                 if d.index is not None
                 else await self._store.nearest(d.user_id, d.vectors[fresh], n_results=1)
             )
@@ -504,6 +512,10 @@ class WritePipeline:
             out.append(_as_fact(m, self.policy.threshold) if earlier else m)
         await self._redis.hset(key, mapping=dict.fromkeys(names, session_id))
         return out
+
+
+async def _nothing() -> None:
+    return None
 
 
 _DIGITS_RE = re.compile(r"\d+")

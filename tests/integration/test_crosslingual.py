@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 from app.lifespan import bridge_shared_vectors, build_store
@@ -21,8 +22,9 @@ from app.settings import Settings
 from memory import Embedder
 from memory.embedding.base import Vectors
 from memory.embedding.multilingual import MultilingualEmbedder, bridge_model_name
-from memory.longterm.bridge import BridgedStore
+from memory.longterm.bridge import PREPARED_MAX, BridgedStore
 from memory.longterm.reembed import Reembedder, ReembedReport
+from memory.models import Memory
 from tests.conftest import TEST_SECRET, AuthHeaders, app_client, records_on, redis_of, until
 from tests.fake_llm import FakeUpstream
 from tests.integration.test_chat import chat, llm_settings
@@ -97,6 +99,54 @@ class TestSearchAcrossLanguages:
         shared = bridge_shared_vectors(redis_of(settings), MultilingualEmbedder())
         published = await shared.fetch("alice", [text for _, text in FACTS], 512)
         assert sorted(published) == list(range(len(FACTS)))
+
+
+class TestBridgePreparedAhead:
+    async def test_vectors_prepared_beside_the_main_model_are_the_ones_stored(
+        self, settings: Settings
+    ) -> None:
+        bridge = MultilingualEmbedder()
+        store = build_store(settings, redis_of(settings), bridge)
+        assert isinstance(store, BridgedStore)
+        memories = [
+            Memory(
+                id=mid,
+                user_id="alice",
+                content=text,
+                created_at=NOW,
+                session_id="s1",
+                source="user",
+                content_hash=mid,
+            )
+            for mid, text in FACTS
+        ]
+        await store.prepare(memories)  # what the writer runs while MiniLM embeds the same memories
+        await store.upsert(memories, np.zeros((len(memories), 384), dtype=np.float32))
+        stored = await store.bridge.get("alice")
+        expected = await bridge.embed([m.embed_text for m in memories])
+        assert sorted(stored) == sorted(mid for mid, _ in FACTS)
+        for row, (mid, _) in enumerate(FACTS):
+            assert np.allclose(stored[mid], expected[row], atol=1e-5)
+        assert not store._prepared  # taken by the upsert, nothing left waiting
+
+    async def test_vectors_no_upsert_takes_are_bounded(self, settings: Settings) -> None:
+        store = build_store(settings, redis_of(settings), MultilingualEmbedder())
+        assert isinstance(store, BridgedStore)
+        memories = [
+            Memory(
+                id=f"m{i}",
+                user_id="bob",
+                content=f"note {i}",
+                created_at=NOW,
+                session_id="s1",
+                source="user",
+                content_hash=f"h{i}",
+            )
+            for i in range(PREPARED_MAX + 5)
+        ]
+        await store.prepare(memories)
+        assert len(store._prepared) == PREPARED_MAX
+        assert ("bob", "note 0") not in store._prepared  # the oldest went first
 
 
 class TestChatTurn:

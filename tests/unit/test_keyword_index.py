@@ -102,3 +102,23 @@ def test_a_delete_only_update_keeps_every_vector() -> None:
         ]
     assert results(updated) == results(expected)
     assert build(base).updated([], None, deleted=[m.id for m in base]).has_vectors  # emptied
+
+
+def test_nearest_many_answers_as_nearest_does_for_each_query() -> None:
+    index = build([memory(i, text) for i, text in enumerate(TEXTS)])
+    queries = EMBED.embed_sync(["我住在杭州", "My sister Anna is a nurse", "something else entirely"])
+    many = index.nearest_many(queries, limit=2)
+    assert [[(m.id, round(s, 5)) for m, s in hits] for hits in many] == [
+        [(m.id, round(s, 5)) for m, s in index.nearest(q, limit=2)] for q in queries
+    ]
+    assert BM25Index([]).nearest_many(queries, limit=1) == [[], [], []]
+
+
+def test_cached_indexes_share_one_string_per_word_and_one_float_per_weight() -> None:
+    """A worker's index cache holds each word once, however many memories repeat it (issue 29: the
+    per-memory copies were most of an index's memory)."""
+    index = build([memory(0, "my sister Anna lives in Porto"), memory(1, "Anna moved to Porto", "Anna")])
+    first = {t: t for t in index._tf["m0"]}
+    second = {t: t for t in index._tf["m1"]}
+    assert first["porto"] is second["porto"]
+    assert index._tf["m0"]["porto"] is index._tf["m1"]["porto"]  # both weigh 1.0

@@ -3,7 +3,7 @@ and Dockerfile, unchanged, in a copy of the tracked files (a clean clone: no dev
 `.venv` in the build context), with the `docker-compose` binary of the dev dependencies.
 
 What this machine lacks is supplied around those files, never in them (tests/deploy/standins/build.sh
-for the base images; a host-network pre-build for the one step that downloads: see `prebuild`).
+for the base images; a host-network build for the one step that downloads: see `build_image`).
 """
 
 from __future__ import annotations
@@ -67,6 +67,29 @@ def copy_tracked_tree(dest: Path, root: Path = ROOT) -> Path:
     return dest
 
 
+@dataclass(frozen=True)
+class BuiltImage:
+    tag: str
+    build_seconds: float
+    mb: float
+
+
+def build_image(context: Path, tag: str, build_args: dict[str, str] | None = None) -> BuiltImage:
+    """Build the Dockerfile as compose would (classic builder, same context), on the host network:
+    compose's own build has no network here (no default bridge)."""
+    started = time.monotonic()
+    args = [f"--build-arg={k}={v}" for k, v in (build_args or {}).items()]
+    run(
+        ["nice", DOCKER, "build", "--network", "host", *args, "-t", tag, "."],
+        cwd=context,
+        env={**os.environ, "DOCKER_BUILDKIT": "0"},
+        timeout=3600,
+    )
+    seconds = time.monotonic() - started
+    size = int(docker("image", "inspect", tag, "--format", "{{.Size}}").strip())
+    return BuiltImage(tag=tag, build_seconds=seconds, mb=size / 1e6)
+
+
 def git_tree_at(commit: str, dest: Path, root: Path = ROOT) -> Path:
     """The files of `commit` (the upgrade case's previous release), exported to `dest`."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -120,28 +143,15 @@ class Stack:
     def image(self, service: str) -> str:
         return f"{self.project}-{service}"
 
-    def prebuild(
-        self, services: tuple[str, ...] = ("app", "writer"), build_args: dict[str, str] | None = None
-    ) -> float:
-        """Build the services' image as compose would (classic builder, same context and Dockerfile,
-        tagged with the names compose gives it), on the host network: compose's own build has no
-        network here (no default bridge). Returns the build's seconds."""
-        started = time.monotonic()
-        args = [f"--build-arg={k}={v}" for k, v in (build_args or {}).items()]
-        first = self.image(services[0])
-        run(
-            ["nice", DOCKER, "build", "--network", "host", *args, "-t", first, "."],
-            cwd=self.directory,
-            env={**os.environ, "DOCKER_BUILDKIT": "0"},
-            timeout=3600,
-        )
-        for service in services[1:]:
-            docker("tag", first, self.image(service))
-        return time.monotonic() - started
+    def use_image(self, image: BuiltImage, services: tuple[str, ...]) -> None:
+        """Tag the run's image with the name compose gives each built service (<project>-<service>):
+        `up` without --build then runs it."""
+        for service in services:
+            docker("tag", image.tag, self.image(service))
 
-    def containers(self) -> dict[str, str]:
-        """Service -> container id, of the running containers."""
-        out = self.compose("ps", "--format", "json")
+    def containers(self, *, stopped: bool = False) -> dict[str, str]:
+        """Service -> container id, of the running containers (and the stopped ones too)."""
+        out = self.compose("ps", *(("--all",) if stopped else ()), "--format", "json")
         rows: list[dict[str, Any]] = []
         for line in out.splitlines():
             line = line.strip()

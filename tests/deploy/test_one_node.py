@@ -7,57 +7,29 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
 from typing import Any
 
 import httpx
-import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.http.auth import TokenCodec
+from tests.deploy import api
+from tests.deploy.api import EN, ZH, wait_for
 from tests.deploy.stack import SECRET, Stack, docker, grep_volume, needles
 
 log = logging.getLogger("tests.deploy")
 pytestmark = pytest.mark.timeout(1800)
 
 USER = f"deploy-{uuid.uuid4().hex[:8]}"
-ZH = "我在杭州养了三只蜜蜂箱，蜂蜜叫做桂花蜜"
-EN = "My rooftop garden in Lisbon grows purple basil"
-
-
-def token(sub: str, role: str | None = None) -> str:
-    return TokenCodec(SECRET).mint(sub, role=role)
-
-
-def client(stack: Stack, sub: str = USER) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{stack.base_url}/v1", api_key=token(sub), max_retries=0, timeout=120)
 
 
 def http(stack: Stack, sub: str = USER, role: str | None = None) -> httpx.Client:
-    return httpx.Client(
-        base_url=stack.base_url, headers={"Authorization": f"Bearer {token(sub, role)}"}, timeout=120
-    )
+    return api.http(stack, sub, role)
 
 
 def search(stack: Stack, query: str, sub: str = USER) -> list[dict[str, Any]]:
-    with http(stack, sub) as h:
-        resp = h.post(f"/v1/memory/{sub}/search", json={"query": query})
-        assert resp.status_code == 200, resp.text
-        results: list[dict[str, Any]] = resp.json()["results"]
-        return results
-
-
-def wait_for(what: str, check: Any, timeout: float = 120) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout}s")
-        time.sleep(1)
+    return api.search(stack, query, sub)
 
 
 def requests_total(stack: Stack) -> float:
@@ -94,59 +66,11 @@ def test_every_service_is_healthy(one_node: Stack) -> None:
 
 
 def test_openai_sdk_chats_and_a_second_session_recalls_the_first(one_node: Stack) -> None:
-    sdk = client(one_node)
-    plain = sdk.chat.completions.create(
-        model="mnemo",
-        messages=[{"role": "user", "content": f"请记住：{ZH}"}],
-        extra_body={"session_id": "first"},
-    )
-    assert plain.model == "mnemo-offline"
-    assert "未配置语言模型" in (plain.choices[0].message.content or "")
-    stream = sdk.chat.completions.create(
-        model="mnemo",
-        messages=[{"role": "user", "content": f"Please remember: {EN}"}],
-        stream=True,
-        extra_body={"session_id": "first"},
-    )
-    streamed = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
-    assert "No language model is configured" in streamed
-
-    # the writer service moves both turns to long-term memory
-    wait_for(
-        "the zh turn in long-term memory",
-        lambda: any("桂花蜜" in r["content"] for r in search(one_node, "蜂蜜")),
-    )
-    wait_for(
-        "the en turn in long-term memory",
-        lambda: any("basil" in r["content"] for r in search(one_node, "basil")),
-    )
-
-    zh = sdk.chat.completions.create(
-        model="mnemo",
-        messages=[{"role": "user", "content": "我养的蜜蜂产什么蜂蜜？"}],
-        extra_body={"session_id": "second"},
-    )
-    assert "桂花蜜" in (zh.choices[0].message.content or ""), zh.choices[0].message.content
-    en_stream = sdk.chat.completions.create(
-        model="mnemo",
-        messages=[{"role": "user", "content": "What grows in my rooftop garden?"}],
-        stream=True,
-        extra_body={"session_id": "second"},
-    )
-    en = "".join(chunk.choices[0].delta.content or "" for chunk in en_stream if chunk.choices)
-    assert "basil" in en, en
-
-
-def rank(results: list[dict[str, Any]], needle: str) -> int:
-    return next((i for i, r in enumerate(results) if needle in r["content"]), len(results))
+    api.chat_and_recall(one_node, USER)
 
 
 def test_search_in_both_languages(one_node: Stack) -> None:
-    # the second session's questions are memories too: each fact must rank above the other language's
-    zh = search(one_node, "我的蜂蜜叫什么？")
-    en = search(one_node, "which herb grows on my roof?")
-    assert rank(zh, "桂花蜜") < min(rank(zh, "basil"), len(zh)), zh
-    assert rank(en, "basil") < min(rank(en, "桂花蜜"), len(en)), en
+    api.search_both_languages(one_node, USER)
 
 
 def test_metrics_count_the_requests(one_node: Stack) -> None:

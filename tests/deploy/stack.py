@@ -108,6 +108,7 @@ class Stack:
     project: str
     compose_file: str = "docker-compose.yml"
     env_file: dict[str, str] = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()  # compose files merged on top of `compose_file`
 
     def write_env(self) -> None:
         # .env as a user writes it: compose reads it for interpolation, and the app services get it
@@ -131,7 +132,8 @@ class Stack:
             "COMPOSE_PROJECT_NAME": self.project,
         }
         started = time.monotonic()
-        out = run([COMPOSE, "-f", self.compose_file, *args], cwd=self.directory, env=env, timeout=timeout)
+        files = [arg for name in (self.compose_file, *self.overrides) for arg in ("-f", name)]
+        out = run([COMPOSE, *files, *args], cwd=self.directory, env=env, timeout=timeout)
         log.info(
             "compose %s",
             json.dumps(
@@ -143,11 +145,12 @@ class Stack:
     def image(self, service: str) -> str:
         return f"{self.project}-{service}"
 
-    def use_image(self, image: BuiltImage, services: tuple[str, ...]) -> None:
+    def use_image(self, image: BuiltImage | str, services: tuple[str, ...]) -> None:
         """Tag the run's image with the name compose gives each built service (<project>-<service>):
         `up` without --build then runs it."""
+        tag = image if isinstance(image, str) else image.tag
         for service in services:
-            docker("tag", image.tag, self.image(service))
+            docker("tag", tag, self.image(service))
 
     def containers(self, *, stopped: bool = False) -> dict[str, str]:
         """Service -> container id, of the running containers (and the stopped ones too)."""

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Stand-ins for the third-party images the compose files name, for a machine without an image registry
 # (../../../../shared/DOCKER.md): a Debian bookworm base from debootstrap, imported as local/debian:bookworm,
-# and on it python:3.11-slim, redis:7-alpine and chromadb/chroma:1.5.9 (nginx:1.28-alpine: see below),
+# and on it python:3.11-slim, redis:7-alpine, chromadb/chroma:1.5.9 and nginx:1.28-alpine (Debian's nginx 1.22),
 # each tagged with the exact name the compose files use, so those files run unchanged.
 # An image that already exists (a real one, or a stand-in from an earlier run) is left alone.
 # A stand-in behaves as the real image does where the compose files rely on it: default command,
-# ports, data path (/data), the tools the healthchecks call (redis-cli, bash, python).
+# ports, data path (/data), the tools the healthchecks call (redis-cli, bash, python, wget).
 #
 # Machine-specific part: the python stand-in trusts this machine's CA bundle ($PIP_CERT) in pip's
 # configuration, because builds reach PyPI through a TLS-intercepting proxy here. The Dockerfile itself
@@ -41,4 +41,5 @@ fi
 
 have redis:7-alpine || build redis:7-alpine "$here/redis"
 have chromadb/chroma:1.5.9 || build chromadb/chroma:1.5.9 "$here/chroma"
+have nginx:1.28-alpine || build nginx:1.28-alpine "$here/nginx"
 log "stand-ins ready"

@@ -37,9 +37,10 @@ deploy-suite:
 	@echo "==>   one node (docker-compose.yml) through its published port; cluster (docker-compose.cluster.yml) through nginx"
 	time .venv/bin/pytest -p no:cacheprovider -o log_cli=true --log-cli-level=INFO tests/deploy
 
-deploy-clean: ## remove the stand-in base images and dangling layers that test-deploy left (not dockerd itself)
-	-/usr/bin/docker rmi chromadb/chroma:1.5.9 redis:7-alpine python:3.11-slim local/debian:bookworm
-	-/usr/bin/docker image prune -f
+deploy-clean: ## remove the images test-deploy made (label org.mnemo.deploy-suite: stand-ins, built images) and their dangling layers; not dockerd, not other images
+	-ids=$$(/usr/bin/docker image ls -q --filter label=org.mnemo.deploy-suite | sort -u); \
+	  [ -z "$$ids" ] || /usr/bin/docker rmi -f $$ids
+	-/usr/bin/docker image prune -f --filter label=org.mnemo.deploy-suite
 
 test-unit: install-dev ## only the fast unit tests
 	.venv/bin/pytest tests/unit

@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCKER = os.environ.get("MNEMO_DOCKER_CLI", "/usr/bin/docker")
 COMPOSE = str(Path(sys.executable).parent / "docker-compose")
 SECRET = "deploy-test-only-" + "k" * 40  # 32+ chars, as the app requires
+# on every image the suite (or bench/affinity.py) builds: `make deploy-clean` removes by it
+LABEL = "org.mnemo.deploy-suite=image"
 
 log = logging.getLogger("tests.deploy")
 
@@ -80,7 +82,7 @@ def build_image(context: Path, tag: str, build_args: dict[str, str] | None = Non
     started = time.monotonic()
     args = [f"--build-arg={k}={v}" for k, v in (build_args or {}).items()]
     run(
-        ["nice", DOCKER, "build", "--network", "host", *args, "-t", tag, "."],
+        ["nice", DOCKER, "build", "--network", "host", "--label", LABEL, *args, "-t", tag, "."],
         cwd=context,
         env={**os.environ, "DOCKER_BUILDKIT": "0"},
         timeout=3600,

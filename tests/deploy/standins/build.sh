@@ -17,9 +17,12 @@ ca_bundle="${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}"
 
 log() { printf '%s standins: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 have() { "$docker_cli" image inspect "$1" >/dev/null 2>&1; }
+# every image made here carries this label: `make deploy-clean` removes by it, never a real image of the
+# same name
+label="org.mnemo.deploy-suite=standin"
 build() {  # build TAG DIR: classic builder on the host network (no default bridge here)
     log "building $1"
-    DOCKER_BUILDKIT=0 nice "$docker_cli" build -q --network host -t "$1" "$2" >/dev/null
+    DOCKER_BUILDKIT=0 nice "$docker_cli" build -q --network host --label "$label" -t "$1" "$2" >/dev/null
 }
 
 if ! have local/debian:bookworm; then
@@ -27,7 +30,7 @@ if ! have local/debian:bookworm; then
     log "debootstrap --variant=minbase bookworm (about 30 s)"
     nice debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian >/dev/null
     rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
-    tar -C "$root" -c . | "$docker_cli" import - local/debian:bookworm >/dev/null
+    tar -C "$root" -c . | "$docker_cli" import --change "LABEL $label" - local/debian:bookworm >/dev/null
     rm -rf "$root"
 fi
 

@@ -1,12 +1,15 @@
 """The one-node stack (docker-compose.yml) on a real Docker engine, used through its published port
 only: the image, healthchecks, the openai SDK (plain and streamed, zh and en) with recall across
-sessions, search in both languages, /metrics, restart with named volumes, erase with the data gone from
-both volumes after the compaction. Tests run in file order and share one stack."""
+sessions, search in both languages, /metrics, the console in headless Chromium, an MCP client over
+streamable HTTP, restart with named volumes, erase with the data gone from both volumes after the
+compaction. Tests run in file order and share one stack."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import time
 import uuid
 from typing import Any
 
@@ -14,9 +17,12 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.browser.test_console import all_of, find, open_console, start_chromium, type_into, visible, wait
 from tests.deploy import api
 from tests.deploy.api import EN, ZH, wait_for
 from tests.deploy.stack import SECRET, Stack, docker, grep_volume, needles
+from tests.mcp.test_mcp import call
+from tests.mcp.test_mcp import http_client as mcp_client
 
 log = logging.getLogger("tests.deploy")
 pytestmark = pytest.mark.timeout(1800)
@@ -79,6 +85,43 @@ def test_metrics_count_the_requests(one_node: Stack) -> None:
         search(one_node, "bees 蜜蜂")
     # two workers, one multiprocess registry: every request counted whichever worker served it
     assert requests_total(one_node) - before >= 5
+
+
+def test_the_console_loads_and_signs_in_in_headless_chromium(
+    one_node: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    driver = start_chromium(tmp_path_factory.mktemp("downloads"), "en-US")
+    try:
+        open_console(driver, one_node.base_url)
+        wait(driver, visible("#view-signin"), "the sign-in page")
+        type_into(driver, "#token-input", api.token(USER))
+        find(driver, "#sign-in").click()
+        wait(driver, lambda d: find(d, "#whoami").text == USER, "signed in as the user")
+        # the memories the chat turns left (served by the image's static files and its API)
+        wait(driver, lambda d: len(all_of(d, "#memory-list tbody tr")) > 0, "the user's memories")
+        rows = " ".join(row.text for row in all_of(driver, "#memory-list tbody tr"))
+        assert "桂花蜜" in rows or "basil" in rows, rows
+    finally:
+        driver.quit()
+
+
+async def test_an_mcp_client_remembers_and_recalls(one_node: Stack) -> None:
+    user = f"mcp-{uuid.uuid4().hex[:8]}"
+    async with mcp_client(one_node.base_url, api.token(user)) as client:
+        stored = await call(client, "remember", content="我住在大连，记住这个", session_id="desk-1")
+        assert stored["stored"] == 1
+        await call(client, "remember", messages=[{"role": "user", "content": "I keep bees on my rooftop"}])
+    deadline = time.monotonic() + 120
+    while True:  # the writer service moves them to long-term memory
+        async with mcp_client(one_node.base_url, api.token(user)) as client:
+            zh = await call(client, "recall", query="我住在哪个城市？", session_id="desk-1")
+            en = await call(client, "recall", query="what insects do I keep?", top_k=3)
+        zh_found = bool(zh["results"]) and "大连" in zh["results"][0]["content"]
+        en_found = bool(en["results"]) and "bees" in en["results"][0]["content"]
+        if zh_found and en_found:
+            break
+        assert time.monotonic() < deadline, (zh, en)
+        await asyncio.sleep(1)
 
 
 def test_down_then_up_keeps_every_memory(one_node: Stack) -> None:

@@ -34,12 +34,18 @@ deploy-suite:
 	scripts/ensure_docker.sh
 	tests/deploy/standins/build.sh
 	@echo "==> compose suite: the image built once, then each stack in turn (its log says '==> stack {\"running\": ...}'):"
-	@echo "==>   one node (docker-compose.yml) through its published port; cluster (docker-compose.cluster.yml) through nginx"
-	time .venv/bin/pytest -p no:cacheprovider -o log_cli=true --log-cli-level=INFO tests/deploy
+	@echo "==>   cluster (docker-compose.cluster.yml) through nginx; one node (docker-compose.yml) through its published port; upgrade (previous image, then this one)"
+	time .venv/bin/pytest -p no:cacheprovider -o log_cli=true --log-cli-level=INFO --durations=0 tests/deploy
 
 deploy-clean: ## remove the images test-deploy made (label org.mnemo.deploy-suite: stand-ins, built images) and their dangling layers; not dockerd, not other images
-	-ids=$$(/usr/bin/docker image ls -q --filter label=org.mnemo.deploy-suite | sort -u); \
-	  [ -z "$$ids" ] || /usr/bin/docker rmi -f $$ids
+	@# children before parents (a base with images built on it cannot go first): a few passes
+	@for pass in 1 2 3 4 5; do \
+	  ids=$$(/usr/bin/docker image ls -q --filter label=org.mnemo.deploy-suite | sort -u); \
+	  [ -z "$$ids" ] && break; \
+	  /usr/bin/docker rmi -f $$ids >/dev/null 2>&1 || true; \
+	done; \
+	left=$$(/usr/bin/docker image ls -q --filter label=org.mnemo.deploy-suite); \
+	if [ -n "$$left" ]; then echo "still there (in use?): $$left" >&2; fi
 	-/usr/bin/docker image prune -f --filter label=org.mnemo.deploy-suite
 
 test-unit: install-dev ## only the fast unit tests

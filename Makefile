@@ -22,20 +22,32 @@ lint: install-dev ## ruff, ruff format --check, mypy --strict
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
 
-test: lint ## the whole suite: lint + type check + every test against real Redis/Chroma, then the cluster pass
+test: lint ## the whole suite: lint + type check + every test against real Redis/Chroma, the cluster pass, then the compose stacks
 	.venv/bin/pytest
 	@echo "==> cluster pass: the integration suite again, against a local Redis Cluster (3 masters, 3 replicas)"
 	MNEMO_TEST_REDIS=cluster .venv/bin/pytest tests/integration
+	$(MAKE) --no-print-directory deploy-suite
 
-test-deploy: install-dev ## the compose suite (tests/deploy) on a real Docker engine: starts dockerd when none answers
+test-deploy: install-dev deploy-suite ## only the compose suite (tests/deploy) on a real Docker engine: starts dockerd when none answers
+
+# the compose suite, without install-dev (`make test` ran it already)
+deploy-suite:
 	scripts/ensure_docker.sh
 	tests/deploy/standins/build.sh
-	@echo "==> compose suite: the one-node stack (docker-compose.yml), built once, through its published port"
-	.venv/bin/pytest -p no:cacheprovider -o log_cli=true --log-cli-level=INFO tests/deploy
+	@echo "==> compose suite: the image built once, then each stack in turn (its log says '==> stack {\"running\": ...}'):"
+	@echo "==>   cluster (docker-compose.cluster.yml) through nginx; one node (docker-compose.yml) through its published port; upgrade (previous image, then this one)"
+	time .venv/bin/pytest -p no:cacheprovider -o log_cli=true --log-cli-level=INFO --durations=0 tests/deploy
 
-deploy-clean: ## remove the stand-in base images and dangling layers that test-deploy left (not dockerd itself)
-	-/usr/bin/docker rmi chromadb/chroma:1.5.9 redis:7-alpine python:3.11-slim local/debian:bookworm
-	-/usr/bin/docker image prune -f
+deploy-clean: ## remove the images test-deploy made (label org.mnemo.deploy-suite: stand-ins, built images) and their dangling layers; not dockerd, not other images
+	@# children before parents (a base with images built on it cannot go first): a few passes
+	@for pass in 1 2 3 4 5; do \
+	  ids=$$(/usr/bin/docker image ls -q --filter label=org.mnemo.deploy-suite | sort -u); \
+	  [ -z "$$ids" ] && break; \
+	  /usr/bin/docker rmi -f $$ids >/dev/null 2>&1 || true; \
+	done; \
+	left=$$(/usr/bin/docker image ls -q --filter label=org.mnemo.deploy-suite); \
+	if [ -n "$$left" ]; then echo "still there (in use?): $$left" >&2; fi
+	-/usr/bin/docker image prune -f --filter label=org.mnemo.deploy-suite
 
 test-unit: install-dev ## only the fast unit tests
 	.venv/bin/pytest tests/unit
@@ -47,4 +59,4 @@ format: install-dev ## apply ruff's fixes and formatting
 bench: install-dev ## search latency at 10k memories across 100 users
 	.venv/bin/python bench/search_latency.py
 
-.PHONY: help run stop install-dev lint test test-deploy deploy-clean test-unit format bench
+.PHONY: help run stop install-dev lint test test-deploy deploy-suite deploy-clean test-unit format bench

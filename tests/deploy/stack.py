@@ -3,7 +3,7 @@ and Dockerfile, unchanged, in a copy of the tracked files (a clean clone: no dev
 `.venv` in the build context), with the `docker-compose` binary of the dev dependencies.
 
 What this machine lacks is supplied around those files, never in them (tests/deploy/standins/build.sh
-for the base images; a host-network pre-build for the one step that downloads: see `prebuild`).
+for the base images; a host-network build for the one step that downloads: see `build_image`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCKER = os.environ.get("MNEMO_DOCKER_CLI", "/usr/bin/docker")
 COMPOSE = str(Path(sys.executable).parent / "docker-compose")
 SECRET = "deploy-test-only-" + "k" * 40  # 32+ chars, as the app requires
+# on every image the suite (or bench/affinity.py) builds: `make deploy-clean` removes by it
+LABEL = "org.mnemo.deploy-suite=image"
 
 log = logging.getLogger("tests.deploy")
 
@@ -67,6 +69,29 @@ def copy_tracked_tree(dest: Path, root: Path = ROOT) -> Path:
     return dest
 
 
+@dataclass(frozen=True)
+class BuiltImage:
+    tag: str
+    build_seconds: float
+    mb: float
+
+
+def build_image(context: Path, tag: str, build_args: dict[str, str] | None = None) -> BuiltImage:
+    """Build the Dockerfile as compose would (classic builder, same context), on the host network:
+    compose's own build has no network here (no default bridge)."""
+    started = time.monotonic()
+    args = [f"--build-arg={k}={v}" for k, v in (build_args or {}).items()]
+    run(
+        ["nice", DOCKER, "build", "--network", "host", "--label", LABEL, *args, "-t", tag, "."],
+        cwd=context,
+        env={**os.environ, "DOCKER_BUILDKIT": "0"},
+        timeout=3600,
+    )
+    seconds = time.monotonic() - started
+    size = int(docker("image", "inspect", tag, "--format", "{{.Size}}").strip())
+    return BuiltImage(tag=tag, build_seconds=seconds, mb=size / 1e6)
+
+
 def git_tree_at(commit: str, dest: Path, root: Path = ROOT) -> Path:
     """The files of `commit` (the upgrade case's previous release), exported to `dest`."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -85,6 +110,7 @@ class Stack:
     project: str
     compose_file: str = "docker-compose.yml"
     env_file: dict[str, str] = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()  # compose files merged on top of `compose_file`
 
     def write_env(self) -> None:
         # .env as a user writes it: compose reads it for interpolation, and the app services get it
@@ -108,7 +134,8 @@ class Stack:
             "COMPOSE_PROJECT_NAME": self.project,
         }
         started = time.monotonic()
-        out = run([COMPOSE, "-f", self.compose_file, *args], cwd=self.directory, env=env, timeout=timeout)
+        files = [arg for name in (self.compose_file, *self.overrides) for arg in ("-f", name)]
+        out = run([COMPOSE, *files, *args], cwd=self.directory, env=env, timeout=timeout)
         log.info(
             "compose %s",
             json.dumps(
@@ -120,28 +147,16 @@ class Stack:
     def image(self, service: str) -> str:
         return f"{self.project}-{service}"
 
-    def prebuild(
-        self, services: tuple[str, ...] = ("app", "writer"), build_args: dict[str, str] | None = None
-    ) -> float:
-        """Build the services' image as compose would (classic builder, same context and Dockerfile,
-        tagged with the names compose gives it), on the host network: compose's own build has no
-        network here (no default bridge). Returns the build's seconds."""
-        started = time.monotonic()
-        args = [f"--build-arg={k}={v}" for k, v in (build_args or {}).items()]
-        first = self.image(services[0])
-        run(
-            ["nice", DOCKER, "build", "--network", "host", *args, "-t", first, "."],
-            cwd=self.directory,
-            env={**os.environ, "DOCKER_BUILDKIT": "0"},
-            timeout=3600,
-        )
-        for service in services[1:]:
-            docker("tag", first, self.image(service))
-        return time.monotonic() - started
+    def use_image(self, image: BuiltImage | str, services: tuple[str, ...]) -> None:
+        """Tag the run's image with the name compose gives each built service (<project>-<service>):
+        `up` without --build then runs it."""
+        tag = image if isinstance(image, str) else image.tag
+        for service in services:
+            docker("tag", tag, self.image(service))
 
-    def containers(self) -> dict[str, str]:
-        """Service -> container id, of the running containers."""
-        out = self.compose("ps", "--format", "json")
+    def containers(self, *, stopped: bool = False) -> dict[str, str]:
+        """Service -> container id, of the running containers (and the stopped ones too)."""
+        out = self.compose("ps", *(("--all",) if stopped else ()), "--format", "json")
         rows: list[dict[str, Any]] = []
         for line in out.splitlines():
             line = line.strip()

@@ -1,10 +1,12 @@
 """The one-node stack (docker-compose.yml) on a real Docker engine, used through its published port
 only: the image, healthchecks, the openai SDK (plain and streamed, zh and en) with recall across
-sessions, search in both languages, /metrics, restart with named volumes, erase with the data gone from
-both volumes after the compaction. Tests run in file order and share one stack."""
+sessions, search in both languages, /metrics, the console in headless Chromium, an MCP client over
+streamable HTTP, restart with named volumes, erase with the data gone from both volumes after the
+compaction. Tests run in file order and share one stack."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -12,52 +14,28 @@ import uuid
 from typing import Any
 
 import httpx
-import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.http.auth import TokenCodec
+from tests.browser.test_console import all_of, find, open_console, start_chromium, type_into, visible, wait
+from tests.deploy import api
+from tests.deploy.api import EN, ZH, wait_for
 from tests.deploy.stack import SECRET, Stack, docker, grep_volume, needles
+from tests.mcp.test_mcp import call
+from tests.mcp.test_mcp import http_client as mcp_client
 
 log = logging.getLogger("tests.deploy")
 pytestmark = pytest.mark.timeout(1800)
 
 USER = f"deploy-{uuid.uuid4().hex[:8]}"
-ZH = "我在杭州养了三只蜜蜂箱，蜂蜜叫做桂花蜜"
-EN = "My rooftop garden in Lisbon grows purple basil"
-
-
-def token(sub: str, role: str | None = None) -> str:
-    return TokenCodec(SECRET).mint(sub, role=role)
-
-
-def client(stack: Stack, sub: str = USER) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{stack.base_url}/v1", api_key=token(sub), max_retries=0, timeout=120)
 
 
 def http(stack: Stack, sub: str = USER, role: str | None = None) -> httpx.Client:
-    return httpx.Client(
-        base_url=stack.base_url, headers={"Authorization": f"Bearer {token(sub, role)}"}, timeout=120
-    )
+    return api.http(stack, sub, role)
 
 
 def search(stack: Stack, query: str, sub: str = USER) -> list[dict[str, Any]]:
-    with http(stack, sub) as h:
-        resp = h.post(f"/v1/memory/{sub}/search", json={"query": query})
-        assert resp.status_code == 200, resp.text
-        results: list[dict[str, Any]] = resp.json()["results"]
-        return results
-
-
-def wait_for(what: str, check: Any, timeout: float = 120) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout}s")
-        time.sleep(1)
+    return api.search(stack, query, sub)
 
 
 def requests_total(stack: Stack) -> float:
@@ -94,59 +72,11 @@ def test_every_service_is_healthy(one_node: Stack) -> None:
 
 
 def test_openai_sdk_chats_and_a_second_session_recalls_the_first(one_node: Stack) -> None:
-    sdk = client(one_node)
-    plain = sdk.chat.completions.create(
-        model="mnemo",
-        messages=[{"role": "user", "content": f"请记住：{ZH}"}],
-        extra_body={"session_id": "first"},
-    )
-    assert plain.model == "mnemo-offline"
-    assert "未配置语言模型" in (plain.choices[0].message.content or "")
-    stream = sdk.chat.completions.create(
-        model="mnemo",
-        messages=[{"role": "user", "content": f"Please remember: {EN}"}],
-        stream=True,
-        extra_body={"session_id": "first"},
-    )
-    streamed = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
-    assert "No language model is configured" in streamed
-
-    # the writer service moves both turns to long-term memory
-    wait_for(
-        "the zh turn in long-term memory",
-        lambda: any("桂花蜜" in r["content"] for r in search(one_node, "蜂蜜")),
-    )
-    wait_for(
-        "the en turn in long-term memory",
-        lambda: any("basil" in r["content"] for r in search(one_node, "basil")),
-    )
-
-    zh = sdk.chat.completions.create(
-        model="mnemo",
-        messages=[{"role": "user", "content": "我养的蜜蜂产什么蜂蜜？"}],
-        extra_body={"session_id": "second"},
-    )
-    assert "桂花蜜" in (zh.choices[0].message.content or ""), zh.choices[0].message.content
-    en_stream = sdk.chat.completions.create(
-        model="mnemo",
-        messages=[{"role": "user", "content": "What grows in my rooftop garden?"}],
-        stream=True,
-        extra_body={"session_id": "second"},
-    )
-    en = "".join(chunk.choices[0].delta.content or "" for chunk in en_stream if chunk.choices)
-    assert "basil" in en, en
-
-
-def rank(results: list[dict[str, Any]], needle: str) -> int:
-    return next((i for i, r in enumerate(results) if needle in r["content"]), len(results))
+    api.chat_and_recall(one_node, USER)
 
 
 def test_search_in_both_languages(one_node: Stack) -> None:
-    # the second session's questions are memories too: each fact must rank above the other language's
-    zh = search(one_node, "我的蜂蜜叫什么？")
-    en = search(one_node, "which herb grows on my roof?")
-    assert rank(zh, "桂花蜜") < min(rank(zh, "basil"), len(zh)), zh
-    assert rank(en, "basil") < min(rank(en, "桂花蜜"), len(en)), en
+    api.search_both_languages(one_node, USER)
 
 
 def test_metrics_count_the_requests(one_node: Stack) -> None:
@@ -155,6 +85,43 @@ def test_metrics_count_the_requests(one_node: Stack) -> None:
         search(one_node, "bees 蜜蜂")
     # two workers, one multiprocess registry: every request counted whichever worker served it
     assert requests_total(one_node) - before >= 5
+
+
+def test_the_console_loads_and_signs_in_in_headless_chromium(
+    one_node: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    driver = start_chromium(tmp_path_factory.mktemp("downloads"), "en-US")
+    try:
+        open_console(driver, one_node.base_url)
+        wait(driver, visible("#view-signin"), "the sign-in page")
+        type_into(driver, "#token-input", api.token(USER))
+        find(driver, "#sign-in").click()
+        wait(driver, lambda d: find(d, "#whoami").text == USER, "signed in as the user")
+        # the memories the chat turns left (served by the image's static files and its API)
+        wait(driver, lambda d: len(all_of(d, "#memory-list tbody tr")) > 0, "the user's memories")
+        rows = " ".join(row.text for row in all_of(driver, "#memory-list tbody tr"))
+        assert "桂花蜜" in rows or "basil" in rows, rows
+    finally:
+        driver.quit()
+
+
+async def test_an_mcp_client_remembers_and_recalls(one_node: Stack) -> None:
+    user = f"mcp-{uuid.uuid4().hex[:8]}"
+    async with mcp_client(one_node.base_url, api.token(user)) as client:
+        stored = await call(client, "remember", content="我住在大连，记住这个", session_id="desk-1")
+        assert stored["stored"] == 1
+        await call(client, "remember", messages=[{"role": "user", "content": "I keep bees on my rooftop"}])
+    deadline = time.monotonic() + 120
+    while True:  # the writer service moves them to long-term memory
+        async with mcp_client(one_node.base_url, api.token(user)) as client:
+            zh = await call(client, "recall", query="我住在哪个城市？", session_id="desk-1")
+            en = await call(client, "recall", query="what insects do I keep?", top_k=3)
+        zh_found = bool(zh["results"]) and "大连" in zh["results"][0]["content"]
+        en_found = bool(en["results"]) and "bees" in en["results"][0]["content"]
+        if zh_found and en_found:
+            break
+        assert time.monotonic() < deadline, (zh, en)
+        await asyncio.sleep(1)
 
 
 def test_down_then_up_keeps_every_memory(one_node: Stack) -> None:

@@ -36,7 +36,7 @@ import httpx  # noqa: E402
 
 from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, machine, percentile, served_app  # noqa: E402
-from bench.locomo import DEFAULT_DATA, evidence_ids, sessions_of, turn_text  # noqa: E402
+from bench.locomo import DEFAULT_DATA, evidence_ids, session_messages, sessions_of  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
 FACTS = DATA / "crosslingual_facts.json"
@@ -139,19 +139,8 @@ async def conversation_part(
     user = re.sub(r"[^A-Za-z0-9_.-]", "-", f"xl-{sample['sample_id']}")
     end = 0.0
     for number, started, turns in sessions_of(sample["conversation"]):
-        messages = [
-            {
-                "role": "user",
-                "content": turn_text(t),
-                "name": t["speaker"],
-                "id": t["dia_id"],
-                "timestamp": started + i,
-            }
-            for i, t in enumerate(turns)
-            if turn_text(t)
-        ]
         end = max(end, started + len(turns))
-        await asker.store(user, f"session-{number}", messages)
+        await asker.store(user, f"session-{number}", session_messages(started, turns))
     questions = [q for q in sample["qa"] if q.get("category") in (1, 2, 3, 4)]
     original: list[tuple[bool, bool, int]] = []
     other: list[tuple[bool, bool, int]] = []

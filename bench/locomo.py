@@ -155,23 +155,28 @@ def user_of(sample: dict[str, Any], prefix: str = "bench") -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", f"{prefix}-{sample['sample_id']}")
 
 
+def session_messages(started: float, turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A session's turns as `/messages` takes them (message id = the turn's `dia_id`, name = the speaker)."""
+    return [
+        {
+            "role": "user",
+            "content": turn_text(t),
+            "name": t["speaker"],
+            "id": t["dia_id"],
+            "timestamp": started + i,  # keep turn order inside a session
+        }
+        for i, t in enumerate(turns)
+        if turn_text(t)
+    ]
+
+
 async def ingest(
     client: httpx.AsyncClient, sample: dict[str, Any], user: str, headers: dict[str, str]
 ) -> float:
     """Every session of the sample through `POST /messages`; returns the end of the conversation."""
     end_of_conversation = 0.0
     for number, started, turns in sessions_of(sample["conversation"]):
-        messages = [
-            {
-                "role": "user",
-                "content": turn_text(t),
-                "name": t["speaker"],
-                "id": t["dia_id"],
-                "timestamp": started + i,  # keep turn order inside a session
-            }
-            for i, t in enumerate(turns)
-            if turn_text(t)
-        ]
+        messages = session_messages(started, turns)
         end_of_conversation = max(end_of_conversation, started + len(turns))
         resp = await client.post(
             f"/v1/memory/{user}/messages",

@@ -5,15 +5,20 @@ from redis import exceptions as redis_errors
 # Redis errors that mean "Redis cannot serve this now", not "this request or mnemo is wrong": refused,
 # reset, closed or lost connections, timeouts, a server still loading its dataset (BusyLoadingError is
 # a ConnectionError), no free pooled connection, a replica answering READONLY or MASTERDOWN during a
-# failover, a cluster that is down or asks to try again, a server out of memory. The domain lets them
-# propagate; the HTTP layer answers them 503 `redis_unavailable` with Retry-After, in one place.
+# failover, a cluster that is down or asks to try again, a server out of memory, and a cluster whose
+# topology is in flux: redirections that ran out ("TTL exhausted"), a slot no node serves, a MOVED that
+# a transaction's retries did not get past (a transaction answered by a node that no longer owns the
+# slot, while the failover is still spreading). The domain lets them propagate; the HTTP layer answers
+# them 503 `redis_unavailable` with Retry-After, in one place.
 REDIS_UNAVAILABLE: tuple[type[Exception], ...] = (
     redis_errors.ConnectionError,
     redis_errors.TimeoutError,
     redis_errors.ReadOnlyError,
-    redis_errors.ClusterDownError,  # MasterDownError is one
+    redis_errors.ClusterError,  # ClusterDownError and MasterDownError are ones
     redis_errors.TryAgainError,
     redis_errors.OutOfMemoryError,
+    redis_errors.AskError,  # MovedError is one
+    redis_errors.SlotNotCoveredError,
 )
 
 

@@ -13,11 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import ClusterNode, ClusterPipeline, NodesManager, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import MasterDownError, ReadOnlyError, RedisError
+from redis.exceptions import (
+    CrossSlotTransactionError,
+    InvalidPipelineStack,
+    MasterDownError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+)
 
 from app.settings import Settings
 from memory import keys
@@ -55,19 +62,67 @@ def redis_retry() -> Retry:
     return Retry(ExponentialWithJitterBackoff(cap=0.25, base=0.05), retries=1, supported_errors=REDIS_RETRIED)
 
 
-class ResilientRedisCluster(RedisCluster):
-    """redis-py 8.1's asyncio cluster client, with one of its races turned into what it means.
+# RedisClusterException raised by mnemo's own mistakes (keys of several slots in one transaction, a
+# pipeline used wrongly): these stay errors (500, logged), every other one is about the topology.
+CLUSTER_USAGE_ERRORS: tuple[type[Exception], ...] = (CrossSlotTransactionError, InvalidPipelineStack)
 
-    While a failover makes it reconnect, a connection can be torn down under a command that is using it
-    (seen in the failover test: `'NoneType' object has no attribute 'writelines'` from deep inside
-    `Connection.send_packed_command`). That is a lost connection: raised as `ConnectionError`, it is
-    retried like one, and answered 503 `redis_unavailable` if it persists, never 500."""
+
+class ResilientNodesManager(NodesManager):
+    """The cluster client's slot map loader: a map that cannot be loaded now is a lost connection."""
+
+    __slots__ = ()
+
+    async def initialize(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super().initialize(*args, **kwargs)
+        except CLUSTER_USAGE_ERRORS:
+            raise
+        except RedisClusterException as exc:
+            raise RedisConnectionError(f"the cluster's slot map cannot be loaded now: {exc}") from exc
+
+
+class ResilientClusterPipeline(ClusterPipeline):
+    """A cluster pipeline whose connection torn down mid-reconnect is a lost connection (see below)."""
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
+        try:
+            return await super().execute(raise_on_error=raise_on_error, allow_redirections=allow_redirections)
+        except AttributeError as exc:
+            raise RedisConnectionError(f"connection torn down while reconnecting: {exc}") from exc
+
+
+class ResilientRedisCluster(RedisCluster):
+    """redis-py 8.1's asyncio cluster client, with two of its failure modes turned into what they mean.
+
+    - While a failover makes it reconnect, a connection can be torn down under a command that is using
+      it (seen in the failover test: `'NoneType' object has no attribute 'writelines'` from deep inside
+      `Connection.send_packed_command`), in a single command or a pipeline. That is a lost connection:
+      raised as `ConnectionError`, it is retried like one.
+    - Reloading the slot map raises a bare `RedisClusterException` when no node answers ("Redis Cluster
+      cannot be connected") or the nodes that answer do not cover every slot (a master and its replica
+      both gone, or the moment a failover is decided): seen as 500s during a Redis master kill in the
+      compose suite. That too is "Redis cannot serve this now": a `ConnectionError`.
+
+    Either, if it persists, is answered 503 `redis_unavailable` with Retry-After, never 500."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # every reload of the slot map (first command, after a connection error, inside a pipeline's
+        # or a transaction's retry) goes through the nodes manager's `initialize`; redis-py builds the
+        # manager itself, so it becomes the subclass in place (same slots, only a method added)
+        self.nodes_manager.__class__ = ResilientNodesManager
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return await super().execute_command(*args, **kwargs)
         except AttributeError as exc:
             raise RedisConnectionError(f"connection torn down while reconnecting: {exc}") from exc
+
+    def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> ClusterPipeline:
+        if shard_hint:
+            return super().pipeline(transaction, shard_hint)  # refused by redis-py, as it should be
+        # redis-py declares `_event_dispatcher` abstract for type checkers; ClusterPipeline sets it
+        return ResilientClusterPipeline(self, transaction)  # type: ignore[abstract]
 
 
 def build_redis(settings: Settings, client_name: str = "mnemo") -> RedisClient:

@@ -519,14 +519,21 @@ async def _nothing() -> None:
 
 
 _DIGITS_RE = re.compile(r"\d+")
+# A capitalised Latin word, wherever it stands: sentence-initial too, and glued to Chinese ("Karl下个月…",
+# where `\b` sees no boundary because 下 is a word character). Wider than the entity rule on purpose: a
+# missed merge stores one near-duplicate more, a wrong one loses what was said about someone else.
+_LATIN_NAME_RE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]{2,}(?![A-Za-z])")
 LEXICAL_OVERLAP = 0.6
 
 
 def same_facts(a: Memory, b: Memory) -> bool:
     """Cosine alone is not enough to merge: MiniLM puts "我住在杭州" and "我住在苏州" above 0.95, and
-    "order A123" / "order A124" too. A near-duplicate must also name the same numbers and entities and
-    share most of its words."""
+    "order A123" / "order A124" too, and two template sentences about different people ("Karl下个月要去
+    大理" / "Ben下个月要去拉萨") as well. A near-duplicate must also name the same numbers, entities and
+    capitalised names, and share most of its words."""
     if _DIGITS_RE.findall(a.content) != _DIGITS_RE.findall(b.content):
+        return False
+    if set(_LATIN_NAME_RE.findall(a.content)) != set(_LATIN_NAME_RE.findall(b.content)):
         return False
     if {e.lower() for e in a.entities} != {e.lower() for e in b.entities}:
         return False

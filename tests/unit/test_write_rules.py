@@ -272,6 +272,27 @@ class TestNearDuplicateGuard:
     def test_different_entities_never_merge(self) -> None:
         assert not same_facts(_m("我住在杭州", ("杭州",)), _m("我住在苏州", ("苏州",)))
 
+    @pytest.mark.parametrize(
+        ("a", "b"),
+        [
+            # the relation trace set's template sentences: the names are glued to Chinese, so no
+            # entity was found in either and the words overlap by two thirds
+            ("Karl下个月要去大理，机票已经订好了", "Ben下个月要去大理，机票已经订好了"),
+            ("Anna说这家店很好吃", "Emma说这家店很好吃"),
+            (
+                "Karl is flying to Dali next month, tickets booked",
+                "Ben is flying to Dali next month, tickets booked",
+            ),
+        ],
+    )
+    def test_sentences_about_different_people_never_merge(self, a: str, b: str) -> None:
+        assert not same_facts(_m(a), _m(b))
+
+    def test_the_same_name_said_again_still_merges(self) -> None:
+        assert same_facts(
+            _m("Karl下个月要去大理，机票已经订好了"), _m("Karl下个月要去大理，机票已经订好了！")
+        )
+
 
 def _topic_hits_reference(text: str) -> dict[str, int]:
     """The original rule, word by word: CJK words as substrings, others as `\\bword\\b`."""

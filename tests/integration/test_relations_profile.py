@@ -1,0 +1,314 @@
+"""The profile, profile tags on list and search, and merge/split of entities, through the API against
+real Redis, a real Chroma server and the real embedding model; in Chinese and English. With relation
+memory off the routes answer empty, never 500."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from app.settings import Settings
+from memory import Embedder, keys
+from tests.conftest import AuthHeaders, app_client, redis_of
+from tests.integration.test_relations import ingest
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return settings.model_copy(update={"relation_memory": True})
+
+
+PROFILE = [
+    {"role": "user", "content": "我是一名小学老师，住在杭州", "id": "p-1", "timestamp": "2026-01-05T09:00:00Z"},
+    {"role": "user", "content": "I'm preparing for IELTS this summer", "id": "p-2", "timestamp": "2026-01-06T09:00:00Z"},
+    {"role": "user", "content": "我是老师，正在备考雅思，目标7分", "id": "p-3", "timestamp": "2026-01-07T09:00:00Z"},
+    {"role": "user", "content": "I love hiking with my dog on weekends", "id": "p-4", "timestamp": "2026-01-08T09:00:00Z"},
+    {"role": "assistant", "content": "I'm a nurse, by the way", "id": "p-5", "timestamp": "2026-01-08T09:01:00Z"},
+    {"role": "user", "content": "我现在是护士了，不当老师了", "id": "p-6", "timestamp": "2026-03-01T09:00:00Z"},
+]  # fmt: skip
+
+
+async def profile_of(client: httpx.AsyncClient, auth: AuthHeaders, user: str) -> dict[str, Any]:
+    resp = await client.get(f"/v1/memory/{user}/profile", headers=auth(user))
+    assert resp.status_code == 200, resp.text
+    return resp.json()  # type: ignore[no-any-return]
+
+
+class TestProfile:
+    async def test_current_and_past_attributes_with_tags_in_both_languages(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        ids = await ingest(client, auth, "alice", PROFILE)
+        body = await profile_of(client, auth, "alice")
+        current = {(a["category"], a["key"]): a for a in body["current"]}
+        assert {
+            ("occupation", "nurse"),
+            ("home", "hangzhou"),
+            ("goal", "ielts"),
+            ("preference", "hiking"),
+        } <= set(current)
+        assert ("occupation", "teacher") not in current
+        past = {(a["category"], a["key"]): a for a in body["past"]}
+        assert past[("occupation", "teacher")]["valid_to"].startswith("2026-03-01")
+        assert set(past[("occupation", "teacher")]["memory_ids"]) == {ids["p-1"], ids["p-3"]}
+        assert current[("goal", "ielts")]["tags"] == ["#目标_备考雅思", "#goal_ielts"]
+        assert set(current[("goal", "ielts")]["memory_ids"]) == {ids["p-2"], ids["p-3"]}
+        assert {"#职业_护士", "#occupation_nurse", "#居住地_杭州", "#home_hangzhou"} <= set(body["tags"])
+        assert "职业：护士" in body["summary"]["zh"]
+        assert "occupation: nurse" in body["summary"]["en"]
+
+    async def test_a_forgotten_memory_takes_what_it_said_of_the_user(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        ids = await ingest(client, auth, "alice", PROFILE)
+        for mid in (ids["p-2"], ids["p-3"]):
+            assert (await client.delete(f"/v1/memory/alice/{mid}", headers=auth("alice"))).status_code == 204
+        body = await profile_of(client, auth, "alice")
+        assert ("goal", "ielts") not in {(a["category"], a["key"]) for a in body["current"]}
+        assert "#goal_ielts" not in body["tags"]
+
+    async def test_another_users_profile_is_forbidden(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        await ingest(client, auth, "alice", PROFILE[:1])
+        resp = await client.get("/v1/memory/alice/profile", headers=auth("bob"))
+        assert resp.status_code == 403
+        assert resp.json()["error"] == "forbidden"
+
+
+class TestTags:
+    async def test_list_filters_on_every_tag_given_in_either_language(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        ids = await ingest(client, auth, "alice", PROFILE)
+
+        async def listed(*tags: str) -> set[str]:
+            resp = await client.get(
+                "/v1/memory/alice/list", params={"tags": list(tags)}, headers=auth("alice")
+            )
+            assert resp.status_code == 200, resp.text
+            return {m["id"] for m in resp.json()["items"]}
+
+        assert await listed("#职业_教师") == {ids["p-1"], ids["p-3"]}
+        assert await listed("#occupation_teacher") == {ids["p-1"], ids["p-3"]}
+        assert await listed("#goal_ielts") == {ids["p-2"], ids["p-3"]}
+        assert await listed("#职业_教师", "#goal_ielts") == {ids["p-3"]}  # AND
+        assert await listed("#职业_教师", "#occupation_teacher") == {ids["p-1"], ids["p-3"]}  # one tag
+        assert await listed("#宠物_猫") == set()
+
+    async def test_search_filters_on_tags(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
+        ids = await ingest(client, auth, "alice", PROFILE)
+        for query in ("雅思备考", "IELTS preparation"):
+            resp = await client.post(
+                "/v1/memory/alice/search",
+                json={"query": query, "top_k": 10, "min_relevance": 0, "tags": ["#职业_教师", "#goal_ielts"]},
+                headers=auth("alice"),
+            )
+            assert resp.status_code == 200, resp.text
+            assert [h["id"] for h in resp.json()["results"]] == [ids["p-3"]]
+        none = await client.post(
+            "/v1/memory/alice/search",
+            json={"query": "IELTS", "min_relevance": 0, "tags": ["#pet_cat"]},
+            headers=auth("alice"),
+        )
+        assert none.status_code == 200
+        assert none.json()["results"] == []
+
+    @pytest.mark.parametrize("bad", ["职业_教师", "#hobby_chess", "#职业_", "#职业_a b", "#" + "x" * 70])
+    async def test_a_malformed_tag_is_422_in_the_envelope(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, bad: str
+    ) -> None:
+        listed = await client.get("/v1/memory/alice/list", params={"tags": [bad]}, headers=auth("alice"))
+        searched = await client.post(
+            "/v1/memory/alice/search", json={"query": "x", "tags": [bad]}, headers=auth("alice")
+        )
+        for resp in (listed, searched):
+            assert resp.status_code == 422, resp.text
+            assert resp.json()["error"] == "validation_error"
+            assert "标签格式" in resp.json()["detail"]
+
+    async def test_more_than_ten_tags_are_refused(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
+        resp = await client.get(
+            "/v1/memory/alice/list", params={"tags": ["#goal_ielts"] * 11}, headers=auth("alice")
+        )
+        assert resp.status_code == 422
+
+
+MERGE = [
+    {"role": "user", "content": "I had lunch with Kit yesterday", "id": "k-1", "timestamp": "2026-02-01T09:00:00Z"},
+    {"role": "user", "content": "Katherine called about the contract", "id": "k-2", "timestamp": "2026-02-02T09:00:00Z"},
+    {"role": "user", "content": "我朋友李雷说周末去爬山", "id": "k-3", "timestamp": "2026-02-03T09:00:00Z"},
+]  # fmt: skip
+
+
+class TestMergeAndSplit:
+    async def test_a_merge_holds_for_later_writes_and_a_split_undoes_exactly_it(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, settings: Settings
+    ) -> None:
+        ids = await ingest(client, auth, "alice", MERGE)
+        resp = await client.post(
+            "/v1/memory/alice/entities/merges",
+            json={"source": "person:kit", "target": "person:katherine"},
+            headers=auth("alice"),
+        )
+        assert resp.status_code == 201, resp.text
+        merge = resp.json()
+        assert merge["id"].startswith("mg-")
+        assert merge["source"] == "person:kit"
+        later = await ingest(
+            client,
+            auth,
+            "alice",
+            [
+                {
+                    "role": "user",
+                    "content": "Kit sent me the photos",
+                    "id": "k-4",
+                    "timestamp": "2026-02-05T09:00:00Z",
+                }
+            ],
+        )
+        one = (await client.get("/v1/memory/alice/entities/person:kit", headers=auth("alice"))).json()
+        assert one["id"] == "person:katherine"
+        assert "Kit" in one["aliases"]
+        assert {m["id"] for m in one["memory_items"]} == {ids["k-1"], ids["k-2"], later["k-4"]}
+        listed = (await client.get("/v1/memory/alice/entities/merges", headers=auth("alice"))).json()
+        assert [m["id"] for m in listed["items"]] == [merge["id"]]
+
+        split = await client.delete(f"/v1/memory/alice/entities/merges/{merge['id']}", headers=auth("alice"))
+        assert split.status_code == 200, split.text
+        kit = (await client.get("/v1/memory/alice/entities/person:kit", headers=auth("alice"))).json()
+        assert kit["id"] == "person:kit"
+        assert {m["id"] for m in kit["memory_items"]} == {ids["k-1"], later["k-4"]}
+        kat = (await client.get("/v1/memory/alice/entities/person:katherine", headers=auth("alice"))).json()
+        assert {m["id"] for m in kat["memory_items"]} == {ids["k-2"]}
+        again = await client.delete(f"/v1/memory/alice/entities/merges/{merge['id']}", headers=auth("alice"))
+        assert again.status_code == 404
+        assert again.json()["error"] == "not_found"
+
+        admin = auth("ops", role="admin")
+        audit = (await client.get("/v1/audit", params={"user_id": "alice"}, headers=admin)).json()["items"]
+        actions = [(e["action"], e["details"].get("merge_id")) for e in audit]
+        assert ("merge", merge["id"]) in actions
+        assert ("split", merge["id"]) in actions
+        # the audit trail outlives an erase: no entity id (a name) goes into it
+        assert "kit" not in str(audit).lower()
+        r = redis_of(settings)
+        try:
+            assert not await r.hlen(keys.relation_merges("alice"))
+        finally:
+            await r.aclose()
+
+    @pytest.mark.parametrize(
+        ("body", "status", "needle"),
+        [
+            ({"source": "person:kit", "target": "person:kit"}, 422, "自身"),
+            ({"source": "person:kit", "target": "person:nobody"}, 404, "person:nobody"),
+            ({"source": "person:kit", "target": "doc:c-1"}, 404, "doc:c-1"),
+            ({"source": "person:kit", "target": "event:lunch", "x": 1}, 422, "x"),
+            ({"source": "person:k{it}", "target": "person:katherine"}, 422, "source"),
+            ({"source": "person:kit"}, 422, "target"),
+        ],
+    )
+    async def test_a_merge_names_exactly_two_entities(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, body: dict[str, object], status: int, needle: str
+    ) -> None:
+        await ingest(client, auth, "alice", MERGE)
+        resp = await client.post("/v1/memory/alice/entities/merges", json=body, headers=auth("alice"))
+        assert resp.status_code == status, resp.text
+        assert set(resp.json()) == {"error", "detail", "request_id"}
+        assert needle in resp.json()["detail"]
+
+    async def test_an_alias_or_another_kind_is_refused(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        await ingest(
+            client,
+            auth,
+            "alice",
+            [
+                {"role": "user", "content": "My sister Anna lives in Hangzhou", "id": "a-1"},
+                {"role": "user", "content": "I met Bella in Paris", "id": "a-2"},
+            ],
+        )
+        alias = await client.post(
+            "/v1/memory/alice/entities/merges",
+            json={"source": "kin:sister", "target": "person:bella"},
+            headers=auth("alice"),
+        )
+        assert alias.status_code == 422
+        assert "person:anna" in alias.json()["detail"]
+        kinds = await client.post(
+            "/v1/memory/alice/entities/merges",
+            json={"source": "person:bella", "target": "place:hangzhou"},
+            headers=auth("alice"),
+        )
+        assert kinds.status_code == 422
+        assert "类型不同" in kinds.json()["detail"]
+
+    @pytest.mark.parametrize("merge_id", ["mg-123", "mg-0123456789ABCDEF", "..", "mg-0123456789abcdef0", "x"])
+    async def test_a_split_needs_a_well_formed_merge_id(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, merge_id: str
+    ) -> None:
+        resp = await client.delete(f"/v1/memory/alice/entities/merges/{merge_id}", headers=auth("alice"))
+        assert resp.status_code in (404, 405, 422), resp.text
+        assert "error" in resp.json()
+        if merge_id.startswith("mg-"):
+            assert resp.status_code == 422
+
+    async def test_another_user_cannot_merge_or_split(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        await ingest(client, auth, "alice", MERGE)
+        body = {"source": "person:kit", "target": "person:katherine"}
+        assert (
+            await client.post("/v1/memory/alice/entities/merges", json=body, headers=auth("bob"))
+        ).status_code == 403
+        made = await client.post("/v1/memory/alice/entities/merges", json=body, headers=auth("alice"))
+        split = await client.delete(
+            f"/v1/memory/alice/entities/merges/{made.json()['id']}", headers=auth("bob")
+        )
+        assert split.status_code == 403
+        # bob's own merges do not hold alice's
+        own = await client.delete(f"/v1/memory/bob/entities/merges/{made.json()['id']}", headers=auth("bob"))
+        assert own.status_code == 404
+
+
+async def test_with_relation_memory_off_the_routes_answer_empty_never_500(
+    settings: Settings, embedder: Embedder, auth: AuthHeaders
+) -> None:
+    off = settings.model_copy(update={"relation_memory": False})
+    async with app_client(off, embedder) as (client, _):
+        await ingest(client, auth, "alice", PROFILE + MERGE)
+        profile = await profile_of(client, auth, "alice")
+        assert profile["current"] == []
+        assert profile["past"] == []
+        assert profile["tags"] == []
+        merges = await client.get("/v1/memory/alice/entities/merges", headers=auth("alice"))
+        assert merges.status_code == 200
+        assert merges.json()["items"] == []
+        listed = await client.get(
+            "/v1/memory/alice/list", params={"tags": ["#职业_教师"]}, headers=auth("alice")
+        )
+        assert listed.status_code == 200
+        assert listed.json()["items"] == []
+        searched = await client.post(
+            "/v1/memory/alice/search", json={"query": "老师", "tags": ["#goal_ielts"]}, headers=auth("alice")
+        )
+        assert searched.status_code == 200
+        assert searched.json()["results"] == []
+        merge = await client.post(
+            "/v1/memory/alice/entities/merges",
+            json={"source": "person:kit", "target": "person:katherine"},
+            headers=auth("alice"),
+        )
+        assert merge.status_code == 404
+        assert "RELATION_MEMORY" in merge.json()["detail"]
+        split = await client.delete(
+            "/v1/memory/alice/entities/merges/mg-0123456789abcdef", headers=auth("alice")
+        )
+        assert split.status_code == 404

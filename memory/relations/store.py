@@ -73,7 +73,9 @@ class RelationStore:
         return len(keep)
 
     async def remove(self, user_id: str, memory_ids: Sequence[str]) -> None:
-        """A deleted or forgotten memory takes its entities, relations and aliases with it."""
+        """A deleted or forgotten memory takes its entities, relations, aliases and profile attributes
+        with it; a merge goes too once no memory names one of its two entities any more (its ids are
+        names: "person:anna")."""
         if not memory_ids:
             return
         async with self._redis.pipeline(transaction=True) as pipe:
@@ -81,6 +83,16 @@ class RelationStore:
             pipe.incr(keys.relations_version(user_id))
             await pipe.execute()
         self._graphs.pop(user_id, None)
+        merges = await self.merges(user_id)
+        if merges:
+            named = {e.id for r in (await self.records(user_id)).values() for e in r.entities}
+            gone = [m.id for m in merges if m.source not in named or m.target not in named]
+            if gone:
+                async with self._redis.pipeline(transaction=True) as pipe:
+                    pipe.hdel(keys.relation_merges(user_id), *gone)
+                    pipe.incr(keys.relations_version(user_id))
+                    await pipe.execute()
+                log.info("merges dropped with their entities' last memories", extra={"merges": len(gone)})
 
     async def records(self, user_id: str) -> dict[str, Record]:
         raw = await self._redis.hgetall(keys.relations(user_id))

@@ -312,3 +312,71 @@ async def test_with_relation_memory_off_the_routes_answer_empty_never_500(
             "/v1/memory/alice/entities/merges/mg-0123456789abcdef", headers=auth("alice")
         )
         assert split.status_code == 404
+
+
+class TestForget:
+    async def test_a_forgotten_session_takes_its_entities_relations_profile_and_merges(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, settings: Settings
+    ) -> None:
+        me = auth("alice")
+        await ingest(client, auth, "alice", MERGE)  # session s1
+        kept = await client.post(
+            "/v1/memory/alice/messages",
+            json={"session_id": "keep", "messages": [{"role": "user", "content": "我住在杭州"}]},
+            headers=me,
+        )
+        assert kept.status_code == 200, kept.text
+        made = await client.post(
+            "/v1/memory/alice/entities/merges",
+            json={"source": "person:kit", "target": "person:katherine"},
+            headers=me,
+        )
+        assert made.status_code == 201, made.text
+        gone = await client.post(
+            "/v1/memory/alice/forget",
+            json={"session_id": "s1", "dry_run": False, "expected_count": 3},
+            headers=me,
+        )
+        assert gone.status_code == 200, gone.text
+        assert gone.json()["count"] == 3
+        listed = (await client.get("/v1/memory/alice/entities", headers=me)).json()
+        assert {e["id"] for e in listed["items"]} == {"place:hangzhou"}
+        for entity in ("person:kit", "person:katherine"):
+            assert (await client.get(f"/v1/memory/alice/entities/{entity}", headers=me)).status_code == 404
+        merges = (await client.get("/v1/memory/alice/entities/merges", headers=me)).json()
+        assert merges["items"] == []  # its ids are names: they go with the last memory naming them
+        profile = await profile_of(client, auth, "alice")
+        assert [a["key"] for a in profile["current"]] == ["hangzhou"]
+        r = redis_of(settings)
+        try:
+            stored = str(await r.hgetall(keys.relations("alice"))) + str(
+                await r.hgetall(keys.relation_merges("alice"))
+            )
+        finally:
+            await r.aclose()
+        for name in ("Kit", "kit", "Katherine", "katherine", "李雷"):
+            assert name not in stored
+
+    async def test_export_holds_entities_merges_and_the_profile(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        ids = await ingest(client, auth, "alice", PROFILE + MERGE)
+        made = await client.post(
+            "/v1/memory/alice/entities/merges",
+            json={"source": "person:kit", "target": "person:katherine"},
+            headers=auth("alice"),
+        )
+        doc = (await client.get("/v1/memory/alice/export", headers=auth("alice"))).json()
+        katherine = next(e for e in doc["entities"] if e["id"] == "person:katherine")
+        assert set(katherine["memory_ids"]) == {ids["k-1"], ids["k-2"]}
+        assert "Kit" in katherine["aliases"]
+        assert [m["id"] for m in doc["entity_merges"]] == [made.json()["id"]]
+        assert {"#职业_护士", "#occupation_nurse"} <= {
+            t for a in doc["profile"]["current"] for t in a["tags"]
+        }
+        assert [a["key"] for a in doc["profile"]["past"]] == ["teacher"]
+        assert {"category": "goal", "key": "ielts", "value": "雅思"} in doc["relations"][ids["p-3"]][
+            "profile"
+        ]
+        assert doc["counts"]["entities"] == len(doc["entities"])
+        assert doc["counts"]["entity_merges"] == 1

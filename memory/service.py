@@ -201,6 +201,19 @@ class MemoryService:
         """The service's clock (epoch seconds)."""
         return self._clock()
 
+    async def profile_summary(self, user_id: str, language: str) -> str:
+        """The user's profile in one line of their language ("职业：护士；目标：备考雅思"), for the chat
+        prompt; "" while relation memory is off or the profile is empty, and when Redis cannot answer
+        (the turn goes on without it)."""
+        if self.relations is None:
+            return ""
+        try:
+            graph = await self.relations.graph(user_id)
+        except REDIS_UNAVAILABLE as exc:
+            log.warning("profile left out of the prompt", extra={"reason": type(exc).__name__})
+            return ""
+        return graph.profile().compact(zh=language == "zh")
+
     async def tagged_ids(self, user_id: str, wanted: Sequence[tuple[str, str]]) -> frozenset[str]:
         """The memories stating every (category, value key) of `wanted` (profile tags, AND); none while
         relation memory is off (nothing is tagged then)."""

@@ -12,6 +12,8 @@ import pytest
 from app.settings import Settings
 from memory import Embedder, keys
 from tests.conftest import AuthHeaders, app_client, redis_of
+from tests.fake_llm import FakeUpstream
+from tests.integration.test_chat import llm_settings
 from tests.integration.test_relations import ingest
 
 pytestmark = pytest.mark.integration
@@ -78,6 +80,43 @@ class TestProfile:
         resp = await client.get("/v1/memory/alice/profile", headers=auth("bob"))
         assert resp.status_code == 403
         assert resp.json()["error"] == "forbidden"
+
+
+class TestChatPrompt:
+    @pytest.mark.parametrize(
+        ("question", "needles"),
+        [
+            ("我适合考什么证书？", ("[用户资料]", "职业：护士", "目标：备考雅思")),
+            ("What should I study next?", ("[user profile]", "occupation: nurse", "goal: ielts")),
+        ],
+    )
+    async def test_a_chat_turn_prompt_holds_the_profile(
+        self,
+        settings: Settings,
+        embedder: Embedder,
+        auth: AuthHeaders,
+        question: str,
+        needles: tuple[str, ...],
+    ) -> None:
+        upstream = FakeUpstream()
+        async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, _):
+            await ingest(client, auth, "alice", PROFILE)
+            resp = await client.post(
+                "/v1/chat/completions",
+                json={
+                    "model": "mnemo",
+                    "messages": [{"role": "user", "content": question}],
+                    "session_id": "B",
+                },
+                headers=auth("alice"),
+            )
+            assert resp.status_code == 200, resp.text
+            system = upstream.chat_requests()[-1]["messages"][0]["content"]
+            for needle in needles:
+                assert needle in system, system
+            profile = system.split(f"{needles[0]}\n")[1].split("\n")[0]  # the past job is not in it
+            assert "teacher" not in profile
+            assert "教师" not in profile
 
 
 class TestTags:

@@ -130,3 +130,35 @@ def test_a_merge_resolves_old_and_new_mentions_and_a_split_undoes_it() -> None:
     split = Graph({**records, "m3": record("Kit sent me the photos", T0 + 3)}, [])
     assert split.nodes["person:kit"].memories == {"m1", "m3"}
     assert split.nodes["person:katherine"].memories == {"m2"}
+
+
+def test_the_prompt_takes_the_profile_within_the_memory_budget() -> None:
+    from memory.chat.context import assemble_prompt, fit_profile
+    from memory.chat.llm import PromptMessage, estimate_tokens
+
+    line = "职业：护士；居住地：杭州；目标：备考雅思；喜好：徒步"
+    assert fit_profile(line, 1000) == line
+    cut = fit_profile(line, estimate_tokens("职业：护士；居住地：杭州"))
+    assert cut == "职业：护士；居住地：杭州"
+    assert fit_profile("occupation: nurse; home: hangzhou", estimate_tokens("occupation: nurse")) == (
+        "occupation: nurse"
+    )
+    for lang, label, text in (("zh", "[用户资料]", line), ("en", "[user profile]", "occupation: nurse")):
+        prompt = assemble_prompt(
+            language=lang,
+            new_message=PromptMessage("user", "我适合什么工作？"),
+            now=T0,
+            summary=None,
+            recalled=[],
+            buffer=[],
+            profile=text,
+        )
+        system = prompt.messages[0].content
+        assert f"{label}\n{text}" in system
+        assert system.index(f"{label}\n") < system.index(
+            "\n[长期记忆]\n" if lang == "zh" else "\n[long-term memories]\n"
+        )
+    without = assemble_prompt(
+        language="en", new_message=PromptMessage("user", "hi"), now=T0, summary=None, recalled=[], buffer=[]
+    )
+    assert "[user profile]" not in without.messages[0].content

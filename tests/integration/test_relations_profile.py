@@ -4,15 +4,21 @@ memory off the routes answer empty, never 500."""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from app.settings import Settings
+from bench.archive_data import DAY
 from memory import Embedder, keys
+from memory.models import Memory
+from memory.relations.store import RelationStore
 from tests.conftest import AuthHeaders, app_client, redis_of
 from tests.fake_llm import FakeUpstream
+from tests.integration.test_archive import rig
 from tests.integration.test_chat import llm_settings
 from tests.integration.test_relations import ingest
 
@@ -419,3 +425,57 @@ class TestForget:
         ]
         assert doc["counts"]["entities"] == len(doc["entities"])
         assert doc["counts"]["entity_merges"] == 1
+
+
+class TestArchival:
+    async def test_an_archived_memory_keeps_its_entities_profile_and_tags_until_deleted(
+        self, settings: Settings, embedder: Embedder, tmp_path: Path, auth: AuthHeaders
+    ) -> None:
+        """Records stay keyed by memory id in the user's Redis hash: archival moves the memory to the warm
+        or cold tier and the graph still names it; deleting it there takes its relations."""
+        cold_url = str(tmp_path / "archive")
+        s = settings.model_copy(update={"archive_cold_url": cold_url, "relation_memory": True})
+        texts = [
+            ("我是一名小学老师，住在杭州", 200),
+            ("I'm preparing for IELTS this summer", 500),
+            ("I met Bella in Paris", 1),
+        ]
+        batch = [
+            Memory(
+                id=f"a{i}",
+                user_id="alice",
+                content=t,
+                created_at=time.time() - age * DAY,
+                session_id="s1",
+                source="user",
+                content_hash=f"h{i}",
+            )
+            for i, (t, age) in enumerate(texts)
+        ]
+        async with rig(s, cold_url) as r:
+            await r.store.upsert(batch, await embedder.embed([m.embed_text for m in batch]))
+            assert await RelationStore(r.redis).index("alice", batch) == 3  # the write hook's step
+            await r.archiver().run()
+        me = auth("alice")
+        async with app_client(s, embedder) as (client, _):
+            tiers = {
+                m["id"]: m["archive_tier"]
+                for m in (await client.get("/v1/memory/alice/list", headers=me)).json()["items"]
+            }
+            assert tiers == {"a0": "warm", "a1": "cold", "a2": "hot"}
+            place = (await client.get("/v1/memory/alice/entities/place:hangzhou", headers=me)).json()
+            assert [(m["id"], m["archive_tier"]) for m in place["memory_items"]] == [("a0", "warm")]
+            profile = await profile_of(client, auth, "alice")
+            assert {(a["key"], tuple(a["memory_ids"])) for a in profile["current"]} >= {
+                ("teacher", ("a0",)),
+                ("hangzhou", ("a0",)),
+                ("ielts", ("a1",)),
+            }
+            listed = await client.get("/v1/memory/alice/list", params={"tags": ["#goal_ielts"]}, headers=me)
+            assert [m["id"] for m in listed.json()["items"]] == ["a1"]  # in the cold tier
+            assert (await client.delete("/v1/memory/alice/a0", headers=me)).status_code == 204
+            assert (
+                await client.get("/v1/memory/alice/entities/place:hangzhou", headers=me)
+            ).status_code == 404
+            after = await profile_of(client, auth, "alice")
+            assert {a["key"] for a in after["current"]} == {"ielts"}

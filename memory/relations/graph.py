@@ -138,8 +138,14 @@ class Graph:
             elif general in self.alias:
                 for s in specific:
                     self.alias.setdefault(s, self.alias[general])
+        merged: set[str] = set()
         for merge in self.merges:  # said by the user or an admin: above what the rules guessed
+            # two merges racing past the route's checks (A into B, B into A; A into B and into C): the
+            # first one holds, the other is left without effect rather than making a cycle
+            if merge.source in merged or self.resolve(merge.target) == merge.source:
+                continue
             self.alias[merge.source] = merge.target
+            merged.add(merge.source)
         self._nicknames(r.entities for _, r in ordered)
         self.nodes: dict[str, Node] = {}
         self.by_memory: dict[str, set[str]] = {}

@@ -11,10 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
+from app.lifespan import build_store
 from app.settings import Settings
 from bench.archive_data import DAY
 from memory import Embedder, keys
-from memory.models import Memory
+from memory.models import Memory, SearchFilters
 from memory.relations.store import RelationStore
 from tests.conftest import AuthHeaders, app_client, redis_of
 from tests.fake_llm import FakeUpstream
@@ -479,3 +480,35 @@ class TestArchival:
             ).status_code == 404
             after = await profile_of(client, auth, "alice")
             assert {a["key"] for a in after["current"]} == {"ielts"}
+
+
+async def test_chroma_answers_a_tag_filter_as_ids(settings: Settings, embedder: Embedder) -> None:
+    """The dense channel of a user above `in_process_dense_max` is a Chroma query: the ids the tags
+    select go to it as `ids`, with the other filters; no id selected answers nothing without a call."""
+    redis = redis_of(settings)
+    store = build_store(settings, redis)
+    try:
+        texts = ["我是一名小学老师", "I'm a teacher at a middle school", "I love hiking with my dog"]
+        batch = [
+            Memory(
+                id=f"c{i}",
+                user_id="alice",
+                content=t,
+                created_at=time.time() - i,
+                session_id="s1" if i < 2 else "s2",
+                source="user",
+                content_hash=f"h{i}",
+            )
+            for i, t in enumerate(texts)
+        ]
+        await store.upsert(batch, await embedder.embed([m.embed_text for m in batch]))
+        query = (await embedder.embed(["teacher"]))[0].tolist()
+        only = await store.query(
+            "alice", query, n_results=10, filters=SearchFilters(ids=frozenset({"c1", "c2"}))
+        )
+        assert {m.id for m, _ in only} == {"c1", "c2"}
+        both = SearchFilters(ids=frozenset({"c1", "c2"}), session_id="s1")
+        assert [m.id for m, _ in await store.query("alice", query, n_results=10, filters=both)] == ["c1"]
+        assert await store.query("alice", query, n_results=10, filters=SearchFilters(ids=frozenset())) == []
+    finally:
+        await redis.aclose()

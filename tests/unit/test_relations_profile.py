@@ -162,3 +162,21 @@ def test_the_prompt_takes_the_profile_within_the_memory_budget() -> None:
         language="en", new_message=PromptMessage("user", "hi"), now=T0, summary=None, recalled=[], buffer=[]
     )
     assert "[user profile]" not in without.messages[0].content
+
+
+def test_racing_merges_never_make_a_cycle_the_first_holds() -> None:
+    records = {
+        "m1": record("I had lunch with Kit yesterday", T0),
+        "m2": record("Katherine called about the contract", T0 + 1),
+        "m3": record("Bella sent me the photos", T0 + 2),
+    }
+    back = [
+        Merge("mg-0000000000000001", "person:kit", "person:katherine", T0 + 3),
+        Merge("mg-0000000000000002", "person:katherine", "person:kit", T0 + 4),
+        Merge("mg-0000000000000003", "person:kit", "person:bella", T0 + 5),
+    ]
+    graph = Graph(records, back)
+    assert graph.resolve("person:kit") == "person:katherine"
+    assert graph.resolve("person:katherine") == "person:katherine"
+    assert graph.nodes["person:katherine"].memories == {"m1", "m2"}
+    assert graph.nodes["person:bella"].memories == {"m3"}

@@ -106,10 +106,47 @@ def test_profile_entities_and_one_entity_with_its_neighbours(
     wait(browser, visible("#entity-view"), "Anna's page (my sister)")
     assert find(browser, "#ev-title").text == "Anna"
     find(browser, "#ev-back").click()
-    wait(browser, visible("#entity-index"), "back to the list")
+    wait(browser, visible("#entity-list tr[data-entity='place:hangzhou'] a"), "back to the list")
     find(browser, "#entity-list tr[data-entity='place:hangzhou'] a").click()
     wait(browser, lambda d: find(d, "#ev-title").text in {"Hangzhou", "杭州"}, "the place's page")
 
     # an unknown entity is the API's 404, said in the UI's words
     browser.get(f"{served}/console/#/u/{name}/entities/person%3Anobody")
     wait(browser, visible("#error"), "the not-found message")
+
+
+def test_merge_and_split_from_the_entity_page(
+    browser: webdriver.Chrome, served: str, axe_source: str
+) -> None:
+    name = f"u{uuid.uuid4().hex[:8]}"
+    api = Api(served, token(name))
+    api.store(
+        name,
+        "s1",
+        ("k1", "I had lunch with Kit yesterday"),
+        ("k2", "Katherine called about the contract"),
+    )
+    open_console(browser, served, f"#token={token(name)}")
+    wait(browser, visible("#view-memories"), "the memories")
+    browser.get(f"{served}/console/#/u/{name}/entities/person%3Akit")
+    wait(browser, visible("#entity-view"), "Kit's page")
+    type_into(browser, "#mg-target", "person:nobody")
+    find(browser, "#mg-go").click()
+    wait(browser, visible("#error"), "the 404 of an unknown target")
+    set_lang(browser, "zh")
+    assert "404" in find(browser, "#error").text
+    set_lang(browser, "en")
+    type_into(browser, "#mg-target", "person:katherine")
+    find(browser, "#mg-go").click()
+    wait(browser, lambda d: find(d, "#ev-title").text == "Katherine", "Katherine's page")
+    assert "person:katherine" in find(browser, "#notice").text
+    assert len(all_of(browser, "#ev-memories li")) == 2
+    accessible(browser, axe_source, "entity after a merge")
+    find(browser, "#ev-back").click()
+    wait(browser, visible("#merge-list tr[data-merge] button.split"), "the merge listed")
+    accessible(browser, axe_source, "entities with a merge")
+    find(browser, "#merge-list tr[data-merge] button.split").click()
+    wait(browser, lambda d: "person:kit" in find(d, "#notice").text, "the split said")
+    assert all_of(browser, "#entity-list tr[data-entity='person:kit']")
+    assert not all_of(browser, "#merge-list tr[data-merge]")
+    assert api.http.get(f"/v1/memory/{name}/entities/merges").json()["items"] == []

@@ -13,7 +13,7 @@
   const state = {
     user: "", view: "", offset: 0, auditBefore: null, preview: null, msg: null, signinMsg: null,
     memories: null, search: null, sessions: null, session: null, audit: [], receipt: null, chat: [], forgot: null, exported: null,
-    profile: null, entities: null, entity: null,
+    profile: null, entities: null, entity: null, merges: null,
   };
 
   const t = (key, vars) => (T[lang][key] ?? T.en[key] ?? key).replace(/\{(\w+)\}/g, (_, k) => String((vars || {})[k] ?? ""));
@@ -347,20 +347,35 @@
   let entityLoad = 0; // the newest load asked for: an older answer (another user or entity) is dropped
   async function loadEntities(entityId) {
     const mine = ++entityLoad;
-    state.profile = null; state.entities = null; state.entity = null;
+    state.profile = null; state.entities = null; state.entity = null; state.merges = null;
     drawEntities();
     const u = userPath(state.user);
     const q = new URLSearchParams({ limit: "100" });
     const prefix = $("#en-prefix").value.trim();
     if (prefix) q.set("prefix", prefix);
-    const [profile, list, one] = await Promise.all([
+    const [profile, list, merges, one] = await Promise.all([
       json("GET", `/v1/memory/${u}/profile`),
       json("GET", `/v1/memory/${u}/entities?${q}`),
+      json("GET", `/v1/memory/${u}/entities/merges`),
       entityId ? json("GET", `/v1/memory/${u}/entities/${segment(entityId)}`) : Promise.resolve(null),
     ]);
     if (mine !== entityLoad) return;
-    state.profile = profile; state.entities = list; state.entity = one;
+    state.profile = profile; state.entities = list; state.merges = merges.items; state.entity = one;
     drawEntities();
+  }
+  async function mergeInto() {
+    const target = $("#mg-target").value.trim();
+    if (!state.entity || !target) return;
+    await json("POST", `/v1/memory/${userPath(state.user)}/entities/merges`, { source: state.entity.id, target });
+    $("#mg-target").value = "";
+    history.pushState(null, "", entityHref(target));  // no hashchange: the notice below stays
+    await loadEntities(target);
+    show("merged_into", { target });
+  }
+  async function split(m) {
+    await json("DELETE", `/v1/memory/${userPath(state.user)}/entities/merges/${segment(m.id)}`);
+    await loadEntities(null);
+    show("split_done", { source: m.source });
   }
   function drawEntities() {
     const one = state.entity;
@@ -386,6 +401,18 @@
       for (const e of state.entities.items) {
         list.append(el("tr", { "data-entity": e.id }, el("td", { class: "primary", "data-label": t("name") }, el("a", { href: entityHref(e.id) }, e.name)),
           cell("kind", null, val("kind", e.kind)), cell("aliases", null, e.aliases.join(", ")), cell("memories", "num", String(e.memories))));
+      }
+    }
+    const merges = $("#merge-list tbody");
+    merges.replaceChildren();
+    if (state.merges) {
+      if (!state.merges.length) merges.append(el("tr", {}, el("td", { colspan: "4" }, t("no_merges"))));
+      for (const m of state.merges) {
+        const undo = el("button", { class: "split", type: "button" }, t("split"));
+        undo.addEventListener("click", safely(() => split(m)));
+        merges.append(el("tr", { "data-merge": m.id }, cell("merged", "primary", m.source),
+          cell("into", null, el("a", { href: entityHref(m.target) }, m.target)), cell("at", null, timeEl(m.at, true)),
+          el("td", { class: "actions-cell" }, undo)));
       }
     }
     if (!one) return;
@@ -887,6 +914,7 @@
   $("#more").addEventListener("click", safely(() => loadMemories(true)));
   $("#search-form").addEventListener("submit", safely(runSearch));
   $("#entity-form").addEventListener("submit", safely(() => loadEntities(null)));
+  $("#merge-form").addEventListener("submit", safely(mergeInto));
   $("#forget-form").addEventListener("submit", safely(previewForget));
   $("#fg-confirm").addEventListener("click", safely(confirmForget));
   $("#chat-form").addEventListener("submit", safely(sendChat));

@@ -207,16 +207,25 @@ _CLAIMS: Mapping[str, str] = {
 }
 
 
+def _as_said(spelling: str, text: str) -> str | None:
+    """The words of `text` that spell `spelling` (its case kept: "iPhone"), or None."""
+    if _CJK.search(spelling):
+        return spelling if spelling in text else None
+    found = re.search(rf"(?<![a-z]){re.escape(spelling)}(?![a-z])", text, re.I)
+    return found.group(0) if found else None
+
+
 def _lexicon_hits(category: str, sentence: str) -> list[tuple[str, str]]:
-    """(key, spelling) of every value of `category` the sentence spells, longest spelling first."""
+    """(key, words as said) of every value of `category` the sentence spells, longest spelling first."""
     out: dict[str, str] = {}
     spellings = sorted(
         ((s, key) for key, (_, _, ss) in _VALUES[category].items() for s in ss), key=lambda p: -len(p[0])
     )
     taken: list[str] = []
     for spelling, key in spellings:
-        if _spelled(spelling, sentence) and not any(spelling in t for t in taken):
-            out.setdefault(key, spelling)
+        said = _as_said(spelling, sentence)
+        if said is not None and not any(spelling in t for t in taken):
+            out.setdefault(key, said)
             taken.append(spelling)
     return list(out.items())
 

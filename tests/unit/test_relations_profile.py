@@ -180,3 +180,12 @@ def test_racing_merges_never_make_a_cycle_the_first_holds() -> None:
     assert graph.resolve("person:katherine") == "person:katherine"
     assert graph.nodes["person:katherine"].memories == {"m1", "m2"}
     assert graph.nodes["person:bella"].memories == {"m3"}
+
+
+def test_a_value_keeps_the_case_it_was_said_in() -> None:
+    said = attributes_of(
+        "I use an iPhone and a MacBook", extract("I use an iPhone and a MacBook", said_at=T0)
+    )
+    assert {(a.key, a.value) for a in said} == {("iphone", "iPhone"), ("macbook", "MacBook")}
+    zh = attributes_of("我在备考IELTS", extract("我在备考IELTS", said_at=T0))
+    assert [(a.key, a.value) for a in zh] == [("ielts", "IELTS")]

@@ -136,6 +136,9 @@ def test_merge_and_split_from_the_entity_page(
     set_lang(browser, "zh")
     assert "404" in find(browser, "#error").text
     set_lang(browser, "en")
+    offered = [o.get_attribute("value") for o in all_of(browser, "#mg-options option")]
+    assert "person:katherine" in offered  # another person, offered to pick
+    assert "person:kit" not in offered  # never the entity itself
     type_into(browser, "#mg-target", "person:katherine")
     find(browser, "#mg-go").click()
     wait(browser, lambda d: find(d, "#ev-title").text == "Katherine", "Katherine's page")

@@ -415,6 +415,9 @@
           el("td", { class: "actions-cell" }, undo)));
       }
     }
+    // the merge target: typed, or picked among the user's other entities of the same kind
+    $("#mg-options").replaceChildren(...(state.entities && one ? state.entities.items : [])
+      .filter((e) => e.id !== one.id && e.kind === one.kind).map((e) => el("option", { value: e.id }, e.name)));
     if (!one) return;
     $("#ev-back").href = `#/u/${userPath(state.user)}/entities`;
     $("#ev-title").textContent = one.name;

@@ -104,3 +104,16 @@ class ForgetNotConfirmed(MemoryError_):
         self.count = count
         self.cap = cap
         self.expected = expected
+
+
+class EntityNotFound(MemoryError_):
+    """Relation memory: no entity (or no merge) with that exact id for this user."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"no {what} for this user (该用户没有 {what})")
+        self.what = what
+
+
+class MergeRefused(MemoryError_):
+    """Relation memory: a merge of two entities that cannot be one (another kind, the same entity, an
+    alias instead of the entity it stands for). The message says why, in English and Chinese."""

@@ -168,6 +168,12 @@ def relations(user_id: str) -> str:
     return f"{user_prefix(user_id)}:rel:mem"
 
 
+def relation_merges(user_id: str) -> str:
+    """Hash: merge id -> one merge of two of the user's entities (memory/relations/store.py); a split
+    deletes its field."""
+    return f"{user_prefix(user_id)}:rel:merges"
+
+
 def relations_version(user_id: str) -> str:
     """Counter moved by every change of `relations(user_id)`: a worker's cached graph is current at it."""
     return f"{user_prefix(user_id)}:rel:v"

@@ -74,6 +74,7 @@ class SearchFilters:
     topic: str | None = None
     since: float | None = None
     until: float | None = None
+    ids: frozenset[str] | None = None  # only these memories (the ones profile tags select); None: any
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,6 +197,30 @@ class MemoryService:
                 extra={"memories": len(memories), "reason": str(exc)},
             )
 
+    def now(self) -> float:
+        """The service's clock (epoch seconds)."""
+        return self._clock()
+
+    async def profile_summary(self, user_id: str, language: str) -> str:
+        """The user's profile in one line of their language ("职业：护士；目标：备考雅思"), for the chat
+        prompt; "" while relation memory is off or the profile is empty, and when Redis cannot answer
+        (the turn goes on without it)."""
+        if self.relations is None:
+            return ""
+        try:
+            graph = await self.relations.graph(user_id)
+        except REDIS_UNAVAILABLE as exc:
+            log.warning("profile left out of the prompt", extra={"reason": type(exc).__name__})
+            return ""
+        return graph.profile().compact(zh=language == "zh")
+
+    async def tagged_ids(self, user_id: str, wanted: Sequence[tuple[str, str]]) -> frozenset[str]:
+        """The memories stating every (category, value key) of `wanted` (profile tags, AND); none while
+        relation memory is off (nothing is tagged then)."""
+        if self.relations is None:
+            return frozenset()
+        return frozenset((await self.relations.graph(user_id)).tagged(wanted))
+
     async def backfill_claims(self, user_id: str) -> int:
         """Facts that change for memories stored before them (WritePipeline.backfill_claims)."""
         if self._writer is None:
@@ -303,9 +327,11 @@ class MemoryService:
         since: float | None = None,
         until: float | None = None,
         archive_tier: ArchiveTier | None = None,
+        only: Collection[str] | None = None,
     ) -> MemoryPage:
         """`tier`: the write policy's fact/episodic; `archive_tier`: hot, warm or cold (default: all);
-        `current_only`: without the memories a newer one superseded (whose successor still exists)."""
+        `current_only`: without the memories a newer one superseded (whose successor still exists);
+        `only`: these memories alone (the ones profile tags select)."""
         every = await self._headers(user_id, TIERS)
         ids = {m.id for m in every}
         headers = [
@@ -318,6 +344,7 @@ class MemoryService:
             and (tier is None or m.tier == tier)
             and (since is None or m.created_at >= since)
             and (until is None or m.created_at <= until)
+            and (only is None or m.id in only)
         ]
         if sort == "importance":
             headers.sort(key=lambda m: (m.importance or 0.0, m.created_at), reverse=True)

@@ -2,7 +2,9 @@
 
 Shape: {"format", "user_id", "exported_at", "memories": [...], "sessions": [...],
 "pending_writes": [...], "history": {memory id: [event]}, "relations": {memory id: {said_at, entities,
-relations, aliases}}, "counts": {...}}. `relations` is what relation memory extracted from each memory. `history` holds the
+relations, aliases, profile}}, "entities": [...], "entity_merges": [...], "profile": {current, past},
+"counts": {...}}. `relations` is what relation memory extracted from each memory; `entities`, `entity_merges` and
+`profile` are what it folds them into (the graph, the merges in force, the user's own entity). `history` holds the
 recorded events (edits, restores, deletes); what a record says of itself is in the memory. Counts come last because they are only known at the end.
 """
 
@@ -22,7 +24,8 @@ from memory.governance.export import UserExport
 from memory.longterm.history import HistoryEvent
 from memory.models import Memory
 from memory.outbox.stream import OutboxEntry
-from memory.relations.graph import Record
+from memory.relations.graph import Merge, Node, Record
+from memory.relations.profile import ProfileEntry
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -81,6 +84,33 @@ def relation_record(rec: Record) -> dict[str, Any]:
             {"subject": s, "relation": r, "object": o, "when": w or None} for s, r, o, w in rec.relations
         ],
         "aliases": [{"alias": a, "entity": b} for a, b in rec.aliases],
+        "profile": [{"category": a.category, "key": a.key, "value": a.value} for a in rec.attrs],
+    }
+
+
+def entity_record(node: Node) -> dict[str, Any]:
+    return {
+        "id": node.id,
+        "kind": node.kind,
+        "name": node.name,
+        "aliases": sorted(node.aliases),
+        "memory_ids": sorted(node.memories),
+    }
+
+
+def merge_record(m: Merge) -> dict[str, Any]:
+    return {"id": m.id, "source": m.source, "target": m.target, "at": iso_utc(m.at), "actor": m.actor}
+
+
+def profile_record(e: ProfileEntry) -> dict[str, Any]:
+    return {
+        "category": e.category,
+        "key": e.key,
+        "value": e.value,
+        "tags": list(e.tags),
+        "said_at": iso_utc(e.said_at),
+        "valid_to": iso_utc(e.valid_to) if e.valid_to is not None else None,
+        "memory_ids": list(e.memory_ids),
     }
 
 
@@ -144,7 +174,20 @@ async def export_document(
             yield sep + _dump(memory_id) + ":" + _dump(relation_record(rec))
             sep = ","
             counts["relations"] += len(rec.relations)
-        yield '},"counts":' + _dump(counts) + "}"
+        graph = await exporter.entity_graph(user_id)
+        yield '},"entities":['
+        yield ",".join(_dump(entity_record(n)) for n in sorted(graph.nodes.values(), key=lambda n: n.id))
+        yield '],"entity_merges":' + _dump([merge_record(m) for m in graph.merges])
+        profile = graph.profile()
+        yield ',"profile":' + _dump(
+            {
+                "current": [profile_record(e) for e in profile.current],
+                "past": [profile_record(e) for e in profile.past],
+            }
+        )
+        counts["entities"] = len(graph.nodes)
+        counts["entity_merges"] = len(graph.merges)
+        yield ',"counts":' + _dump(counts) + "}"
         complete = True
     except _STORE_DOWN as exc:
         # the status line went out with the first byte: the only honest signal left is a document that

@@ -21,6 +21,8 @@ from urllib.parse import quote
 
 from pydantic import AfterValidator, WithJsonSchema
 
+from memory.relations.profile import TAG_MAX_CHARS, TAG_RULE, parse_tag
+
 ID_ALPHABET = "A-Za-z0-9_.@:|+-"
 ID_MAX_CHARS = 128
 ID_RULE = f"1-{ID_MAX_CHARS} characters of [{ID_ALPHABET}], not only dots"
@@ -57,6 +59,49 @@ def path_segment(value: str) -> str:
     too (an unreserved character that `quote` leaves alone), so that neither a dot segment nor a
     slash can come out of it, whatever a client's URL normaliser does."""
     return quote(value, safe="").replace(".", "%2E")
+
+
+# -- profile tags (relation memory: memory/relations/profile.py) ----------------------------------------
+
+TAGS_MAX = 10  # per request
+
+
+def check_tag(value: str) -> str:
+    """A profile tag in Chinese or English (`#职业_教师`, `#occupation_teacher`); refused with the rule."""
+    parse_tag(value)
+    return value
+
+
+Tag = Annotated[
+    str,
+    AfterValidator(check_tag),
+    WithJsonSchema({"type": "string", "maxLength": TAG_MAX_CHARS, "description": TAG_RULE}),
+]
+"""A profile tag: `#<category>_<value>`, the category in Chinese or English; zh and en forms are one tag."""
+
+
+def tag_keys(tags: list[str] | None) -> list[tuple[str, str]]:
+    """(category, value key) of each tag given, once each (a tag's zh and en forms are one)."""
+    return list(dict.fromkeys(parse_tag(t) for t in tags or ()))
+
+
+# -- entity merges (relation memory): the id a split names -------------------------------------------
+
+MERGE_ID_RULE = "a merge id as the merge answered it: 'mg-' and 16 lower-case hex digits"
+_MERGE_ID_RE = re.compile(r"mg-[0-9a-f]{16}", re.ASCII)
+
+
+def check_merge_id(value: str) -> str:
+    if _MERGE_ID_RE.fullmatch(value) is None:
+        raise ValueError(f"must be {MERGE_ID_RULE} (合并 id 格式为 mg- 加 16 位小写十六进制)")
+    return value
+
+
+MergeId = Annotated[
+    str,
+    AfterValidator(check_merge_id),
+    WithJsonSchema({"type": "string", "pattern": "^mg-[0-9a-f]{16}$", "description": MERGE_ID_RULE}),
+]
 
 
 # -- Idempotency-Key (draft-ietf-httpapi-idempotency-key-header) ----------------------------------------

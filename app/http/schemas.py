@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 from pydantic_core import PydanticCustomError
 
 from app.http.body import first_lone_surrogate
-from app.http.ids import Id
+from app.http.ids import TAGS_MAX, Id, Tag
 from memory.governance.audit import AuditRecord
 from memory.governance.compaction import AtRest
 from memory.governance.erasure import ErasurePreview, ErasureReceipt
@@ -158,6 +158,12 @@ class SearchRequest(StrictBody):
         le=1,
         description="leave out hits whose relevance is below this (0 .. 1; default: the server's "
         "SEARCH_MIN_RELEVANCE); 0 returns every candidate, however unrelated",
+    )
+    tags: list[Tag] | None = Field(
+        None,
+        min_length=1,
+        max_length=TAGS_MAX,
+        description="profile tags (#职业_教师, #goal_ielts): only memories stating every one of them",
     )
 
     @model_validator(mode="after")

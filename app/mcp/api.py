@@ -110,6 +110,27 @@ class MnemoApi:
         path = f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}"
         return await self._call("PATCH", path, body=body, extra_headers={"If-Match": f'"{version}"'})
 
+    async def profile(self, user_id: str) -> Any:
+        return await self._call("GET", f"/v1/memory/{_path(user_id, 'user_id')}/profile")
+
+    async def entities(self, user_id: str, params: Mapping[str, Any]) -> Any:
+        return await self._call("GET", f"/v1/memory/{_path(user_id, 'user_id')}/entities", params=params)
+
+    async def entity(self, user_id: str, entity_id: str) -> Any:
+        path = f"/v1/memory/{_path(user_id, 'user_id')}/entities/{_path(entity_id, 'entity_id')}"
+        return await self._call("GET", path)
+
+    async def merges(self, user_id: str) -> Any:
+        return await self._call("GET", f"/v1/memory/{_path(user_id, 'user_id')}/entities/merges")
+
+    async def merge(self, user_id: str, source: str, target: str) -> Any:
+        body = {"source": source, "target": target}
+        return await self._call("POST", f"/v1/memory/{_path(user_id, 'user_id')}/entities/merges", body=body)
+
+    async def split(self, user_id: str, merge_id: str) -> Any:
+        path = f"/v1/memory/{_path(user_id, 'user_id')}/entities/merges/{_path(merge_id, 'merge_id')}"
+        return await self._call("DELETE", path)
+
     async def sessions(self, user_id: str) -> Any:
         return await self._call("GET", f"/v1/sessions/{_path(user_id, 'user_id')}")
 

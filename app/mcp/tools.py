@@ -11,9 +11,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
-from app.http.ids import ID_RULE
+from app.http.ids import ID_RULE, TAGS_MAX
 from app.http.schemas import FORGET_LOWEST_RELEVANCE, FORGET_MIN_SIMILARITY
 from app.mcp.api import ApiError, MnemoApi
+from memory.relations.profile import TAG_RULE
 from memory.service import FORGET_CAP, FORGET_MIN_RELEVANCE
 
 ApiOf = Callable[[Context], MnemoApi]
@@ -29,6 +30,15 @@ Use `forget` with dry_run first, and show the user what would go before forgetti
 UserId = Annotated[
     str | None,
     Field(description="whose memory; default: the token's own user (only admins may name another)"),
+]
+
+
+Tags = Annotated[
+    list[str] | None,
+    Field(max_length=TAGS_MAX, description=f"profile tags, every one must hold; {TAG_RULE}"),
+]
+EntityId = Annotated[
+    str, Field(description=f"an entity's id as list_entities gave it, e.g. person:anna ({ID_RULE})")
 ]
 
 
@@ -101,7 +111,8 @@ def build_server(api_of: ApiOf) -> MCPServer:
         description="Search the user's long-term memory, best first. Each memory has `relevance`, the "
         "probability (0-1) that it is relevant to the query; memories below min_relevance (default: the "
         "server's floor) are left out, so an empty result means nothing relevant is remembered. Filters: "
-        "session_id, exclude_session_id, topic, since/until (ISO 8601 or epoch seconds). "
+        "session_id, exclude_session_id, topic, since/until (ISO 8601 or epoch seconds), tags (profile "
+        "tags, every one must hold: #职业_教师, #goal_ielts). "
         'Examples: query="我住在哪个城市？"; query="what insects do I keep?"; '
         'query="我3月提交的报价单", since="2026-03-01".'
     )
@@ -115,12 +126,14 @@ def build_server(api_of: ApiOf) -> MCPServer:
         since: str | None = None,
         until: str | None = None,
         min_relevance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        tags: Tags = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         api = api_of(ctx)
         body: dict[str, Any] = {"query": query, "top_k": top_k}
         for key, value in (
             ("min_relevance", min_relevance),
+            ("tags", tags),
             ("session_id", session_id),
             ("exclude_session_id", exclude_session_id),
             ("topic", topic),
@@ -134,8 +147,9 @@ def build_server(api_of: ApiOf) -> MCPServer:
 
     @server.tool(
         description="List the user's memories, newest first (or by importance), optionally filtered by "
-        'topic, session, source (user/assistant), tier (fact/episodic) and time. Example: tier="fact", '
-        'since="2026-11-01" (那些是我这个月说过的重要事实？).'
+        "topic, session, source (user/assistant), tier (fact/episodic), time and profile tags (every one "
+        'must hold). Examples: tier="fact", since="2026-11-01" (那些是我这个月说过的重要事实？); '
+        'tags=["#职业_教师", "#goal_ielts"].'
     )
     async def list_memories(
         ctx: Context,
@@ -148,11 +162,18 @@ def build_server(api_of: ApiOf) -> MCPServer:
         tier: Literal["fact", "episodic"] | None = None,
         since: str | None = None,
         until: str | None = None,
+        tags: Tags = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         api = api_of(ctx)
-        params = {"limit": limit, "offset": offset, "sort": sort, "topic": topic, "session_id": session_id}
-        params |= {"source": source, "tier": tier, "since": since, "until": until}
+        params: dict[str, Any] = {
+            "limit": limit,
+            "offset": offset,
+            "sort": sort,
+            "topic": topic,
+            "session_id": session_id,
+        }
+        params |= {"source": source, "tier": tier, "since": since, "until": until, "tags": tags}
         out = await _call(api.list(subject(api, user_id), params))
         return {"total": out["total"], "items": [_brief(m) for m in out["items"]]}
 
@@ -244,6 +265,86 @@ def build_server(api_of: ApiOf) -> MCPServer:
             version = (await _call(api.memory(who, memory_id)))["version"]
         out = await _call(api.edit(who, memory_id, body, version))
         return {**_brief(out), "version": out["version"], "pinned": out.get("pinned")}
+
+    @server.tool(
+        description="The user's profile: what they said of themself (occupation, employer, home, family, "
+        "goals, preferences, devices, diet, pets), current and past, each with tags in Chinese and English "
+        "(#职业_教师 / #occupation_teacher) that recall and list_memories filter on, and a one-line summary "
+        "in both languages. Example: before answering 我适合什么工作？ / what should I cook tonight?."
+    )
+    async def profile(ctx: Context, user_id: UserId = None) -> dict[str, Any]:
+        api = api_of(ctx)
+        out: dict[str, Any] = await _call(api.profile(subject(api, user_id)))
+        return out
+
+    @server.tool(
+        description="List or search the user's entities (people, places, organisations, products, "
+        "documents, events), most mentioned first; `prefix` matches names and aliases in either language. "
+        'Examples: prefix="杭" or "Hang" (finds place:hangzhou), kind="person", prefix="doc:q-".'
+    )
+    async def list_entities(
+        ctx: Context,
+        prefix: Annotated[str, Field(max_length=64)] = "",
+        kind: Annotated[str | None, Field(min_length=1, max_length=32)] = None,
+        limit: Annotated[int, Field(ge=1, le=200)] = 50,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        params = {"prefix": prefix or None, "kind": kind, "limit": limit}
+        out: dict[str, Any] = await _call(api.entities(subject(api, user_id), params))
+        return out
+
+    @server.tool(
+        description="One entity: its aliases, its relations current and past (each with the memory it came "
+        'from) and the memories behind it. Examples: entity_id="kin:sister" (我妹妹 / my sister: answers '
+        'with the person once named), entity_id="doc:q-2024-031".'
+    )
+    async def read_entity(ctx: Context, entity_id: EntityId, user_id: UserId = None) -> dict[str, Any]:
+        api = api_of(ctx)
+        out = await _call(api.entity(subject(api, user_id), entity_id))
+        out["memory_items"] = [_brief(m) for m in out.get("memory_items", [])]
+        return dict(out)
+
+    @server.tool(
+        description="Merge two entities the user says are one (Mel = Melanie; 小李 = 李雷): the source's "
+        "names, memories and relations become the target's, for what was said before and after. Both ids "
+        "exactly as list_entities gave them (an alias is refused); returns the merge with its id, which "
+        "split_entities needs to undo it. Also lists the merges in force when source and target are omitted."
+    )
+    async def merge_entities(
+        ctx: Context,
+        source: Annotated[
+            str | None, Field(description=f"the entity that is the other one ({ID_RULE})")
+        ] = None,
+        target: Annotated[str | None, Field(description=f"the entity it is ({ID_RULE})")] = None,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        who = subject(api, user_id)
+        if source is None and target is None:
+            listed: dict[str, Any] = await _call(api.merges(who))
+            return listed
+        if source is None or target is None:
+            raise _mcp_error(
+                ApiError(422, "validation_error", "give both source and target (请同时给出两个实体)")
+            )
+        merged: dict[str, Any] = await _call(api.merge(who, source, target))
+        return merged
+
+    @server.tool(
+        description="Split a wrong merge: undoes exactly the merge named by its id (mg-…, from "
+        "merge_entities), so its source is an entity of its own again (拆分错误的合并 / undo a merge)."
+    )
+    async def split_entities(
+        ctx: Context,
+        merge_id: Annotated[
+            str, Field(description="the merge's id as merge_entities answered it (mg-<16 hex>)")
+        ],
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        out: dict[str, Any] = await _call(api.split(subject(api, user_id), merge_id))
+        return out
 
     @server.resource(
         "mnemo://sessions/{session_id}/summary",

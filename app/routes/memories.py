@@ -24,7 +24,7 @@ from app.http.deps import (
 from app.http.errors import ConfirmationRequired, ValidationFailed
 from app.http.export import export_document
 from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
-from app.http.ids import Id
+from app.http.ids import TAGS_MAX, Id, Tag, tag_keys
 from app.http.schemas import (
     FORGET_PREVIEW_MAX,
     ErasureOut,
@@ -112,11 +112,14 @@ async def search_memories(
     the user said finds nothing (`tiers` in the answer: which archive tiers were searched and why);
     with `explain`, each hit's score broken down (dense, keyword, boosts, recency), the evidence of its
     relevance and the source messages it came from."""
+    filters = body.filters()
+    if body.tags:  # profile tags: only the memories stating every one (AND)
+        filters = dataclasses.replace(filters, ids=await memory.tagged_ids(user_id, tag_keys(body.tags)))
     found = await memory.search_tiered(
         user_id,
         body.query,
         top_k=body.top_k,
-        filters=body.filters(),
+        filters=filters,
         as_of=body.as_of,
         tiers=body.chosen_tiers,
         min_relevance=body.min_relevance if body.min_relevance is not None else settings.search_min_relevance,
@@ -157,11 +160,17 @@ async def list_memories(
     since: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
     until: Annotated[Timestamp | None, Query(description="epoch seconds or ISO 8601")] = None,
     current_only: Annotated[bool, Query()] = False,
+    tags: Annotated[
+        list[Tag] | None,
+        Query(max_length=TAGS_MAX, description="profile tags (#职业_教师, #goal_ielts); every one must hold"),
+    ] = None,
 ) -> ListResponse:
     """A page of the user's memories, newest first or most important first, optionally filtered;
-    `current_only` hides memories a newer one superseded."""
+    `current_only` hides memories a newer one superseded; `tags` keeps the memories stating every tag
+    given (AND; `#职业_教师` and `#occupation_teacher` are one tag)."""
     if since is not None and until is not None and since > until:
         raise ValidationFailed("since must not be after until")
+    tagged = await memory.tagged_ids(user_id, tag_keys(tags)) if tags else None
     page = await memory.list(
         user_id,
         limit=limit,
@@ -175,10 +184,11 @@ async def list_memories(
         until=until,
         current_only=current_only,
         archive_tier=archive_tier,
+        only=tagged,
     )
     given: dict[str, object] = {"topic": topic, "session_id": session_id, "source": source, "tier": tier}
     given |= {"archive_tier": archive_tier}
-    given |= {"since": since, "until": until}
+    given |= {"since": since, "until": until, "tags": tags}
     filters = [name for name, v in given.items() if v is not None]
     filters += ["current_only"] if current_only else []
     await audit.record_access(

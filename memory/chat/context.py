@@ -48,6 +48,7 @@ LABELS = {
         "about": "关于",
         "earlier": "此前",
         "until": "至{year}年{month}月",
+        "profile": "[用户资料]",
     },
     "en": {
         "summary": "[history summary]",
@@ -61,6 +62,7 @@ LABELS = {
         "about": "about",
         "earlier": "earlier",
         "until": "until {month_name} {year}",
+        "profile": "[user profile]",
     },
 }
 
@@ -146,6 +148,19 @@ class AssembledPrompt:
     memory_tokens: int = 0  # and estimated tokens
 
 
+def fit_profile(line: str, budget: int) -> str:
+    """The profile line within `budget` estimated tokens: whole categories, first ones first."""
+    if not line or estimate_tokens(line) <= budget:
+        return line
+    sep = "；" if "；" in line else "; "
+    kept: list[str] = []
+    for part in line.split(sep):
+        if estimate_tokens(sep.join([*kept, part])) > budget:
+            break
+        kept.append(part)
+    return sep.join(kept)
+
+
 def assemble_prompt(
     *,
     language: str,
@@ -159,12 +174,17 @@ def assemble_prompt(
     recall_degraded: bool = False,
     compressed: Sequence[str] | None = None,
     memory_token_budget: int = 600,
+    profile: str = "",
 ) -> AssembledPrompt:
     """`compressed`: the recalled memories' texts as they should appear (same order), e.g. from an LLM
-    compressor; memories are added best first until `memory_token_budget` (estimated tokens) is spent."""
+    compressor; memories are added best first until `memory_token_budget` (estimated tokens) is spent.
+    `profile`: the user's profile in one line (relation memory); it takes at most a quarter of the
+    budget (cut at a separator) and the memories get the rest."""
     labels = LABELS.get(language, LABELS["en"])
     lang = language if language in LABELS else "en"
     used, used_chars, used_tokens = 0, 0, 0
+    profile_line = fit_profile(profile, memory_token_budget // 4)
+    memory_token_budget -= estimate_tokens(profile_line) if profile_line else 0
     if recall_degraded:
         memory_block = labels["degraded"]
     elif recalled:
@@ -185,6 +205,8 @@ def assemble_prompt(
     if coding_mode:
         sections.append(labels["coding"])
     sections.append(f"{labels['summary']}\n{summary or labels['none_summary']}")
+    if profile_line:
+        sections.append(f"{labels['profile']}\n{profile_line}")
     sections.append(f"{labels['memories']}\n{memory_block}")
     system = PromptMessage(role="system", content="\n\n".join(s for s in sections if s))
     messages = [system, *buffer, new_message]

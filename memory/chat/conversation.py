@@ -287,6 +287,7 @@ class ConversationService:
             degraded = f"{exc.store}_unavailable"
             log.warning("recall degraded", extra={"reason": exc.reason})
         buffer = [PromptMessage(m.role, m.content, m.name) for m in state.buffer] or list(chat.client_history)
+        profile = await self._memory.profile_summary(chat.user_id, language) if degraded is None else ""
         compressed = (
             await self._compressor.compress([h.memory.content for h in recalled], language)
             if self._compressor is not None and recalled
@@ -303,6 +304,7 @@ class ConversationService:
             coding_mode=coding,
             recall_degraded=degraded is not None,
             compressed=compressed,
+            profile=profile,
         )
         if degraded is None:
             _observe_injection(prompt)

@@ -18,7 +18,19 @@ from memory.redis_client import RedisClient
 # list/search/read/chat: an admin reading or acting as another user (never a user's own page views);
 # find: an admin looking users up by id prefix; erase_preview: an admin counting what an erase would delete
 AuditAction = Literal[
-    "list", "search", "read", "chat", "export", "forget", "delete", "erase", "edit", "find", "erase_preview"
+    "list",
+    "search",
+    "read",
+    "chat",
+    "export",
+    "forget",
+    "delete",
+    "erase",
+    "edit",
+    "find",
+    "erase_preview",
+    "merge",
+    "split",
 ]
 
 

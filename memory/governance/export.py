@@ -17,7 +17,7 @@ from memory.longterm.chroma import LongTermStore
 from memory.longterm.history import HistoryEvent, MemoryHistory
 from memory.models import Memory
 from memory.outbox.stream import Outbox, OutboxEntry
-from memory.relations.graph import Record
+from memory.relations.graph import Graph, Record
 from memory.relations.store import RelationStore
 from memory.session.store import SessionState, SessionStore
 
@@ -95,6 +95,10 @@ class UserExport:
     async def relations(self, user_id: str) -> dict[str, Record]:
         """What each memory says of entities and relations (relation memory), by memory id."""
         return await self._relations.records(user_id) if self._relations is not None else {}
+
+    async def entity_graph(self, user_id: str) -> Graph:
+        """The user's entities, merges and profile as relation memory folds them (empty when it is off)."""
+        return await self._relations.graph(user_id) if self._relations is not None else Graph({})
 
     async def pending(self, user_id: str) -> AsyncIterator[OutboxEntry]:
         async for _, entry in self._outbox.entries_of(user_id):

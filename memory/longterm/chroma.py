@@ -377,12 +377,16 @@ class ChromaLongTermStore:
     ) -> list[tuple[Memory, float]]:
         """Nearest memories of one user as `(memory, cosine similarity)`, most similar first."""
         where = where_for(user_id, filters)
+        if filters.ids is not None and not filters.ids:
+            return []  # the filter selects no memory (no memory carries the tags asked for)
+        only = sorted(filters.ids) if filters.ids is not None else None
         result = await self._run(
             user_id,
             lambda c: c.query(
                 query_embeddings=[list(map(float, embedding))],
                 n_results=n_results,
                 where=where,
+                ids=only,
                 include=["documents", "metadatas", "distances"],
             ),
         )

@@ -104,6 +104,7 @@ def passes(m: Memory, f: SearchFilters) -> bool:
         and (f.topic is None or m.topic == f.topic)
         and (f.since is None or m.created_at >= f.since)
         and (f.until is None or m.created_at <= f.until)
+        and (f.ids is None or m.id in f.ids)
     )
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory.relations.extract import ME, Entity, Extraction, extract
 from memory.relations.lexicon import EXCLUSIVE, NICKNAMES
+from memory.relations.profile import Attribute, Profile, build_profile, tagged
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,15 +29,21 @@ class Record:
     entities: tuple[Entity, ...]
     relations: tuple[tuple[str, str, str, str], ...]  # (subject, relation, object, when)
     aliases: tuple[tuple[str, str], ...]
+    attrs: tuple[Attribute, ...] = ()  # what it says of the user's profile (profile.py)
 
     @classmethod
-    def of(cls, extraction: Extraction, said_at: float) -> Record:
+    def of(cls, extraction: Extraction, said_at: float, attrs: tuple[Attribute, ...] = ()) -> Record:
         return cls(
             said_at,
             extraction.entities,
             tuple((r.subject, r.relation, r.object, r.when) for r in extraction.relations),
             extraction.aliases,
+            attrs,
         )
+
+    def __bool__(self) -> bool:
+        """Worth keeping: it names an entity or says something of the user."""
+        return bool(self.entities or self.attrs)
 
     def dumps(self) -> str:
         return json.dumps(
@@ -45,6 +52,7 @@ class Record:
                 "e": [[e.id, e.kind, e.name] for e in self.entities],
                 "r": [list(r) for r in self.relations],
                 "a": [list(a) for a in self.aliases],
+                **({"p": [[a.category, a.key, a.value] for a in self.attrs]} if self.attrs else {}),
             },
             ensure_ascii=False,
             separators=(",", ":"),
@@ -58,7 +66,28 @@ class Record:
             tuple(Entity(i, k, n) for i, k, n in d["e"]),
             tuple((s, r, o, w) for s, r, o, w in d["r"]),
             tuple((a, b) for a, b in d["a"]),
+            tuple(Attribute(c, k, v) for c, k, v in d.get("p", ())),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Merge:
+    """Two entities the user (or an admin) said are one: `source` resolves to `target` from now on, in
+    every record written before or after; a split deletes the merge and undoes exactly that."""
+
+    id: str  # mg-<16 hex>
+    source: str
+    target: str
+    at: float
+    actor: str = ""
+
+    def dumps(self) -> str:
+        return json.dumps({"s": self.source, "t": self.target, "at": self.at, "by": self.actor})
+
+    @classmethod
+    def loads(cls, merge_id: str, raw: str | bytes) -> Merge:
+        d = json.loads(raw)
+        return cls(merge_id, str(d["s"]), str(d["t"]), float(d["at"]), str(d.get("by", "")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +120,9 @@ _SIBLINGS = {
 
 
 class Graph:
-    def __init__(self, records: Mapping[str, Record]) -> None:
+    def __init__(self, records: Mapping[str, Record], merges: Iterable[Merge] = ()) -> None:
         self.records = dict(records)
+        self.merges = sorted(merges, key=lambda m: (m.at, m.id))
         ordered = sorted(self.records.items(), key=lambda kv: (kv[1].said_at, kv[0]))
         self.alias: dict[str, str] = {}
         said: dict[str, float] = {}
@@ -108,6 +138,14 @@ class Graph:
             elif general in self.alias:
                 for s in specific:
                     self.alias.setdefault(s, self.alias[general])
+        merged: set[str] = set()
+        for merge in self.merges:  # said by the user or an admin: above what the rules guessed
+            # two merges racing past the route's checks (A into B, B into A; A into B and into C): the
+            # first one holds, the other is left without effect rather than making a cycle
+            if merge.source in merged or self.resolve(merge.target) == merge.source:
+                continue
+            self.alias[merge.source] = merge.target
+            merged.add(merge.source)
         self._nicknames(r.entities for _, r in ordered)
         self.nodes: dict[str, Node] = {}
         self.by_memory: dict[str, set[str]] = {}
@@ -185,6 +223,14 @@ class Graph:
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    def profile(self) -> Profile:
+        """The user's own entity: what their memories say of them, current and past (profile.py)."""
+        return build_profile((mid, r.said_at, r.attrs) for mid, r in self.records.items() if r.attrs)
+
+    def tagged(self, wanted: Sequence[tuple[str, str]]) -> set[str]:
+        """The memories stating every (category, key) of `wanted` (profile tags; AND)."""
+        return tagged(((mid, r.attrs) for mid, r in self.records.items()), wanted)
 
     def entities_in(self, text: str, *, said_at: float) -> list[str]:
         """The user's entities `text` names: by the extractor's ids (aliases resolved: 杭州 finds what

@@ -13,6 +13,7 @@ sets would cost a round trip per hop.
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -20,20 +21,31 @@ from collections.abc import Sequence
 import anyio.to_thread
 
 from memory import keys
+from memory.errors import EntityNotFound, MergeRefused
 from memory.models import Memory
 from memory.redis_client import RedisClient
 from memory.relations.extract import extract
-from memory.relations.graph import Graph, Record
+from memory.relations.graph import Graph, Merge, Record
+from memory.relations.lexicon import DOC_KINDS
+from memory.relations.profile import attributes_of
 
 log = logging.getLogger(__name__)
 _IN_THREAD = 500  # records: build a larger graph in a worker thread
+MAX_MERGES = 1000  # per user
+DOCUMENT_KINDS = frozenset({*DOC_KINDS, "document"})
 
 
 def records_of(memories: Sequence[Memory]) -> dict[str, Record]:
     """The record of each memory (empty ones too: they clear an older record of an edited memory)."""
-    return {
-        m.id: Record.of(extract(m.content, said_at=m.created_at), m.created_at) for m in memories if m.content
-    }
+    out: dict[str, Record] = {}
+    for m in memories:
+        if not m.content:
+            continue
+        found = extract(m.content, said_at=m.created_at)
+        # only the user's own words say who the user is ("I'm a teacher" from the assistant does not)
+        attrs = attributes_of(m.content, found) if m.source == "user" else ()
+        out[m.id] = Record.of(found, m.created_at, attrs)
+    return out
 
 
 class RelationStore:
@@ -49,7 +61,7 @@ class RelationStore:
         """Extract and store what these memories say (after their upsert); returns how many name
         something. A memory that names nothing (any more) has no record."""
         made = records_of(memories)
-        keep = {mid: r.dumps() for mid, r in made.items() if r.entities}
+        keep = {mid: r.dumps() for mid, r in made.items() if r}
         drop = [m.id for m in memories if m.id not in keep]
         async with self._redis.pipeline(transaction=True) as pipe:
             if keep:
@@ -61,7 +73,9 @@ class RelationStore:
         return len(keep)
 
     async def remove(self, user_id: str, memory_ids: Sequence[str]) -> None:
-        """A deleted or forgotten memory takes its entities, relations and aliases with it."""
+        """A deleted or forgotten memory takes its entities, relations, aliases and profile attributes
+        with it; a merge goes too once no memory names one of its two entities any more (its ids are
+        names: "person:anna")."""
         if not memory_ids:
             return
         async with self._redis.pipeline(transaction=True) as pipe:
@@ -69,6 +83,16 @@ class RelationStore:
             pipe.incr(keys.relations_version(user_id))
             await pipe.execute()
         self._graphs.pop(user_id, None)
+        merges = await self.merges(user_id)
+        if merges:
+            named = {e.id for r in (await self.records(user_id)).values() for e in r.entities}
+            gone = [m.id for m in merges if m.source not in named or m.target not in named]
+            if gone:
+                async with self._redis.pipeline(transaction=True) as pipe:
+                    pipe.hdel(keys.relation_merges(user_id), *gone)
+                    pipe.incr(keys.relations_version(user_id))
+                    await pipe.execute()
+                log.info("merges dropped with their entities' last memories", extra={"merges": len(gone)})
 
     async def records(self, user_id: str) -> dict[str, Record]:
         raw = await self._redis.hgetall(keys.relations(user_id))
@@ -83,8 +107,11 @@ class RelationStore:
             return cached[1]
         started = time.perf_counter()
         records = await self.records(user_id)
+        merges = await self.merges(user_id)
         graph = (
-            await anyio.to_thread.run_sync(Graph, records) if len(records) > _IN_THREAD else Graph(records)
+            await anyio.to_thread.run_sync(Graph, records, merges)
+            if len(records) > _IN_THREAD
+            else Graph(records, merges)
         )
         self._graphs[user_id] = (version, graph)
         self._graphs.move_to_end(user_id)
@@ -102,8 +129,61 @@ class RelationStore:
         )
         return graph
 
+    async def merges(self, user_id: str) -> list[Merge]:
+        raw = await self._redis.hgetall(keys.relation_merges(user_id))
+        return sorted((Merge.loads(_text(k), v) for k, v in raw.items()), key=lambda m: (m.at, m.id))
+
+    async def merge(self, user_id: str, source: str, target: str, *, actor: str, at: float) -> Merge:
+        """Make `source` one with `target` (both exactly as the entity list names them): its names,
+        memories and relations are the target's from now on, for what was written before and after."""
+        graph = await self.graph(user_id)
+        for entity_id in (source, target):
+            if entity_id not in graph.nodes:
+                stands_for = graph.resolve(entity_id)
+                if stands_for != entity_id and stands_for in graph.nodes:
+                    raise MergeRefused(
+                        f"{entity_id} is an alias of {stands_for}: name the entity itself "
+                        f"({entity_id} 是 {stands_for} 的别名，请写实体本身的 id)"
+                    )
+                raise EntityNotFound(f"entity {entity_id}")
+        if source == target:
+            raise MergeRefused(f"an entity cannot be merged into itself (实体不能合并到自身): {source}")
+        a, b = graph.nodes[source], graph.nodes[target]
+        if _family(a.kind) != _family(b.kind):
+            raise MergeRefused(
+                f"a {a.kind} and a {b.kind} are not one entity (类型不同的实体不能合并): {source}, {target}"
+            )
+        if len(graph.merges) >= MAX_MERGES:
+            raise MergeRefused(f"at most {MAX_MERGES} merges per user (每个用户最多 {MAX_MERGES} 次合并)")
+        merge = Merge(f"mg-{secrets.token_hex(8)}", source, target, at, actor)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(keys.relation_merges(user_id), merge.id, merge.dumps())
+            pipe.incr(keys.relations_version(user_id))
+            await pipe.execute()
+        self._graphs.pop(user_id, None)
+        log.info("entities merged", extra={"merge_id": merge.id})
+        return merge
+
+    async def split(self, user_id: str, merge_id: str) -> Merge:
+        """Undo exactly the merge `merge_id`: its source is an entity of its own again."""
+        raw = await self._redis.hget(keys.relation_merges(user_id), merge_id)
+        if raw is None:
+            raise EntityNotFound(f"merge {merge_id}")
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hdel(keys.relation_merges(user_id), merge_id)
+            pipe.incr(keys.relations_version(user_id))
+            await pipe.execute()
+        self._graphs.pop(user_id, None)
+        log.info("entities split", extra={"merge_id": merge_id})
+        return Merge.loads(merge_id, raw)
+
     def forget_user(self, user_id: str) -> None:
         self._graphs.pop(user_id, None)
+
+
+def _family(kind: str) -> str:
+    """Kinds that can be one entity: every document kind is a document."""
+    return "document" if kind in DOCUMENT_KINDS else kind
 
 
 def _text(value: str | bytes) -> str:

@@ -28,6 +28,7 @@ import redis.asyncio as aredis
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.outbox.stream import Outbox
+from memory.relations.extract import person_id
 from tests.conftest import TEST_SECRET, AuthHeaders, app_client, make_settings
 from tests.services import ServerProcess, start_chroma, start_redis
 
@@ -128,6 +129,10 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
     en, zh = f"Wisteria7Qx{suffix}", f"紫藤7Qx{suffix}花园"
     bob_en, bob_zh = f"Camellia3Rk{suffix}", f"山茶3Rk{suffix}花"
     doc = f"QX-{int(suffix, 16) % 10**8:08d}"  # an entity id: relation memory holds it too
+    # entity names: a person in English and one in Chinese, merged into one (the merge names both ids)
+    person = "Zo" + "".join(chr(ord("a") + int(c, 16)) for c in suffix)
+    zh_person = "赵钱孙周吴郑冯陈褚卫"[int(suffix[0], 16) % 10] + chr(0x9F00 + int(suffix[1:3], 16) % 0xA0)
+    names = (person, person.lower(), zh_person)
     user = f"eve-{suffix}"
     settings = make_settings(
         redis_server.url,
@@ -145,7 +150,8 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
             json={
                 "session_id": "notes",
                 "messages": [
-                    {"role": "user", "content": f"My locker code word is {en}, 我的暗号是{zh}，报价单 {doc}"}
+                    {"role": "user", "content": f"My locker code word is {en}, 我的暗号是{zh}，报价单 {doc}"},
+                    {"role": "user", "content": f"I met {person} in Paris. 我朋友{zh_person}推荐了一本书"},
                 ],
             },
             headers=auth(user),
@@ -166,7 +172,18 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
         listed = (await client.get(f"/v1/memory/{user}/list?limit=100", headers=auth(user))).json()
         assert sum(zh in m["content"] for m in listed["items"]) >= 2  # the stored message and the chat turn
     assert await r.xlen(keys.OUTBOX_DEAD_LETTERS) == 1
-    assert doc in json.dumps(await r.hgetall(keys.relations(user)))  # relation memory names it
+    async with app_client(settings, embedder) as (client, _):
+        merged = await client.post(
+            f"/v1/memory/{user}/entities/merges",
+            json={"source": person_id(zh_person), "target": person_id(person)},
+            headers=auth(user),
+        )
+        assert merged.status_code == 201, merged.text
+    records = json.dumps(await r.hgetall(keys.relations(user)), ensure_ascii=False)
+    assert doc in records  # relation memory names it
+    assert person in records
+    assert zh_person in records
+    assert person.lower() in json.dumps(await r.hgetall(keys.relation_merges(user)))
 
     # 2. without a worker: the user's turn waits in the outbox, next to one of bob's
     pending_worker_off = settings.model_copy(update={"outbox_worker": False})
@@ -179,6 +196,8 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
         for text in (en, zh):
             assert hits(redis_dir, text), f"{text!r} never reached Redis' files: the grep proves nothing"
             assert hits(chroma_data, text), f"{text!r} never reached Chroma's files"
+        for name in names:  # the relation records and the merge, in the snapshot
+            assert hits(redis_dir, name), f"{name!r} never reached Redis' files: the grep proves nothing"
 
         receipt = await client.delete(f"/v1/memory/{user}", params={"confirm": user}, headers=auth(user))
         assert receipt.status_code == 200, receipt.text
@@ -198,14 +217,14 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
     done = compact(settings, chroma_data, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
 
-    for text in (en, zh, doc):
+    for text in (en, zh, doc, *names):
         assert hits(redis_dir, text) == {}, f"{text!r} still in Redis' files"
         assert hits(chroma_data, text) == {}, f"{text!r} still in Chroma's files"
         assert hits(chroma_dir, text) == {}  # its log too
     # ... nor anywhere in Redis' memory: every key serialised
     for key in [k async for k in r.scan_iter("*")]:
         raw: Any = await aredis.Redis.from_url(settings.redis_url).dump(key)
-        assert not any(n in raw for t in (en, zh, doc) for n in needles(t)), key
+        assert not any(n in raw for t in (en, zh, doc, *names) for n in needles(t)), key
     assert await r.zcard(keys.compaction_pending("redis")) == 0
     assert await r.zcard(keys.compaction_pending("chroma")) == 0
 

@@ -78,7 +78,9 @@ class TestExport:
             assert doc["pending_writes"][0]["messages"][0]["content"] == "明天下午3点去浦东机场"
             counts = doc["counts"]
             assert counts == {"memories": 2, "sessions": 1, "pending_writes": 1, "history_events": 0} | {
-                "relations": counts["relations"]  # what relation memory extracted (memory/relations)
+                "relations": counts["relations"],  # what relation memory extracted (memory/relations)
+                "entities": counts["entities"],
+                "entity_merges": 0,
             }
             assert "Oslo" not in resp.text  # nothing of bob
 
@@ -101,7 +103,14 @@ class TestExport:
             "pending_writes": 0,
             "history_events": 0,
             "relations": 0,
+            "entities": 0,
+            "entity_merges": 0,
         }
+        assert (doc["entities"], doc["entity_merges"], doc["profile"]) == (
+            [],
+            [],
+            {"current": [], "past": []},
+        )
 
     async def test_export_streams_in_pages_with_bounded_memory(self, settings: Settings) -> None:
         """Six times the memories must not cost six times the memory: while streaming, what stays
@@ -169,6 +178,8 @@ class TestExport:
                             "pending_writes": 0,
                             "history_events": 0,
                             "relations": 0,  # an exporter without relation memory
+                            "entities": 0,
+                            "entity_merges": 0,
                         },
                         True,
                     )

@@ -453,3 +453,43 @@ async def test_edits_and_history_hold_across_a_move_to_another_server(
         "我住在厦门，订单号 A00001",
     ]
     assert {u for _, u in held(servers, settings.chroma_collection_prefix)["c"]} == {user}
+
+
+async def test_the_entity_graph_and_profile_hold_across_a_move_to_another_server(
+    settings: Settings, servers: dict[str, str], embedder: Embedder, auth: AuthHeaders, tmp_path: Path
+) -> None:
+    """Relation memory (issue 26) keys its records by memory id in the user's Redis hash: a move of the
+    user's Chroma records leaves entities, merges, profile and tags as they were, and the entity page
+    reads the memories from the new server."""
+    user = next(f"graph{i:02d}" for i in range(100) if rendezvous(f"graph{i:02d}", ["a", "b", "c"]) == "c")
+    on = settings.model_copy(update={"relation_memory": True})
+    texts = [
+        "我是一名小学老师，住在杭州",
+        "I had lunch with Kit yesterday",
+        "Katherine called about the contract",
+    ]
+    body = {"session_id": "s1", "messages": [{"role": "user", "content": t} for t in texts]}
+    async with app_client(configured(on, servers, "ab"), embedder) as (client, _):
+        resp = await client.post(f"/v1/memory/{user}/messages", json=body, headers=auth(user))
+        assert resp.status_code == 200, resp.text
+        ids = {m["content"]: m["id"] for m in resp.json()["memories"]}
+        merged = await client.post(
+            f"/v1/memory/{user}/entities/merges",
+            json={"source": "person:kit", "target": "person:katherine"},
+            headers=auth(user),
+        )
+        assert merged.status_code == 201, merged.text
+    proc = await rebalance_cli(settings, servers, "abc", tmp_path, "--grace-seconds", "1")
+    _, err = await asyncio.wait_for(proc.communicate(), timeout=180)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    assert {u for _, u in held(servers, settings.chroma_collection_prefix)["c"]} == {user}
+    async with app_client(configured(on, servers, "abc"), embedder) as (client, _):
+        one = (await client.get(f"/v1/memory/{user}/entities/person:kit", headers=auth(user))).json()
+        assert one["id"] == "person:katherine"
+        assert {m["id"] for m in one["memory_items"]} == {ids[texts[1]], ids[texts[2]]}
+        profile = (await client.get(f"/v1/memory/{user}/profile", headers=auth(user))).json()
+        assert {"#职业_教师", "#居住地_杭州"} <= set(profile["tags"])
+        tagged = await client.get(
+            f"/v1/memory/{user}/list", params={"tags": ["#occupation_teacher"]}, headers=auth(user)
+        )
+        assert [m["id"] for m in tagged.json()["items"]] == [ids[texts[0]]]

@@ -93,6 +93,11 @@ class TestStreamableHttp:
             "forget",
             "delete_memory",
             "update_memory",
+            "profile",
+            "list_entities",
+            "read_entity",
+            "merge_entities",
+            "split_entities",
         }
         assert "我住在杭州" in (tools["remember"].description or "")
         assert "我住在哪个城市" in (tools["recall"].description or "")

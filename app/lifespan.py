@@ -269,6 +269,7 @@ def build_memory_service(
             supersession=settings.supersession,
             negation_intent=settings.negation_intent,
             lexicon_weight=settings.keyword_lexicon_weight,
+            event_dates=settings.event_dates,
         ),
         shared=shared,
         bridge=bridge_channel(settings, store, redis),

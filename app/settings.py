@@ -228,6 +228,9 @@ class Settings(BaseSettings):
     # channel also looks for a query's words in the other language, each translation at this weight
     keyword_lexicon: bool = False
     keyword_lexicon_weight: float = Field(0.5, ge=0, le=1)
+    # a question naming a month ("我5月去了哪里", "in May") ranks first what was written in it and, with
+    # this, what tells of an event in it (relative dates resolved at write time from the message's time)
+    event_dates: bool = True
     # a memory in the other language than the query is ranked by the bridge and keywords alone: the
     # keywords' share (names, numbers, and with the lexicon the query's translated words); unset: 0.3
     # with the lexicon, 0.15 without (measured: docs/benchmarks.md, issue 28)

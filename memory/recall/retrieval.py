@@ -41,7 +41,7 @@ from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, n
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
-from memory.recall.ranking import month_range, recency_importance
+from memory.recall.ranking import event_months, month_range, recency_importance
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
@@ -88,6 +88,9 @@ class RankingWeights:
     # the bilingual lexicon (issue 28, memory/recall/bilingual.py): a query term's translations count
     # this much of a term the user wrote in the keyword channel
     lexicon_weight: float = 0.5
+    # the month-first rule also ranks first a memory whose event date (resolved at write time from the
+    # message's own time: "上周五", "last month") is in the month asked about
+    event_dates: bool = True
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -538,7 +541,10 @@ class HybridRetriever:
                 boosts["name"] = w.name_boost
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
                 boosts["doc_type"] = w.doc_boost
-            if month and month[0] <= m.created_at < month[1]:
+            if month and (
+                month[0] <= m.created_at < month[1]
+                or (w.event_dates and plan.month in event_months(m.entities))
+            ):  # written in the month asked about, or telling of an event in it ("上周五…", issue 28)
                 in_month.add(mid)
             if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
                 boosts["answer_type"] = w.answer_type_boost

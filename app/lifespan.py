@@ -65,7 +65,7 @@ from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
 from memory.outbox.stream import Outbox
 from memory.outbox.worker import OutboxWorker
-from memory.recall.bilingual import cc_cedict
+from memory.recall.bilingual import LexiconParams, cc_cedict
 from memory.recall.crosslingual import BridgeCache, BridgeChannel, BridgeWeights
 from memory.recall.keyword_index import KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever, RankingWeights
@@ -274,7 +274,9 @@ def build_memory_service(
         shared=shared,
         bridge=bridge_channel(settings, store, redis),
         links=RelationLinks(relations) if relations is not None else None,
-        lexicon=cc_cedict() if settings.keyword_lexicon else None,
+        lexicon=cc_cedict(LexiconParams(senses=settings.keyword_lexicon_senses))
+        if settings.keyword_lexicon
+        else None,
     )
     writer = WritePipeline(
         store,

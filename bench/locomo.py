@@ -133,6 +133,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.time_weight is not None:
         options["retrieval_time_weight"] = args.time_weight
+    if args.lexicon is not None:
+        options["keyword_lexicon"] = args.lexicon == "on"
+    for item in args.set:  # any other setting, as the environment would give it (a string)
+        key, _, value = item.partition("=")
+        options[key.strip().lower()] = value
     async with served_app(**options) as client:
         replayed = await replay(client, samples, min_relevance=args.min_relevance)
     return summarize(
@@ -344,6 +349,16 @@ def main() -> None:
         "--relations", choices=["on", "off"], default="on", help="RELATION_MEMORY (off: recall without links)"
     )
     parser.add_argument(
+        "--lexicon", choices=["on", "off"], default=None, help="KEYWORD_LEXICON (default: the setting's)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SETTING=VALUE",
+        help="any other setting for this run (e.g. --set keyword_lexicon_weight=0.3); repeatable",
+    )
+    parser.add_argument(
         "--questions-out",
         type=Path,
         default=None,
@@ -365,6 +380,8 @@ def main() -> None:
         + ("" if args.bridge == "on" else "_nobridge")
         + ("" if args.min_relevance is None else f"_rel{args.min_relevance}")
         + ("" if args.relations == "on" else "_norel")
+        + ("" if args.lexicon is None else f"_lexicon{args.lexicon}")
+        + "".join(f"_{item}" for item in args.set)
     )
     asked = "" if args.questions_from is None else f"_asked_{Path(args.questions_from).stem}"
     name = f"locomo_{Path(args.data).stem}{asked}_{args.pipeline}{variant}.json"

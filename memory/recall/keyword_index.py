@@ -286,15 +286,24 @@ class BM25Index:
             found[cjk] += weight if idf is not None else 0.0
         return max((found[k] / total[k] for k in (True, False) if total[k] > 0), default=0.0)
 
-    def search(self, query_tokens: Iterable[str], *, limit: int) -> list[tuple[str, float]]:
+    def search(
+        self, query_tokens: Iterable[str], *, limit: int, weights: Mapping[str, float] | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 of the query's terms; `weights`: terms to add, each at its weight (a term of
+        `query_tokens` keeps 1): the bilingual lexicon's translations (memory/recall/bilingual.py)."""
         k1, b = self._params.k1, self._params.b
         scores: dict[str, float] = {}
-        for token in set(query_tokens):
+        terms = dict.fromkeys(query_tokens, 1.0)
+        for token, weight in (weights or {}).items():
+            terms.setdefault(token, weight)
+        for token, weight in terms.items():
             idf = self._idf.get(token)
             if idf is None:
                 continue
             if token.startswith(UNIGRAM):
                 idf *= self._params.unigram_weight
+            if weight != 1.0:
+                idf *= weight
             for mid in self._postings[token]:
                 tf = self._tf[mid][token]
                 norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)

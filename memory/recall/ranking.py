@@ -1,4 +1,5 @@
-"""Read-time ranking math, pure: the seed's time decay, recency x importance, named-month ranges.
+"""Read-time ranking math, pure: the seed's time decay, recency x importance, named-month ranges,
+event months.
 
 The clock is always a keyword argument (`as_of`), so every score is reproducible in a test.
 """
@@ -6,9 +7,12 @@ The clock is always a keyword argument (`as_of`), so every score is reproducible
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 DAY = 86400.0
+_EVENT_RE = re.compile(r"^\d{4}-(?:0[1-9]|1[0-2])(?:-\d{2})?$")
 
 
 def time_decay(created_at: float, *, as_of: float, tau_days: float = 14.0) -> float:
@@ -33,3 +37,9 @@ def month_range(year_month: str) -> tuple[float, float]:
     start = datetime(year, month, 1, tzinfo=UTC)
     end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
     return start.timestamp(), end.timestamp()
+
+
+def event_months(entities: Iterable[str]) -> frozenset[str]:
+    """The months ("YYYY-MM") of the event dates a memory keeps among its entities (ISO dates and
+    months resolved at write time from the message's own time: "上周五" -> 2026-05-29)."""
+    return frozenset(e[:7] for e in entities if _EVENT_RE.match(e))

@@ -36,11 +36,12 @@ from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Evidence, Memory, ScoreBreakdown, ScoredMemory, SearchFilters
+from memory.recall.bilingual import BilingualLexicon
 from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
-from memory.recall.ranking import month_range, recency_importance
+from memory.recall.ranking import event_months, month_range, recency_importance
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
@@ -84,6 +85,12 @@ class RankingWeights:
     # long turns (issue 29): a message split into segments answers once, by its best segment, so the
     # top k holds k turns instead of several pieces of one
     one_per_turn: bool = True
+    # the bilingual lexicon (issue 28, memory/recall/bilingual.py): a query term's translations count
+    # this much of a term the user wrote in the keyword channel
+    lexicon_weight: float = 0.5
+    # the month-first rule also ranks first a memory whose event date (resolved at write time from the
+    # message's own time: "上周五", "last month") is in the month asked about
+    event_dates: bool = True
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -175,6 +182,7 @@ class HybridRetriever:
         bridge: BridgeChannel | None = None,
         relevance_model: RelevanceModel = DEFAULT_MODEL,
         links: LinkFinder | None = None,
+        lexicon: BilingualLexicon | None = None,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
@@ -182,6 +190,7 @@ class HybridRetriever:
         `links`: relation memory's link finder (None: no candidates from linked memories)."""
         self.relevance_model = relevance_model
         self.links = links
+        self.lexicon = lexicon
         self._bridge = bridge
         self._store = store
         self._shared = shared
@@ -350,8 +359,14 @@ class HybridRetriever:
         candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
         cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
         keyword: dict[str, float] = {}
+        translated: dict[str, float] | None = None
+        if self.lexicon is not None and w.lexicon_weight > 0:  # the query's terms in the other language
+            added = self.lexicon.expand(plan.semantic_text, plan.keyword_tokens)
+            translated = {t: x * w.lexicon_weight for t, x in added.items() if t not in plan.negated_tokens}
         for source, hidden in sources:
-            for mid, score in source.search(plan.keyword_tokens, limit=max(w.keyword_candidates, top_k)):
+            for mid, score in source.search(
+                plan.keyword_tokens, limit=max(w.keyword_candidates, top_k), weights=translated
+            ):
                 memory = source.memories[mid]
                 if mid not in hidden and passes(memory, filters):
                     keyword[mid] = max(score, keyword.get(mid, 0.0))
@@ -408,7 +423,8 @@ class HybridRetriever:
         langs = rows.language_of() if rows is not None else {}
         # the query's own words, or the aliases mnemo itself adds to them ("bills" -> 账单, invoice): a
         # user who wrote "invoice" did write what "my bills" asks about; gibberish has no aliases
-        aliases = [t for t in plan.keyword_tokens if t not in set(plan.own_tokens)]
+        # (and the lexicon's translations of them: a user who wrote "adopted" wrote what "领养" asks)
+        aliases = [t for t in [*plan.keyword_tokens, *(translated or ())] if t not in set(plan.own_tokens)]
         known = max(
             (max(src.known(plan.own_tokens), src.known(aliases)) for src, _ in sources if len(src)),
             default=0.0,
@@ -526,7 +542,10 @@ class HybridRetriever:
                 boosts["name"] = w.name_boost
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
                 boosts["doc_type"] = w.doc_boost
-            if month and month[0] <= m.created_at < month[1]:
+            if month and (
+                month[0] <= m.created_at < month[1]
+                or (w.event_dates and plan.month in event_months(m.entities))
+            ):  # written in the month asked about, or telling of an event in it ("上周五…", issue 28)
                 in_month.add(mid)
             if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
                 boosts["answer_type"] = w.answer_type_boost

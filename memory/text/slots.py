@@ -61,7 +61,16 @@ _RELATIVE_DAYS = {
     "tomorrow": 1,
     "yesterday": -1,
     "the day after tomorrow": 2,
+    # a week back, as an approximate event day ("上周我去了杭州", "last week I moved")
+    "上周": -7,
+    "上星期": -7,
+    "上个星期": -7,
+    "上礼拜": -7,
+    "上个礼拜": -7,
+    "last week": -7,
 }
+_EN_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_RELATIVE_YEARS = {"今年": 0, "去年": -1, "前年": -2}
 
 
 def _zh_number(text: str) -> int | None:
@@ -91,17 +100,27 @@ _DATE_PATTERNS = [
     re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号]"),
     re.compile(rf"(?P<m>{_NUM})月(?P<d>{_NUM})[日号]"),
     re.compile(r"(?P<rel>大后天|今天|今日|明天|明日|后天|昨天|前天)"),
-    re.compile(r"(?P<next>下个?|这个?|本)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"),
+    re.compile(r"(?P<next>下个?|这个?|本|上个?)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"),
     re.compile(r"\b(?P<rel>the day after tomorrow|today|tonight|tomorrow|yesterday)\b", re.IGNORECASE),
     re.compile(
-        r"\b(?P<next>next |this |on )?(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+        r"\b(?P<next>next |this |on |last )?(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
         re.IGNORECASE,
     ),
+    # days or weeks back from the message's own time ("3天前", "两周前", "2 days ago", "a week ago")
+    re.compile(rf"(?P<ago>{_NUM})(?P<unit>天|周|个?星期|个?礼拜)(?:以|之)?前"),
+    re.compile(
+        r"\b(?P<ago>\d{1,2}|a|one|two|three|four|five|six) (?P<unit>days?|weeks?) ago\b", re.IGNORECASE
+    ),
+    re.compile(r"(?P<rel>上周|上个?星期|上个?礼拜)(?![一二三四五六日天])"),
+    re.compile(r"\b(?P<rel>last week)\b", re.IGNORECASE),
     re.compile(r"\b(?P<mon>[A-Za-z]{3,9})\.? (?P<d>\d{1,2})(?:st|nd|rd|th)?\b"),
     re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)? (?:of )?(?P<mon>[A-Za-z]{3,9})\b"),
 ]
 _MONTH_PATTERNS = [
-    re.compile(rf"(?:(?P<y>\d{{4}})年)?(?P<m>{_NUM})月份?(?![\d一二三四五六七八九十]|[日号])"),
+    re.compile(
+        rf"(?:(?P<y>\d{{4}})年|(?P<ry>去年|前年|今年))?(?P<m>{_NUM})月份?(?![\d一二三四五六七八九十]|[日号])"
+    ),
+    re.compile(r"(?P<back>上个?月)|\b(?P<back_en>last month)\b", re.IGNORECASE),
     re.compile(r"\b(?:in|since|during|last|this|from) (?P<mon>[A-Za-z]{3,9})\b", re.IGNORECASE),
 ]
 _TIME_PATTERNS = [
@@ -193,12 +212,22 @@ def _date(match: re.Match[str], now: datetime) -> str:
         return f"{y:04d}-{m:02d}-{d:02d}"
     if groups.get("rel"):
         return (now + timedelta(days=_RELATIVE_DAYS[groups["rel"].lower()])).date().isoformat()
+    if groups.get("ago"):
+        raw = groups["ago"].lower()
+        count = _EN_COUNTS.get(raw) or _zh_number(raw) or 0
+        unit = groups["unit"].lower()
+        days = count * (1 if unit.startswith(("天", "day")) else 7)
+        return (now - timedelta(days=days)).date().isoformat() if 0 < days <= 366 else ""
     if groups.get("wd"):
         wd_raw = groups["wd"].lower()
         target = _WEEKDAYS_ZH.get(wd_raw, _WEEKDAYS_EN.get(wd_raw, 0))
         which = (groups.get("next") or "").strip().lower()
         monday = now - timedelta(days=now.weekday())
-        if which.startswith(("下", "next")):  # next calendar week
+        if which.startswith("上"):  # 上周五: the Friday of the previous calendar week
+            day = monday + timedelta(days=target - 7)
+        elif which == "last":  # last Friday: the latest Friday before today
+            day = now - timedelta(days=(now.weekday() - target - 1) % 7 + 1)
+        elif which.startswith(("下", "next")):  # next calendar week
             day = monday + timedelta(days=7 + target)
         elif which.startswith(("这", "本", "this")):  # this calendar week
             day = monday + timedelta(days=target)
@@ -218,9 +247,13 @@ def _date(match: re.Match[str], now: datetime) -> str:
 def _month(match: re.Match[str], now: datetime) -> str:
     """'3月' / 'in March' -> 'YYYY-MM': the given year, else the latest such month not in the future."""
     g = match.groupdict()
+    if g.get("back") or g.get("back_en"):  # 上个月 / last month
+        return f"{now.year - (now.month == 1):04d}-{(now.month - 2) % 12 + 1:02d}"
     month = _zh_number(g["m"]) if g.get("m") else _MONTHS_EN.get((g.get("mon") or "").lower())
     if not month or not 1 <= month <= 12:
         return ""
+    if g.get("ry"):  # 去年5月: that month of last year
+        return f"{now.year + _RELATIVE_YEARS[g['ry']]:04d}-{month:02d}"
     year = int(g["y"]) if g.get("y") else (now.year if month <= now.month else now.year - 1)
     return f"{year:04d}-{month:02d}"
 

@@ -29,6 +29,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 import numpy as np
 from redis.exceptions import RedisError
@@ -204,6 +205,8 @@ class WritePipeline:
         parts = segment(text, p.segment_chars)
         base_id = memory_id_for(user_id, session_id, message)
         made = []
+        said_at = message.timestamp if message.timestamp is not None else now
+        said = datetime.fromtimestamp(said_at, UTC)  # relative dates are resolved from it (event dates)
         for n, part in enumerate(parts):
             score = importance(part)
             anchor = is_explicit_anchor(part, role=message.role)
@@ -223,7 +226,7 @@ class WritePipeline:
                     name=message.name,
                     source_message_ids=(message.id,) if message.id else (),
                     tier="fact" if anchor or health or score.score >= p.threshold else "episodic",
-                    entities=tuple(entities(part)[:20]),
+                    entities=tuple(entities(part, now=said)[:20]),
                     context=" ".join(history),
                     facts=tuple(claims_of(part)) if p.supersession and message.role == "user" else (),
                 )

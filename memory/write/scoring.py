@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from memory.models import Role
@@ -64,9 +65,12 @@ _EN_NOT_NAMES = frozenset(
 )
 
 
-def entities(text: str) -> list[str]:
-    """Names, places, dates/times and document numbers mentioned in the text (zh + en), de-duplicated."""
-    found: list[str] = [s.value for s in extract_slots(text) if s.value]
+def entities(text: str, *, now: datetime | None = None) -> list[str]:
+    """Names, places, dates/times and document numbers mentioned in the text (zh + en), de-duplicated.
+    `now`: when the text was said, which relative dates are resolved from ("昨天", "上周五", "last
+    Friday", "3 days ago" -> an ISO date; "上个月", "last month" -> YYYY-MM): the message's own time at
+    write, so the memory keeps the date of the event, not of the write (issue 28). None: the clock."""
+    found: list[str] = [s.value for s in extract_slots(text, now=now) if s.value]
     found += [m.group(1).rstrip(_ZH_NAME_TRAILERS) or m.group(1) for m in _ZH_NAME_RE.finditer(text)]
     found += [
         m.group(1) for m in _CAPITALISED_RE.finditer(text) if m.group(1).split()[0] not in _EN_NOT_NAMES

@@ -100,6 +100,42 @@ class TestSlots:
         assert self._slots(text)["date"] == date
 
     @pytest.mark.parametrize(
+        ("text", "date"),
+        [  # said on Sunday 2026-11-29: the past, resolved from when it was said (issue 28)
+            ("上周五我去杭州见了客户", "2026-11-20"),  # the previous calendar week's Friday
+            ("上星期一搬的家", "2026-11-16"),
+            ("Last Friday I met the client in Boston", "2026-11-27"),  # the latest Friday before
+            ("last sunday we hiked", "2026-11-22"),  # not today
+            ("I went to a support group yesterday", "2026-11-28"),
+            ("3天前我搬家了", "2026-11-26"),
+            ("两周前我们去了厦门", "2026-11-15"),
+            ("two weeks ago we moved", "2026-11-15"),
+            ("a week ago", "2026-11-22"),
+            ("上周我去了厦门", "2026-11-22"),  # a week back, as the approximate day
+            ("last week I moved", "2026-11-22"),
+        ],
+    )
+    def test_relative_dates_in_the_past(self, text: str, date: str) -> None:
+        assert self._slots(text)["date"] == date
+
+    @pytest.mark.parametrize(
+        ("text", "month"),
+        [
+            ("上个月我换了工作", "2026-10"),
+            ("last month I started a new job", "2026-10"),
+            ("去年5月我在北京", "2025-05"),
+            ("前年3月", "2024-03"),
+            ("今年12月要搬家", "2026-12"),  # the year said wins over "not in the future"
+        ],
+    )
+    def test_relative_months(self, text: str, month: str) -> None:
+        assert self._slots(text)["month"] == month
+
+    def test_last_month_in_january_is_last_december(self) -> None:
+        january = datetime(2027, 1, 10, tzinfo=UTC)
+        assert {s.name: s.value for s in extract_slots("last month", now=january)} == {"month": "2026-12"}
+
+    @pytest.mark.parametrize(
         ("text", "time"),
         [
             ("晚上8点", "20:00"),

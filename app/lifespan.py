@@ -68,6 +68,7 @@ from memory.outbox.worker import OutboxWorker
 from memory.recall.crosslingual import BridgeCache, BridgeChannel, BridgeWeights
 from memory.recall.keyword_index import KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever, RankingWeights
+from memory.recall.snapshot import IndexSnapshots
 from memory.redis_client import RedisClient, ReplicaAck, close
 from memory.relations.links import RelationLinks
 from memory.relations.store import RelationStore
@@ -252,6 +253,18 @@ def build_memory_service(
         redis, f"{type(embedder).__name__}:{settings.embedding_model}:{embedder.dimension}"
     )
     relations = RelationStore(redis) if settings.relation_memory else None
+    bridge = bridge_channel(settings, store, redis)
+    snapshots = (
+        IndexSnapshots(
+            redis,
+            # the models whose vectors a snapshot holds: one of other vectors is never loaded
+            fingerprint=f"{shared.model_tag}|{bridge.shared.model_tag if bridge and bridge.shared else ''}",
+            min_memories=settings.index_snapshot_min_memories,
+            ttl_seconds=settings.index_snapshot_ttl_seconds,
+        )
+        if settings.index_snapshots
+        else None
+    )
     retriever = HybridRetriever(
         store,
         embedder,
@@ -269,8 +282,9 @@ def build_memory_service(
             negation_intent=settings.negation_intent,
         ),
         shared=shared,
-        bridge=bridge_channel(settings, store, redis),
+        bridge=bridge,
         links=RelationLinks(relations) if relations is not None else None,
+        snapshots=snapshots,
     )
     writer = WritePipeline(
         store,

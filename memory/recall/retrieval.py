@@ -274,7 +274,7 @@ class HybridRetriever:
         return True
 
     def _mark_unsaved(self, user_id: str, version: int, index: BM25Index) -> None:
-        if self._snapshots is None or len(index) < self._snapshots.min_memories:
+        if self._snapshots is None or not len(index) or len(index) < self._snapshots.min_memories:
             return
         if self._bridge is None:  # nothing more to wait for
             self._save_later(user_id, version, index, None)

@@ -121,11 +121,10 @@ def decode(raw: str | bytes, fingerprint: str, params: BM25Params = _DEFAULT_PAR
     """The snapshot, or None when it is not one this process can use (format, fields, parameters,
     models, or a damaged value)."""
     try:
-        payload = base64.b64decode(raw, validate=True)
-        if payload[:4] != _MAGIC:
+        split = _split(raw)
+        if split is None:
             return None
-        (head_len,) = struct.unpack_from("<I", payload, 4)
-        header = json.loads(payload[8 : 8 + head_len].decode("utf-8"))
+        header, body = split
         if (
             header.get("format") != FORMAT
             or header.get("fingerprint") != fingerprint
@@ -133,7 +132,6 @@ def decode(raw: str | bytes, fingerprint: str, params: BM25Params = _DEFAULT_PAR
             or header.get("params") != dataclasses.asdict(params)
         ):
             return None
-        body = memoryview(payload)[8 + head_len :]
 
         def segment(name: str) -> np.ndarray | None:
             spec = header["segments"].get(name)
@@ -179,6 +177,25 @@ def decode(raw: str | bytes, fingerprint: str, params: BM25Params = _DEFAULT_PAR
     except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError):
         log.warning("index snapshot unreadable; building from the store", exc_info=True)
         return None
+
+
+def _split(raw: str | bytes) -> tuple[dict[str, Any], memoryview] | None:
+    payload = base64.b64decode(raw, validate=True)
+    if payload[:4] != _MAGIC:
+        return None
+    (head_len,) = struct.unpack_from("<I", payload, 4)
+    header = json.loads(payload[8 : 8 + head_len].decode("utf-8"))
+    return (header, memoryview(payload)[8 + head_len :]) if isinstance(header, dict) else None
+
+
+def fingerprint_of(raw: str | bytes) -> str | None:
+    """The model fingerprint a snapshot was taken with (benchmarks, diagnostics)."""
+    try:
+        split = _split(raw)
+    except (ValueError, struct.error, UnicodeDecodeError):
+        return None
+    value = split[0].get("fingerprint") if split is not None else None
+    return value if isinstance(value, str) else None
 
 
 def _memory(row: list[Any]) -> Memory:

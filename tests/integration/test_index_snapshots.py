@@ -11,7 +11,7 @@ from app.lifespan import build_memory_service
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.models import Message, ScoredMemory
-from memory.recall.snapshot import IndexSnapshots
+from memory.recall.snapshot import IndexSnapshots, decode, fingerprint_of
 from memory.redis_client import RedisClient
 from memory.service import MemoryService
 from tests.conftest import AuthHeaders, app_client, redis_of, until
@@ -31,7 +31,13 @@ TURNS = [
     "We are planning a trip to Osaka in June with the kids.",
     "My order number for the sofa is 4417730021.",
 ]
-QUERIES = ["Where did I move to?", "What food do I like?", "我要给谁打电话？", "我在学什么乐器？", "sofa order"]
+QUERIES = [
+    "Where did I move to?",
+    "What food do I like?",
+    "我要给谁打电话？",
+    "我在学什么乐器？",
+    "sofa order",
+]
 
 
 def ranking(hits: Sequence[ScoredMemory]) -> list[str]:
@@ -59,6 +65,10 @@ def loads(service: MemoryService) -> list[list[str] | None]:
     return store.loads
 
 
+async def held(redis: RedisClient, user: str) -> bool:
+    return bool(await redis.exists(keys.ltm_snapshot(user)))
+
+
 async def fill(service: MemoryService, user: str) -> None:
     await service.ingest(user, "s1", [Message("user", t, id=str(i)) for i, t in enumerate(TURNS)])
 
@@ -71,14 +81,15 @@ async def test_a_loaded_snapshot_ranks_as_a_fresh_build(settings: Settings, embe
         builder = worker(settings, embedder, redis)
         await builder.search("ann", QUERIES[0], top_k=5)  # a full build: it saves the snapshot
         assert loads(builder) == [None]
-        await until(lambda: redis.exists(keys.ltm_snapshot("ann")))
+        await until(lambda: held(redis, "ann"))
 
         from_snapshot = worker(settings, embedder, redis)
         fresh = worker(settings, embedder, redis, index_snapshots=False)
         for query in QUERIES:
             got = await from_snapshot.search("ann", query, top_k=10)
             want = await fresh.search("ann", query, top_k=10)
-            assert got and same(got, want), query
+            assert got, query
+            assert same(got, want), query
             assert [h.memory for h in got] == [h.memory for h in want]
         assert loads(from_snapshot) == []  # no Chroma read for the index
         assert loads(fresh) == [None]
@@ -94,9 +105,11 @@ async def test_writes_after_the_snapshot_are_followed_through_the_log(
         writer = worker(settings, embedder, redis)
         await fill(writer, "bea")
         await worker(settings, embedder, redis).search("bea", "food", top_k=3)
-        await until(lambda: redis.exists(keys.ltm_snapshot("bea")))
+        await until(lambda: held(redis, "bea"))
         taken = await redis.get(keys.ltm_snapshot("bea"))
-        new = await writer.ingest("bea", "s2", [Message("user", "My sister Anna lives in Porto now.", id="n1")])
+        new = await writer.ingest(
+            "bea", "s2", [Message("user", "My sister Anna lives in Porto now.", id="n1")]
+        )
         assert await redis.get(keys.ltm_snapshot("bea")) == taken  # a write leaves the snapshot behind
 
         late = worker(settings, embedder, redis)
@@ -119,7 +132,7 @@ async def test_a_delete_drops_the_snapshot_and_the_next_build_leaves_the_memory_
         writer = worker(settings, embedder, redis)
         await fill(writer, "cal")
         await worker(settings, embedder, redis).search("cal", "food", top_k=3)
-        await until(lambda: redis.exists(keys.ltm_snapshot("cal")))
+        await until(lambda: held(redis, "cal"))
         sofa = next(h.memory for h in await writer.search("cal", "sofa order number", top_k=3))
         assert "4417730021" in sofa.content
         await writer.delete("cal", sofa.id)
@@ -129,7 +142,7 @@ async def test_a_delete_drops_the_snapshot_and_the_next_build_leaves_the_memory_
         hits = await late.search("cal", "sofa order number", top_k=10)
         assert sofa.id not in [h.memory.id for h in hits]
         assert loads(late) == [None]  # nothing to load: built from the store
-        await until(lambda: redis.exists(keys.ltm_snapshot("cal")))  # and saved again, without it
+        await until(lambda: held(redis, "cal"))  # and saved again, without it
         again = worker(settings, embedder, redis)
         hits = await again.search("cal", "sofa order number", top_k=10)
         assert sofa.id not in [h.memory.id for h in hits]
@@ -155,7 +168,7 @@ async def test_a_snapshot_is_saved_only_at_the_current_version_and_of_the_same_m
 
         await writer.ingest("dan", "s2", [Message("user", "I adopted a cat named Miso.", id="c")])
         await worker(settings, embedder, redis).search("dan", "cat", top_k=3)
-        await until(lambda: redis.exists(keys.ltm_snapshot("dan")))
+        await until(lambda: held(redis, "dan"))
         # a worker with other models (here: a damaged or foreign snapshot) builds from the store
         await redis.set(keys.ltm_snapshot("dan"), "bm90IGEgc25hcHNob3Q=")
         other = worker(settings, embedder, redis)
@@ -176,10 +189,54 @@ async def test_erase_deletes_the_snapshot(settings: Settings, embedder: Embedder
         async with app_client(s, embedder) as (client, _):  # a fresh worker: a full build, then a snapshot
             search = await client.post("/v1/memory/eve/search", json={"query": "ramen"}, headers=auth("eve"))
             assert search.json()["results"]
-            await until(lambda: redis.exists(keys.ltm_snapshot("eve")))
+            await until(lambda: held(redis, "eve"))
             erased = await client.delete("/v1/memory/eve", params={"confirm": "eve"}, headers=auth("eve"))
             assert erased.status_code == 200, erased.text
         assert not await redis.exists(keys.ltm_snapshot("eve"))
         assert not [k async for k in redis.scan_iter(match=keys.user_pattern("eve"))]
+    finally:
+        await redis.aclose()
+
+
+async def test_through_the_app_with_the_bridge_a_snapshot_ranks_as_a_fresh_build(
+    settings: Settings, embedder: Embedder, auth: AuthHeaders
+) -> None:
+    """The whole app (bridge channel on): a worker that loaded the snapshot (keyword index, vectors and
+    bridge rows) answers every query exactly as a worker that built the user from Chroma."""
+    s = settings.model_copy(update={"index_snapshot_min_memories": 0})
+    redis = redis_of(s)
+    try:
+        async with app_client(s, embedder) as (client, _):
+            body = {"session_id": "s1", "messages": [{"role": "user", "content": t} for t in TURNS]}
+            (await client.post("/v1/memory/fay/messages", json=body, headers=auth("fay"))).raise_for_status()
+        await redis.delete(keys.ltm_snapshot("fay"))  # whatever the writer left: the next build's counts
+        async with app_client(s, embedder) as (client, _):
+            (
+                await client.post("/v1/memory/fay/search", json={"query": "ramen"}, headers=auth("fay"))
+            ).raise_for_status()
+            await until(lambda: held(redis, "fay"))
+        raw = await redis.get(keys.ltm_snapshot("fay")) or ""
+        taken = decode(raw, fingerprint_of(raw) or "")
+        assert taken is not None
+        assert len(taken.index) >= len(TURNS)
+        assert taken.bridge is not None  # the bridge rows too
+        assert len(taken.bridge) == len(taken.index)
+        answers: dict[bool, list[object]] = {}
+        for snapshots in (True, False):
+            async with app_client(s.model_copy(update={"index_snapshots": snapshots}), embedder) as (
+                client,
+                _,
+            ):
+                answers[snapshots] = []
+                for query in QUERIES:
+                    got = await client.post(
+                        "/v1/memory/fay/search", json={"query": query, "top_k": 10}, headers=auth("fay")
+                    )
+                    got.raise_for_status()
+                    answers[snapshots].append(
+                        [(r["id"], round(r["score"], 6)) for r in got.json()["results"]]
+                    )
+        assert answers[True] == answers[False]
+        assert all(answers[True])
     finally:
         await redis.aclose()

@@ -28,6 +28,7 @@ import dataclasses
 import json
 import logging
 import struct
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,11 +141,17 @@ def decode(raw: str | bytes, fingerprint: str, params: BM25Params = _DEFAULT_PAR
             offset, length, dtype, shape = spec
             return np.frombuffer(body[offset : offset + length], dtype=np.dtype(dtype)).reshape(shape)
 
+        def kept(name: str) -> np.ndarray | None:
+            """A copy, for what the index holds on to: a view would keep the whole payload alive."""
+            array = segment(name)
+            return None if array is None else array.copy()
+
         memories = [_memory(row) for row in header["memories"]]
         indptr, terms, weights = segment("indptr"), segment("terms"), segment("weights")
         if indptr is None or terms is None or weights is None or len(indptr) != len(memories) + 1:
             return None
-        vocab = np.asarray(header["vocab"], dtype=object)
+        # interned, as a build's words are: users share most of them
+        vocab = np.asarray([sys.intern(w) for w in header["vocab"]], dtype=object)
         words: list[str] = vocab[terms].tolist() if len(terms) else []
         # one float object per distinct weight, as a built index shares them
         distinct, inverse = np.unique(weights, return_inverse=True)
@@ -166,9 +173,9 @@ def decode(raw: str | bytes, fingerprint: str, params: BM25Params = _DEFAULT_PAR
             edges = [0, *starts.tolist(), len(ids)]
             firsts: list[str] = vocab[sorted_terms[edges[:-1]]].tolist()
             postings = {term: ids[edges[k] : edges[k + 1]] for k, term in enumerate(firsts)}
-        index = BM25Index.from_parts(memories, tfs, segment("vectors"), params, postings)
+        index = BM25Index.from_parts(memories, tfs, kept("vectors"), params, postings)
         bridge = None
-        rows, matrix, langs = segment("bridge_rows"), segment("bridge"), header.get("bridge_langs")
+        rows, matrix, langs = segment("bridge_rows"), kept("bridge"), header.get("bridge_langs")
         if rows is not None and matrix is not None and langs is not None:
             languages: tuple[Lang, ...] = tuple(langs)
             ids = tuple(memories[i].id for i in rows.tolist())

@@ -302,7 +302,7 @@ class HybridRetriever:
             return
         log.info(
             "index snapshot saved" if stored else "index snapshot not saved: the user changed since",
-            extra={"memories": len(index), "chars": len(encoded), "with_bridge": rows is not None},
+            extra={"memories": len(index), "bytes": len(encoded), "with_bridge": rows is not None},
         )
 
     async def snapshots_settled(self) -> None:

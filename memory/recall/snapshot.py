@@ -4,7 +4,7 @@ A worker's first search of a user used to read every record with its vectors fro
 bridge vectors, and tokenise everything into the BM25 index (~0.9 s at 2,000 memories, issue 29). A
 snapshot holds what that produces, columnar: the memories' fields as one JSON list, the term
 frequencies as CSR arrays over a vocabulary (term ids, weights, row offsets), the MiniLM vectors and
-the bridge rows as float16 matrices. Loading it is one Redis GET, a base64 decode, `np.frombuffer`
+the bridge rows as float16 matrices, in one binary value. Loading it is one Redis GET, `np.frombuffer`
 and building the memories and their term-frequency dicts: no Chroma read, no tokenising.
 
 Freshness is the keyword cache's own: a loaded snapshot enters the worker's cache at the version it
@@ -23,7 +23,6 @@ ignored (the user is built from the store, and the new build replaces it).
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 import logging
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from redis.client import NEVER_DECODE
 
 from memory import keys
 from memory.models import Memory
@@ -68,8 +68,8 @@ class Snapshot:
     bridge: BridgeRows | None  # None: the bridge rows were not complete when it was taken
 
 
-def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprint: str) -> str:
-    """The snapshot as an ASCII string (Redis clients here decode responses as text)."""
+def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprint: str) -> bytes:
+    """The snapshot as bytes (read back with `NEVER_DECODE`: the Redis clients here decode text)."""
     memories, tfs, vectors = index.parts()
     vocab: dict[str, int] = {}
     term_ids: list[int] = []
@@ -114,11 +114,10 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
         "bridge_langs": bridge_langs,
     }
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    payload = b"".join([_MAGIC, struct.pack("<I", len(head)), head, *blobs])
-    return base64.b64encode(payload).decode("ascii")
+    return b"".join([_MAGIC, struct.pack("<I", len(head)), head, *blobs])
 
 
-def decode(raw: str | bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -> Snapshot | None:
+def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -> Snapshot | None:
     """The snapshot, or None when it is not one this process can use (format, fields, parameters,
     models, or a damaged value)."""
     try:
@@ -186,16 +185,15 @@ def decode(raw: str | bytes, fingerprint: str, params: BM25Params = _DEFAULT_PAR
         return None
 
 
-def _split(raw: str | bytes) -> tuple[dict[str, Any], memoryview] | None:
-    payload = base64.b64decode(raw, validate=True)
-    if payload[:4] != _MAGIC:
+def _split(payload: bytes) -> tuple[dict[str, Any], memoryview] | None:
+    if not isinstance(payload, bytes) or payload[:4] != _MAGIC:
         return None
     (head_len,) = struct.unpack_from("<I", payload, 4)
     header = json.loads(payload[8 : 8 + head_len].decode("utf-8"))
     return (header, memoryview(payload)[8 + head_len :]) if isinstance(header, dict) else None
 
 
-def fingerprint_of(raw: str | bytes) -> str | None:
+def fingerprint_of(raw: bytes) -> str | None:
     """The model fingerprint a snapshot was taken with (benchmarks, diagnostics)."""
     try:
         split = _split(raw)
@@ -205,12 +203,17 @@ def fingerprint_of(raw: str | bytes) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_TUPLE_AT = tuple(i for i, f in enumerate(_FIELDS) if f in _TUPLE_FIELDS)
+_FACTS_AT = _FIELDS.index("facts")
+
+
 def _memory(row: list[Any]) -> Memory:
-    values = dict(zip(_FIELDS, row, strict=True))
-    for name in _TUPLE_FIELDS:
-        values[name] = tuple(values[name])
-    values["facts"] = tuple((k, v) for k, v in values["facts"])
-    return Memory(**values)
+    if len(row) != len(_FIELDS):
+        raise ValueError("a snapshot row of another shape")
+    for i in _TUPLE_AT:
+        row[i] = tuple(row[i])
+    row[_FACTS_AT] = tuple((k, v) for k, v in row[_FACTS_AT])
+    return Memory(*row)
 
 
 class IndexSnapshots:
@@ -234,11 +237,12 @@ class IndexSnapshots:
         self.min_memories = min_memories
         self._ttl_ms = ttl_seconds * 1000
 
-    async def read(self, user_id: str) -> str | bytes | None:
-        raw: Any = await self._redis.get(keys.ltm_snapshot(user_id))
-        return raw if isinstance(raw, str | bytes) else None
+    async def read(self, user_id: str) -> bytes | None:
+        """The stored snapshot, undecoded (binary: the client's text decoding is skipped for it)."""
+        raw: Any = await self._redis.execute_command("GET", keys.ltm_snapshot(user_id), **{NEVER_DECODE: []})
+        return raw if isinstance(raw, bytes) else None
 
-    async def write(self, user_id: str, version: int, encoded: str) -> bool:
+    async def write(self, user_id: str, version: int, encoded: bytes) -> bool:
         """Store `encoded` (taken at `version`) if `version` is still the user's current one."""
         stored = await self._save(
             keys=[keys.ltm_version(user_id), keys.ltm_snapshot(user_id)],

@@ -85,6 +85,8 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
         "terms": np.asarray(term_ids, dtype=np.int32),
         "weights": np.asarray(weights, dtype=np.float64),  # exact: BM25 scores must equal a fresh build's
     }
+    # the entries by term (stable: each term's memories in memory order), so a load need not sort
+    segments["by_term"] = np.argsort(segments["terms"], kind="stable").astype(np.int32)
     if vectors is not None:
         segments["vectors"] = np.ascontiguousarray(vectors, dtype=np.float16)
     bridge_langs: list[str] | None = None
@@ -164,7 +166,9 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
         # each term's memories in memory order, as a build makes them (ties in BM25 keep that order)
         postings: dict[str, list[str]] = {}
         if len(terms):
-            order = np.argsort(terms, kind="stable")
+            order = segment("by_term")
+            if order is None or len(order) != len(terms):
+                return None
             owners = np.repeat(np.arange(len(memories)), np.diff(indptr))[order]
             ids = np.asarray([m.id for m in memories], dtype=object)[owners].tolist()
             sorted_terms = terms[order]

@@ -240,12 +240,6 @@ class BridgeCache:
                 return
         self._put(user_id, _Entry(version, rows, True, self._clock()))
 
-    def peek(self, user_id: str, version: int) -> BridgeRows | None:
-        """The rows held for this user if they are complete at `version` (what a snapshot stores)."""
-        with self._lock:
-            entry = self._items.get(user_id)
-        return entry.rows if entry is not None and entry.version == version and entry.complete else None
-
     def drop(self, user_id: str) -> None:
         with self._lock:
             old = self._items.pop(user_id, None)

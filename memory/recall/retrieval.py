@@ -297,18 +297,13 @@ class HybridRetriever:
         try:
             encoded = await anyio.to_thread.run_sync(encode, version, index, rows, snapshots.fingerprint)
             stored = await snapshots.write(user_id, version, encoded)
-        except RedisError as exc:
+        except (RedisError, TypeError, ValueError) as exc:  # a snapshot is an optimisation: never fatal
             log.warning("index snapshot not saved", extra={"reason": f"{type(exc).__name__}: {exc}"})
             return
         log.info(
             "index snapshot saved" if stored else "index snapshot not saved: the user changed since",
             extra={"memories": len(index), "bytes": len(encoded), "with_bridge": rows is not None},
         )
-
-    async def snapshots_settled(self) -> None:
-        """Wait for the snapshots being saved (tests, benchmarks, shutdown)."""
-        while self._saving:
-            await asyncio.gather(*list(self._saving), return_exceptions=True)
 
     async def _update(self, user_id: str, cached_at: int, index: BM25Index, version: int) -> BM25Index | None:
         changes = await self._versions.changes(user_id, cached_at, version)

@@ -14,7 +14,9 @@ those into bridge rows, and reading the records without vectors.
 without index snapshots (INDEX_SNAPSHOTS=false: the full build, as before) and a fresh app with them
 (the snapshots written by one warm-up app first), one after the other, timing every user's first search
 and three later ones in each; p50/p95 of both, the host load average before and after, and the growth of
-the process's RSS over the first searches of one app per memory loaded.
+the process's RSS over the first searches of one app per memory loaded. `--warm-models`: each fresh app
+first searches a 20-memory user, untimed, so that the models' first inferences in the process are not
+counted in the first user's first search.
 """
 
 from __future__ import annotations
@@ -123,14 +125,24 @@ async def _ingest(client: httpx.AsyncClient, user: str, memories: int, rng: rand
         (await client.post(f"/v1/memory/{user}/messages", json=body, headers=headers)).raise_for_status()
 
 
+WARM = "warm-up"
+
+
 async def _searches(
-    redis_url: str, chroma_url: str, users: list[str], snapshots: bool, rng: random.Random
+    redis_url: str, chroma_url: str, users: list[str], snapshots: bool, rng: random.Random, warm: bool
 ) -> tuple[list[float], list[float], int]:
     """A fresh app: each user's first search, then three later searches each; (first ms, later ms,
     RSS growth in bytes over the first searches)."""
     first: list[float] = []
     later: list[float] = []
     async with app_on(redis_url, chroma_url, index_snapshots=snapshots) as client:
+        if warm:  # the worker's own first queries (model warm-up) on another user, not timed
+            headers = {"Authorization": f"Bearer {TokenCodec(SECRET).mint(WARM, ttl_seconds=86400)}"}
+            for query in (EN_QUERIES[0], ZH_QUERIES[0]):
+                response = await client.post(
+                    f"/v1/memory/{WARM}/search", json={"query": query}, headers=headers
+                )
+                response.raise_for_status()
         gc.collect()
         rss = _rss_bytes()
         for user in users:
@@ -159,15 +171,18 @@ def _row(name: str, values: list[float]) -> str:
     )
 
 
-async def compare(memories: int, users: int, rounds: int) -> None:
+async def compare(memories: int, users: int, rounds: int, warm: bool) -> None:
     rng = random.Random(3)
     names = [f"u{i}" for i in range(users)]
     with bench_stores() as (redis_url, chroma_url):
         async with app_on(redis_url, chroma_url, index_snapshots=False) as client:
             for user in names:
                 await _ingest(client, user, memories, rng)
+            await _ingest(client, WARM, 20, rng)
         sys.stdout.write(f"ingested {users} x {memories} memories; load {_load()}\n")
-        await _searches(redis_url, chroma_url, names, True, rng)  # warm-up: builds, writes the snapshots
+        await _searches(
+            redis_url, chroma_url, names, True, rng, warm
+        )  # warm-up: builds, writes the snapshots
         redis = Redis.from_url(redis_url, decode_responses=True)
         held = [await redis.strlen(keys.ltm_snapshot(u)) for u in names]
         sys.stdout.write(f"snapshots: {held} bytes\n")
@@ -187,7 +202,7 @@ async def compare(memories: int, users: int, rounds: int) -> None:
         loads = [_load()]
         for _ in range(rounds):
             for snapshots in (False, True):
-                first, later, growth = await _searches(redis_url, chroma_url, names, snapshots, rng)
+                first, later, growth = await _searches(redis_url, chroma_url, names, snapshots, rng, warm)
                 results[snapshots][0].extend(first)
                 results[snapshots][1].extend(later)
                 results[snapshots][2].append(growth)
@@ -211,9 +226,14 @@ def main() -> None:
     parser.add_argument("--compare-snapshots", action="store_true")
     parser.add_argument("--users", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--warm-models",
+        action="store_true",
+        help="each fresh app first searches a small other user (its models' first inferences untimed)",
+    )
     args = parser.parse_args()
     if args.compare_snapshots:
-        asyncio.run(compare(args.memories, args.users, args.rounds))
+        asyncio.run(compare(args.memories, args.users, args.rounds, args.warm_models))
     else:
         asyncio.run(run(args.memories))
 

@@ -138,9 +138,9 @@ async def _searches(
     async with app_on(redis_url, chroma_url, index_snapshots=snapshots) as client:
         if warm:  # the worker's own first queries (model warm-up) on another user, not timed
             headers = {"Authorization": f"Bearer {TokenCodec(SECRET).mint(WARM, ttl_seconds=86400)}"}
-            for query in (EN_QUERIES[0], ZH_QUERIES[0]):
+            for text in (EN_QUERIES[0], ZH_QUERIES[0]):
                 response = await client.post(
-                    f"/v1/memory/{WARM}/search", json={"query": query}, headers=headers
+                    f"/v1/memory/{WARM}/search", json={"query": text}, headers=headers
                 )
                 response.raise_for_status()
         gc.collect()

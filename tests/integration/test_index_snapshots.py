@@ -244,3 +244,37 @@ async def test_through_the_app_with_the_bridge_a_snapshot_ranks_as_a_fresh_build
             assert all(abs(a - b) < 1e-4 for (_, a), (_, b) in zip(loaded, built, strict=True))
     finally:
         await redis.aclose()
+
+
+async def test_a_snapshot_the_log_cannot_bring_forward_is_replaced_by_a_build(
+    settings: Settings, embedder: Embedder
+) -> None:
+    redis = redis_of(settings)
+    try:
+        writer = worker(settings, embedder, redis)
+        await fill(writer, "gil")
+        await worker(settings, embedder, redis).search("gil", "food", top_k=3)
+        await until(lambda: held(redis, "gil"))
+        stored = IndexSnapshots(redis, fingerprint="")
+        old = await stored.read("gil")
+        assert old is not None
+        new = await writer.ingest(
+            "gil", "s2", [Message("user", "My sister Anna lives in Porto now.", id="n1")]
+        )
+        await redis.delete(keys.ltm_changes("gil"))  # the log expired (idle 15 min) or was trimmed
+
+        late = worker(settings, embedder, redis)
+        hits = await late.search("gil", "Where does Anna live?", top_k=5)
+        assert hits[0].memory.id == new[0].id  # not the snapshot's stale view
+        assert loads(late) == [None]  # the snapshot could not be brought forward: built from Chroma
+        await until(lambda: stored_changed(stored, "gil", old))  # and a current snapshot replaces it
+        again = worker(settings, embedder, redis)
+        assert (await again.search("gil", "Where does Anna live?", top_k=5))[0].memory.id == new[0].id
+        assert loads(again) == []
+    finally:
+        await redis.aclose()
+
+
+async def stored_changed(stored: IndexSnapshots, user: str, old: bytes) -> bool:
+    now = await stored.read(user)
+    return now is not None and now != old

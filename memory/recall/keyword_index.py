@@ -4,7 +4,8 @@ English (and other Latin-script) words are lower-cased, stop-worded and Snowball
 become overlapping character bigrams (a single ideograph stays a unigram), so Chinese names, places and
 numbers match without a segmenter. An index is built per user from the long-term store and cached in
 this process, keyed by the user's write version (a Redis counter bumped on every write and delete), so
-every worker sees a change on its next search.
+every worker sees a change on its next search. A worker that holds no index of a user loads the user's
+snapshot from Redis when there is one (memory/recall/snapshot.py) instead of reading the store.
 """
 
 from __future__ import annotations

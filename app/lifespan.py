@@ -69,6 +69,7 @@ from memory.recall.bilingual import LexiconParams, cc_cedict
 from memory.recall.crosslingual import BridgeCache, BridgeChannel, BridgeWeights
 from memory.recall.keyword_index import KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever, RankingWeights
+from memory.recall.snapshot import IndexSnapshots
 from memory.redis_client import RedisClient, ReplicaAck, close
 from memory.relations.links import RelationLinks
 from memory.relations.store import RelationStore
@@ -253,6 +254,18 @@ def build_memory_service(
         redis, f"{type(embedder).__name__}:{settings.embedding_model}:{embedder.dimension}"
     )
     relations = RelationStore(redis) if settings.relation_memory else None
+    bridge = bridge_channel(settings, store, redis)
+    snapshots = (
+        IndexSnapshots(
+            redis,
+            # the models whose vectors a snapshot holds: one of other vectors is never loaded
+            fingerprint=f"{shared.model_tag}|{bridge.shared.model_tag if bridge and bridge.shared else ''}",
+            min_memories=settings.index_snapshot_min_memories,
+            ttl_seconds=settings.index_snapshot_ttl_seconds,
+        )
+        if settings.index_snapshots
+        else None
+    )
     retriever = HybridRetriever(
         store,
         embedder,
@@ -272,11 +285,12 @@ def build_memory_service(
             event_dates=settings.event_dates,
         ),
         shared=shared,
-        bridge=bridge_channel(settings, store, redis),
+        bridge=bridge,
         links=RelationLinks(relations) if relations is not None else None,
         lexicon=cc_cedict(LexiconParams(senses=settings.keyword_lexicon_senses))
         if settings.keyword_lexicon
         else None,
+        snapshots=snapshots,
     )
     writer = WritePipeline(
         store,

@@ -157,6 +157,12 @@ class Settings(BaseSettings):
     relation_memory: bool = False
     negation_intent: bool = True
     keyword_cache_memories: int = Field(200_000, ge=0)  # per worker, across users
+    # a user's keyword index, vectors and bridge rows kept in Redis after a full build, loaded by a
+    # worker's first search of the user instead of reading Chroma (memory/recall/snapshot.py, issue 29);
+    # users with fewer memories than this are built from the store (0: every user)
+    index_snapshots: bool = True
+    index_snapshot_min_memories: int = Field(500, ge=0)
+    index_snapshot_ttl_seconds: int = Field(7 * 86_400, ge=60)
     # users with at most this many memories are searched (dense channel) and de-duplicated on write
     # in process, by exact cosine over the cached index's vectors; larger ones through Chroma's index
     in_process_index_max: int = Field(20_000, ge=0)

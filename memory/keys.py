@@ -237,6 +237,13 @@ def ltm_changes(user_id: str) -> str:
     return f"{user_prefix(user_id)}:ltm:changes"
 
 
+def ltm_snapshot(user_id: str) -> str:
+    """A columnar copy of this user's keyword index and vectors at one version (memory/recall/snapshot.py):
+    what a worker's first search loads instead of reading every record from Chroma. Holds the user's
+    words: erasure deletes it with the user's other keys, and every delete (forget, archival) drops it."""
+    return f"{user_prefix(user_id)}:ltm:snapshot"
+
+
 def ltm_placement(user_id: str) -> str:
     """Hash: which Chroma server holds this user's long-term records (`at`), and while a rebalance moves
     them, the server being copied to (`to`) or the one whose copy is still to be deleted (`from`)."""

@@ -34,6 +34,7 @@ class SharedVectors:
         """`model` names the embedding model (backend and file): vectors of another model never match."""
         self._redis = redis
         self._model = hashlib.blake2b(model.encode(), digest_size=6).hexdigest()
+        self.model_tag = self._model  # names the model (an index snapshot's fingerprint)
         self._ttl = ttl_seconds
 
     def _key(self, user_id: str, text: str) -> str:

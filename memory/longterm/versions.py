@@ -54,7 +54,9 @@ MAX_RECORDS_BYTES = 64 * 1024  # larger writes log ids only; workers fetch those
 MAX_LOGGED_RECORDS = 32
 
 # A delete clears the log first: it carries the text of written memories, and a deleted one must not
-# linger there (workers behind the delete rebuild, which is rare and cheap).
+# linger there (workers behind the delete rebuild, which is rare and cheap). For the same reason it
+# deletes the user's index snapshot (KEYS[3], memory/recall/snapshot.py), which holds every memory's
+# words: the next full build writes a new one.
 _BUMP = """
 local prev = tonumber(redis.call('GET', KEYS[1]) or '0')
 local t = redis.call('TIME')
@@ -63,7 +65,7 @@ local v = math.max(prev + 1, now)
 local vs = string.format('%d', v)
 redis.call('SET', KEYS[1], vs)
 if ARGV[2] ~= '[]' then
-    redis.call('DEL', KEYS[2])
+    redis.call('DEL', KEYS[2], KEYS[3])
 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
     'prev', string.format('%d', prev), 'v', vs, 'up', ARGV[1], 'del', ARGV[2], 'data', ARGV[4])
@@ -252,7 +254,7 @@ class VersionRepairs:
 
 
 def _bump_keys(user_id: str) -> list[str]:
-    return [keys.ltm_version(user_id), keys.ltm_changes(user_id)]
+    return [keys.ltm_version(user_id), keys.ltm_changes(user_id), keys.ltm_snapshot(user_id)]
 
 
 def _bump_args(

@@ -232,6 +232,14 @@ class BridgeCache:
                 _, evicted = self._items.popitem(last=False)
                 self._size -= len(evicted.rows)
 
+    def seed(self, user_id: str, version: int, rows: BridgeRows) -> None:
+        """Hold `rows` (complete at `version`: a loaded index snapshot's) unless this worker already
+        holds rows of this user; `rows()` brings them forward as it does its own."""
+        with self._lock:
+            if user_id in self._items:
+                return
+        self._put(user_id, _Entry(version, rows, True, self._clock()))
+
     def drop(self, user_id: str) -> None:
         with self._lock:
             old = self._items.pop(user_id, None)

@@ -4,7 +4,8 @@ English (and other Latin-script) words are lower-cased, stop-worded and Snowball
 become overlapping character bigrams (a single ideograph stays a unigram), so Chinese names, places and
 numbers match without a segmenter. An index is built per user from the long-term store and cached in
 this process, keyed by the user's write version (a Redis counter bumped on every write and delete), so
-every worker sees a change on its next search.
+every worker sees a change on its next search. A worker that holds no index of a user loads the user's
+snapshot from Redis when there is one (memory/recall/snapshot.py) instead of reading the store.
 """
 
 from __future__ import annotations
@@ -107,16 +108,19 @@ class BM25Index:
         tfs: dict[str, dict[str, float]],
         rows: dict[str, int],
         matrix: np.ndarray | None,
+        postings: dict[str, list[str]] | None = None,
     ) -> None:
+        """`postings`: each term's memory ids in the order of `tfs` (computed here when None)."""
         self.memories = memories
         self._tf = tfs
         self._row = rows
         self._vectors = matrix
         self._len = {mid: sum(tf.values()) for mid, tf in tfs.items()}
-        postings: dict[str, list[str]] = {}
-        for mid, tf in tfs.items():
-            for token in tf:
-                postings.setdefault(token, []).append(mid)
+        if postings is None:
+            postings = {}
+            for mid, tf in tfs.items():
+                for token in tf:
+                    postings.setdefault(token, []).append(mid)
         self._postings = postings
         n = max(1, len(memories))
         self._avg_len = (sum(self._len.values()) / n) or 1.0
@@ -125,6 +129,45 @@ class BM25Index:
         self._by_hash: dict[str, Memory] | None = None  # built on first use (the writer's)
         self._by_fact: dict[str, list[Memory]] | None = None  # likewise (supersession)
         self._predecessors: dict[str, list[str]] | None = None  # likewise (recall of changed facts)
+
+    @classmethod
+    def from_parts(
+        cls,
+        memories: Sequence[Memory],
+        tfs: Sequence[dict[str, float]],
+        vectors: np.ndarray | None,
+        params: BM25Params = BM25Params(),
+        postings: dict[str, list[str]] | None = None,
+    ) -> BM25Index:
+        """An index from what `parts()` gave (term frequencies already computed, one per memory, and
+        the float16 vectors row-aligned with `memories` or None): a loaded snapshot, no tokenising."""
+        index = cls.__new__(cls)
+        index._params = params
+        usable = vectors is not None and len(vectors) == len(memories)
+        rows = {m.id: i for i, m in enumerate(memories)} if usable else {}
+        matrix = np.asarray(vectors, dtype=np.float16) if usable and vectors is not None else None
+        index._set(
+            {m.id: m for m in memories},
+            {m.id: tf for m, tf in zip(memories, tfs, strict=True)},
+            rows,
+            matrix,
+            postings,
+        )
+        return index
+
+    def parts(self) -> tuple[list[Memory], list[dict[str, float]], np.ndarray | None]:
+        """The memories, each one's term frequencies and the float16 vectors in the same order (None
+        unless every memory has one): what a snapshot stores (`from_parts` rebuilds the index)."""
+        memories = list(self.memories.values())
+        tfs = [self._tf[m.id] for m in memories]
+        matrix = None
+        if self._vectors is not None and self.has_vectors:
+            matrix = self._vectors[[self._row[m.id] for m in memories]]
+        return memories, tfs, matrix
+
+    @property
+    def params(self) -> BM25Params:
+        return self._params
 
     def updated(
         self, upserted: Sequence[Memory], vectors: np.ndarray | None, deleted: Iterable[str]
@@ -347,7 +390,7 @@ def _term_frequencies(m: Memory, params: BM25Params) -> dict[str, float]:
     # each word's string was most of a cached index's memory (issue 29: ~20 KiB per memory before)
     # the weights repeat too (1, 0.9, 1.9, 2, ...): one float object for each value, not one per entry
     return {
-        sys.intern(t): _shared(own.get(t, 0) + params.context_weight * around.get(t, 0))
+        sys.intern(t): shared_weight(own.get(t, 0) + params.context_weight * around.get(t, 0))
         for t in own.keys() | around.keys()
     }
 
@@ -355,7 +398,8 @@ def _term_frequencies(m: Memory, params: BM25Params) -> dict[str, float]:
 _WEIGHTS: dict[float, float] = {}
 
 
-def _shared(weight: float) -> float:
+def shared_weight(weight: float) -> float:
+    """One float object per distinct weight (bounded), shared by every index of this process."""
     if len(_WEIGHTS) > 4096:  # bounded: odd context weights could make many distinct values
         return weight
     return _WEIGHTS.setdefault(weight, weight)

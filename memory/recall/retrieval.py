@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 import anyio.to_thread
 import numpy as np
+from redis.exceptions import RedisError
 
 from memory.embedding.base import Embedder
 from memory.errors import REDIS_UNAVAILABLE
@@ -37,12 +38,13 @@ from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Evidence, Memory, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.bilingual import BilingualLexicon
-from memory.recall.crosslingual import BridgeChannel, cross_language, nearest, needs_bridge
+from memory.recall.crosslingual import BridgeChannel, BridgeRows, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import event_months, month_range, recency_importance
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
+from memory.recall.snapshot import IndexSnapshots, decode, encode
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
@@ -183,11 +185,20 @@ class HybridRetriever:
         relevance_model: RelevanceModel = DEFAULT_MODEL,
         links: LinkFinder | None = None,
         lexicon: BilingualLexicon | None = None,
+        snapshots: IndexSnapshots | None = None,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
         `relevance_model`: the calibrated relevance of each hit (memory/recall/relevance.py).
-        `links`: relation memory's link finder (None: no candidates from linked memories)."""
+        `links`: relation memory's link finder (None: no candidates from linked memories).
+        `lexicon`: the bilingual lexicon that adds translations of the query's words to the keyword
+        channel (memory/recall/bilingual.py; None: the query's own words only).
+        `snapshots`: where a user's index is loaded from on a first search in this worker, and saved
+        after a full build (memory/recall/snapshot.py); None: always built from the store."""
+        self._snapshots = snapshots
+        self._from_snapshot: dict[str, int] = {}  # users whose cached index came from a snapshot
+        self._unsaved: dict[str, int] = {}  # users whose index at this version is worth a snapshot
+        self._saving: set[asyncio.Task[None]] = set()
         self.relevance_model = relevance_model
         self.links = links
         self.lexicon = lexicon
@@ -232,17 +243,79 @@ class HybridRetriever:
     async def _index_at(self, user_id: str, version: int) -> BM25Index:
         if version != UNKNOWN:
             latest = self.cache.latest(user_id)
+            if latest is None and await self._load_snapshot(user_id):
+                latest = self.cache.latest(user_id)
             if latest is not None and latest[0] == version:
                 return self.cache.get(user_id, version) or latest[1]
             if latest is not None and latest[0] < version:
                 updated = await self._update(user_id, latest[0], latest[1], version)
                 if updated is not None:
+                    if self._from_snapshot.pop(user_id, None) is not None:
+                        self._mark_unsaved(user_id, version, updated)  # the stored one is behind
                     return updated
+        self._from_snapshot.pop(user_id, None)
         memories, vectors = await self._store.get_with_vectors(user_id)
         index = await anyio.to_thread.run_sync(BM25Index, memories, vectors)
         if version != UNKNOWN:
             self.cache.put(user_id, version, index)
+            self._mark_unsaved(user_id, version, index)
         return index
+
+    async def _load_snapshot(self, user_id: str) -> bool:
+        """Seed this worker's keyword index (and bridge rows) of the user from the user's snapshot, at
+        the version it was taken at, when this worker holds no index of the user. The caller brings
+        it forward through the change log like any cached index, or rebuilds when the log cannot."""
+        if self._snapshots is None or self.cache.latest(user_id) is not None:
+            return False
+        try:
+            raw = await self._snapshots.read(user_id)
+        except RedisError:
+            log.warning("index snapshot unavailable; building from the store", exc_info=True)
+            return False
+        if raw is None:
+            return False
+        snapshot = await anyio.to_thread.run_sync(decode, raw, self._snapshots.fingerprint)
+        if snapshot is None or self.cache.latest(user_id) is not None:
+            return False
+        self.cache.put(user_id, snapshot.version, snapshot.index)
+        if snapshot.bridge is not None and self._bridge is not None:
+            self._bridge.cache.seed(user_id, snapshot.version, snapshot.bridge)
+        self._from_snapshot[user_id] = snapshot.version
+        if len(self._from_snapshot) > 10_000:  # bounded: only the next read of each user needs it
+            self._from_snapshot.clear()
+        return True
+
+    def _mark_unsaved(self, user_id: str, version: int, index: BM25Index) -> None:
+        if self._snapshots is None or not len(index) or len(index) < self._snapshots.min_memories:
+            return
+        if self._bridge is None:  # nothing more to wait for
+            self._save_later(user_id, version, index, None)
+            return
+        self._unsaved[user_id] = version  # saved by the search that computes its bridge rows
+        if len(self._unsaved) > 10_000:
+            self._unsaved.clear()
+
+    def _save_later(self, user_id: str, version: int, index: BM25Index, rows: BridgeRows | None) -> None:
+        task = asyncio.create_task(self._save_snapshot(user_id, version, index, rows))
+        self._saving.add(task)
+        task.add_done_callback(self._saving.discard)
+
+    async def _save_snapshot(
+        self, user_id: str, version: int, index: BM25Index, rows: BridgeRows | None
+    ) -> None:
+        snapshots = self._snapshots
+        if snapshots is None:
+            return
+        try:
+            encoded = await anyio.to_thread.run_sync(encode, version, index, rows, snapshots.fingerprint)
+            stored = await snapshots.write(user_id, version, encoded)
+        except (RedisError, TypeError, ValueError) as exc:  # a snapshot is an optimisation: never fatal
+            log.warning("index snapshot not saved", extra={"reason": f"{type(exc).__name__}: {exc}"})
+            return
+        log.info(
+            "index snapshot saved" if stored else "index snapshot not saved: the user changed since",
+            extra={"memories": len(index), "bytes": len(encoded), "with_bridge": rows is not None},
+        )
 
     async def _update(self, user_id: str, cached_at: int, index: BM25Index, version: int) -> BM25Index | None:
         changes = await self._versions.changes(user_id, cached_at, version)
@@ -293,7 +366,9 @@ class HybridRetriever:
         prefetched: dict[str, np.ndarray] | None = None
         if not hot:
             version, index = UNKNOWN, BM25Index([])
-        elif bridge is not None and not bridge.cache.holds(user_id):  # first search here: read both at once
+        elif (
+            bridge is not None and not bridge.cache.holds(user_id) and not await self._load_snapshot(user_id)
+        ):  # first search here, no snapshot: read both at once
             (version, index), prefetched = await asyncio.gather(
                 self._versioned_index(user_id), bridge.cache.everything(user_id)
             )
@@ -316,6 +391,9 @@ class HybridRetriever:
             if bridge is not None and len(index)
             else None
         )
+        if self._unsaved.get(user_id) == version:
+            del self._unsaved[user_id]
+            self._save_later(user_id, version, index, rows)
         use_bridge = (
             bridge is not None
             and rows is not None

@@ -1,0 +1,255 @@
+"""Index snapshots: a user's keyword index, MiniLM vectors and bridge rows at one version, in Redis.
+
+A worker's first search of a user used to read every record with its vectors from Chroma, then the
+bridge vectors, and tokenise everything into the BM25 index (~0.9 s at 2,000 memories, issue 29). A
+snapshot holds what that produces, columnar: the memories' fields as one JSON list, the term
+frequencies as CSR arrays over a vocabulary (term ids, weights, row offsets), the MiniLM vectors and
+the bridge rows as float16 matrices, in one binary value. Loading it is one Redis GET, `np.frombuffer`
+and building the memories and their term-frequency dicts: no Chroma read, no tokenising.
+
+Freshness is the keyword cache's own: a loaded snapshot enters the worker's cache at the version it
+was taken at, and the next read of the user's version brings it forward through the change log
+(`LtmVersions.changes`), exactly as a cached index that fell behind; when the log cannot say (trimmed,
+expired, or a delete cleared it) the index is rebuilt from the store. A snapshot is written only when
+its version is still the user's current one (checked in the same Lua script as the SET), and every
+delete (`LtmVersions.bump` with deleted ids: delete, forget, archival, erasure's purge) deletes it in
+the same script that clears the change log, because it holds every memory's words. Erasure deletes
+it with the user's other keys (it is under the user's prefix, in the user's hash slot). It is derived
+data: export leaves it out.
+
+A snapshot whose format, fields, BM25 parameters or model fingerprint differ from this process's is
+ignored (the user is built from the store, and the new build replaces it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import struct
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from redis.client import NEVER_DECODE
+
+from memory import keys
+from memory.models import Memory
+from memory.recall.crosslingual import BridgeRows
+from memory.recall.keyword_index import BM25Index, BM25Params, shared_weight
+from memory.redis_client import RedisClient
+from memory.text.language import Lang
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+_MAGIC = b"MNS1"
+_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+_TUPLE_FIELDS = frozenset({"source_message_ids", "entities"})
+_DEFAULT_PARAMS = BM25Params()
+
+# Written only when the user's version is still the one the snapshot was taken at: a snapshot taken
+# before an erase (which deletes the version key) or overtaken by a write is never stored.
+_SAVE = """
+local current = redis.call('GET', KEYS[1]) or '0'
+if current ~= ARGV[1] then
+    return 0
+end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+return 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    version: int
+    index: BM25Index
+    bridge: BridgeRows | None  # None: the bridge rows were not complete when it was taken
+
+
+def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprint: str) -> bytes:
+    """The snapshot as bytes (read back with `NEVER_DECODE`: the Redis clients here decode text)."""
+    memories, tfs, vectors = index.parts()
+    vocab: dict[str, int] = {}
+    term_ids: list[int] = []
+    weights: list[float] = []
+    indptr = [0]
+    for tf in tfs:
+        for term, weight in tf.items():
+            term_ids.append(vocab.setdefault(term, len(vocab)))
+            weights.append(weight)
+        indptr.append(len(term_ids))
+    segments: dict[str, np.ndarray] = {
+        "indptr": np.asarray(indptr, dtype=np.int64),
+        "terms": np.asarray(term_ids, dtype=np.int32),
+        "weights": np.asarray(weights, dtype=np.float64),  # exact: BM25 scores must equal a fresh build's
+    }
+    # the entries by term (stable: each term's memories in memory order), so a load need not sort
+    segments["by_term"] = np.argsort(segments["terms"], kind="stable").astype(np.int32)
+    if vectors is not None:
+        segments["vectors"] = np.ascontiguousarray(vectors, dtype=np.float16)
+    bridge_langs: list[str] | None = None
+    if bridge is not None:
+        position = {m.id: i for i, m in enumerate(memories)}
+        if all(mid in position for mid in bridge.ids):
+            segments["bridge_rows"] = np.asarray([position[mid] for mid in bridge.ids], dtype=np.int32)
+            segments["bridge"] = np.ascontiguousarray(bridge.matrix, dtype=np.float16)
+            bridge_langs = list(bridge.languages)
+    layout: dict[str, list[Any]] = {}
+    blobs: list[bytes] = []
+    offset = 0
+    for name, array in segments.items():
+        raw = array.tobytes()
+        layout[name] = [offset, len(raw), array.dtype.str, list(array.shape)]
+        blobs.append(raw)
+        offset += len(raw)
+    header = {
+        "format": FORMAT,
+        "version": version,
+        "fingerprint": fingerprint,
+        "params": dataclasses.asdict(index.params),
+        "fields": list(_FIELDS),
+        "memories": [[getattr(m, f) for f in _FIELDS] for m in memories],
+        "vocab": list(vocab),
+        "segments": layout,
+        "bridge_langs": bridge_langs,
+    }
+    head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"".join([_MAGIC, struct.pack("<I", len(head)), head, *blobs])
+
+
+def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -> Snapshot | None:
+    """The snapshot, or None when it is not one this process can use (format, fields, parameters,
+    models, or a damaged value)."""
+    try:
+        split = _split(raw)
+        if split is None:
+            return None
+        header, body = split
+        if (
+            header.get("format") != FORMAT
+            or header.get("fingerprint") != fingerprint
+            or tuple(header.get("fields", ())) != _FIELDS
+            or header.get("params") != dataclasses.asdict(params)
+        ):
+            return None
+
+        def segment(name: str) -> np.ndarray | None:
+            spec = header["segments"].get(name)
+            if spec is None:
+                return None
+            offset, length, dtype, shape = spec
+            return np.frombuffer(body[offset : offset + length], dtype=np.dtype(dtype)).reshape(shape)
+
+        def kept(name: str) -> np.ndarray | None:
+            """A copy, for what the index holds on to: a view would keep the whole payload alive."""
+            array = segment(name)
+            return None if array is None else array.copy()
+
+        memories = [_memory(row) for row in header["memories"]]
+        indptr, terms, weights = segment("indptr"), segment("terms"), segment("weights")
+        if indptr is None or terms is None or weights is None or len(indptr) != len(memories) + 1:
+            return None
+        # interned, as a build's words are: users share most of them
+        vocab = np.asarray([sys.intern(w) for w in header["vocab"]], dtype=object)
+        words: list[str] = vocab[terms].tolist() if len(terms) else []
+        # one float object per distinct weight, as a built index shares them
+        distinct, inverse = np.unique(weights, return_inverse=True)
+        shared = np.asarray([shared_weight(w) for w in distinct.tolist()], dtype=object)
+        values: list[float] = shared[inverse].tolist() if len(weights) else []
+        bounds = indptr.tolist()
+        tfs = [
+            dict(zip(words[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]], strict=True))
+            for i in range(len(memories))
+        ]
+        # each term's memories in memory order, as a build makes them (ties in BM25 keep that order)
+        postings: dict[str, list[str]] = {}
+        if len(terms):
+            order = segment("by_term")
+            if order is None or len(order) != len(terms):
+                return None
+            owners = np.repeat(np.arange(len(memories)), np.diff(indptr))[order]
+            ids = np.asarray([m.id for m in memories], dtype=object)[owners].tolist()
+            sorted_terms = terms[order]
+            starts = np.flatnonzero(np.diff(sorted_terms)) + 1
+            edges = [0, *starts.tolist(), len(ids)]
+            firsts: list[str] = vocab[sorted_terms[edges[:-1]]].tolist()
+            postings = {term: ids[edges[k] : edges[k + 1]] for k, term in enumerate(firsts)}
+        index = BM25Index.from_parts(memories, tfs, kept("vectors"), params, postings)
+        bridge = None
+        rows, matrix, langs = segment("bridge_rows"), kept("bridge"), header.get("bridge_langs")
+        if rows is not None and matrix is not None and langs is not None:
+            languages: tuple[Lang, ...] = tuple(langs)
+            ids = tuple(memories[i].id for i in rows.tolist())
+            bridge = BridgeRows(ids, matrix, languages, frozenset(languages))
+        return Snapshot(int(header["version"]), index, bridge)
+    except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError):
+        log.warning("index snapshot unreadable; building from the store", exc_info=True)
+        return None
+
+
+def _split(payload: bytes) -> tuple[dict[str, Any], memoryview] | None:
+    if not isinstance(payload, bytes) or payload[:4] != _MAGIC:
+        return None
+    (head_len,) = struct.unpack_from("<I", payload, 4)
+    header = json.loads(payload[8 : 8 + head_len].decode("utf-8"))
+    return (header, memoryview(payload)[8 + head_len :]) if isinstance(header, dict) else None
+
+
+def fingerprint_of(raw: bytes) -> str | None:
+    """The model fingerprint a snapshot was taken with (benchmarks, diagnostics)."""
+    try:
+        split = _split(raw)
+    except (ValueError, struct.error, UnicodeDecodeError):
+        return None
+    value = split[0].get("fingerprint") if split is not None else None
+    return value if isinstance(value, str) else None
+
+
+_TUPLE_AT = tuple(i for i, f in enumerate(_FIELDS) if f in _TUPLE_FIELDS)
+_FACTS_AT = _FIELDS.index("facts")
+
+
+def _memory(row: list[Any]) -> Memory:
+    if len(row) != len(_FIELDS):
+        raise ValueError("a snapshot row of another shape")
+    for i in _TUPLE_AT:
+        row[i] = tuple(row[i])
+    row[_FACTS_AT] = tuple((k, v) for k, v in row[_FACTS_AT])
+    return Memory(*row)
+
+
+class IndexSnapshots:
+    """Where snapshots live (Redis, under the user's keys) and when they are worth one.
+
+    `min_memories`: users with fewer memories are not snapshotted (their build is cheap);
+    `ttl_seconds`: an unused snapshot expires (a user idle that long is built from the store);
+    `fingerprint`: the embedding models in use, so that a snapshot of other vectors is never loaded."""
+
+    def __init__(
+        self,
+        redis: RedisClient,
+        *,
+        fingerprint: str,
+        min_memories: int = 500,
+        ttl_seconds: int = 7 * 86_400,
+    ) -> None:
+        self._redis = redis
+        self._save = redis.register_script(_SAVE)
+        self.fingerprint = fingerprint
+        self.min_memories = min_memories
+        self._ttl_ms = ttl_seconds * 1000
+
+    async def read(self, user_id: str) -> bytes | None:
+        """The stored snapshot, undecoded (binary: the client's text decoding is skipped for it)."""
+        raw: Any = await self._redis.execute_command("GET", keys.ltm_snapshot(user_id), **{NEVER_DECODE: []})
+        return raw if isinstance(raw, bytes) else None
+
+    async def write(self, user_id: str, version: int, encoded: bytes) -> bool:
+        """Store `encoded` (taken at `version`) if `version` is still the user's current one."""
+        stored = await self._save(
+            keys=[keys.ltm_version(user_id), keys.ltm_snapshot(user_id)],
+            args=[str(version), encoded, self._ttl_ms],
+        )
+        return bool(stored)

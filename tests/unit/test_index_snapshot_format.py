@@ -1,0 +1,94 @@
+"""The snapshot format alone (memory/recall/snapshot.py): what is decoded is the index that was encoded."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memory.models import Memory
+from memory.recall.crosslingual import BridgeRows
+from memory.recall.keyword_index import BM25Index, BM25Params, tokenize
+from memory.recall.snapshot import decode, encode, fingerprint_of
+from memory.text.language import Lang
+
+TEXTS = [
+    ("I moved to Lisbon last March for a new job as a nurse.", "Where are you living now?"),
+    ("我上个三月搬到了杭州，新工作是老师。", ""),
+    ("My sister Anna lives in Porto; she's a nurse too.", "Tell me about your family."),
+    ("我最喜欢吃火锅，每个周末都吃。", "你喜欢吃什么？"),
+    ("Remind me to call Maria about the insurance on Friday.", ""),
+]
+
+
+def memories() -> list[Memory]:
+    return [
+        Memory(
+            id=f"m{i}",
+            user_id="u",
+            content=text,
+            created_at=1_700_000_000.0 + i,
+            session_id=f"s{i % 2}",
+            source="user",
+            content_hash=f"h{i}",
+            importance=0.5,
+            name="Ann" if i == 2 else None,
+            source_message_ids=(f"msg{i}",),
+            tier="fact",
+            entities=("Lisbon",) if i == 0 else (),
+            context=context,
+            facts=(("residence", "lisbon"),) if i == 0 else (),
+            superseded_by="m1" if i == 0 else None,
+        )
+        for i, (text, context) in enumerate(TEXTS)
+    ]
+
+
+def index_and_rows() -> tuple[BM25Index, BridgeRows]:
+    rng = np.random.default_rng(7)
+    mems = memories()
+    index = BM25Index(mems, rng.standard_normal((len(mems), 8)).astype(np.float32))
+    bridge = rng.standard_normal((len(mems), 6)).astype(np.float16)
+    langs: tuple[Lang, ...] = ("en", "zh", "en", "zh", "en")
+    return index, BridgeRows(tuple(m.id for m in mems), bridge, langs, frozenset(langs))
+
+
+def test_a_decoded_snapshot_is_the_encoded_index() -> None:
+    index, rows = index_and_rows()
+    raw = encode(42, index, rows, "models-a")
+    assert fingerprint_of(raw) == "models-a"
+    loaded = decode(raw, "models-a")
+    assert loaded is not None
+    assert loaded.version == 42
+    assert loaded.index.memories == index.memories
+    assert list(loaded.index.memories) == list(index.memories)
+    assert loaded.index.parts()[1] == index.parts()[1]  # term frequencies
+    matrix, original = loaded.index.parts()[2], index.parts()[2]
+    assert matrix is not None
+    assert original is not None
+    assert np.array_equal(matrix, original)
+    for query in ("Where does Anna live?", "我搬到哪里了", "nurse Lisbon", "火锅"):
+        tokens = tokenize(query)
+        assert loaded.index.search(tokens, limit=10) == index.search(tokens, limit=10)
+        assert loaded.index.known(tokens) == index.known(tokens)
+    assert loaded.index.chains() == index.chains()
+    assert loaded.index.with_fact_keys(["residence"]) == index.with_fact_keys(["residence"])
+    assert loaded.bridge is not None
+    assert loaded.bridge.ids == rows.ids
+    assert loaded.bridge.languages == rows.languages
+    assert np.array_equal(loaded.bridge.matrix, rows.matrix)
+
+
+def test_a_snapshot_of_other_models_or_parameters_or_a_damaged_one_is_not_used() -> None:
+    index, rows = index_and_rows()
+    raw = encode(1, index, rows, "models-a")
+    assert decode(raw, "models-b") is None
+    assert decode(raw, "models-a", BM25Params(k1=1.5)) is None
+    assert decode(raw[: len(raw) // 2], "models-a") is None
+    assert decode(b"not a snapshot", "models-a") is None
+
+
+def test_without_bridge_rows_the_snapshot_has_none() -> None:
+    index, _ = index_and_rows()
+    loaded = decode(encode(3, index, None, "m"), "m")
+    assert loaded is not None
+    assert loaded.bridge is None
+    assert loaded.index.memories == index.memories

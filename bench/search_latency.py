@@ -6,6 +6,7 @@
     .venv/bin/python bench/search_latency.py --in-process-max 0        # every search asks Chroma
     .venv/bin/python bench/search_latency.py --bridge both             # with and without the bridge
     .venv/bin/python bench/search_latency.py --relations both          # with and without relation links
+    .venv/bin/python bench/search_latency.py --lexicon both            # with and without the bilingual lexicon
 
 Starts its own redis-server and `chroma run` on free loopback ports (data in a temp dir), serves the
 app in-process (ASGI, real lifespan, real embedding model), ingests synthetic zh+en memories through
@@ -147,13 +148,17 @@ async def searches(
 
 
 def app_settings(
-    args: argparse.Namespace, bridge: str | None = None, relations: str | None = None
+    args: argparse.Namespace,
+    bridge: str | None = None,
+    relations: str | None = None,
+    lexicon: str | None = None,
 ) -> dict[str, Any]:
     return {
         "memory_shards": args.shards,
         "in_process_index_max": args.in_process_max,
         "bridge_embedding": (bridge or args.bridge) in ("on", "both"),
         "relation_memory": (relations or args.relations) in ("on", "both"),
+        "keyword_lexicon": (lexicon or args.lexicon) in ("on", "both"),
     }
 
 
@@ -164,15 +169,15 @@ async def compared(
     stores: tuple[str, str],
     switch: str = "bridge",
 ) -> dict[str, object]:
-    """`--bridge both` (or `--relations both`): the same stored memories searched by fresh apps with
-    and without the bridge (relation links), in two rounds of opposite order (the same queries for both
+    """`--bridge both` (or `--relations both`, `--lexicon both`): the same stored memories searched by
+    fresh apps with and without the bridge (relation links, the bilingual lexicon), in two rounds of opposite order (the same queries for both
     modes of a round)."""
     timed: dict[str, dict[str, list[float]]] = {
         m: {"p50": [], "p95": [], "cold_p95": []} for m in ("on", "off")
     }
     for round_, order in enumerate((("on", "off"), ("off", "on"))):
         for mode in order:
-            flipped = {"bridge": mode} if switch == "bridge" else {"relations": mode}
+            flipped = {switch: mode}
             async with app_on(*stores, **app_settings(args, **flipped)) as client:
                 cold, latencies = await searches(
                     args, random.Random(args.seed + round_), users, headers, client
@@ -196,10 +201,9 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         per_user = args.memories // args.users
         ingest_seconds = await ingest(args, rng, users, headers, per_user, stores)
         stored = per_user * len(users)
-        if args.bridge == "both" or args.relations == "both":
-            both = await compared(
-                args, users, headers, stores, "bridge" if args.bridge == "both" else "relations"
-            )
+        switch = next((s for s in ("bridge", "relations", "lexicon") if getattr(args, s) == "both"), None)
+        if switch is not None:
+            both = await compared(args, users, headers, stores, switch)
             return {
                 "memories": stored,
                 "users": args.users,
@@ -256,13 +260,20 @@ def main() -> None:
         default="on",
         help="RELATION_MEMORY (both: stored with it, searched with and without the links)",
     )
+    parser.add_argument(
+        "--lexicon",
+        choices=["on", "off", "both"],
+        default="on",
+        help="KEYWORD_LEXICON (both: searched with and without the bilingual lexicon)",
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
     result["bridge"] = args.bridge
     result["relations"] = args.relations
+    result["lexicon"] = args.lexicon
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}_bridge-{args.bridge}{'' if args.relations == 'on' else '_rel-' + args.relations}.json"
+    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}_bridge-{args.bridge}{'' if args.relations == 'on' else '_rel-' + args.relations}{'' if args.lexicon == 'on' else '_lex-' + args.lexicon}.json"
     (out / name).write_text(json.dumps(result, indent=2))
     width = max(len(k) for k in result)
     sys.stdout.write("\n".join(f"{k:<{width}}  {v}" for k, v in result.items()) + "\n")

@@ -242,10 +242,13 @@ def build_memory_service(
     archive: ArchivedTiers | None = None,
     *,
     llm: ChatModel | None = None,
+    searches: bool = True,
 ) -> MemoryService:
     """`archive`: list, search, delete and forget cover warm and cold too (hybrid pipeline only).
     `llm`: the configured upstream model (None without one), for the writer's supersession judge. With a
-    `BridgedStore`, recall fuses its bridge channel (`memory/recall/crosslingual.py`)."""
+    `BridgedStore`, recall fuses its bridge channel (`memory/recall/crosslingual.py`). `searches`: False
+    in a process that only writes (the writer, the claims job): the bilingual lexicon, which only
+    expands search queries, is not loaded there (about 50 MB and a few seconds at start)."""
     if settings.retrieval_pipeline == "naive":
         return MemoryService(store, embedder)
     versions = LtmVersions(redis)
@@ -288,7 +291,7 @@ def build_memory_service(
         bridge=bridge,
         links=RelationLinks(relations) if relations is not None else None,
         lexicon=cc_cedict(LexiconParams(senses=settings.keyword_lexicon_senses))
-        if settings.keyword_lexicon
+        if settings.keyword_lexicon and searches
         else None,
         snapshots=snapshots,
     )

@@ -34,7 +34,7 @@ async def run(settings: Settings, users: list[str] | None) -> dict[str, int]:
     try:
         await ensure_layout(redis, settings)
         store = build_store(settings, redis)
-        memory = build_memory_service(settings, store, embedder, redis)
+        memory = build_memory_service(settings, store, embedder, redis, searches=False)
         if users is None:
             found: set[str] = set()
             for server in store.servers.values():

@@ -66,7 +66,9 @@ async def run(settings: Settings) -> None:
         else None
     )
     deferred = deferring(store, redis)
-    memory = build_memory_service(settings, deferred, embedder, redis, outbox, archive, llm=llm)
+    memory = build_memory_service(
+        settings, deferred, embedder, redis, outbox, archive, llm=llm, searches=False
+    )
     worker = OutboxWorker(
         outbox,
         memory.ingest_entries,

@@ -11,6 +11,10 @@ only: the index stays what it was, so turning it off changes nothing stored.
 - An English query's words bring the Chinese words whose sense is that word alone ("dance" -> 跳舞,
   舞蹈; "adopt" -> 领养, 收养), as CJK bigrams. Words the user never wrote match nothing, so a generous
   list costs nothing but the look-up.
+- Proper nouns (places, countries, organisations) cross as their English name, the capitalised words
+  their sense starts with: 杭州 -> hangzhou (not "subprovincial city..."), 巴黎 -> paris; and an English
+  name brings them back ("Paris" -> 巴黎, "New York" -> 纽约). A single query character inside a longer
+  dictionary word of the query (州 of 杭州) is not looked up.
 
 Each added term weighs `weight` of a term the user wrote (docs/decisions.md "Cross-lingual and time
 recall (issue 28)").
@@ -68,6 +72,10 @@ _FILLER = frozenset(
         "themselves",
     ]
 )
+# a proper noun's sense begins with its English name ("Hangzhou subprovincial city...", "Paris, capital
+# of France", "New York", "Anna (name)"): the capitalised words it starts with, small joining words inside
+_NAME_RE = re.compile(r"^[A-Z][A-Za-z'’.-]*(?:\s+(?:(?:of|the|and|de|la|von|van)\s+)*[A-Z][A-Za-z'’.-]*)*")
+_MAX_NAME_WORDS = 4
 _MAX_SENSE_WORDS = 3  # longer senses are explanations ("the ninth of the ten heavenly stems")
 # characters of transliterated foreign names (卡罗琳 Caroline, 梅兰妮 Melanie, 乔恩 Jon): a run of them the
 # dictionary does not read as common words is a name, and a name has no translation to add
@@ -100,6 +108,30 @@ def _clean_sense(sense: str) -> list[str]:
     return out
 
 
+def _proper_name(sense: str) -> str | None:
+    """'Paris, capital of France' -> 'Paris'; 'Hangzhou subprovincial city...' -> 'Hangzhou'; None for a
+    sense that is no name ('surname Hang', 'abbr. for ...', 'see ...')."""
+    sense = sense.strip()
+    if _SKIP_SENSE.match(sense):
+        return None
+    match = _NAME_RE.match(sense)
+    if match is None:
+        return None
+    name = match.group(0).rstrip(".-'’")
+    return name if 0 < len(name.split()) <= _MAX_NAME_WORDS else None
+
+
+def _first_names(found: list[tuple[int, str]], keep: int = 2) -> tuple[str, ...]:
+    """The Chinese of an English name: those whose first name it is, shortest first, none containing
+    one already kept (杭州, not 杭州市), at most `keep`."""
+    best = min(rank for rank, _ in found)
+    out: list[str] = []
+    for _, word in sorted((rw for rw in found if rw[0] == best), key=lambda rw: len(rw[1])):
+        if len(out) < keep and not any(o in word for o in out):
+            out.append(word)
+    return tuple(out)
+
+
 class BilingualLexicon:
     """zh word -> English stems; English stem -> Chinese words. Built from dictionary lines."""
 
@@ -108,6 +140,10 @@ class BilingualLexicon:
         zh_en: dict[str, list[str]] = {}
         proper: dict[str, list[str]] = {}
         en_zh: dict[str, list[tuple[int, str]]] = {}
+        named: set[str] = set()
+        names_en: dict[str, str] = {}  # proper noun -> its English name
+        en_names: dict[tuple[str, ...], list[tuple[int, str]]] = {}  # name words -> (rank, proper noun)
+        longer: set[str] = set()  # every word of two or more characters, for _covered
         for line in lines:
             if line.startswith("#"):
                 continue
@@ -117,10 +153,22 @@ class BilingualLexicon:
             word = match.group("simp")
             if not _CJK_RE.fullmatch(word):
                 continue
-            senses = [t for s in match.group("senses").split("/") for t in _clean_sense(s)]
+            if len(word) >= 2:
+                longer.add(word)
+            raw = match.group("senses").split("/")
+            is_proper = match.group("pinyin")[:1].isupper()
+            if is_proper and len(word) >= 2:  # a single character's names are surnames, abbreviations
+                found_names = [n for n in (_proper_name(r) for r in raw) if n is not None]
+                if found_names:
+                    named.add(word)
+                    names_en.setdefault(word, found_names[0])
+                    for rank, name in enumerate(found_names[: params.senses]):
+                        key = tuple(w.lower() for w in _EN_WORD_RE.findall(name))
+                        if key:
+                            en_names.setdefault(key, []).append((rank, word))
+            senses = [t for s in raw for t in _clean_sense(s)]
             if not senses:
                 continue
-            is_proper = match.group("pinyin")[:1].isupper()
             target = proper if is_proper else zh_en
             target.setdefault(word, []).extend(senses)
             if is_proper or len(word) != 2:  # longer words' bigrams say less than they seem (前段时间: 时间)
@@ -137,7 +185,14 @@ class BilingualLexicon:
             for i in range(len(word) - 1) if len(word) > 2 else ():
                 productive[word[i : i + 2]] = productive.get(word[i : i + 2], 0) + 1
         self._zh_en = {w: tuple(s) for w, s in zh_en.items()}
-        self._names = frozenset(w for w in proper if w not in zh_en)  # segmentation only, never expanded
+        # segmentation; expanded by their English name only
+        self._names = frozenset(w for w in (*proper, *named) if w not in zh_en)
+        # a proper noun alone in the query crosses as its English name (杭州 -> hangzhou), unless the
+        # word is also a common word (互助: help each other)
+        self._name_en = {w: n for w, n in names_en.items() if w not in zh_en}
+        self._en_name = {key: _first_names(found) for key, found in en_names.items()}
+        self._longer = frozenset(longer)
+        self._en_name_len = max((len(k) for k in self._en_name), default=0)
         self._en_zh = {
             stem: tuple(
                 dict.fromkeys(w for _, w in sorted(found, key=lambda rw: (-productive.get(rw[1], 0), rw[0])))
@@ -151,7 +206,9 @@ class BilingualLexicon:
 
     def words_of(self, text: str) -> list[str]:
         """The dictionary words of the CJK runs of `text`, longest match first (unknown characters
-        alone); question words and particles left out."""
+        alone); question words, particles and transliterated names left out. A proper noun alone (杭州,
+        巴黎) is kept; a single character that a longer dictionary word of the run overlaps is dropped
+        (its one sense is a guess)."""
         found: list[str] = []
         for run in _CJK_RE.findall(text):
             pieces: list[str] = []
@@ -160,21 +217,37 @@ class BilingualLexicon:
                 size = next(
                     s
                     for s in range(min(self._max, len(run) - i), 0, -1)
-                    if s == 1 or run[i : i + s] in self._zh_en or run[i : i + s] in self._names
+                    if s == 1 or self._known(run[i : i + s])
                 )
                 pieces.append(run[i : i + size])
                 i += size
+            start = 0
             for piece, name in zip(pieces, self._name_mask(pieces), strict=True):
+                at, start = start, start + len(piece)
                 if name or piece in ZH_QUESTION_WORDS or piece in ZH_STOPWORDS:
                     continue
                 if any(ch in ZH_QUESTION_CHARS for ch in piece):  # 什么时候, 为什么: asks, says nothing
                     continue
+                if len(piece) == 1 and self._covered(run, at):
+                    continue
                 found.append(piece)
         return found
 
+    def _known(self, word: str) -> bool:
+        return word in self._zh_en or word in self._names
+
+    def _covered(self, run: str, at: int) -> bool:
+        """Whether a dictionary word of two or more characters in `run` contains position `at`."""
+        return any(
+            run[a : a + s] in self._longer
+            for s in range(2, min(self._max, len(run)) + 1)
+            for a in range(max(0, at - s + 1), min(at, len(run) - s) + 1)
+        )
+
     def _name_mask(self, pieces: list[str]) -> list[bool]:
         """Which pieces belong to a transliterated name: a run of two or more characters cut into
-        single transliteration characters or dictionary names (卡 + 罗琳, 梅 + 兰 + 妮)."""
+        single transliteration characters or dictionary names (卡 + 罗琳, 梅 + 兰 + 妮). A dictionary
+        name that is a run by itself (杭州, 巴黎) is not masked when it has an English name."""
         part = [
             p in self._names or (len(p) == 1 and p in TRANSLITERATION and p not in ZH_STOPWORDS)
             for p in pieces
@@ -185,13 +258,17 @@ class BilingualLexicon:
             j = i
             while j < len(pieces) and part[j]:
                 j += 1
-            if j > i and sum(len(p) for p in pieces[i:j]) >= 2:
+            alone = j == i + 1 and pieces[i] in self._name_en
+            if j > i and sum(len(p) for p in pieces[i:j]) >= 2 and not alone:
                 mask[i:j] = [True] * (j - i)
             i = max(j, i + 1)
         return mask
 
     def english(self, word: str) -> list[str]:
-        """The English stems of a Chinese word's first senses."""
+        """The English stems of a Chinese word's first senses, or of its English name (杭州 -> hangzhou)."""
+        name = self._name_en.get(word)
+        if name is not None:
+            return list(dict.fromkeys(tokenize(name)))
         senses = self._zh_en.get(word, ())
         n = self.params.single_char_senses if len(word) == 1 else self.params.senses
         return list(dict.fromkeys(t for s in senses[:n] for t in tokenize(s)))
@@ -199,6 +276,30 @@ class BilingualLexicon:
     def chinese(self, stem: str) -> list[str]:
         """Chinese words whose sense is this (stemmed) English word alone."""
         return list(self._en_zh.get(stem, ())[: self.params.zh_per_word])
+
+    def names_in(self, text: str) -> list[str]:
+        """The Chinese proper nouns of the English names in `text` ("Paris" -> 巴黎; "New York" -> 纽约),
+        longest name first. A name that is also a common word (turkey) counts only capitalised."""
+        words = _EN_WORD_RE.findall(text)
+        found: list[str] = []
+        i = 0
+        while i < len(words):
+            for n in range(min(self._en_name_len, len(words) - i), 0, -1):
+                key = tuple(w.lower() for w in words[i : i + n])
+                zh = self._en_name.get(key)
+                if zh is None or n == 1 and key[0] in EN_STOPWORDS:
+                    continue
+                if (
+                    n == 1
+                    and not words[i][:1].isupper()
+                    and any(t in self._en_zh for t in tokenize(words[i]))
+                ):
+                    continue
+                found.extend(zh)
+                i += n - 1
+                break
+            i += 1
+        return list(dict.fromkeys(found))
 
     def expand(self, text: str, own: Iterable[str]) -> dict[str, float]:
         """Terms in the other language for the query `text` (whose own keyword terms are `own`): each
@@ -216,6 +317,10 @@ class BilingualLexicon:
                 for t in tokenize(zh):
                     if not t.startswith(UNIGRAM) and t not in mine:
                         added.setdefault(t, 1.0)
+        for zh in self.names_in(text):
+            for t in tokenize(zh):
+                if not t.startswith(UNIGRAM) and t not in mine:
+                    added.setdefault(t, 1.0)
         return added
 
 

@@ -91,3 +91,42 @@ class TestBilingualLexicon:
                 explain = match[0]["explain"]
                 assert isinstance(explain, dict)
                 assert explain["bm25"] > 0, query
+
+
+NAMED_TURNS = [
+    ("z-hangzhou", "我上个月去了杭州出差"),
+    ("z-beijing", "我上周去了北京看朋友"),
+    ("z-chengdu", "我去年去成都旅游了"),
+    ("e-paris", "I visited Paris with my sister"),
+    ("e-london", "My sister and I went to London"),
+    ("e-rome", "My brother drove us to Rome last spring"),
+]
+# places that CC-CEDICT lists (杭州 Hangzhou, 巴黎 Paris), asked in the other language
+ASKED_BY_NAME = [
+    ("When did I go to Hangzhou?", "z-hangzhou"),
+    ("我和姐姐去过巴黎吗？", "e-paris"),
+]
+
+
+class TestProperNouns:
+    async def test_place_names_cross_the_language(
+        self, settings: Settings, embedder: Embedder, auth: AuthHeaders
+    ) -> None:
+        """The bridge off: the name is the only word that tells the memory from the others of its
+        language (each went somewhere, two with a sister), and only the lexicon can carry it across."""
+        async for client in _client(settings, embedder, bridge_embedding=False, keyword_lexicon=True):
+            for i, (mid, text) in enumerate(NAMED_TURNS):  # one session each: no turn is another's context
+                message = {"role": "user", "content": text, "id": mid, "timestamp": NOW - 3 * DAY + i}
+                resp = await client.post(
+                    "/v1/memory/alice/messages",
+                    json={"session_id": f"s{i}", "messages": [message]},
+                    headers=auth("alice"),
+                )
+                assert resp.status_code == 200, resp.text
+            for query, expected in ASKED_BY_NAME:
+                found = await hits(client, auth, query)
+                assert found, query
+                assert found[0]["source_message_ids"] == [expected], (query, found)
+                explain = found[0]["explain"]
+                assert isinstance(explain, dict)
+                assert explain["bm25"] > 0, query

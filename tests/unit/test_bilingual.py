@@ -27,6 +27,17 @@ LINES = [
     "收養 收养 [shou1 yang3] /to take in and care for (an elderly person, a dog etc)/to adopt (a child)/",
     "姓 姓 [xing4] /surname/",
     "王 王 [Wang2] /surname Wang/",
+    "杭 杭 [Hang2] /surname Hang/Hangzhou/",
+    "州 州 [zhou1] /prefecture/(old) province/",
+    "杭州 杭州 [Hang2 zhou1] /Hangzhou subprovincial city and capital of Zhejiang province in southeast China/",
+    "杭州市 杭州市 [Hang2 zhou1 shi4] /Hangzhou subprovincial city and capital of Zhejiang province/",
+    "巴黎 巴黎 [Ba1 li2] /Paris, capital of France/",
+    "紐約 纽约 [Niu3 yue1] /New York/",
+    "土耳其 土耳其 [Tu3 er3 qi2] /Turkey/",
+    "火雞 火鸡 [huo3 ji1] /turkey/",
+    "出差 出差 [chu1 chai1] /to go on an official or business trip/",
+    "出 出 [chu1] /to go out/",
+    "差 差 [cha4] /differ from/",
 ]
 
 
@@ -66,6 +77,37 @@ def test_expand_adds_only_the_other_language(lexicon: BilingualLexicon) -> None:
     assert set(added) == {"领养", "收养"}  # bigrams of the Chinese words, no single characters
 
 
+def test_a_chinese_proper_noun_crosses_as_its_english_name(lexicon: BilingualLexicon) -> None:
+    """杭州's sense is an explanation (more than three words): its name is the capitalised words it
+    starts with, and nothing of the rest (subprovincial, capital, province) is added."""
+    q = "我什么时候去杭州？"
+    assert lexicon.words_of(q) == ["去", "杭州"]  # 杭州 is one word: 州 (prefecture) is not looked up
+    assert set(lexicon.expand(q, tokenize(q))) == set(tokenize("Hangzhou"))  # 去 is not in LINES
+    assert lexicon.english("巴黎") == tokenize("Paris")  # "Paris, capital of France": the name only
+    assert lexicon.english("纽约") == tokenize("New York")
+    assert lexicon.english("杭") == []  # a single character: a surname, no name crossing
+
+
+def test_a_single_character_inside_a_longer_dictionary_word_is_not_looked_up(
+    lexicon: BilingualLexicon,
+) -> None:
+    """出差 has no short sense, so it is no word for the lexicon, but it is in the dictionary: 出 (go
+    out) and 差 (differ) are not what the user meant."""
+    assert lexicon.words_of("杭州出差") == ["杭州"]
+    assert lexicon.words_of("画画") == ["画", "画"]  # no longer word covers them
+
+
+def test_english_names_bring_the_chinese_proper_nouns(lexicon: BilingualLexicon) -> None:
+    assert lexicon.names_in("When did I go to Hangzhou?") == ["杭州"]  # not 杭州市, which contains it
+    assert lexicon.names_in("I visited Paris with my sister") == ["巴黎"]
+    assert lexicon.names_in("I moved to New York") == ["纽约"]  # two words, one name
+    assert lexicon.names_in("I went to paris") == ["巴黎"]  # lower case: no common word "paris"
+    assert lexicon.names_in("I ate turkey") == []  # a common word: a name only capitalised
+    assert lexicon.names_in("I flew to Turkey") == ["土耳其"]
+    q = "When did I go to Hangzhou?"
+    assert set(lexicon.expand(q, tokenize(q))) == {"杭州"}
+
+
 def test_weighted_keeps_the_query_own_terms_at_one() -> None:
     assert weighted(["group"], {"group": 1.0, "小组": 1.0}, 0.5) == {"group": 1.0, "小组": 0.5}
 
@@ -101,3 +143,10 @@ def test_cc_cedict_from_the_wheel() -> None:
     added = lexicon.expand(q, tokenize(q))
     assert "露营" in added
     assert "夏天" in added
+    q = "我上次去杭州是什么时候？"
+    added = lexicon.expand(q, tokenize(q))
+    assert "hangzhou" in added
+    assert not {"prefectur", "subprovinci", "capit", "provinc"} & set(added)
+    for zh, en in [("巴黎", "Paris"), ("瑞典", "Sweden"), ("伦敦", "London"), ("纽约", "New York")]:
+        assert set(tokenize(en)) <= set(lexicon.expand(zh, tokenize(zh))), zh
+        assert zh in lexicon.expand(en, tokenize(en)), en

@@ -286,6 +286,7 @@ def build_memory_service(
             negation_intent=settings.negation_intent,
             lexicon_weight=settings.keyword_lexicon_weight,
             event_dates=settings.event_dates,
+            names_across_scripts=settings.names_across_scripts,
         ),
         shared=shared,
         bridge=bridge,

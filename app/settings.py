@@ -238,6 +238,7 @@ class Settings(BaseSettings):
     # a question naming a month ("我5月去了哪里", "in May") ranks first what was written in it and, with
     # this, what tells of an event in it (relative dates resolved at write time from the message's time)
     event_dates: bool = True
+    names_across_scripts: bool = True
     # a memory in the other language than the query is ranked by the bridge and keywords alone: the
     # keywords' share (names, numbers, and with the lexicon the query's translated words); unset: 0.3
     # with the lexicon, 0.15 without (measured: docs/benchmarks.md, issue 28)

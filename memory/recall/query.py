@@ -28,6 +28,7 @@ from memory.text.lexicons import (
     VERIFICATION_RE,
 )
 from memory.text.slots import extract_slots
+from memory.text.transliteration import names_across_scripts
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,7 @@ def plan_query(
     now: float | None = None,
     negation_intent: bool = True,
     changing_facts: bool = True,
+    names_across: bool = True,
 ) -> QueryPlan:
     """`negation_intent=False` is the earlier planner (every negation excludes); `changing_facts=False`
     leaves out what supersession adds (past-question words out of the keywords, attributes asked
@@ -131,8 +133,11 @@ def plan_query(
         for n in known_names
         if n and re.search(rf"(?<![A-Za-z]){re.escape(n)}(?![A-Za-z])", text, re.IGNORECASE)
     ]
+    # a known name written in the other script (Caroline asked of 卡罗琳's turns, issue 28): named too,
+    # and its own spelling joins the keywords, so the turns that say it match
+    across = names_across_scripts([n for n in known_names if n not in names], text) if names_across else []
     stripped = semantic
-    for name in names:
+    for name in [*names, *(spelled for spelled, _ in across)]:
         stripped = re.sub(
             rf"(?<![A-Za-z]){re.escape(name)}(?:'s|’s)?(?![A-Za-z])", " ", stripped, flags=re.IGNORECASE
         )
@@ -143,7 +148,11 @@ def plan_query(
     wants_past = PAST_RE.search(text) is not None
     # "以前/before/used to" say when, not what: as keywords they match "以后" and every "before"
     keyword_text = PAST_RE.sub(" ", semantic) if wants_past and changing_facts else semantic
-    keyword_tokens = [t for t in tokenize(" ".join([keyword_text, *expansion])) if t not in negated_tokens]
+    keyword_tokens = [
+        t
+        for t in tokenize(" ".join([keyword_text, *expansion, *(k for _, k in across)]))
+        if t not in negated_tokens
+    ]
     moment = datetime.fromtimestamp(now, UTC) if now is not None else None
     month = next((s.value for s in extract_slots(text, now=moment) if s.name == "month"), None)
     return QueryPlan(
@@ -154,7 +163,7 @@ def plan_query(
         negated_tokens=negated_tokens,
         doc_types=doc_types,
         month=month,
-        names=names,
+        names=[*names, *(k for _, k in across)],
         wants_recent=RECENCY_RE.search(text) is not None,
         answer_types=[name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(text)],
         wants_past=wants_past,
@@ -163,5 +172,7 @@ def plan_query(
         attributes=[key for key, asks in ATTRIBUTE_QUESTIONS.items() if asks.search(text)]
         if changing_facts
         else [],
-        own_tokens=[t for t in tokenize(keyword_text) if t not in negated_tokens],
+        own_tokens=[
+            t for t in tokenize(" ".join([keyword_text, *(k for _, k in across)])) if t not in negated_tokens
+        ],
     )

@@ -93,6 +93,8 @@ class RankingWeights:
     # the month-first rule also ranks first a memory whose event date (resolved at write time from the
     # message's own time: "上周五", "last month") is in the month asked about
     event_dates: bool = True
+    # a speaker named in the other script (Caroline / 卡罗琳) is named (memory/text/transliteration.py)
+    names_across_scripts: bool = True
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -384,6 +386,7 @@ class HybridRetriever:
             now=as_of,
             negation_intent=w.negation_intent,
             changing_facts=w.supersession,
+            names_across=w.names_across_scripts,
         )
         language = detect_language(plan.text)
         rows = (

@@ -1,0 +1,77 @@
+"""A speaker named in the other script (issue 28; real Redis, real Chroma, the real models): turns said
+by 卡罗琳 and 梅兰妮 are the speakers' when a question names Caroline or Melanie, and the other way round,
+as a question in the speakers' own script already was (the name boost and the name's keywords)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from app.settings import Settings
+from memory import Embedder
+from tests.conftest import AuthHeaders, app_client
+
+pytestmark = pytest.mark.integration
+NOW = 1_790_000_000.0
+
+# the same words said by each speaker: only who said it tells them apart
+ZH_TURNS = [
+    ("z-c1", "卡罗琳", "我上周末画了一幅日落的画。"),
+    ("z-m1", "梅兰妮", "我上周末画了一幅湖边的画。"),
+    ("z-c2", "卡罗琳", "我最近在研究收养孩子的流程。"),
+    ("z-m2", "梅兰妮", "我最近在研究陶艺课程。"),
+]
+EN_TURNS = [
+    ("e-c1", "Caroline", "I painted a sunset last weekend."),
+    ("e-m1", "Melanie", "I painted a lake last weekend."),
+    ("e-c2", "Caroline", "I have been researching adoption agencies."),
+    ("e-m2", "Melanie", "I have been researching pottery classes."),
+]
+ASKED = [
+    ("zh", "What did Caroline paint last weekend?", "z-c1"),
+    ("zh", "What did Melanie paint last weekend?", "z-m1"),
+    ("zh", "What has Caroline been researching?", "z-c2"),
+    ("en", "卡罗琳上周末画了什么？", "e-c1"),
+    ("en", "梅兰妮上周末画了什么？", "e-m1"),
+    ("en", "梅兰妮最近在研究什么？", "e-m2"),
+]
+
+
+async def seed(
+    client: httpx.AsyncClient, auth: AuthHeaders, user: str, turns: list[tuple[str, str, str]]
+) -> None:
+    messages = [
+        {"role": "user", "name": name, "content": text, "id": mid, "timestamp": NOW - 100 + i}
+        for i, (mid, name, text) in enumerate(turns)
+    ]
+    resp = await client.post(
+        f"/v1/memory/{user}/messages", json={"session_id": "s1", "messages": messages}, headers=auth(user)
+    )
+    assert resp.status_code == 200, resp.text
+
+
+async def first_hit(client: httpx.AsyncClient, auth: AuthHeaders, user: str, query: str) -> list[str]:
+    resp = await client.post(
+        f"/v1/memory/{user}/search",
+        json={"query": query, "top_k": 3, "as_of": NOW, "explain": True},
+        headers=auth(user),
+    )
+    assert resp.status_code == 200, resp.text
+    results = resp.json()["results"]
+    assert results, query
+    ids: list[str] = results[0]["source_message_ids"]
+    return ids
+
+
+async def test_a_speaker_is_found_by_their_name_in_the_other_script(
+    settings: Settings, embedder: Embedder, auth: AuthHeaders
+) -> None:
+    async with app_client(settings, embedder) as (client, _):
+        await seed(client, auth, "zh", ZH_TURNS)
+        await seed(client, auth, "en", EN_TURNS)
+        wrong = [
+            (query, expected, got)
+            for user, query, expected in ASKED
+            if (got := await first_hit(client, auth, user, query)) != [expected]
+        ]
+        assert not wrong, wrong

@@ -89,11 +89,7 @@ class BridgeVectors:
         result: Any = await self._on(server).on_collection(
             user_id, lambda c: c.get(ids=id_list, where=where, include=["embeddings"])
         )
-        raw = result.get("embeddings")
-        if raw is None or not len(result["ids"]):
-            return {}
-        matrix = np.asarray(raw, dtype=np.float32)
-        return {i: matrix[row] for row, i in enumerate(result["ids"])}
+        return vectors_by_id(result)
 
     async def held(self, user_id: str, ids: Sequence[str]) -> set[str]:
         """Which of `ids` have a bridge vector of the current model (no vectors read)."""
@@ -267,3 +263,20 @@ class BridgedStore(RoutingLongTermStore):
 
     async def drop_collections(self) -> int:
         return await super().drop_collections() + await self.bridge.drop_collections()
+
+
+def vectors_by_id(result: Any) -> dict[str, Vectors]:
+    """A Chroma `get` answer as {id: vector}. Under concurrent upserts Chroma has answered ids without
+    their embeddings (seen in CI: 20 concurrent turns of one session, 1 id and an empty embeddings
+    array); such an answer pairs nothing, and the caller ranks without the bridge until it asks again."""
+    ids = list(result.get("ids") or [])
+    raw = result.get("embeddings")
+    if raw is None or not ids:
+        return {}
+    matrix = np.asarray(raw, dtype=np.float32)
+    if matrix.ndim != 2 or len(matrix) != len(ids):
+        log.warning(
+            "bridge vectors answered without their embeddings", extra={"ids": len(ids), "rows": len(matrix)}
+        )
+        return {}
+    return {i: matrix[row] for row, i in enumerate(ids)}

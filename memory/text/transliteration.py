@@ -382,6 +382,10 @@ def names_across_scripts(known: list[str] | frozenset[str] | set[str], text: str
     in the other script: ("卡罗琳", "Caroline") in "卡罗琳去哪了？", ("Caroline", "卡罗琳") in "Where did
     Caroline go?". Skeletons must be equal; when two known names share one (Jon 乔恩, Gina 吉娜: J-N), the
     first vowel decides, and a name it cannot decide is left out."""
+    keys = {k: latin_key(k) if k[:1].isascii() else chinese_key(k) for k in known if k}
+    keys = {k: key for k, key in keys.items() if key is not None}  # each known name's key, once
+    if not keys:
+        return []
     candidates = _spelled(text)
     latin = {c: latin_key(c) for c in candidates if c[:1].isascii()}
     chinese = {c: chinese_key(c) for c in candidates if not c[:1].isascii()}
@@ -389,13 +393,7 @@ def names_across_scripts(known: list[str] | frozenset[str] | set[str], text: str
     for spelled, key in [*latin.items(), *chinese.items()]:
         if key is None:
             continue
-        other_script = [
-            k
-            for k in known
-            if k
-            and k[:1].isascii() != spelled[:1].isascii()
-            and (latin_key(k) if k[:1].isascii() else chinese_key(k)) == key
-        ]
+        other_script = [k for k, kk in keys.items() if kk == key and k[:1].isascii() != spelled[:1].isascii()]
         if len(other_script) > 1:
             other_script = [
                 k

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import socket
@@ -529,6 +530,7 @@ def make_lifespan(
         compactor_task = asyncio.create_task(compactor.run(), name="compactor") if compactor else None
         metrics.mark_dead_workers()
         sampler = asyncio.create_task(sample_gauges(outbox), name="metrics-sampler")
+        freeze_startup_heap()
         try:
             yield State(
                 settings=settings,
@@ -589,6 +591,16 @@ def make_lifespan(
             await close(redis)
             await close(limiter_redis)
             metrics.mark_self_dead()
+            gc.unfreeze()  # what startup froze can be collected again (tests start many apps)
             log.info("clients closed")
 
     return lifespan
+
+
+def freeze_startup_heap() -> None:
+    """Move what startup made (models, the bilingual lexicon, clients: millions of objects that live
+    as long as the process) out of the cyclic collector's reach (`gc.freeze`). Measured (issue 29):
+    a full collection that walked them took ~145 ms, and one fell inside a user's first search about
+    one time in three; after the freeze a collection walks only what requests made."""
+    gc.collect()
+    gc.freeze()

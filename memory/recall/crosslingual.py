@@ -64,34 +64,49 @@ class BridgeRows:
     matrix: np.ndarray  # float16, one row per id
     languages: tuple[Lang, ...]
     present: frozenset[Lang]  # the languages among them
-    _smoothed: dict[float, np.ndarray] = field(default_factory=dict)  # weight -> blended rows
+    _neighbours: np.ndarray | None = None  # `neighbours()`, made on first use
     _rows: dict[str, int] = field(default_factory=dict)  # id -> row, built once
     _langs: dict[str, Lang] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def smoothed(self, memories: dict[str, Memory], weight: float) -> np.ndarray:
-        """Each row plus `weight` x the rows of the two memories before it and the one after it in its
-        session (by time), re-normalised: the bridge's view of a turn in its conversation."""
-        key = round(weight, 4)
-        cached = self._smoothed.get(key)
-        if cached is not None:
-            return cached
-        base = self.matrix.astype(np.float32)
-        out = base.copy()
-        sessions: dict[str, list[int]] = {}
-        for r, mid in enumerate(self.ids):
-            sessions.setdefault(memories[mid].session_id, []).append(r)
-        for rows in sessions.values():
-            rows.sort(key=lambda r: memories[self.ids[r]].created_at)
-            for k, r in enumerate(rows):
-                for j in (k - 2, k - 1, k + 1):
-                    if 0 <= j < len(rows):
-                        out[r] += weight * base[rows[j]]
-        out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
-        self._smoothed[key] = out
-        return out
+    def neighbours(self, memories: dict[str, Memory]) -> np.ndarray:
+        """For each row, the rows of the two memories before it and the one after it in its session
+        (by time; equal times keep row order), -1 where there is none: shape (rows, 3), made once."""
+        if self._neighbours is not None:
+            return self._neighbours
+        n = len(self.ids)
+        found = np.full((n, 3), -1, dtype=np.int64)
+        if n > 1:
+            _, session = np.unique([memories[mid].session_id for mid in self.ids], return_inverse=True)
+            created = np.fromiter((memories[mid].created_at for mid in self.ids), np.float64, n)
+            order = np.lexsort((created, session))  # stable: by session, then time, then row
+            at = session[order]
+            for column, shift in enumerate((-2, -1, 1)):
+                position = np.arange(n) + shift
+                ok = (position >= 0) & (position < n)
+                ok[ok] = at[position[ok]] == at[ok]
+                found[order[ok], column] = order[position[ok]]
+        object.__setattr__(self, "_neighbours", found)
+        return found
+
+    def blended_cosine(
+        self, memories: dict[str, Memory], weight: float, query: Vectors, rows: Sequence[int]
+    ) -> np.ndarray:
+        """Cosine of `query` with each of `rows` blended with its neighbours (`neighbours`), `weight`
+        each, re-normalised: the bridge's view of a turn in its conversation. Only the rows asked for
+        (a search's candidates): blending every row of a user cost 10-70 ms at 2,000 memories."""
+        picked = np.asarray(rows, dtype=np.int64)
+        own = self.matrix[picked].astype(np.float32)
+        if weight and len(picked):
+            around = self.neighbours(memories)[picked]
+            present = (around >= 0).astype(np.float32)
+            own += weight * np.einsum(
+                "rk,rkd->rd", present, self.matrix[np.maximum(around, 0)].astype(np.float32)
+            )
+        own /= np.clip(np.linalg.norm(own, axis=1, keepdims=True), 1e-12, None)
+        return np.asarray(own @ np.asarray(query, dtype=np.float32), dtype=np.float32)
 
     def row_of(self) -> dict[str, int]:
         if len(self._rows) != len(self.ids):

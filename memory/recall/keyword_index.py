@@ -41,6 +41,7 @@ _stem_lock = threading.Lock()
 _ZH_CANON = {v: k for k, vs in ZH_CANONICAL.items() for v in (k, *vs)}
 _ZH_CANON_RE = re.compile("|".join(sorted(_ZH_CANON, key=len, reverse=True)))
 _EN_CANON = {v: k for k, vs in EN_CANONICAL.items() for v in vs}
+Posting = tuple[list[str], list[float]]  # a term's memory ids and its frequency in each
 UNIGRAM = "u:"  # prefix of CJK single-character tokens: they match 爸 in 我爸 for 爸爸, at a lower weight
 
 
@@ -76,6 +77,14 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+@functools.lru_cache(maxsize=8192)
+def words_of(text: str) -> frozenset[str]:
+    """The distinct tokens of `text`, remembered for the last 8,192 texts (~16 MB at most): every
+    search measures how much of the query each of its ~100 candidates holds, and the same memories
+    are candidates again and again; tokenising them each time was 3-30 ms of a search (issue 29)."""
+    return frozenset(tokenize(text))
+
+
 @dataclass(frozen=True, slots=True)
 class BM25Params:
     k1: float = 1.2
@@ -105,53 +114,85 @@ class BM25Index:
     def _set(
         self,
         memories: dict[str, Memory],
-        tfs: dict[str, dict[str, float]],
+        tfs: dict[str, dict[str, float]] | Callable[[], dict[str, dict[str, float]]],
         rows: dict[str, int],
         matrix: np.ndarray | None,
-        postings: dict[str, list[str]] | None = None,
+        postings: dict[str, Posting] | None = None,
+        lengths: dict[str, float] | None = None,
     ) -> None:
-        """`postings`: each term's memory ids in the order of `tfs` (computed here when None)."""
+        """`tfs`: each memory's term frequencies, or a function that makes them (a loaded snapshot:
+        searches need only `postings` and `lengths`, so the per-memory dicts are made on first use, by
+        a write or a snapshot, not on a first search). `postings`: each term's memory ids and term
+        frequencies, in the order of the memories; `lengths`: each memory's length. Both computed here
+        from `tfs` when None."""
         self.memories = memories
-        self._tf = tfs
+        self._tf_made: dict[str, dict[str, float]] | None = tfs if isinstance(tfs, dict) else None
+        self._tf_maker = None if isinstance(tfs, dict) else tfs
         self._row = rows
         self._vectors = matrix
-        self._len = {mid: sum(tf.values()) for mid, tf in tfs.items()}
-        if postings is None:
+        if postings is None or lengths is None:
+            made = self._tf
+            lengths = {mid: sum(tf.values()) for mid, tf in made.items()}
             postings = {}
-            for mid, tf in tfs.items():
-                for token in tf:
-                    postings.setdefault(token, []).append(mid)
+            for mid, tf in made.items():
+                for token, weight in tf.items():
+                    posting = postings.get(token)
+                    if posting is None:
+                        postings[token] = ([mid], [weight])
+                    else:
+                        posting[0].append(mid)
+                        posting[1].append(weight)
+        self._len = lengths
         self._postings = postings
         n = max(1, len(memories))
         self._avg_len = (sum(self._len.values()) / n) or 1.0
-        self._idf = {t: math.log(1 + (n - len(ids) + 0.5) / (len(ids) + 0.5)) for t, ids in postings.items()}
+        self._idf = {t: math.log(1 + (n - len(p[0]) + 0.5) / (len(p[0]) + 0.5)) for t, p in postings.items()}
         self.names = frozenset(m.name for m in memories.values() if m.name)
         self._by_hash: dict[str, Memory] | None = None  # built on first use (the writer's)
         self._by_fact: dict[str, list[Memory]] | None = None  # likewise (supersession)
         self._predecessors: dict[str, list[str]] | None = None  # likewise (recall of changed facts)
 
+    @property
+    def _tf(self) -> dict[str, dict[str, float]]:
+        """Each memory's term frequencies (made on first use when the index came from a snapshot)."""
+        if self._tf_made is None:
+            assert self._tf_maker is not None
+            self._tf_made = self._tf_maker()
+            self._tf_maker = None
+        return self._tf_made
+
     @classmethod
     def from_parts(
         cls,
         memories: Sequence[Memory],
-        tfs: Sequence[dict[str, float]],
+        tfs: Sequence[dict[str, float]] | Callable[[], Sequence[dict[str, float]]],
         vectors: np.ndarray | None,
         params: BM25Params = BM25Params(),
-        postings: dict[str, list[str]] | None = None,
+        postings: dict[str, Posting] | None = None,
+        lengths: Sequence[float] | None = None,
     ) -> BM25Index:
-        """An index from what `parts()` gave (term frequencies already computed, one per memory, and
-        the float16 vectors row-aligned with `memories` or None): a loaded snapshot, no tokenising."""
+        """An index from what `parts()` gave (term frequencies already computed, one per memory, or a
+        function that makes them, and the float16 vectors row-aligned with `memories` or None): a
+        loaded snapshot, no tokenising. `postings` and `lengths` (one per memory), when given, spare
+        the term frequencies until something needs them (`BM25Index._set`)."""
         index = cls.__new__(cls)
         index._params = params
         usable = vectors is not None and len(vectors) == len(memories)
         rows = {m.id: i for i, m in enumerate(memories)} if usable else {}
         matrix = np.asarray(vectors, dtype=np.float16) if usable and vectors is not None else None
+        ids = [m.id for m in memories]
+
+        def by_id() -> dict[str, dict[str, float]]:
+            made = tfs() if callable(tfs) else tfs
+            return dict(zip(ids, made, strict=True))
+
         index._set(
-            {m.id: m for m in memories},
-            {m.id: tf for m, tf in zip(memories, tfs, strict=True)},
+            dict(zip(ids, memories, strict=True)),
+            by_id if callable(tfs) else by_id(),
             rows,
             matrix,
             postings,
+            dict(zip(ids, lengths, strict=True)) if lengths is not None and postings is not None else None,
         )
         return index
 
@@ -301,8 +342,8 @@ class BM25Index:
         unseen = math.log(1 + (max(1, len(self.memories)) + 0.5) / 0.5)
         return coverage(
             query_tokens,
-            frozenset(tokenize(m.embed_text)),
-            frozenset(tokenize(m.context)) if m.context else frozenset(),
+            words_of(m.embed_text),
+            words_of(m.context) if m.context else frozenset(),
             self._idf,
             unseen,
             unigram_weight=self._params.unigram_weight,
@@ -347,8 +388,8 @@ class BM25Index:
                 idf *= self._params.unigram_weight
             if weight != 1.0:
                 idf *= weight
-            for mid in self._postings[token]:
-                tf = self._tf[mid][token]
+            ids, tfs = self._postings[token]
+            for mid, tf in zip(ids, tfs, strict=True):
                 norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)
                 scores[mid] = scores.get(mid, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
         return sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]

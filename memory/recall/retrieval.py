@@ -365,6 +365,55 @@ class HybridRetriever:
         whatever `RankingWeights.one_per_turn` says."""
         w = self.weights
         bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
+        early: _EarlyEmbedding | None = None
+        if hot and self.cache.latest(user_id) is None:
+            # a first search here waits for the user's index (a snapshot, or the store): embed the
+            # query meanwhile, as planned without the user's names; used if the final plan agrees
+            guess = plan_query(
+                query,
+                now=as_of,
+                negation_intent=w.negation_intent,
+                changing_facts=w.supersession,
+                names_across=w.names_across_scripts,
+            ).semantic_text
+            early = _EarlyEmbedding(guess, self._embedder, bridge.embedder if bridge is not None else None)
+        try:
+            return await self._search(
+                user_id,
+                query,
+                top_k=top_k,
+                filters=filters,
+                as_of=as_of,
+                hot=hot,
+                hidden_hot=hidden_hot,
+                archived=archived,
+                min_relevance=min_relevance,
+                with_bridge=with_bridge,
+                every_segment=every_segment,
+                early=early,
+            )
+        finally:
+            if early is not None:
+                await early.settle()
+
+    async def _search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        top_k: int,
+        filters: SearchFilters,
+        as_of: float,
+        hot: bool,
+        hidden_hot: Collection[str],
+        archived: Sequence[tuple[BM25Index, Collection[str]]],
+        min_relevance: float,
+        with_bridge: bool,
+        every_segment: bool,
+        early: _EarlyEmbedding | None,
+    ) -> list[ScoredMemory]:
+        w = self.weights
+        bridge = self._bridge if hot else None
         prefetched: dict[str, np.ndarray] | None = None
         if not hot:
             version, index = UNKNOWN, BM25Index([])
@@ -406,7 +455,13 @@ class HybridRetriever:
             outcome = "fused" if use_bridge else ("incomplete" if rows is None else "off")
             metrics.BRIDGE_SEARCHES.labels(outcome).inc()
         bvec: np.ndarray | None = None
-        if use_bridge and bridge is not None:
+        ready = await early.vectors(plan.semantic_text) if early is not None else None
+        if ready is not None and (ready[1] is not None or not use_bridge):
+            qvec, bvec = ready[0], ready[1] if use_bridge else None
+            for shared, vector in ((self._shared, qvec), (bridge.shared if bridge else None, bvec)):
+                if shared is not None and vector is not None:
+                    await shared.publish(user_id, plan.semantic_text, vector)
+        elif use_bridge and bridge is not None:
             # both models at once: each runs in its own worker thread on one core
             qvecs, bvecs = await asyncio.gather(
                 self._embedder.embed([plan.semantic_text]), bridge.embedder.embed([plan.semantic_text])
@@ -494,13 +549,16 @@ class HybridRetriever:
             bridged = [mid for mid in candidates if mid in at]  # archived candidates have no bridge row
             cross = cross_language(rows, language, bridged)
             bw = bridge.weights
-            same_sims = sims
-            if bw.neighbours > 0:
-                same_sims = rows.smoothed(index.memories, bw.neighbours) @ bvec.astype(np.float32)
-            cross_sims = sims
-            if bw.neighbours_cross > 0:
-                cross_sims = rows.smoothed(index.memories, bw.neighbours_cross) @ bvec.astype(np.float32)
-            bridge_cos = {mid: float((cross_sims if mid in cross else same_sims)[at[mid]]) for mid in bridged}
+            same = [mid for mid in bridged if mid not in cross]
+            across = [mid for mid in bridged if mid in cross]
+            by_id: dict[str, float] = {}
+            for group, blend in ((same, bw.neighbours), (across, bw.neighbours_cross)):
+                if group and blend > 0:  # in the query's language, blended with the turns around it
+                    blended = rows.blended_cosine(index.memories, blend, bvec, [at[mid] for mid in group])
+                    by_id.update((mid, float(x)) for mid, x in zip(group, blended, strict=True))
+                else:
+                    by_id.update((mid, float(sims[at[mid]])) for mid in group)
+            bridge_cos = {mid: by_id[mid] for mid in bridged}
         langs = rows.language_of() if rows is not None else {}
         # the query's own words, or the aliases mnemo itself adds to them ("bills" -> 账单, invoice): a
         # user who wrote "invoice" did write what "my bills" asks about; gibberish has no aliases
@@ -711,3 +769,33 @@ class HybridRetriever:
         if one_per_turn:
             scored = best_per_turn(scored)
         return scored[:top_k]
+
+
+class _EarlyEmbedding:
+    """The query embedded by both models (the bridge's when there is one) while a first search waits
+    for the user's index: `vectors(text)` gives them if `text` is what was embedded, else None (the
+    caller embeds its own). A failure of the early embedding is the caller's only if it uses it."""
+
+    def __init__(self, text: str, embedder: Embedder, bridge: Embedder | None) -> None:
+        self.text = text
+        self._task = asyncio.create_task(self._embed(embedder, bridge))
+
+    async def _embed(
+        self, embedder: Embedder, bridge: Embedder | None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        if bridge is None:
+            return (await embedder.embed([self.text]))[0], None
+        qvecs, bvecs = await asyncio.gather(embedder.embed([self.text]), bridge.embed([self.text]))
+        return qvecs[0], bvecs[0]
+
+    async def vectors(self, text: str) -> tuple[np.ndarray, np.ndarray | None] | None:
+        if text != self.text:
+            return None
+        return await self._task
+
+    async def settle(self) -> None:
+        """Wait for the embedding (its threads run to the end anyway); an unused failure is dropped."""
+        try:
+            await self._task
+        except Exception:  # noqa: BLE001 - the caller embedded its own text, or already saw this error
+            log.debug("early query embedding failed", exc_info=True)

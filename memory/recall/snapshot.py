@@ -3,9 +3,11 @@
 A worker's first search of a user used to read every record with its vectors from Chroma, then the
 bridge vectors, and tokenise everything into the BM25 index (~0.9 s at 2,000 memories, issue 29). A
 snapshot holds what that produces, columnar: the memories' fields as one JSON list, the term
-frequencies as CSR arrays over a vocabulary (term ids, weights, row offsets), the MiniLM vectors and
-the bridge rows as float16 matrices, in one binary value. Loading it is one Redis GET, `np.frombuffer`
-and building the memories and their term-frequency dicts: no Chroma read, no tokenising.
+frequencies as CSR arrays over a vocabulary (term ids, codes into a table of the distinct weights,
+row offsets), the MiniLM vectors and the bridge rows as float16 matrices, in one binary value. Loading
+it is one Redis GET, `np.frombuffer`, the memories and each term's postings: no Chroma read, no
+tokenising; the per-memory term-frequency dicts are made only when a write or a new snapshot needs
+them (a search does not).
 
 Freshness is the keyword cache's own: a loaded snapshot enters the worker's cache at the version it
 was taken at, and the next read of the user's version brings it forward through the change log
@@ -43,7 +45,7 @@ from memory.text.language import Lang
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: weights as a table and codes
 _MAGIC = b"MNS1"
 _FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _TUPLE_FIELDS = frozenset({"source_message_ids", "entities"})
@@ -80,10 +82,14 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
             term_ids.append(vocab.setdefault(term, len(vocab)))
             weights.append(weight)
         indptr.append(len(term_ids))
+    # the weights repeat (1, 0.9, 1.9, 2, ...): a table of the distinct ones (float64, exact: BM25
+    # scores must equal a fresh build's) and a code per entry
+    table, codes = np.unique(np.asarray(weights, dtype=np.float64), return_inverse=True)
     segments: dict[str, np.ndarray] = {
         "indptr": np.asarray(indptr, dtype=np.int64),
         "terms": np.asarray(term_ids, dtype=np.int32),
-        "weights": np.asarray(weights, dtype=np.float64),  # exact: BM25 scores must equal a fresh build's
+        "weight_codes": codes.astype(np.uint16 if len(table) <= 65_536 else np.uint32),
+        "weight_table": table,
     }
     # the entries by term (stable: each term's memories in memory order), so a load need not sort
     segments["by_term"] = np.argsort(segments["terms"], kind="stable").astype(np.int32)
@@ -148,35 +154,47 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
             return None if array is None else array.copy()
 
         memories = [_memory(row) for row in header["memories"]]
-        indptr, terms, weights = segment("indptr"), segment("terms"), segment("weights")
-        if indptr is None or terms is None or weights is None or len(indptr) != len(memories) + 1:
+        indptr, terms = segment("indptr"), segment("terms")
+        codes, table = segment("weight_codes"), segment("weight_table")
+        if indptr is None or terms is None or codes is None or table is None:
+            return None
+        if len(indptr) != len(memories) + 1 or len(codes) != len(terms):
             return None
         # interned, as a build's words are: users share most of them
         vocab = np.asarray([sys.intern(w) for w in header["vocab"]], dtype=object)
-        words: list[str] = vocab[terms].tolist() if len(terms) else []
         # one float object per distinct weight, as a built index shares them
-        distinct, inverse = np.unique(weights, return_inverse=True)
-        shared = np.asarray([shared_weight(w) for w in distinct.tolist()], dtype=object)
-        values: list[float] = shared[inverse].tolist() if len(weights) else []
+        shared = np.asarray([shared_weight(w) for w in table.tolist()], dtype=object)
         bounds = indptr.tolist()
-        tfs = [
-            dict(zip(words[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]], strict=True))
-            for i in range(len(memories))
-        ]
+        flat: list[float] = table[codes].tolist()
+        # summed as a build sums them (left to right), so that BM25 scores equal a fresh build's
+        lengths = [sum(flat[bounds[i] : bounds[i + 1]]) for i in range(len(memories))]
+
+        def tfs() -> list[dict[str, float]]:  # a write's or a snapshot's need, not a search's
+            words: list[str] = vocab[terms].tolist()
+            values: list[float] = shared[codes].tolist()
+            return [
+                dict(zip(words[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]], strict=True))
+                for i in range(len(memories))
+            ]
+
         # each term's memories in memory order, as a build makes them (ties in BM25 keep that order)
-        postings: dict[str, list[str]] = {}
+        postings: dict[str, tuple[list[str], list[float]]] = {}
         if len(terms):
             order = segment("by_term")
             if order is None or len(order) != len(terms):
                 return None
             owners = np.repeat(np.arange(len(memories)), np.diff(indptr))[order]
             ids = np.asarray([m.id for m in memories], dtype=object)[owners].tolist()
+            weights: list[float] = shared[codes[order]].tolist()
             sorted_terms = terms[order]
             starts = np.flatnonzero(np.diff(sorted_terms)) + 1
             edges = [0, *starts.tolist(), len(ids)]
             firsts: list[str] = vocab[sorted_terms[edges[:-1]]].tolist()
-            postings = {term: ids[edges[k] : edges[k + 1]] for k, term in enumerate(firsts)}
-        index = BM25Index.from_parts(memories, tfs, kept("vectors"), params, postings)
+            postings = {
+                term: (ids[edges[k] : edges[k + 1]], weights[edges[k] : edges[k + 1]])
+                for k, term in enumerate(firsts)
+            }
+        index = BM25Index.from_parts(memories, tfs, kept("vectors"), params, postings, lengths)
         bridge = None
         rows, matrix, langs = segment("bridge_rows"), kept("bridge"), header.get("bridge_langs")
         if rows is not None and matrix is not None and langs is not None:

@@ -92,12 +92,51 @@ class TestBridgeRows:
         }
         v = np.eye(3, dtype=np.float32)
         rows = rows_from(ms, {"q": v[0], "r": v[1], "x": v[2]}, None)
-        blended = rows.smoothed(ms, 0.5)
         at = rows.row_of()
-        assert blended[at["r"]][at["q"]] > 0  # the question before the reply
-        assert blended[at["x"]][at["q"]] == 0  # not across sessions
-        np.testing.assert_allclose(np.linalg.norm(blended, axis=1), 1.0, atol=1e-5)
-        assert rows.smoothed(ms, 0.5) is blended  # computed once per rows and weight
+        # the question before the reply counts for the reply; nothing across sessions
+        assert rows.blended_cosine(ms, 0.5, v[0], [at["r"]])[0] > 0
+        assert rows.blended_cosine(ms, 0.5, v[0], [at["x"]])[0] == 0
+        assert rows.blended_cosine(ms, 0.5, v[2], [at["x"]])[0] == pytest.approx(1.0, abs=1e-3)
+        assert rows.neighbours(ms) is rows.neighbours(ms)  # made once per rows
+
+    def test_neighbours_blend_as_the_per_row_definition_says(self) -> None:
+        """Against the definition, row by row: 3 sessions, shuffled rows, equal times (which keep
+        row order) and a one-memory session; any subset of rows, in any order."""
+        rng = np.random.default_rng(5)
+        n = 40
+        sessions = ["a", "b", "c"]
+        ms = {
+            f"m{i}": memory(
+                f"m{i}", "x", at=float(rng.integers(0, 12)), session=sessions[i % 3] if i else "solo"
+            )
+            for i in range(n)
+        }
+        ids = list(ms)
+        rng.shuffle(ids)
+        v = rng.normal(size=(n, 8)).astype(np.float32)
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        rows = rows_from({mid: ms[mid] for mid in ids}, {mid: v[i] for i, mid in enumerate(ids)}, None)
+        base = rows.matrix.astype(np.float32)
+        expected = base.copy()
+        by_session: dict[str, list[int]] = {}
+        for r, mid in enumerate(rows.ids):
+            by_session.setdefault(ms[mid].session_id, []).append(r)
+        for members in by_session.values():
+            members.sort(key=lambda r: ms[rows.ids[r]].created_at)
+            for k, r in enumerate(members):
+                for j in (k - 2, k - 1, k + 1):
+                    if 0 <= j < len(members):
+                        expected[r] += 0.3 * base[members[j]]
+        expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+        query = rng.normal(size=8).astype(np.float32)
+        picked = [int(r) for r in rng.permutation(n)[:15]]
+        np.testing.assert_allclose(
+            rows.blended_cosine(ms, 0.3, query, picked), expected[picked] @ query, atol=1e-5
+        )
+        unit = base / np.linalg.norm(base, axis=1, keepdims=True)  # weight 0: each row alone
+        np.testing.assert_allclose(
+            rows.blended_cosine(ms, 0.0, query, picked), unit[picked] @ query, atol=1e-5
+        )
 
     def test_when_the_bridge_takes_part(self) -> None:
         v = np.eye(2, dtype=np.float32)

@@ -92,3 +92,55 @@ def test_without_bridge_rows_the_snapshot_has_none() -> None:
     assert loaded is not None
     assert loaded.bridge is None
     assert loaded.index.memories == index.memories
+
+
+def test_a_loaded_index_searches_and_updates_as_the_built_one() -> None:
+    """Searched first (a loaded index makes its per-memory term frequencies only when a write or a
+    snapshot needs them), then updated by a write and a delete: the same as the built index each time."""
+    index, rows = index_and_rows()
+    loaded = decode(encode(7, index, rows, "m"), "m")
+    assert loaded is not None
+    queries = ("Where does Anna live?", "我搬到哪里了", "nurse Lisbon insurance", "火锅 周末")
+    for query in queries:
+        assert loaded.index.search(tokenize(query), limit=10) == index.search(tokenize(query), limit=10)
+    extra = Memory(
+        id="m9",
+        user_id="u",
+        content="Anna moved from Porto to Lisbon, 她也搬到了里斯本。",
+        created_at=1.0,
+        session_id="s9",
+        source="user",
+        content_hash="h9",
+    )
+    vector = np.ones((1, 8), dtype=np.float32)
+    after_loaded = loaded.index.updated([extra], vector, ["m3"])
+    after_built = index.updated([extra], vector, ["m3"])
+    assert list(after_loaded.memories) == list(after_built.memories)
+    for query in (*queries, "Anna Lisbon 里斯本"):
+        tokens = tokenize(query)
+        assert after_loaded.search(tokens, limit=10) == after_built.search(tokens, limit=10)
+    assert after_loaded.parts()[1] == after_built.parts()[1]
+
+
+def test_a_memory_without_words_keeps_its_place() -> None:
+    """A memory whose text has no indexable word (only punctuation) has an empty row in the CSR
+    arrays: its neighbours' lengths and postings stay theirs."""
+    mems = memories()
+    mems.insert(
+        2,
+        Memory(
+            id="m7",
+            user_id="u",
+            content="……!?",
+            created_at=1.0,
+            session_id="s",
+            source="user",
+            content_hash="h7",
+        ),
+    )
+    index = BM25Index(mems, None)
+    loaded = decode(encode(1, index, None, "m"), "m")
+    assert loaded is not None
+    for query in ("Anna nurse", "火锅", "Lisbon"):
+        assert loaded.index.search(tokenize(query), limit=10) == index.search(tokenize(query), limit=10)
+    assert loaded.index.parts()[1] == index.parts()[1]

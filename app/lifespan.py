@@ -225,12 +225,14 @@ def build_embedder(settings: Settings) -> Embedder:
             settings.embedding_model or None,
             batch_size=settings.embedding_batch_size,
             threads=settings.embedding_threads,
+            max_tokens=settings.embedding_max_tokens,
         )
     return SentenceTransformerEmbedder(
         settings.embedding_model or None,
         device=settings.embedding_device,
         batch_size=settings.embedding_batch_size,
         torch_threads=settings.embedding_threads,
+        max_tokens=settings.embedding_max_tokens,
     )
 
 

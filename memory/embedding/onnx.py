@@ -90,6 +90,7 @@ class OnnxEmbedder:
         batch_size: int = 32,
         threads: int | None = None,
         spin: bool = False,
+        max_tokens: int | None = None,
     ) -> None:
         """`model_path`: the .onnx file (default: the int8 file); `tokenizer_path`: a directory holding
         `tokenizer.json` (default: the vendored all-MiniLM-L6-v2 one). `threads` sets onnxruntime's
@@ -112,7 +113,8 @@ class OnnxEmbedder:
         # tokenizer.json of this model pads every input to a fixed 128: no padding there; batches are
         # padded here to their longest text. Truncation where sentence-transformers truncates.
         self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(max_length=_max_seq_length(tok_dir))
+        limit = _max_seq_length(tok_dir)
+        self._tokenizer.enable_truncation(max_length=min(limit, max_tokens) if max_tokens else limit)
         pad_id = self._tokenizer.token_to_id("[PAD]")
         self._pad_id = 0 if pad_id is None else pad_id
 

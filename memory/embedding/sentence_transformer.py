@@ -34,7 +34,9 @@ class SentenceTransformerEmbedder:
         device: str = "cpu",
         batch_size: int = 32,
         torch_threads: int | None = None,
+        max_tokens: int | None = None,
     ) -> None:
+        """`max_tokens`: inputs cut there if shorter than the model's own limit (256)."""
         # The model is a local directory; never let the hub be asked for anything.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -48,6 +50,8 @@ class SentenceTransformerEmbedder:
         if not path.exists():
             raise FileNotFoundError(f"embedding model not found at {path}")
         self._model = SentenceTransformer(str(path), device=device)
+        if max_tokens and max_tokens < self._model.max_seq_length:
+            self._model.max_seq_length = max_tokens
         self._batch_size = batch_size
         # torch modules are not guaranteed re-entrant; one inference at a time per process.
         self._lock = threading.Lock()

@@ -123,3 +123,21 @@ def test_query_document_scores_agree(
     torch_scores = embedder.embed_sync(queries) @ embedder.embed_sync(SENTENCES).T
     onnx_scores = onnx_embedder.embed_sync(queries) @ onnx_embedder.embed_sync(SENTENCES).T
     assert float(np.abs(torch_scores - onnx_scores).max()) <= 0.02
+
+
+def test_max_tokens_cuts_long_texts_and_keeps_short_ones_whole() -> None:
+    """`max_tokens` (EMBEDDING_MAX_TOKENS): what lies past the cut does not change the vector; a text
+    shorter than the cut is embedded as without it."""
+    capped, full = OnnxEmbedder(max_tokens=32), OnnxEmbedder()
+    head = (
+        "I moved to Berlin last May for a new job at a logistics company, and my sister Anna came too; "
+        "she teaches music at a school in Kreuzberg and plays the violin in an orchestra on weekends"
+    )  # ~40 tokens
+    long_a = head + " and we found a flat near the river with a small balcony for her plants."
+    long_b = head + ". 后来我们又搬去了汉堡，因为她在那边找到了老师的工作。"
+    a, b = capped.embed_sync([long_a, long_b])
+    assert float(a @ b) == pytest.approx(1.0, abs=1e-5)  # only the first 32 tokens were read
+    fa, fb = full.embed_sync([long_a, long_b])
+    assert float(fa @ fb) < 0.99  # read whole, they differ
+    short = "我对花生过敏"
+    np.testing.assert_allclose(capped.embed_sync([short]), full.embed_sync([short]), atol=1e-6)

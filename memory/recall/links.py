@@ -16,6 +16,9 @@ from typing import Protocol
 class Link:
     path: str  # how the memory hangs off the entity: "Q-2024-031 → approved"
     via: str = ""  # the seed memory it was reached from; "" when from an entity the question names
+    # it names the question's entity in the question's own words ("苏州" and "苏州"): the keyword
+    # channel counts that already, so the link adds no boost (it still leads on to a second hop)
+    echo: bool = False
 
 
 class LinkFinder(Protocol):

@@ -24,4 +24,7 @@ class RelationLinks:
             return {}
         named = graph.entities_in(query, said_at=as_of)
         found = graph.linked(seeds, named, hub=self._hub, limit=self._limit)
-        return {mid: Link(path, via) for mid, (path, via) in found.items()}
+        return {
+            mid: Link(path, via, echo=not via and graph.says_as(mid, query, named))
+            for mid, (path, via) in found.items()
+        }

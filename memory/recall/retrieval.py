@@ -507,8 +507,15 @@ class HybridRetriever:
             for m in changed_facts(plan, candidates, view):
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
+        in_month: list[str] = []
+        if plan.month and self.links is not None:  # they rank first (the month-first rule): seeds too
+            lo, hi = month_range(plan.month)  # (a seed follows document ids only: a few more are cheap)
+            in_month = sorted(
+                (mid for mid, m in candidates.items() if lo <= m.created_at < hi),
+                key=lambda mid: (-keyword.get(mid, 0.0), -cosine.get(mid, 0.0)),
+            )[: 3 * w.link_seeds]
         linked = await self._linked(
-            user_id, query, dense_hits, keyword, index, _visible(filters, hidden_hot), as_of
+            user_id, query, dense_hits, keyword, index, _visible(filters, hidden_hot), as_of, in_month
         )
         for mid in linked:
             candidates.setdefault(mid, index.memories[mid])
@@ -612,15 +619,16 @@ class HybridRetriever:
         index: BM25Index,
         keep: Callable[[Memory], bool],
         as_of: float,
+        more_seeds: Sequence[str] = (),
     ) -> dict[str, Link]:
         """Relation memory's extra candidates (memory/recall/links.py), hot memories only: those one hop
-        from the entities the query names or the best `link_seeds` of each channel name, with the path
-        of each. Relation memory being unavailable costs the links, never the search."""
+        from the entities the query names or the best `link_seeds` of each channel name (and of the
+        candidates written in the month the query names: `more_seeds`), with the path of each. Relation memory being unavailable costs the links, never the search."""
         if self.links is None or not len(index):
             return {}
         n = self.weights.link_seeds
         best_keyword = sorted(keyword, key=lambda mid: -keyword[mid])[:n]
-        seeds = list(dict.fromkeys([m.id for m, _ in dense_hits[:n]] + best_keyword))
+        seeds = list(dict.fromkeys([m.id for m, _ in dense_hits[:n]] + best_keyword + list(more_seeds)))
         try:
             found = await self.links.linked(user_id, query, seeds, as_of=as_of)
         except REDIS_UNAVAILABLE as exc:

@@ -78,6 +78,12 @@ _DOC_NUM_RE = re.compile(
     r"\b(?:order|contract|quote|quotation|invoice|ticket|application)\s*(?:no\.?|number|#)?\s*[:#]?\s*(\d{4,20})\b",
     re.I,
 )
+# a long bare number is an id too ("880141这单显示已经在派送了", "Tracking says 880141 is out"): not an amount
+# (a currency or unit next to it), a decimal or a time
+_BARE_ID_RE = re.compile(
+    r"(?<![\d.,:/$¥€£#-])(\d{6,20})(?![\d.,:/%])(?!\s?(?:元|块|円|美元|万|千|百|km|kg|dollars?\b|yuan\b|rmb\b|usd\b))",
+    re.I,
+)
 _EN_PLACE_RE = re.compile(
     r"\b("
     + "|".join(sorted((re.escape(s) for s in PLACE_OF if not _CJK.search(s)), key=len, reverse=True))
@@ -109,8 +115,8 @@ _SURNAMES = (
     "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 )
 _ZH_NAME = (
-    r"(?:叫|名叫)?\s?(?-i:(?P<n>[A-Z][a-z]{1,15}|(?:(?<=叫)|(?<=叫\s))[\u4e00-\u9fff]{2}|"
-    rf"(?!小时|小心|小区|阿姨)[{_SURNAMES}小阿][\u4e00-\u9fff])){_ZH_NAME_AFTER}"
+    r"(?:叫|名叫)?\s?(?-i:(?P<n>[A-Z][a-z]{1,15}(?![A-Za-z])|(?:(?:(?<=叫)|(?<=叫\s))[\u4e00-\u9fff]{2}|"
+    rf"(?!小时|小心|小区|阿姨)[{_SURNAMES}小阿][\u4e00-\u9fff]){_ZH_NAME_AFTER}))"
 )
 _NOT_NAMES = frozenset(
     [
@@ -226,12 +232,32 @@ def _kin_rules() -> list[tuple[str, re.Pattern[str]]]:
         if must_me:  # 我妈, 我姐: a one-character role only after 我
             rules.append((role, re.compile(rf"我的?(?:{must_me})(?![妈爸姐妹哥弟])(?:{_ZH_NAME})?")))
         en_alt = "|".join(sorted(en, key=len, reverse=True))
-        rules.append((role, re.compile(rf"\bmy (?:{en_alt})\b(?:,? {_NAME})?", re.I)))
+        rules.append(
+            (
+                role,
+                re.compile(
+                    rf"\bmy (?:{en_alt})\b(?:(?:,|'s name is| is called| is named| named| called)? {_NAME})?",
+                    re.I,
+                ),
+            )
+        )
         rules.append((role, re.compile(rf"\b{_NAME},? (?:is )?my (?:{en_alt})\b")))
+        if zh_alt or must_me:  # "Leo是我哥哥", "王芳是我妈妈": a name, then 是 and the role
+            roles = "|".join(sorted({*long_zh, *short_zh, *own}, key=len, reverse=True))
+            rules.append(
+                (
+                    role,
+                    re.compile(
+                        rf"(?:^|(?<=[，,。.！!？?\s]))(?-i:(?P<n>[A-Z][a-z]{{1,15}}|[\u4e00-\u9fff]{{2,3}}))是我的?(?:{roles})"
+                    ),
+                )
+            )
     return rules
 
 
-_KIN_LABEL_CUT = re.compile(r"^[,\s]*(?:is\s+)?|[\s,]*(?:叫|名叫)?[\s,]*$")
+_KIN_LABEL_CUT = re.compile(
+    r"^[,\s]*(?:is\s+)?(?:是)?|[\s,]*(?:叫|名叫|'s name is|is called|is named|named|called)?[\s,]*$", re.I
+)
 
 
 def _kin_label(m: re.Match[str]) -> str:
@@ -281,7 +307,11 @@ _SUBMITTED = re.compile(
 )
 _SIGNED = re.compile(r"签了|签订|签署|签约|\bsigned\b(?! off)", re.I)
 _FIRST_PERSON = re.compile(r"我|\bI\b|\bwe\b|我们", re.I)
-_MET = re.compile(r"认识了?|遇到了?|遇见了?|碰到了?|\bmet\b|\bran into\b", re.I)
+_MET = re.compile(
+    r"认识了?|遇到了?|遇见了?|碰到了?|结识了?|\bmet\b|\bran into\b|\b(?:got|get|gotten|getting) to know\b|"
+    r"\bbefriended\b|\bmade friends with\b",
+    re.I,
+)
 _RECOMMEND_EN = re.compile(
     r"\b(?:recommend(?:ed|s)?|suggest(?:ed|s)?|(?:told|tells) (?:me|us) (?:I|we) (?:should|must) (?:try|read|watch|see|visit)"
     r"|swear(?:s|ed)? by) (?:me |us |to me )?(?:the |a |an |this |that )?"
@@ -306,6 +336,7 @@ _PERSON_NEXT = re.compile(
     r"(?:'s\b| (?:and|said|says|told|tells|is|was|recommended|recommends|suggested|lives|lived|works|worked|went|"
     r"gave|called|texted|sent|loves|likes|has|had|will|just|got|asked|moved|met|bought|invited|wants|needs|"
     r"takes|took|flies|flew|drove|drives|came|comes|left|leaves|goes|made|makes|found|finds|thinks|thought|"
+    r"swears|hates|prefers|adores|insists|reckons|knows|keeps|plays|writes|cooks|sings|suggests|"
     r"(?-i:[a-z]{2,}ed)|(?-i:[a-z]{2,}ly (?:[a-z]+s|[a-z]{2,}ed)))\b)"  # a verb in the past ("Maya booked a
     # hotel"), or an adverb and a verb ("Hana highly recommends"): a name before it is someone's
 )
@@ -424,6 +455,9 @@ def extract(text: str, *, said_at: float) -> Extraction:
     for m in _DOC_NUM_RE.finditer(text):
         number = m.group(1) or m.group(2)
         docs.append(found.add(Entity(f"doc:{number.lower()}", _kind_of_doc(m.group(0)), number)))
+    for m in _BARE_ID_RE.finditer(text):
+        if f"doc:{m.group(1)}" not in docs:
+            docs.append(found.add(Entity(f"doc:{m.group(1)}", doc_kind, m.group(1))))
     for s in slots:
         if s.name.endswith("_number") and not any(d == f"doc:{s.value.lower()}" for d in docs):
             docs.append(found.add(Entity(f"doc:{s.value.lower()}", s.name.removesuffix("_number"), s.value)))
@@ -537,7 +571,16 @@ def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], whe
         and not _ROLE_AFTER.match(sentence, end)
     ]
     met = _MET.search(sentence)
-    if met and _FIRST_PERSON.search(sentence):
+    # the user met them: said with 我/I, or with no one before the verb ("在东京旅行的时候遇到了Lucas",
+    # "Got to know Lucas in Tokyo": Chinese and chat English leave the user out)
+    if met and (
+        _FIRST_PERSON.search(sentence)
+        or not any(start < met.start() and eid.startswith("person:") for start, _, eid in found.spans)
+        and not any(
+            w not in _NOT_NAMES and w.lower() not in PLACE_OF
+            for w in re.findall(r"(?<![A-Za-z])[A-Z][a-z]+", sentence[: met.start()])
+        )
+    ):
         for person in people:
             found.relate(ME, "met", person, when)
             for place in places:

@@ -251,14 +251,17 @@ class Graph:
         return [c for c in dict.fromkeys(found) if c in self.nodes and c != ME]
 
     def says_as(self, memory_id: str, text: str, entities: Iterable[str]) -> bool:
-        """Whether the memory names one of `entities` (canonical ids) by that entity's own id, in words
-        `text` also uses ("苏州" in both): the keyword channel already counts those words, a link adds
-        only what they cannot reach ("my wife" → a memory saying "Rosa", or "My wife Rosa…", which says
-        who she is; 杭州 → "Hangzhou")."""
+        """Whether the memory only mentions one of `entities` (canonical ids), by that entity's own id,
+        in words `text` also uses ("苏州" in both): the keyword channel already counts those words, a
+        link adds only what they cannot reach ("my wife" → a memory saying "Rosa", or "My wife Rosa…",
+        which says who she is; 杭州 → "Hangzhou") or a relation the memory states of the entity ("I met
+        Lucas in Tokyo": Tokyo → Lucas met_in)."""
         record = self.records.get(memory_id)
         if record is None:
             return False
         wanted = set(entities)
+        if any(f.subject in wanted or f.object in wanted for f in self._facts_of.get(memory_id, ())):
+            return False  # it states something of it ("I met Lucas in Tokyo"): more than the words
         low = text.lower()
         return any(
             len(e.name) >= 2 and e.name.lower() in low

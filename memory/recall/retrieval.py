@@ -3,7 +3,9 @@
     relevance = w_dense·norm(cosine) + w_keyword·norm(bm25)            (min-max over the candidates)
               + name_boost   if the memory's speaker is named in the query
               + doc_boost    if the memory mentions a document type the query asks for (账单 ↔ invoice ↔ bill)
-              + link_boost   if relation memory links it to the query's entities (memory/recall/links.py)
+              + link_named_boost if relation memory links it to an entity the query names, by more than
+                             the query's own words (memory/recall/links.py); a memory reached from
+                             another one gets no boost but a place right after it (`place_linked`)
     score     = relevance · (1 − w_time + w_time · e^(−Δt/τ)·(1+ln(1+importance))/(1+ln 2))
 
 When the query names a month ("我3月提交的报价单", "the quote from March"), candidates written in that

@@ -25,6 +25,7 @@ class LinkFinder(Protocol):
     async def linked(
         self, user_id: str, query: str, seeds: Sequence[str], *, as_of: float
     ) -> Mapping[str, Link]:
-        """Memory id -> its link for every memory one hop from the entities the query names or the
-        `seeds` (the best candidates' ids) name, and two hops from the query's entities."""
+        """Memory id -> its link for every memory one hop from the entities the query names, two hops
+        from them through what a memory relates, and one hop from the `seeds` (the best candidates'
+        ids) through their document ids (memory.relations.graph.Graph.linked)."""
         ...

@@ -483,7 +483,7 @@ def extract(text: str, *, said_at: float) -> Extraction:
         found.spans = []
         _sentence(sentence, found, orgs, docs, when)
     # people named elsewhere (capitalised names, Chinese names after 和/跟/朋友...)
-    called = {n for m in _CALLED.finditer(text) for n in (m.group(0).split(" ", 1)[1],)}
+    called = {m.group(0).split(" ", 1)[1] for m in _CALLED.finditer(text)}
     for name in named_things(text):
         if name in _NOT_NAMES or name.lower() in orgs or re.search(r"\d", name):
             continue

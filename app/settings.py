@@ -151,10 +151,10 @@ class Settings(BaseSettings):
     # facts that change (SUPERSESSION) and negation read for its intent (NEGATION_INTENT); off = the
     # earlier pipeline, kept as the benchmark baseline (bench/knowledge_update.py --baseline)
     supersession: bool = True
-    # relation memory (issue 26): entities and relations indexed at write time, followed by recall. Off
-    # by default until it lowers no recall it should not (LoCoMo dev any@10 0.905 -> 0.896 with it on;
-    # docs/decisions.md "Relation memory (issue 26)")
-    relation_memory: bool = False
+    # relation memory (issue 26): entities and relations indexed at write time, followed by recall. On
+    # since its links lower no recall (LoCoMo dev and the Chinese set the same with it off, the trace
+    # set 0.29 -> 1.0; docs/benchmarks.md "Relation memory (issue 26)"); false: no records, no links
+    relation_memory: bool = True
     negation_intent: bool = True
     keyword_cache_memories: int = Field(200_000, ge=0)  # per worker, across users
     # a user's keyword index, vectors and bridge rows kept in Redis after a full build, loaded by a

@@ -59,15 +59,21 @@ async def ingest(client: httpx.AsyncClient, user: str, messages: list[dict[str, 
 
 
 async def ask(
-    client: httpx.AsyncClient, user: str, questions: list[dict[str, Any]], as_of: float
+    client: httpx.AsyncClient,
+    user: str,
+    questions: list[dict[str, Any]],
+    as_of: float,
+    misses: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """all@10, any@10, characters and latency of `questions`; with `misses`, each question without all
+    its evidence in the top 10 is appended to it with its hits (content, score breakdown, link path)."""
     all10, any10, chars, latencies = [], [], [], []
     by_kind: dict[str, list[bool]] = {}
     for q in questions:
         started = time.perf_counter()
         resp = await client.post(
             f"/v1/memory/{user}/search",
-            json={"query": q["question"], "top_k": 10, "as_of": as_of},
+            json={"query": q["question"], "top_k": 10, "as_of": as_of, "explain": misses is not None},
             headers=headers(user),
         )
         latencies.append((time.perf_counter() - started) * 1e3)
@@ -79,6 +85,21 @@ async def ask(
         any10.append(bool(evidence & found))
         chars.append(sum(len(h["content"]) for h in hits))
         by_kind.setdefault(q["kind"], []).append(evidence <= found)
+        if misses is not None and not evidence <= found:
+            misses.append({
+                "question": q["question"],
+                "missing": sorted(evidence - found),
+                "hits": [
+                    {
+                        "ids": h["source_message_ids"],
+                        "content": h["content"],
+                        "score": round(h["score"], 3),
+                        "boosts": (h.get("explain") or {}).get("boosts"),
+                        "links": (h.get("explain") or {}).get("links"),
+                    }
+                    for h in hits
+                ],
+            })  # fmt: skip
     return {
         "all@10": round(statistics.mean(all10), 3),
         "any@10": round(statistics.mean(any10), 3),
@@ -160,14 +181,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 results["trace"].setdefault(lang, {})["ingest_ms_per_memory"] = round(
                     seconds / len(part["messages"]) * 1e3, 1
                 )
+                misses: list[dict[str, Any]] | None = [] if args.show_misses else None
                 results["trace"][lang]["links_on"] = await ask(
-                    client, f"rel-{lang}", part["questions"], as_of
+                    client, f"rel-{lang}", part["questions"], as_of, misses
                 )
+                if misses is not None:
+                    results["trace"][lang]["misses_on"] = misses
         async with app_on(redis_url, chroma_url, relation_memory=False) as client:
             for lang, part in data.items():
                 results["trace"][lang]["links_off"] = await ask(
                     client, f"rel-{lang}", part["questions"], as_of
                 )
+    if args.trace_only:
+        return results
     results["extraction"] = extraction_cost(data)
     results["graph_10k"] = graph_budget(data)
     return results
@@ -178,6 +204,12 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "relations.json")
+    parser.add_argument(
+        "--show-misses", action="store_true", help="list the links-on misses with their top 10 (explained)"
+    )
+    parser.add_argument(
+        "--trace-only", action="store_true", help="the trace set alone (no ingest cost, no 10k graph)"
+    )
     args = parser.parse_args()
     results = asyncio.run(run(args))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -394,6 +394,32 @@ class BM25Index:
                 scores[mid] = scores.get(mid, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
         return sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
 
+    def scores_of(
+        self, query_tokens: Iterable[str], ids: Iterable[str], *, weights: Mapping[str, float] | None = None
+    ) -> dict[str, float]:
+        """The BM25 that `search` gives these memories (those the index holds), however far below its
+        `limit` they rank: for candidates another channel brought (relation memory's links)."""
+        k1, b = self._params.k1, self._params.b
+        wanted = [mid for mid in dict.fromkeys(ids) if mid in self._tf]
+        terms = dict.fromkeys(query_tokens, 1.0)
+        for token, weight in (weights or {}).items():
+            terms.setdefault(token, weight)
+        scores = dict.fromkeys(wanted, 0.0)
+        for token, weight in terms.items():
+            idf = self._idf.get(token)
+            if idf is None:
+                continue
+            if token.startswith(UNIGRAM):
+                idf *= self._params.unigram_weight
+            if weight != 1.0:
+                idf *= weight
+            for mid in wanted:
+                tf = self._tf[mid].get(token)
+                if tf:
+                    norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)
+                    scores[mid] += idf * tf * (k1 + 1) / (tf + norm)
+        return scores
+
 
 def coverage(
     query_tokens: Iterable[str],

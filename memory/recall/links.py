@@ -16,12 +16,16 @@ from typing import Protocol
 class Link:
     path: str  # how the memory hangs off the entity: "Q-2024-031 → approved"
     via: str = ""  # the seed memory it was reached from; "" when from an entity the question names
+    # it names the question's entity in the question's own words ("苏州" and "苏州"): the keyword
+    # channel counts that already, so the link adds no boost (it still leads on to a second hop)
+    echo: bool = False
 
 
 class LinkFinder(Protocol):
     async def linked(
         self, user_id: str, query: str, seeds: Sequence[str], *, as_of: float
     ) -> Mapping[str, Link]:
-        """Memory id -> its link for every memory one hop from the entities the query names or the
-        `seeds` (the best candidates' ids) name, and two hops from the query's entities."""
+        """Memory id -> its link for every memory one hop from the entities the query names, two hops
+        from them through what a memory relates, and one hop from the `seeds` (the best candidates'
+        ids) through their document ids (memory.relations.graph.Graph.linked)."""
         ...

@@ -3,7 +3,9 @@
     relevance = w_dense·norm(cosine) + w_keyword·norm(bm25)            (min-max over the candidates)
               + name_boost   if the memory's speaker is named in the query
               + doc_boost    if the memory mentions a document type the query asks for (账单 ↔ invoice ↔ bill)
-              + link_boost   if relation memory links it to the query's entities (memory/recall/links.py)
+              + link_named_boost if relation memory links it to an entity the query names, by more than
+                             the query's own words (memory/recall/links.py); a memory reached from
+                             another one gets no boost but a place right after it (`place_linked`)
     score     = relevance · (1 − w_time + w_time · e^(−Δt/τ)·(1+ln(1+importance))/(1+ln 2))
 
 When the query names a month ("我3月提交的报价单", "the quote from March"), candidates written in that
@@ -81,9 +83,12 @@ class RankingWeights:
     checked_boost: float = 0.25  # the user's own statement about what a check asks ("…, right?")
     attribute_boost: float = 0.4  # a memory stating the attribute asked about ("我以前开什么车？")
     # relation memory (issue 26): memories one hop from the query's or the best candidates' entities
-    link_boost: float = 0.2  # reached from one of the best candidates (it names what they name)
+    link_boost: float = 0.0  # reached from another memory (a seed's document id, a chain): placed instead
     link_named_boost: float = 0.35  # one hop from an entity the question itself names (aliases resolved)
-    link_seeds: int = 3  # the best of each channel whose entities are followed
+    link_seeds: int = 3  # the best of each channel whose document ids are followed
+    # a memory reached from another one (two hops from the question's entity, or a seed's document id)
+    # enters the top k right after the memory it was reached from, at most this many per search
+    link_placed: int = 2
     # long turns (issue 29): a message split into segments answers once, by its best segment, so the
     # top k holds k turns instead of several pieces of one
     one_per_turn: bool = True
@@ -168,6 +173,53 @@ def best_per_turn(ranked: Sequence[ScoredMemory]) -> list[ScoredMemory]:
             seen.add(key)
             out.append(s)
     return out
+
+
+def place_linked(
+    ranked: Sequence[ScoredMemory],
+    linked: Mapping[str, Link],
+    *,
+    top_k: int,
+    cap: int,
+    pool: Sequence[ScoredMemory] = (),
+) -> list[ScoredMemory]:
+    """Relation memory's second hop, after the evidence it hangs off: a memory reached from another
+    one (`Link.via`) that ranks below the top k (or in its last `cap` places, which the placements
+    would push out) enters it right after that memory (after any placed there before it), at most
+    `cap` of them, those reached from the best-ranked memories first. The channels' own order is kept
+    otherwise: a link never lifts a neighbour above the memory that led to it, and at most `cap` of
+    the channels' top k make room."""
+    out = list(ranked)
+    kept = {s.memory.id for s in out}
+    extra = [s for s in pool if s.memory.id not in kept and s.memory.id in linked and linked[s.memory.id].via]
+    out += extra  # `pool`: the candidates before the relevance floor; placed, or dropped again below
+    rank = {s.memory.id: i + (top_k if i >= len(kept) else 0) for i, s in enumerate(out)}
+    wanted = sorted(
+        (rank[link.via], rank[mid], mid)
+        for mid, link in linked.items()
+        if link.via
+        and mid in rank
+        and link.via in rank
+        and rank[link.via] < top_k - 1
+        and rank[mid] >= top_k - cap  # below the top k, or where the placements would push it out
+        and rank[mid] > rank[link.via] + 1
+    )
+    placed: set[str] = set()
+    for _, _, mid in wanted:
+        if len(placed) >= cap:
+            break
+        via = linked[mid].via
+        at = next(i for i, s in enumerate(out) if s.memory.id == via)
+        if at >= top_k - 1:
+            continue  # pushed down by an earlier placement
+        item = out.pop(next(i for i, s in enumerate(out) if s.memory.id == mid))
+        at += 1
+        while at < len(out) and out[at].memory.id in placed and linked[out[at].memory.id].via == via:
+            at += 1
+        out.insert(at, item)
+        placed.add(mid)
+    dropped = {s.memory.id for s in extra} - placed
+    return [s for s in out if s.memory.id not in dropped] if dropped else out
 
 
 MAX_INCREMENTAL = 200  # more changes than this (or than half the index) since the cached version: rebuild
@@ -512,11 +564,23 @@ class HybridRetriever:
             for m in changed_facts(plan, candidates, view):
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
+        in_month: list[str] = []
+        if plan.month and self.links is not None:  # they rank first (the month-first rule): seeds too
+            lo, hi = month_range(plan.month)  # (a seed follows document ids only: a few more are cheap)
+            in_month = sorted(
+                (mid for mid, m in candidates.items() if lo <= m.created_at < hi),
+                key=lambda mid: (-keyword.get(mid, 0.0), -cosine.get(mid, 0.0)),
+            )[: 3 * w.link_seeds]
         linked = await self._linked(
-            user_id, query, dense_hits, keyword, index, _visible(filters, hidden_hot), as_of
+            user_id, query, dense_hits, keyword, index, _visible(filters, hidden_hot), as_of, in_month
         )
         for mid in linked:
             candidates.setdefault(mid, index.memories[mid])
+        if linked:  # a linked memory below the keyword channel's limit still has the words it has
+            unscored = [mid for mid in linked if mid not in keyword and passes(index.memories[mid], filters)]
+            for mid, score in index.scores_of(plan.keyword_tokens, unscored, weights=translated).items():
+                if score > 0:
+                    keyword[mid] = score
         missing = [mid for mid in candidates if mid not in cosine]
         if missing:
             for source, _ in sources:
@@ -615,15 +679,16 @@ class HybridRetriever:
         index: BM25Index,
         keep: Callable[[Memory], bool],
         as_of: float,
+        more_seeds: Sequence[str] = (),
     ) -> dict[str, Link]:
         """Relation memory's extra candidates (memory/recall/links.py), hot memories only: those one hop
-        from the entities the query names or the best `link_seeds` of each channel name, with the path
-        of each. Relation memory being unavailable costs the links, never the search."""
+        from the entities the query names or the best `link_seeds` of each channel name (and of the
+        candidates written in the month the query names: `more_seeds`), with the path of each. Relation memory being unavailable costs the links, never the search."""
         if self.links is None or not len(index):
             return {}
         n = self.weights.link_seeds
         best_keyword = sorted(keyword, key=lambda mid: -keyword[mid])[:n]
-        seeds = list(dict.fromkeys([m.id for m, _ in dense_hits[:n]] + best_keyword))
+        seeds = list(dict.fromkeys([m.id for m, _ in dense_hits[:n]] + best_keyword + list(more_seeds)))
         try:
             found = await self.links.linked(user_id, query, seeds, as_of=as_of)
         except REDIS_UNAVAILABLE as exc:
@@ -695,7 +760,8 @@ class HybridRetriever:
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
                 boosts["cluster"] = w.cluster_boost
             if linked and mid in linked:  # relation memory: linked to the question's entities
-                boosts["link"] = w.link_named_boost if not linked[mid].via else w.link_boost
+                link = linked[mid]
+                boosts["link"] = 0.0 if link.echo else w.link_named_boost if not link.via else w.link_boost
                 via = candidates.get(linked[mid].via)
                 if month and via is not None and month[0] <= via.created_at < month[1]:
                     in_month.add(mid)  # reached from a memory of the month asked about: ranked with it
@@ -760,6 +826,7 @@ class HybridRetriever:
         scored.sort(
             key=lambda s: (s.memory.id not in demoted, s.memory.id in in_month, s.score), reverse=True
         )
+        pool = scored
         if min_relevance > 0:
             scored = [
                 s
@@ -768,6 +835,10 @@ class HybridRetriever:
             ]
         if one_per_turn:
             scored = best_per_turn(scored)
+        if linked and w.link_placed > 0:
+            # a memory reached from a hit is relevant through it, whatever its own words (the floor
+            # is about the words): it may be placed even when the floor left it out
+            scored = place_linked(scored, linked, top_k=top_k, cap=w.link_placed, pool=pool)
         return scored[:top_k]
 
 

@@ -78,6 +78,12 @@ _DOC_NUM_RE = re.compile(
     r"\b(?:order|contract|quote|quotation|invoice|ticket|application)\s*(?:no\.?|number|#)?\s*[:#]?\s*(\d{4,20})\b",
     re.I,
 )
+# a long bare number is an id too ("880141这单显示已经在派送了", "Tracking says 880141 is out"): not an amount
+# (a currency or unit next to it), a decimal or a time
+_BARE_ID_RE = re.compile(
+    r"(?<![\d.,:/$¥€£#-])(\d{6,20})(?![\d.,:/%])(?!\s?(?:元|块|円|美元|万|千|百|km|kg|dollars?\b|yuan\b|rmb\b|usd\b))",
+    re.I,
+)
 _EN_PLACE_RE = re.compile(
     r"\b("
     + "|".join(sorted((re.escape(s) for s in PLACE_OF if not _CJK.search(s)), key=len, reverse=True))
@@ -102,7 +108,16 @@ _ZH_NAME_BAD_START = set("说在去住买是和也给要刚昨今上下明我你
 _ZH_NAME_AFTER = (
     r"(?=推荐|说|在|去|住|买|是|和|也|给|要|刚|昨天|今天|上周|下周|明天|帮|请|送|做|[，,。.！!？?\s]|$)"
 )
-_ZH_NAME = rf"(?:叫|名叫)?\s?(?-i:(?P<n>[A-Z][a-z]{{1,15}}|[\u4e00-\u9fff]{{2}})){_ZH_NAME_AFTER}"
+# a Chinese name right after a role: after 叫 ("我妈叫王芳"), or two characters led by a common surname or
+# 小/阿 ("我朋友李雷推荐…", "我同事小王说…"); "我妈肯定要…" names no one "肯定"
+_SURNAMES = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈"
+    "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+)
+_ZH_NAME = (
+    r"(?:叫|名叫)?\s?(?-i:(?P<n>[A-Z][a-z]{1,15}(?![A-Za-z])|(?:(?:(?<=叫)|(?<=叫\s))[\u4e00-\u9fff]{2}|"
+    rf"(?!小时|小心|小区|阿姨)[{_SURNAMES}小阿][\u4e00-\u9fff]){_ZH_NAME_AFTER}))"
+)
 _NOT_NAMES = frozenset(
     [
         "I",
@@ -217,12 +232,32 @@ def _kin_rules() -> list[tuple[str, re.Pattern[str]]]:
         if must_me:  # 我妈, 我姐: a one-character role only after 我
             rules.append((role, re.compile(rf"我的?(?:{must_me})(?![妈爸姐妹哥弟])(?:{_ZH_NAME})?")))
         en_alt = "|".join(sorted(en, key=len, reverse=True))
-        rules.append((role, re.compile(rf"\bmy (?:{en_alt})\b(?:,? {_NAME})?", re.I)))
+        rules.append(
+            (
+                role,
+                re.compile(
+                    rf"\bmy (?:{en_alt})\b(?:(?:,|'s name is| is called| is named| named| called)? {_NAME})?",
+                    re.I,
+                ),
+            )
+        )
         rules.append((role, re.compile(rf"\b{_NAME},? (?:is )?my (?:{en_alt})\b")))
+        if zh_alt or must_me:  # "Leo是我哥哥", "王芳是我妈妈": a name, then 是 and the role
+            roles = "|".join(sorted({*long_zh, *short_zh, *own}, key=len, reverse=True))
+            rules.append(
+                (
+                    role,
+                    re.compile(
+                        rf"(?:^|(?<=[，,。.！!？?\s]))(?-i:(?P<n>[A-Z][a-z]{{1,15}}|[\u4e00-\u9fff]{{2,3}}))是我的?(?:{roles})"
+                    ),
+                )
+            )
     return rules
 
 
-_KIN_LABEL_CUT = re.compile(r"^[,\s]*(?:is\s+)?|[\s,]*(?:叫|名叫)?[\s,]*$")
+_KIN_LABEL_CUT = re.compile(
+    r"^[,\s]*(?:is\s+)?(?:是)?|[\s,]*(?:叫|名叫|'s name is|is called|is named|named|called)?[\s,]*$", re.I
+)
 
 
 def _kin_label(m: re.Match[str]) -> str:
@@ -272,14 +307,21 @@ _SUBMITTED = re.compile(
 )
 _SIGNED = re.compile(r"签了|签订|签署|签约|\bsigned\b(?! off)", re.I)
 _FIRST_PERSON = re.compile(r"我|\bI\b|\bwe\b|我们", re.I)
-_MET = re.compile(r"认识了?|遇到了?|遇见了?|碰到了?|\bmet\b|\bran into\b", re.I)
+_MET = re.compile(
+    r"认识了?|遇到了?|遇见了?|碰到了?|结识了?|\bmet\b|\bran into\b|\b(?:got|get|gotten|getting) to know\b|"
+    r"\bbefriended\b|\bmade friends with\b",
+    re.I,
+)
 _RECOMMEND_EN = re.compile(
-    r"\brecommend(?:ed|s)? (?:me |us |to me )?(?:the |a |an |this |that )?"
-    r"(?:(?:book|film|movie|show|series|app|restaurant|cafe|game|album|podcast|novel|place|hotel|bar) )?"
-    r"(?:\w+ called )?(?P<p>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3})|[a-z][\w'-]*)"
+    r"\b(?:recommend(?:ed|s)?|suggest(?:ed|s)?|(?:told|tells) (?:me|us) (?:I|we) (?:should|must) (?:try|read|watch|see|visit)"
+    r"|swear(?:s|ed)? by) (?:me |us |to me )?(?:the |a |an |this |that )?"
+    r"(?:(?:book|film|movie|show|series|app|restaurant|cafe|café|game|album|podcast|novel|place|hotel|bar|shop"
+    r"|bookshop|bookstore|documentary) )?"
+    r"(?:(?:called|named) |\w+ (?:called|named) )?(?P<p>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3})|[a-z][\w'-]*)"
 )
 _RECOMMEND_ZH = re.compile(
-    r"推荐(?:了|给我|我|过)*(?:一(?:本|家|部|款|个|首|台))?(?:书|电影|餐厅)?(?P<p>[^，。！？,.!?\s的]{1,10})"
+    r"(?:推荐|安利|种草|力荐|(?:说)?一定要(?:试试|去|看看|读读))(?:了|给我|我|过)*(?:一(?:本|家|部|款|个|首|台|双))?"
+    r"(?:书|电影|餐厅)?(?:叫|名叫)?(?P<p>[^，。！？,.!?\s的]{1,10})"
 )
 _BOUGHT_EN = re.compile(
     r"\bI (?:just |finally )?(?:bought|purchased|ordered) (?:a |an |the |my |some )?(?:new )?"
@@ -292,8 +334,26 @@ _BOUGHT_ZH = re.compile(
 _VISITED = re.compile(r"去了|去过|到了|\bwent to\b|\bvisited\b|\btravel(?:l)?ed to\b|\bflew to\b", re.I)
 _PERSON_NEXT = re.compile(
     r"(?:'s\b| (?:and|said|says|told|tells|is|was|recommended|recommends|suggested|lives|lived|works|worked|went|"
-    r"gave|called|texted|sent|loves|likes|has|had|will|just|got|asked|moved|met|bought|invited|wants|needs)\b)"
+    r"gave|called|texted|sent|loves|likes|has|had|will|just|got|asked|moved|met|bought|invited|wants|needs|"
+    r"takes|took|flies|flew|drove|drives|came|comes|left|leaves|goes|made|makes|found|finds|thinks|thought|"
+    r"swears|hates|prefers|adores|insists|reckons|knows|keeps|plays|writes|cooks|sings|suggests|"
+    r"(?-i:[a-z]{2,}ed)|(?-i:[a-z]{2,}ly (?:[a-z]+s|[a-z]{2,}ed)))\b)"  # a verb in the past ("Maya booked a
+    # hotel"), or an adverb and a verb ("Hana highly recommends"): a name before it is someone's
 )
+# a person named only as whose relative or friend someone is ("the cousin of Noah", "Noah's cousin",
+# "Noah的表哥"): the one met or spoken of is that other person, not the one named
+_ROLE_EN = (
+    r"(?:cousin|uncle|aunt|nephew|niece|friend|colleague|coworker|boss|neighbou?r|classmate|roommate|partner|"
+    r"sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|boyfriend|girlfriend|"
+    r"grandma|grandmother|grandpa|grandfather|kid|child|children|parents?)s?"
+)
+_ROLE_ZH = (
+    r"(?:表哥|表姐|表妹|表弟|堂哥|堂姐|堂妹|堂弟|叔叔|阿姨|舅舅|姑姑|侄子|侄女|外甥|朋友|同事|老板|邻居|同学|室友|"
+    r"姐姐|妹妹|哥哥|弟弟|妈妈|爸爸|母亲|父亲|老婆|老公|妻子|丈夫|儿子|女儿|孩子|男朋友|女朋友|爷爷|奶奶|外公|外婆)"
+)
+_OF_ROLE_BEFORE = re.compile(rf"\b{_ROLE_EN} of (?:the |my )?$", re.I)
+_ROLE_AFTER = re.compile(rf"(?:'s\s+(?:\w+\s+)?{_ROLE_EN}\b|\s?的{_ROLE_ZH})", re.I)
+_CALLED = re.compile(r"\b(?:called|named) (?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3})", re.I)
 _PRODUCT_STOP = re.compile(r"(?:了|吧|呢|啊|给我|一下|昨天|今天|上周)$")
 _EN_PRODUCT_STOP = frozenset(
     [
@@ -395,6 +455,9 @@ def extract(text: str, *, said_at: float) -> Extraction:
     for m in _DOC_NUM_RE.finditer(text):
         number = m.group(1) or m.group(2)
         docs.append(found.add(Entity(f"doc:{number.lower()}", _kind_of_doc(m.group(0)), number)))
+    for m in _BARE_ID_RE.finditer(text):
+        if f"doc:{m.group(1)}" not in docs:
+            docs.append(found.add(Entity(f"doc:{m.group(1)}", doc_kind, m.group(1))))
     for s in slots:
         if s.name.endswith("_number") and not any(d == f"doc:{s.value.lower()}" for d in docs):
             docs.append(found.add(Entity(f"doc:{s.value.lower()}", s.name.removesuffix("_number"), s.value)))
@@ -420,8 +483,11 @@ def extract(text: str, *, said_at: float) -> Extraction:
         found.spans = []
         _sentence(sentence, found, orgs, docs, when)
     # people named elsewhere (capitalised names, Chinese names after 和/跟/朋友...)
+    called = {m.group(0).split(" ", 1)[1] for m in _CALLED.finditer(text)}
     for name in named_things(text):
         if name in _NOT_NAMES or name.lower() in orgs or re.search(r"\d", name):
+            continue
+        if any(name in c for c in called):
             continue
         if name.lower() in PLACE_OF or any(e.name in name or name in e.name for e in found.entities.values()):
             continue
@@ -470,6 +536,7 @@ def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], whe
                 if name:
                     products.append((m.start("p"), m.start("p") + len(name), verb, name))
     taken = [(s, e) for s, e, _ in found.spans] + [(s, e) for s, e, _, _ in products]
+    taken += [m.span() for m in _CALLED.finditer(sentence)]  # "a cafe called Blue Door" is no one
     # Latin names in this sentence (for "who recommended", "whom I met")
     for m in re.finditer(r"(?<![A-Za-z])([A-Z][a-z]{1,15})(?![A-Za-z])", sentence):
         name = m.group(1)
@@ -477,12 +544,12 @@ def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], whe
             continue
         if any(s <= m.start() < e for s, e in taken) or any(name in o for o in orgs):
             continue
-        if (
-            not sentence[: m.start()].strip()
-            and not _PERSON_NEXT.match(sentence, m.end())
-            and not _CJK.match(sentence[m.end() : m.end() + 1])
-        ):
-            continue  # "Sounds good": a capital at the start of a sentence names someone only before a verb
+        if not sentence[: m.start()].strip() and not _CJK.match(sentence[m.end() : m.end() + 1]):
+            # "Sounds good": a capital at the start of a sentence names someone only before a verb, and
+            # "X's" there only before a relative ("Noah's cousin"): "Life's tough", "Painting's great"
+            after = _PERSON_NEXT.match(sentence, m.end())
+            if after is None or after.group(0) == "'s" and not _ROLE_AFTER.match(sentence, m.end()):
+                continue
         found.add(Entity(person_id(name), "person", name), m.start(), m.end())
     # documents and their state
     here = [d for d in docs if found.entities[d].name.lower() in low] or (docs if len(docs) == 1 else [])
@@ -496,9 +563,24 @@ def _sentence(sentence: str, found: _Found, orgs: set[str], docs: list[str], whe
         if _SIGNED.search(sentence) and _FIRST_PERSON.search(sentence):
             found.relate(ME, "signed", doc, when)
     # met, recommended, bought, visited
-    people = [eid for _, _, eid in found.spans if eid.startswith(("person:", "kin:"))]
+    people = [
+        eid
+        for start, end, eid in found.spans
+        if eid.startswith(("person:", "kin:"))
+        and not _OF_ROLE_BEFORE.search(sentence[:start])
+        and not _ROLE_AFTER.match(sentence, end)
+    ]
     met = _MET.search(sentence)
-    if met and _FIRST_PERSON.search(sentence):
+    # the user met them: said with 我/I, or with no one before the verb ("在东京旅行的时候遇到了Lucas",
+    # "Got to know Lucas in Tokyo": Chinese and chat English leave the user out)
+    if met and (
+        _FIRST_PERSON.search(sentence)
+        or not any(start < met.start() and eid.startswith("person:") for start, _, eid in found.spans)
+        and not any(
+            w not in _NOT_NAMES and w.lower() not in PLACE_OF
+            for w in re.findall(r"(?<![A-Za-z])[A-Z][a-z]+", sentence[: met.start()])
+        )
+    ):
         for person in people:
             found.relate(ME, "met", person, when)
             for place in places:

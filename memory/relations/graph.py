@@ -236,11 +236,38 @@ class Graph:
         """The user's entities `text` names: by the extractor's ids (aliases resolved: 杭州 finds what
         Hangzhou named; "my sister" finds Anna), then by every name and alias the graph knows."""
         found = [self.resolve(e.id) for e in extract(text, said_at=said_at).entities]
-        words = re.findall(r"[a-z0-9][a-z0-9'.-]*", text.lower())
+        words = re.findall(r"[A-Za-z0-9][A-Za-z0-9'.-]*", text)
         grams = {" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)}
-        found += [self._latin[g] for g in grams if g in self._latin]
+        for gram in grams:
+            cid = self._latin.get(gram.lower())
+            # a person, an organisation or a product is named by its name as written ("Painting's
+            # great" once made a person of the word: "what inspired her painting" does not name it);
+            # a place of the lexicon or a document id in any case
+            if cid is not None and (
+                gram[0].isupper() or self.nodes[cid].kind == "place" or cid.startswith("doc:")
+            ):
+                found.append(cid)
         found += [cid for name, cid in self._cjk.items() if name in text]
         return [c for c in dict.fromkeys(found) if c in self.nodes and c != ME]
+
+    def says_as(self, memory_id: str, text: str, entities: Iterable[str]) -> bool:
+        """Whether the memory only mentions one of `entities` (canonical ids), by that entity's own id,
+        in words `text` also uses ("苏州" in both): the keyword channel already counts those words, a
+        link adds only what they cannot reach ("my wife" → a memory saying "Rosa", or "My wife Rosa…",
+        which says who she is; 杭州 → "Hangzhou") or a relation the memory states of the entity ("I met
+        Lucas in Tokyo": Tokyo → Lucas met_in)."""
+        record = self.records.get(memory_id)
+        if record is None:
+            return False
+        wanted = set(entities)
+        if any(f.subject in wanted or f.object in wanted for f in self._facts_of.get(memory_id, ())):
+            return False  # it states something of it ("I met Lucas in Tokyo"): more than the words
+        low = text.lower()
+        return any(
+            len(e.name) >= 2 and e.name.lower() in low
+            for e in record.entities
+            if e.id in wanted and self.resolve(e.id) == e.id
+        )
 
     def relations_of(self, entity_id: str) -> list[Fact]:
         return [f for f in self.facts if entity_id in (f.subject, f.object)]
@@ -274,26 +301,64 @@ class Graph:
         hub: int = 25,
         limit: int = 30,
     ) -> dict[str, tuple[str, str]]:
-        """Memory id -> (path, the memory it was reached from) for the memories one hop from the
-        `seeds` (memory ids: each memory naming an entity another seed names) and one or two hops from
-        `entities` (named in the question: their memories, then the memories those lead to). Dates and
-        entities in more than `hub` memories (the user, the city they live in) link nothing: they join
-        everything."""
+        """Memory id -> (path, the memory it was reached from; "" when from an entity the question
+        names). Three ways, most specific first:
+        - one hop from a specific entity the question names (`entities`, aliases resolved: a person, a
+          place, an organisation, a document id; never a date, an event word or a product said in
+          lower case such as "podcast");
+        - two hops from it, only through an entity the memory of the first hop *relates* to it ("I met
+          Lucas in Tokyo": Tokyo → Lucas met_in; "the cousin of Noah in Tokyo" names Noah but relates
+          nothing) or through a document id ("I signed contract CT-3301 with Globex" → CT-3301);
+        - one hop from the `seeds` (memory ids: the best candidates), through their document ids only:
+          a name or a place two good candidates share is what the channels already weighed, an id is
+          what they cannot ("我3月提交的报价单" finds the March memory naming Q-2025-103, the id finds
+          its approval).
+        Dates and entities in more than `hub` memories (the user, the city they live in) link nothing:
+        they join everything."""
         out: dict[str, tuple[str, str]] = {}
-        named = [cid for cid in dict.fromkeys(entities) if self._links(cid, hub)]
-        first = [mid for cid in named for mid in self._newest(cid)]
-        via: list[tuple[str, str]] = [("", cid) for cid in named]  # (from memory, entity)
-        for mid in dict.fromkeys([*first, *seeds]):  # the question's own entities lead first
-            via += [(mid, cid) for cid in sorted(self.by_memory.get(mid, ()))]
+        named = [cid for cid in dict.fromkeys(entities) if self._links(cid, hub) and self._specific(cid)]
+        via: list[tuple[str, str]] = []  # (from memory, entity) for the hops after the first
+        for cid in named:
+            for mid in self._newest(cid):
+                if mid not in out:
+                    out[mid] = (self.path(cid, mid), "")
+                    if len(out) >= limit:
+                        return out
+                via += [
+                    (mid, other)
+                    for other in sorted(self.by_memory.get(mid, ()))
+                    if self._joins(mid, cid, other)
+                ]
+        for mid in dict.fromkeys(seeds):
+            via += [(mid, cid) for cid in sorted(self.by_memory.get(mid, ())) if cid.startswith("doc:")]
         for origin, cid in via:
             if not self._links(cid, hub):
                 continue
             for mid in self._newest(cid):
-                if mid != origin and mid not in out:  # a seed is linked too when another seed leads to it
+                if mid != origin and mid not in out:
                     out[mid] = (self.path(cid, mid), origin)
                     if len(out) >= limit:
                         return out
         return out
+
+    def _specific(self, cid: str) -> bool:
+        """An entity that names one thing: not an event word ("birthday") nor a product said in lower
+        case ("podcast", "记账软件" is CJK and stays)."""
+        node = self.nodes[cid]
+        if node.kind in ("date", "event"):
+            return False
+        if node.kind == "product":
+            return any(c.isupper() or c.isdigit() or "\u4e00" <= c <= "\u9fff" for c in node.name)
+        return True
+
+    def _joins(self, memory_id: str, named: str, other: str) -> bool:
+        """`other` leads on from `memory_id` (reached through the question's entity `named`): a
+        document id, or an entity the memory states a relation between it and `named`."""
+        if other == named:
+            return False
+        if other.startswith("doc:"):
+            return True
+        return any({f.subject, f.object} == {named, other} for f in self._facts_of.get(memory_id, ()))
 
     def _links(self, cid: str, hub: int) -> bool:
         node = self.nodes.get(cid)

@@ -1,6 +1,7 @@
 """The link finder recall is given (memory.recall.links.LinkFinder): entities named in the question
-(aliases resolved across languages) and the entities of the best candidates lead to the memories one
-hop away; each comes with its path for the score breakdown."""
+(aliases resolved across languages) lead to their memories and on through what those relate, the best
+candidates' document ids to the memories naming them (`Graph.linked`); each comes with its path for the
+score breakdown, and says whether it only echoes the question's own words (`Graph.says_as`)."""
 
 from __future__ import annotations
 
@@ -24,4 +25,7 @@ class RelationLinks:
             return {}
         named = graph.entities_in(query, said_at=as_of)
         found = graph.linked(seeds, named, hub=self._hub, limit=self._limit)
-        return {mid: Link(path, via) for mid, (path, via) in found.items()}
+        return {
+            mid: Link(path, via, echo=not via and graph.says_as(mid, query, named))
+            for mid, (path, via) in found.items()
+        }

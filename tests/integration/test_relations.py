@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    """Relation memory is off by default (RELATION_MEMORY): these tests are about it."""
+    """Relation memory is on by default (RELATION_MEMORY); these tests are about it, whatever the default."""
     return settings.model_copy(update={"relation_memory": True})
 
 

@@ -50,7 +50,8 @@ class SentenceTransformerEmbedder:
         if not path.exists():
             raise FileNotFoundError(f"embedding model not found at {path}")
         self._model = SentenceTransformer(str(path), device=device)
-        if max_tokens and max_tokens < self._model.max_seq_length:
+        limit = self._model.max_seq_length
+        if max_tokens and (limit is None or max_tokens < limit):
             self._model.max_seq_length = max_tokens
         self._batch_size = batch_size
         # torch modules are not guaranteed re-entrant; one inference at a time per process.

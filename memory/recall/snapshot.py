@@ -90,6 +90,8 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
         "terms": np.asarray(term_ids, dtype=np.int32),
         "weight_codes": codes.astype(np.uint16 if len(table) <= 65_536 else np.uint32),
         "weight_table": table,
+        # each memory's length, summed as a build sums it (left to right): BM25 scores stay exact
+        "lengths": np.asarray([sum(tf.values()) for tf in tfs], dtype=np.float64),
     }
     # the entries by term (stable: each term's memories in memory order), so a load need not sort
     segments["by_term"] = np.argsort(segments["terms"], kind="stable").astype(np.int32)
@@ -164,10 +166,11 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
         vocab = np.asarray([sys.intern(w) for w in header["vocab"]], dtype=object)
         # one float object per distinct weight, as a built index shares them
         shared = np.asarray([shared_weight(w) for w in table.tolist()], dtype=object)
+        stored_lengths = segment("lengths")
+        if stored_lengths is None or len(stored_lengths) != len(memories):
+            return None
+        lengths: list[float] = stored_lengths.tolist()
         bounds = indptr.tolist()
-        flat: list[float] = table[codes].tolist()
-        # summed as a build sums them (left to right), so that BM25 scores equal a fresh build's
-        lengths = [sum(flat[bounds[i] : bounds[i + 1]]) for i in range(len(memories))]
 
         def tfs() -> list[dict[str, float]]:  # a write's or a snapshot's need, not a search's
             words: list[str] = vocab[terms].tolist()

@@ -39,7 +39,7 @@ from redis.client import NEVER_DECODE
 from memory import keys
 from memory.models import Memory
 from memory.recall.crosslingual import BridgeRows
-from memory.recall.keyword_index import BM25Index, BM25Params, shared_weight
+from memory.recall.keyword_index import BM25Index, BM25Params, ColumnPostings, shared_weight
 from memory.redis_client import RedisClient
 from memory.text.language import Lang
 
@@ -181,23 +181,22 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
             ]
 
         # each term's memories in memory order, as a build makes them (ties in BM25 keep that order)
-        postings: dict[str, tuple[list[str], list[float]]] = {}
+        postings: ColumnPostings | None = None
         if len(terms):
             order = segment("by_term")
             if order is None or len(order) != len(terms):
                 return None
             owners = np.repeat(np.arange(len(memories)), np.diff(indptr))[order]
-            ids = np.asarray([m.id for m in memories], dtype=object)[owners].tolist()
-            weights: list[float] = shared[codes[order]].tolist()
             sorted_terms = terms[order]
             starts = np.flatnonzero(np.diff(sorted_terms)) + 1
-            edges = [0, *starts.tolist(), len(ids)]
-            firsts: list[str] = vocab[sorted_terms[edges[:-1]]].tolist()
-            postings = {
-                term: (ids[edges[k] : edges[k + 1]], weights[edges[k] : edges[k + 1]])
-                for k, term in enumerate(firsts)
-            }
-        index = BM25Index.from_parts(memories, tfs, kept("vectors"), params, postings, lengths)
+            edges = [0, *starts.tolist(), len(order)]
+            postings = ColumnPostings(
+                vocab[sorted_terms[edges[:-1]]].tolist(),
+                edges,
+                np.asarray([m.id for m in memories], dtype=object)[owners],
+                shared[codes[order]],
+            )
+        index = BM25Index.from_parts(memories, tfs, kept("vectors"), params, postings or {}, lengths)
         bridge = None
         rows, matrix, langs = segment("bridge_rows"), kept("bridge"), header.get("bridge_langs")
         if rows is not None and matrix is not None and langs is not None:

@@ -375,13 +375,11 @@ class BM25Index:
             found[cjk] += weight if idf is not None else 0.0
         return max((found[k] / total[k] for k in (True, False) if total[k] > 0), default=0.0)
 
-    def search(
-        self, query_tokens: Iterable[str], *, limit: int, weights: Mapping[str, float] | None = None
-    ) -> list[tuple[str, float]]:
-        """BM25 of the query's terms; `weights`: terms to add, each at its weight (a term of
-        `query_tokens` keeps 1): the bilingual lexicon's translations (memory/recall/bilingual.py)."""
-        k1, b = self._params.k1, self._params.b
-        scores: dict[str, float] = {}
+    def _weighted(
+        self, query_tokens: Iterable[str], weights: Mapping[str, float] | None
+    ) -> Iterator[tuple[str, float]]:
+        """The query's terms this index knows, each with its idf as the score counts it: single CJK
+        characters at the unigram weight, an added term (`weights`) at its weight."""
         terms = dict.fromkeys(query_tokens, 1.0)
         for token, weight in (weights or {}).items():
             terms.setdefault(token, weight)
@@ -391,8 +389,16 @@ class BM25Index:
                 continue
             if token.startswith(UNIGRAM):
                 idf *= self._params.unigram_weight
-            if weight != 1.0:
-                idf *= weight
+            yield token, idf * weight if weight != 1.0 else idf
+
+    def search(
+        self, query_tokens: Iterable[str], *, limit: int, weights: Mapping[str, float] | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 of the query's terms; `weights`: terms to add, each at its weight (a term of
+        `query_tokens` keeps 1): the bilingual lexicon's translations (memory/recall/bilingual.py)."""
+        k1, b = self._params.k1, self._params.b
+        scores: dict[str, float] = {}
+        for token, idf in self._weighted(query_tokens, weights):
             ids, tfs = self._postings[token]
             for mid, tf in zip(ids, tfs, strict=True):
                 norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)
@@ -405,21 +411,17 @@ class BM25Index:
         """The BM25 that `search` gives these memories (those the index holds), however far below its
         `limit` they rank: for candidates another channel brought (relation memory's links)."""
         k1, b = self._params.k1, self._params.b
-        wanted = [mid for mid in dict.fromkeys(ids) if mid in self._tf]
-        terms = dict.fromkeys(query_tokens, 1.0)
-        for token, weight in (weights or {}).items():
-            terms.setdefault(token, weight)
+        wanted = [mid for mid in dict.fromkeys(ids) if mid in self.memories]
+        # a loaded snapshot's dicts are not made for a few memories: theirs are computed as a build does
+        made = self._tf_made
+        tfs = {
+            mid: made[mid] if made is not None else _term_frequencies(self.memories[mid], self._params)
+            for mid in wanted
+        }
         scores = dict.fromkeys(wanted, 0.0)
-        for token, weight in terms.items():
-            idf = self._idf.get(token)
-            if idf is None:
-                continue
-            if token.startswith(UNIGRAM):
-                idf *= self._params.unigram_weight
-            if weight != 1.0:
-                idf *= weight
+        for token, idf in self._weighted(query_tokens, weights):
             for mid in wanted:
-                tf = self._tf[mid].get(token)
+                tf = tfs[mid].get(token)
                 if tf:
                     norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)
                     scores[mid] += idf * tf * (k1 + 1) / (tf + norm)

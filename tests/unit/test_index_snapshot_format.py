@@ -103,6 +103,8 @@ def test_a_loaded_index_searches_and_updates_as_the_built_one() -> None:
     queries = ("Where does Anna live?", "我搬到哪里了", "nurse Lisbon insurance", "火锅 周末")
     for query in queries:
         assert loaded.index.search(tokenize(query), limit=10) == index.search(tokenize(query), limit=10)
+        ids = ["m0", "m2", "m4", "absent"]  # relation memory's linked candidates
+        assert loaded.index.scores_of(tokenize(query), ids) == index.scores_of(tokenize(query), ids)
     extra = Memory(
         id="m9",
         user_id="u",

@@ -45,7 +45,7 @@ from memory.text.language import Lang
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # 2: weights as a table and codes
+FORMAT = 2  # 2: weights as a table and codes, and each memory's length stored
 _MAGIC = b"MNS1"
 _FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _TUPLE_FIELDS = frozenset({"source_message_ids", "entities"})

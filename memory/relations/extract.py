@@ -113,10 +113,14 @@ _ZH_NAME_AFTER = (
 _SURNAMES = (
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈"
     "姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+    # the rest of 百家姓's first line and common ones that are rarely a word's first character
+    "褚卫施尤乔赖庞樊殷翟颜倪俞葛聂岳邢祝詹凌靳童甄裴霍翁柯阮闵瞿戚滕邬臧娄窦卞鞠岑蔺洪"
 )
+# two characters that start with a surname but are words, not names ("卫生在…", "岳父说…": kin is its own rule)
+_ZH_NAME_WORDS = "小时|小心|小区|阿姨|卫生|卫星|卫衣|卫视|施工|童年|童话|童装|洪水|岳父|岳母|霍乱"
 _ZH_NAME = (
     r"(?:叫|名叫)?\s?(?-i:(?P<n>[A-Z][a-z]{1,15}(?![A-Za-z])|(?:(?:(?<=叫)|(?<=叫\s))[\u4e00-\u9fff]{2}|"
-    rf"(?!小时|小心|小区|阿姨)[{_SURNAMES}小阿][\u4e00-\u9fff]){_ZH_NAME_AFTER}))"
+    rf"(?!{_ZH_NAME_WORDS})[{_SURNAMES}小阿][\u4e00-\u9fff]){_ZH_NAME_AFTER}))"
 )
 _NOT_NAMES = frozenset(
     [

@@ -65,12 +65,27 @@ class TestNames:
             ("我妈叫王芳，她是老师", "王芳"),
             ("我朋友李雷推荐了《三体》", "李雷"),
             ("我同事小王说周五聚餐", "小王"),
+            ("我朋友褚健推荐了一本书", "褚健"),  # 百家姓's first line: 赵钱孙李周吴郑王冯陈褚卫
+            ("我同事卫东说周五聚餐", "卫东"),
         ],
     )
     def test_a_chinese_name_after_a_role(self, text: str, name: str) -> None:
         assert person_id(name) in people(text)
 
-    @pytest.mark.parametrize("text", ["我尽量吧，我妈肯定要做一桌子", "我妈小时候住在杭州", "我朋友已经到了"])
+    @pytest.mark.parametrize("surname", list("赵钱孙李周吴郑王冯陈褚卫蒋沈韩杨"))
+    def test_every_surname_of_the_first_lines_of_the_hundred_names(self, surname: str) -> None:
+        assert person_id(surname + "鼎") in people(f"我朋友{surname}鼎推荐了一本书")
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "我尽量吧，我妈肯定要做一桌子",
+            "我妈小时候住在杭州",
+            "我朋友已经到了",
+            "我同事卫生做得很好",
+            "我岳父说周五来",
+        ],
+    )
     def test_a_common_word_after_a_role_is_no_name(self, text: str) -> None:
         assert people(text) == set()
 

@@ -49,6 +49,13 @@ class QueryPlan:
     attributes: list[str] = field(default_factory=list)  # supersession keys the question asks about
     # the query's own terms (no document-type aliases): what relevance's word coverage is measured on
     own_tokens: list[str] = field(default_factory=list)
+    # the text with each known name it writes in the other script spelled as the user's turns do
+    # ("What did 卡罗琳 research?"): which language the question is read in (empty: `text`)
+    scripted: str = ""
+
+    @property
+    def language_text(self) -> str:
+        return self.scripted or self.text
 
 
 def negations(text: str) -> list[tuple[str, str]]:
@@ -142,12 +149,21 @@ def plan_query(
             rf"(?<![A-Za-z]){re.escape(name)}(?:'s|’s)?(?![A-Za-z])", " ", stripped, flags=re.IGNORECASE
         )
     stripped = " ".join(stripped.split())
+    scripted = text
+    # a name the user's turns also spell this way keeps it; else the first spelling of the turns
+    for spelled, known in {s: k for s, k in reversed(across) if s not in names}.items():
+        scripted = re.sub(rf"(?<![A-Za-z]){re.escape(spelled)}(?![A-Za-z])", known, scripted)
     doc_types = doc_types_in(text)
     expansion = [alias for d in doc_types for alias in DOC_TYPE_ALIASES[d]]
     negated_tokens = frozenset(t for phrase in negated for t in tokenize(phrase))
     wants_past = PAST_RE.search(text) is not None
     # "以前/before/used to" say when, not what: as keywords they match "以后" and every "before"
     keyword_text = PAST_RE.sub(" ", semantic) if wants_past and changing_facts else semantic
+    # the query's own words leave out a name the user's turns spell the other way: no turn has it, and
+    # it would count as a word the user never wrote (relevance's `known` and coverage)
+    own_text = keyword_text
+    for spelled in {s for s, _ in across if s not in names}:
+        own_text = re.sub(rf"(?<![A-Za-z]){re.escape(spelled)}(?![A-Za-z])", " ", own_text)
     keyword_tokens = [
         t
         for t in tokenize(" ".join([keyword_text, *expansion, *(k for _, k in across)]))
@@ -173,6 +189,7 @@ def plan_query(
         if changing_facts
         else [],
         own_tokens=[
-            t for t in tokenize(" ".join([keyword_text, *(k for _, k in across)])) if t not in negated_tokens
+            t for t in tokenize(" ".join([own_text, *(k for _, k in across)])) if t not in negated_tokens
         ],
+        scripted=scripted if scripted != text else "",
     )

@@ -489,7 +489,7 @@ class HybridRetriever:
             changing_facts=w.supersession,
             names_across=w.names_across_scripts,
         )
-        language = detect_language(plan.text)
+        language = detect_language(plan.language_text)
         rows = (
             await bridge.cache.rows(user_id, version, index.memories, prefetched)
             if bridge is not None and len(index)
@@ -722,7 +722,7 @@ class HybridRetriever:
         `evidence`: each candidate's absolute channel measures, for its relevance (none: relevance 0);
         `min_relevance`: candidates below it are dropped before the top k are taken."""
         w = self.weights
-        zh = detect_language(plan.text) == "zh"
+        zh = detect_language(plan.language_text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
         dense_n, keyword_n = _minmax(cosine), _minmax(keyword)
         bw = self._bridge.weights if self._bridge is not None else None

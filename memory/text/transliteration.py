@@ -377,11 +377,15 @@ def _spelled(text: str) -> list[str]:
     return found
 
 
+_SPELLINGS = 3
+
+
 def names_across_scripts(known: list[str] | frozenset[str] | set[str], text: str) -> list[tuple[str, str]]:
     """(as `text` spells it, the known name) for each known name (a user's speakers) that `text` names
     in the other script: ("卡罗琳", "Caroline") in "卡罗琳去哪了？", ("Caroline", "卡罗琳") in "Where did
     Caroline go?". Skeletons must be equal; when two known names share one (Jon 乔恩, Gina 吉娜: J-N), the
-    first vowel decides, and a name it cannot decide is left out."""
+    first vowel decides; names it cannot tell apart (梅兰妮, 梅拉妮) are one name's spellings, at most
+    three."""
     keys = {k: latin_key(k) if k[:1].isascii() else chinese_key(k) for k in known if k}
     keys = {k: key for k, key in keys.items() if key is not None}  # each known name's key, once
     if not keys:
@@ -400,6 +404,8 @@ def names_across_scripts(known: list[str] | frozenset[str] | set[str], text: str
                 for k in other_script
                 if (_vowels_agree(spelled, k) if spelled[:1].isascii() else _vowels_agree(k, spelled))
             ]
-        if len(other_script) == 1 and other_script[0] not in {k for _, k in found}:
-            found.append((spelled, other_script[0]))
+        # several left agree in skeleton and first vowel: one name spelled two ways (梅兰妮 and 梅拉妮
+        # for Melanie, as a translation or a user writes it), each of them named
+        taken = {k for _, k in found}
+        found += [(spelled, k) for k in other_script[:_SPELLINGS] if k not in taken]
     return found

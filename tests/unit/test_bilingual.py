@@ -62,6 +62,26 @@ def test_english_words_bring_two_character_chinese_words(lexicon: BilingualLexic
     assert lexicon.chinese(tokenize("dancer")[0]) == []  # only two-character words
 
 
+PET_LINES = [
+    "寵兒 宠儿 [chong3 er2] /pet/favorite/",
+    "撫摸 抚摸 [fu3 mo1] /to gently caress and stroke/to pet/to fondle/",
+    "寵物 宠物 [chong3 wu4] /house pet/",
+    "咖啡館 咖啡馆 [ka1 fei1 guan3] /cafe/coffee shop/",
+    "網吧 网吧 [wang3 ba1] /Internet cafe/",
+]
+
+
+def test_with_word_counts_the_common_word_leads_and_a_noun_counts_for_its_head() -> None:
+    counts = {"宠儿": 41, "抚摸": 623, "宠物": 3_000, "咖啡馆": 184, "网吧": 900}
+    lexicon = BilingualLexicon(PET_LINES, frequency=counts)
+    # 宠物's sense is "house pet": it counts a quarter (750); 抚摸's first short sense is "pet" (623)
+    assert lexicon.chinese("pet") == ["宠物", "抚摸", "宠儿"]
+    # three characters are read too; "Internet cafe" is a noun of two words: a quarter of 900 > 184
+    assert lexicon.chinese(tokenize("cafe")[0]) == ["网吧", "咖啡馆"]
+    # without counts: single-word senses of two characters only, as before
+    assert BilingualLexicon(PET_LINES).chinese("pet") == ["宠儿", "抚摸"]
+
+
 def test_query_words_skip_question_words_and_transliterated_names(lexicon: BilingualLexicon) -> None:
     assert lexicon.words_of("卡罗琳什么时候去的互助小组？") == ["去", "互助", "小组"]  # 卡 + 罗琳: a name
     assert lexicon.words_of("梅兰妮画了什么？") == ["画"]  # 梅 + 兰 + 妮: a name, 画 is not in it
@@ -141,7 +161,9 @@ def test_cc_cedict_from_the_wheel() -> None:
     assert {"help", "group"} <= set(lexicon.expand(q, tokenize(q)))
     q = "Caroline went camping with her family last summer."
     added = lexicon.expand(q, tokenize(q))
-    assert "露营" in added
+    # camping's Chinese by how common jieba counts them: 营地, 扎营, 宿营 (露营, 72 in jieba's counts, is not
+    # among the first four: docs/decisions.md)
+    assert {"营地", "宿营"} <= set(added)
     assert "夏天" in added
     q = "我上次去杭州是什么时候？"
     added = lexicon.expand(q, tokenize(q))

@@ -9,8 +9,8 @@ Relevance is computed from each channel's *absolute* evidence for one memory (mo
 - `coverage`: the idf-weighted share of the query's words (stems, CJK bigrams; single CJK characters at
   the keyword channel's 0.3 weight) that the memory holds, words of its surrounding turns at 0.9
   (as BM25 counts them: in a dialogue the question's words are often in the turn before). A query word the user never wrote counts in full against it: "xyzzy plugh" covers 0;
-- `bridge`: the multilingual bridge cosine the ranking uses, when that channel took part: in the
-  query's language the memory's vector blended with its neighbouring turns', across languages its own;
+- `bridge`: the multilingual bridge cosine the ranking uses, when that channel took part: the
+  memory's vector blended with its neighbouring turns' (0.3 each, in the query's language and across);
 - `attribute`: the memory states the attribute the question asks about ("where do I live");
 - `known` (same language only): the idf-weighted share of the query's words the user ever wrote, in
   any memory searched. A question none of whose words the user used ("xyzzy plugh", "量子计算的原理是

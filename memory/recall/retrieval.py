@@ -641,8 +641,8 @@ class HybridRetriever:
                 memory_language=langs.get(mid) or detect_language(m.content),
                 cosine=cosine[mid],
                 coverage=covered,
-                # the cosine the ranking uses: in the query's language, blended with the turns around
-                # the memory (a reply means what its question asked); across languages its own
+                # the cosine the ranking uses, blended with the turns around the memory (a reply
+                # means what its question asked): in the query's language and, less, across
                 bridge=bridge_cos.get(mid) if bridge_cos is not None else None,
                 words=words,
                 known=known,

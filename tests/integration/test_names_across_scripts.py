@@ -14,7 +14,8 @@ from tests.conftest import AuthHeaders, app_client
 pytestmark = pytest.mark.integration
 NOW = 1_790_000_000.0
 
-# the same words said by each speaker: only who said it tells them apart
+# the same words said by each speaker, each turn a session of its own: only who said it tells them apart
+# (in one session the turns around each would also count: the bridge blends a turn with its neighbours)
 ZH_TURNS = [
     ("z-c1", "卡罗琳", "我上周末画了一幅日落的画。"),
     ("z-m1", "梅兰妮", "我上周末画了一幅湖边的画。"),
@@ -40,14 +41,14 @@ ASKED = [
 async def seed(
     client: httpx.AsyncClient, auth: AuthHeaders, user: str, turns: list[tuple[str, str, str]]
 ) -> None:
-    messages = [
-        {"role": "user", "name": name, "content": text, "id": mid, "timestamp": NOW - 100 + i}
-        for i, (mid, name, text) in enumerate(turns)
-    ]
-    resp = await client.post(
-        f"/v1/memory/{user}/messages", json={"session_id": "s1", "messages": messages}, headers=auth(user)
-    )
-    assert resp.status_code == 200, resp.text
+    for i, (mid, name, text) in enumerate(turns):
+        message = {"role": "user", "name": name, "content": text, "id": mid, "timestamp": NOW - 100 + i}
+        resp = await client.post(
+            f"/v1/memory/{user}/messages",
+            json={"session_id": f"s{i}", "messages": [message]},
+            headers=auth(user),
+        )
+        assert resp.status_code == 200, resp.text
 
 
 async def first_hit(client: httpx.AsyncClient, auth: AuthHeaders, user: str, query: str) -> list[str]:

@@ -407,5 +407,5 @@ def names_across_scripts(known: list[str] | frozenset[str] | set[str], text: str
         # several left agree in skeleton and first vowel: one name spelled two ways (梅兰妮 and 梅拉妮
         # for Melanie, as a translation or a user writes it), each of them named
         taken = {k for _, k in found}
-        found += [(spelled, k) for k in other_script[:_SPELLINGS] if k not in taken]
+        found += [(spelled, k) for k in sorted(other_script)[:_SPELLINGS] if k not in taken]
     return found

@@ -106,6 +106,13 @@ def doc_types_in(text: str) -> list[str]:
     return found
 
 
+def whole_name(name: str, *, possessive: bool = False) -> str:
+    """The pattern of `name` as a whole name, not inside a Latin word ("Jon" is not in "Jonathan"; 卡罗琳
+    is anywhere in Chinese text); `possessive`: with its "'s" too."""
+    suffix = "(?:'s|’s)?" if possessive else ""
+    return rf"(?<![A-Za-z]){re.escape(name)}{suffix}(?![A-Za-z])"
+
+
 def plan_query(
     text: str,
     *,
@@ -135,24 +142,18 @@ def plan_query(
     semantic = text
     for clause, _ in found:
         semantic = semantic.replace(clause, " ")
-    names = [
-        n
-        for n in known_names
-        if n and re.search(rf"(?<![A-Za-z]){re.escape(n)}(?![A-Za-z])", text, re.IGNORECASE)
-    ]
+    names = [n for n in known_names if n and re.search(whole_name(n), text, re.IGNORECASE)]
     # a known name written in the other script (Caroline asked of 卡罗琳's turns, issue 28): named too,
     # and its own spelling joins the keywords, so the turns that say it match
     across = names_across_scripts([n for n in known_names if n not in names], text) if names_across else []
     stripped = semantic
     for name in [*names, *(spelled for spelled, _ in across)]:
-        stripped = re.sub(
-            rf"(?<![A-Za-z]){re.escape(name)}(?:'s|’s)?(?![A-Za-z])", " ", stripped, flags=re.IGNORECASE
-        )
+        stripped = re.sub(whole_name(name, possessive=True), " ", stripped, flags=re.IGNORECASE)
     stripped = " ".join(stripped.split())
     scripted = text
     # a name the user's turns also spell this way keeps it; else the first spelling of the turns
     for spelled, known in {s: k for s, k in reversed(across) if s not in names}.items():
-        scripted = re.sub(rf"(?<![A-Za-z]){re.escape(spelled)}(?![A-Za-z])", known, scripted)
+        scripted = re.sub(whole_name(spelled), known, scripted)
     doc_types = doc_types_in(text)
     expansion = [alias for d in doc_types for alias in DOC_TYPE_ALIASES[d]]
     negated_tokens = frozenset(t for phrase in negated for t in tokenize(phrase))
@@ -163,7 +164,7 @@ def plan_query(
     # it would count as a word the user never wrote (relevance's `known` and coverage)
     own_text = keyword_text
     for spelled in {s for s, _ in across if s not in names}:
-        own_text = re.sub(rf"(?<![A-Za-z]){re.escape(spelled)}(?![A-Za-z])", " ", own_text)
+        own_text = re.sub(whole_name(spelled), " ", own_text)
     keyword_tokens = [
         t
         for t in tokenize(" ".join([keyword_text, *expansion, *(k for _, k in across)]))

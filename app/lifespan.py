@@ -39,6 +39,7 @@ from memory.chat.compression import LLMCompressor
 from memory.chat.conversation import ConversationService
 from memory.chat.llm import ChatModel
 from memory.chat.offline import OfflineResponder
+from memory.chat.query_translator import LLMQueryTranslator, TranslationParams
 from memory.chat.summary import LLMSummarizer
 from memory.chat.supersession_judge import LLMSupersessionJudge
 from memory.corrections import MemoryEditor
@@ -298,6 +299,11 @@ def build_memory_service(
         if settings.keyword_lexicon and searches
         else None,
         snapshots=snapshots,
+        translator=LLMQueryTranslator(
+            llm, TranslationParams(timeout_seconds=settings.query_translation_timeout_seconds)
+        )
+        if llm is not None and settings.query_translation and searches
+        else None,
     )
     writer = WritePipeline(
         store,

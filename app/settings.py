@@ -244,6 +244,12 @@ class Settings(BaseSettings):
     # this, what tells of an event in it (relative dates resolved at write time from the message's time)
     event_dates: bool = True
     names_across_scripts: bool = True
+    # query translation (memory/recall/translation.py): with an upstream LLM configured, a question is
+    # also searched translated into the other language when the user has memories in it, and the two
+    # hit lists fused; the search waits at most the timeout for the model, then goes on as asked.
+    # Off by default: one more model call per search (docs/decisions.md, issue 28)
+    query_translation: bool = False
+    query_translation_timeout_seconds: float = Field(3.0, gt=0, le=30)
     # a memory in the other language than the query is ranked by the bridge and keywords alone: the
     # keywords' share (names, numbers, and with the lexicon the query's translated words); unset: 0.3
     # with the lexicon, 0.15 without (measured: docs/benchmarks.md, issue 28)

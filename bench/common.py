@@ -67,9 +67,15 @@ def bench_stores(chroma_servers: int = 1) -> Iterator[tuple[str, str]]:
 
 
 @contextlib.asynccontextmanager
-async def app_on(redis_url: str, chroma_url: str, **settings: Any) -> AsyncIterator[httpx.AsyncClient]:
+async def app_on(
+    redis_url: str,
+    chroma_url: str,
+    llm_transport: httpx.AsyncBaseTransport | None = None,
+    **settings: Any,
+) -> AsyncIterator[httpx.AsyncClient]:
     """The app, with its real lifespan and model, on these stores; yields an HTTP client to it.
-    `chroma_url` may be a CHROMA_URLS list (several servers)."""
+    `chroma_url` may be a CHROMA_URLS list (several servers); `llm_transport`: an in-process upstream
+    LLM (with `llm_base_url` among the settings)."""
     servers: dict[str, Any] = {"chroma_urls": chroma_url} if "," in chroma_url else {"chroma_url": chroma_url}
     config = Settings(
         _env_file=None,
@@ -78,7 +84,7 @@ async def app_on(redis_url: str, chroma_url: str, **settings: Any) -> AsyncItera
         auth_jwt_secret=SECRET,
         **{"log_level": "WARNING", "rate_limit_per_minute": 10_000_000, **settings},
     )
-    app = create_app(config)
+    app = create_app(config, llm_transport=llm_transport)
     async with (
         LifespanManager(app, startup_timeout=180) as manager,
         httpx.AsyncClient(
@@ -89,8 +95,10 @@ async def app_on(redis_url: str, chroma_url: str, **settings: Any) -> AsyncItera
 
 
 @contextlib.asynccontextmanager
-async def served_app(**settings: Any) -> AsyncIterator[httpx.AsyncClient]:
+async def served_app(
+    llm_transport: httpx.AsyncBaseTransport | None = None, **settings: Any
+) -> AsyncIterator[httpx.AsyncClient]:
     """Fresh redis-server + chroma in a temp dir, the app on top; yields an HTTP client to it."""
     with bench_stores() as (redis_url, chroma_url):
-        async with app_on(redis_url, chroma_url, **settings) as client:
+        async with app_on(redis_url, chroma_url, llm_transport, **settings) as client:
             yield client

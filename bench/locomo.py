@@ -120,8 +120,46 @@ def asked_from(samples: list[dict[str, Any]], other: list[dict[str, Any]]) -> li
     return out
 
 
+def oracle_upstream(translations: dict[str, str]) -> httpx.MockTransport:
+    """An OpenAI-compatible upstream that translates a question perfectly: it answers with the same
+    question of the dev slice in the other language (turn for turn, question for question), and with an
+    error for anything else. The upper bound of query translation through a real model."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        question = " ".join(str(body["messages"][-1]["content"]).split())
+        if question not in translations:
+            return httpx.Response(404, json={"error": {"message": "not a dev-slice question"}})
+        return httpx.Response(
+            200,
+            json={
+                "id": "oracle",
+                "object": "chat.completion",
+                "model": "oracle",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": translations[question]},
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        )
+
+    return httpx.MockTransport(handle)
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     samples = json.loads(Path(args.data).read_text())
+    translations: dict[str, str] = {}
+    parallel = args.parallel or args.questions_from
+    if parallel is not None:  # each question and its translation, both ways
+        theirs = {o["sample_id"]: o for o in json.loads(Path(parallel).read_text())}
+        for sample in samples:
+            for mine, other in zip(sample["qa"], theirs[sample["sample_id"]]["qa"], strict=True):
+                a, b = str(mine["question"]), str(other["question"])
+                translations[" ".join(a.split())] = b
+                translations[" ".join(b.split())] = a
     if args.questions_from is not None:
         samples = asked_from(samples, json.loads(Path(args.questions_from).read_text()))
     options: dict[str, Any] = {
@@ -138,7 +176,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     for item in args.set:  # any other setting, as the environment would give it (a string)
         key, _, value = item.partition("=")
         options[key.strip().lower()] = value
-    async with served_app(**options) as client:
+    transport = None
+    if args.translate == "oracle":
+        if not translations:
+            raise SystemExit("--translate oracle needs --questions-from or --parallel (the other language)")
+        transport = oracle_upstream(translations)
+        options |= {
+            "llm_base_url": "http://oracle.test/v1",
+            "llm_model": "oracle",
+            "query_translation": True,
+            "llm_supersession_judge": False,  # the writes stay those of the run without a model
+        }
+    async with served_app(transport, **options) as client:
         replayed = await replay(client, samples, min_relevance=args.min_relevance)
     return summarize(
         replayed,
@@ -352,6 +401,19 @@ def main() -> None:
         "--lexicon", choices=["on", "off"], default=None, help="KEYWORD_LEXICON (default: the setting's)"
     )
     parser.add_argument(
+        "--translate",
+        choices=["off", "oracle"],
+        default="off",
+        help="QUERY_TRANSLATION through an upstream LLM; oracle: a perfect translator (the same question "
+        "of --questions-from's other file), the upper bound of what a model can add",
+    )
+    parser.add_argument(
+        "--parallel",
+        default=None,
+        help="the same conversations in the other language, for --translate oracle when the questions "
+        "are asked in the turns' language (default: --questions-from)",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -381,6 +443,7 @@ def main() -> None:
         + ("" if args.min_relevance is None else f"_rel{args.min_relevance}")
         + ("" if args.relations == "on" else "_norel")
         + ("" if args.lexicon is None else f"_lexicon{args.lexicon}")
+        + ("" if args.translate == "off" else f"_translate{args.translate}")
         + "".join(f"_{item}" for item in args.set)
     )
     asked = "" if args.questions_from is None else f"_asked_{Path(args.questions_from).stem}"

@@ -7,6 +7,8 @@
     .venv/bin/python bench/search_latency.py --bridge both             # with and without the bridge
     .venv/bin/python bench/search_latency.py --relations both          # with and without relation links
     .venv/bin/python bench/search_latency.py --lexicon both            # with and without the bilingual lexicon
+    .venv/bin/python bench/search_latency.py --pipeline both           # against the bare pipeline (on = hybrid,
+                                                                       # off = embed + one Chroma query)
 
 Starts its own redis-server and `chroma run` on free loopback ports (data in a temp dir), serves the
 app in-process (ASGI, real lifespan, real embedding model), ingests synthetic zh+en memories through
@@ -152,8 +154,11 @@ def app_settings(
     bridge: str | None = None,
     relations: str | None = None,
     lexicon: str | None = None,
+    pipeline: str | None = None,
 ) -> dict[str, Any]:
     return {
+        # the bare pipeline (RETRIEVAL_PIPELINE=naive): embed the query, one Chroma query, cosine only
+        "retrieval_pipeline": "naive" if (pipeline or args.pipeline) == "off" else "hybrid",
         "memory_shards": args.shards,
         "in_process_index_max": args.in_process_max,
         "bridge_embedding": (bridge or args.bridge) in ("on", "both"),
@@ -201,7 +206,9 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         per_user = args.memories // args.users
         ingest_seconds = await ingest(args, rng, users, headers, per_user, stores)
         stored = per_user * len(users)
-        switch = next((s for s in ("bridge", "relations", "lexicon") if getattr(args, s) == "both"), None)
+        switch = next(
+            (s for s in ("bridge", "relations", "lexicon", "pipeline") if getattr(args, s) == "both"), None
+        )
         if switch is not None:
             both = await compared(args, users, headers, stores, switch)
             return {
@@ -266,14 +273,22 @@ def main() -> None:
         default="on",
         help="KEYWORD_LEXICON (both: searched with and without the bilingual lexicon)",
     )
+    parser.add_argument(
+        "--pipeline",
+        choices=["on", "off", "both"],
+        default="on",
+        help="on: the hybrid pipeline; off: the bare one (embed + one Chroma query, RETRIEVAL_PIPELINE="
+        "naive); both: the same stored memories searched both ways",
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
     result["bridge"] = args.bridge
     result["relations"] = args.relations
     result["lexicon"] = args.lexicon
+    result["pipeline"] = args.pipeline
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}_bridge-{args.bridge}{'' if args.relations == 'on' else '_rel-' + args.relations}{'' if args.lexicon == 'on' else '_lex-' + args.lexicon}.json"
+    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}_bridge-{args.bridge}{'' if args.relations == 'on' else '_rel-' + args.relations}{'' if args.lexicon == 'on' else '_lex-' + args.lexicon}{'' if args.pipeline == 'on' else '_pipeline-' + args.pipeline}.json"
     (out / name).write_text(json.dumps(result, indent=2))
     width = max(len(k) for k in result)
     sys.stdout.write("\n".join(f"{k:<{width}}  {v}" for k, v in result.items()) + "\n")

@@ -66,6 +66,11 @@ BRIDGE_SEARCHES = Counter(
     "Searches by how the bridge channel took part",
     ["outcome"],
 )  # outcome: fused | incomplete | off
+QUERY_TRANSLATIONS = Counter(
+    "mnemo_query_translations",
+    "Searches whose question was also searched in the other language, by outcome",
+    ["outcome"],
+)  # outcome: translated | none (no translation came: model slow, down or not a translation)
 MEMORY_WRITES = Counter(
     "mnemo_memory_writes", "Long-term memory records by write outcome", ["result"]
 )  # result: stored | merged | skipped_erased | skipped_deleted | skipped_small_talk | skipped_question

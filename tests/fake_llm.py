@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+TRANSLATE = ("Translate the question below", "把下面这个问题翻译成英文")
+
 
 class FakeUpstream:
     def __init__(self, reply: str = "好的，我记住了。OK, noted.", mode: str = "ok") -> None:
@@ -18,6 +20,8 @@ class FakeUpstream:
         self.stream_delay = 0.0
         # awaited once a stream's first chunk is out: lets a test break something mid-stream
         self.after_first_chunk: Callable[[], Awaitable[None]] | None = None
+        # query translation (memory/chat/query_translator.py): question -> the reply to a request for it
+        self.translations: dict[str, str] = {}
 
     @property
     def transport(self) -> httpx.MockTransport:
@@ -30,8 +34,16 @@ class FakeUpstream:
             for r in self.requests
             if "previous summary:" not in r["messages"][-1]["content"]
             and not r["messages"][0]["content"].startswith(
-                ("Compress each memory", "把下面每条记忆", "Each pair below", "下面每一对")
+                ("Compress each memory", "把下面每条记忆", "Each pair below", "下面每一对", *TRANSLATE)
             )
+        ]
+
+    def translation_requests(self) -> list[str]:
+        """The questions query translation asked about."""
+        return [
+            r["messages"][-1]["content"]
+            for r in self.requests
+            if r["messages"][0]["content"].startswith(TRANSLATE)
         ]
 
     def judge_requests(self) -> list[dict[str, Any]]:
@@ -56,6 +68,9 @@ class FakeUpstream:
             raise httpx.ReadTimeout("read timed out", request=request)
         if self.mode == "error500":
             return httpx.Response(500, json={"error": {"message": "boom"}})
+        reply = self.reply
+        if body["messages"][0]["content"].startswith(TRANSLATE):
+            reply = self.translations.get(body["messages"][-1]["content"], reply)
         if body.get("stream"):
             return httpx.Response(
                 200, headers={"content-type": "text/event-stream"}, content=self._sse(body["model"])
@@ -68,7 +83,7 @@ class FakeUpstream:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": self.reply},
+                    "message": {"role": "assistant", "content": reply},
                     "finish_reason": "stop",
                 }
             ],

@@ -249,6 +249,12 @@ class BridgeCache:
                 _, evicted = self._items.popitem(last=False)
                 self._size -= len(evicted.rows)
 
+    def languages(self, user_id: str) -> frozenset[Lang] | None:
+        """The languages of the user's memories as this worker last saw them; None: not held here."""
+        with self._lock:
+            entry = self._items.get(user_id)
+        return entry.rows.present if entry is not None else None
+
     def seed(self, user_id: str, version: int, rows: BridgeRows) -> None:
         """Hold `rows` (complete at `version`: a loaded index snapshot's) unless this worker already
         holds rows of this user; `rows()` brings them forward as it does its own."""

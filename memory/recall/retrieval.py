@@ -24,6 +24,7 @@ cosine from their stored vectors, so both channels score every candidate exactly
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -47,6 +48,7 @@ from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import event_months, month_range, recency_importance
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
 from memory.recall.snapshot import IndexSnapshots, decode, encode
+from memory.recall.translation import QueryTranslator, fuse, target_of
 from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
@@ -100,6 +102,9 @@ class RankingWeights:
     event_dates: bool = True
     # a speaker named in the other script (Caroline / 卡罗琳) is named (memory/text/transliteration.py)
     names_across_scripts: bool = True
+    # query translation (memory/recall/translation.py): the question is searched in the other language
+    # too when the user has memories in it; the two hit lists fused by rank (k of reciprocal rank fusion)
+    translation_rrf_k: int = 10
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -240,6 +245,7 @@ class HybridRetriever:
         links: LinkFinder | None = None,
         lexicon: BilingualLexicon | None = None,
         snapshots: IndexSnapshots | None = None,
+        translator: QueryTranslator | None = None,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
@@ -248,7 +254,10 @@ class HybridRetriever:
         `lexicon`: the bilingual lexicon that adds translations of the query's words to the keyword
         channel (memory/recall/bilingual.py; None: the query's own words only).
         `snapshots`: where a user's index is loaded from on a first search in this worker, and saved
-        after a full build (memory/recall/snapshot.py); None: always built from the store."""
+        after a full build (memory/recall/snapshot.py); None: always built from the store.
+        `translator`: the question in the other language (memory/recall/translation.py), searched too
+        when the user has memories in that language; None: the question as asked only."""
+        self.translator = translator
         self._snapshots = snapshots
         self._from_snapshot: dict[str, int] = {}  # users whose cached index came from a snapshot
         self._unsaved: dict[str, int] = {}  # users whose index at this version is worth a snapshot
@@ -429,24 +438,63 @@ class HybridRetriever:
                 names_across=w.names_across_scripts,
             ).semantic_text
             early = _EarlyEmbedding(guess, self._embedder, bridge.embedder if bridge is not None else None)
+        language = detect_language(query)
+        translation = (
+            asyncio.create_task(self.translator.translate(query, target_of(language)))
+            # never for forget (`every_segment`): what is deleted is judged on the user's own words
+            if self.translator is not None
+            and not every_segment
+            and self._may_need_translation(user_id, language)
+            else None
+        )
+        search = functools.partial(
+            self._search,
+            user_id,
+            top_k=top_k,
+            filters=filters,
+            as_of=as_of,
+            hot=hot,
+            hidden_hot=hidden_hot,
+            archived=archived,
+            min_relevance=min_relevance,
+            with_bridge=with_bridge,
+            every_segment=every_segment,
+        )
         try:
-            return await self._search(
-                user_id,
-                query,
-                top_k=top_k,
-                filters=filters,
-                as_of=as_of,
-                hot=hot,
-                hidden_hot=hidden_hot,
-                archived=archived,
-                min_relevance=min_relevance,
-                with_bridge=with_bridge,
-                every_segment=every_segment,
-                early=early,
-            )
+            hits = await search(query, early=early)
+            # asked while the search ran; waited for only if the user has memories in the other language
+            if translation is not None and self._may_need_translation(user_id, language):
+                translated = await translation
+                if translated:
+                    metrics.QUERY_TRANSLATIONS.labels("translated").inc()
+                    # it adds what is said in the other language; the question as asked ranks the rest
+                    target = target_of(language)
+                    more = [
+                        h
+                        for h in await search(translated, early=None)
+                        if h.evidence is not None and h.evidence.memory_language == target
+                    ]
+                    hits = fuse(hits, more, top_k, rrf_k=w.translation_rrf_k)
+                else:
+                    metrics.QUERY_TRANSLATIONS.labels("none").inc()
+            return hits
         finally:
+            if translation is not None and not translation.done():
+                translation.cancel()
             if early is not None:
                 await early.settle()
+
+    def _may_need_translation(self, user_id: str, language: str) -> bool:
+        """Whether a translation of a question in `language` could find more: the user's memories (as
+        this worker last saw them) are in another language too, or not known here yet (without the
+        bridge channel, which tracks them: whenever the user has memories)."""
+        cached = self.cache.latest(user_id)
+        if cached is not None and not len(cached[1]):
+            return False
+        if self._bridge is None:
+            return True
+        present = self._bridge.cache.languages(user_id)
+        return present is None or bool(present - {language})
 
     async def _search(
         self,

@@ -29,3 +29,8 @@ class LinkFinder(Protocol):
         from them through what a memory relates, and one hop from the `seeds` (the best candidates'
         ids) through their document ids (memory.relations.graph.Graph.linked)."""
         ...
+
+    async def warm(self, user_id: str) -> None:
+        """Load what `linked` needs of the user now (a worker's first search of the user starts it
+        beside reading the index, so the links do not wait for it afterwards)."""
+        ...

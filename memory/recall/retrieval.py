@@ -427,6 +427,7 @@ class HybridRetriever:
         w = self.weights
         bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
         early: _EarlyEmbedding | None = None
+        warming: asyncio.Task[None] | None = None
         if hot and self.cache.latest(user_id) is None:
             # a first search here waits for the user's index (a snapshot, or the store): embed the
             # query meanwhile, as planned without the user's names; used if the final plan agrees
@@ -438,6 +439,8 @@ class HybridRetriever:
                 names_across=w.names_across_scripts,
             ).semantic_text
             early = _EarlyEmbedding(guess, self._embedder, bridge.embedder if bridge is not None else None)
+            if self.links is not None:  # the user's relation graph loads beside the index
+                warming = asyncio.create_task(self.links.warm(user_id))
         language = detect_language(query)
         translation = (
             asyncio.create_task(self.translator.translate(query, target_of(language)))
@@ -461,7 +464,7 @@ class HybridRetriever:
             every_segment=every_segment,
         )
         try:
-            hits = await search(query, early=early)
+            hits = await search(query, early=early, warming=warming)
             # asked while the search ran; waited for only if the user has memories in the other language
             if translation is not None and self._may_need_translation(user_id, language):
                 translated = await translation
@@ -471,7 +474,7 @@ class HybridRetriever:
                     target = target_of(language)
                     more = [
                         h
-                        for h in await search(translated, early=None)
+                        for h in await search(translated, early=None, warming=None)
                         if h.evidence is not None and h.evidence.memory_language == target
                     ]
                     hits = fuse(hits, more, top_k, rrf_k=w.translation_rrf_k)
@@ -479,8 +482,11 @@ class HybridRetriever:
                     metrics.QUERY_TRANSLATIONS.labels("none").inc()
             return hits
         finally:
-            if translation is not None and not translation.done():
-                translation.cancel()
+            for task in (translation, warming):
+                if task is not None and not task.done():
+                    task.cancel()
+                elif task is not None and not task.cancelled():
+                    task.exception()  # retrieved: `_linked` reports a failure when it matters
             if early is not None:
                 await early.settle()
 
@@ -511,6 +517,7 @@ class HybridRetriever:
         with_bridge: bool,
         every_segment: bool,
         early: _EarlyEmbedding | None,
+        warming: asyncio.Task[None] | None,
     ) -> list[ScoredMemory]:
         w = self.weights
         bridge = self._bridge if hot else None
@@ -620,7 +627,15 @@ class HybridRetriever:
                 key=lambda mid: (-keyword.get(mid, 0.0), -cosine.get(mid, 0.0)),
             )[: 3 * w.link_seeds]
         linked = await self._linked(
-            user_id, query, dense_hits, keyword, index, _visible(filters, hidden_hot), as_of, in_month
+            user_id,
+            query,
+            dense_hits,
+            keyword,
+            index,
+            _visible(filters, hidden_hot),
+            as_of,
+            in_month,
+            warming,
         )
         for mid in linked:
             candidates.setdefault(mid, index.memories[mid])
@@ -728,16 +743,21 @@ class HybridRetriever:
         keep: Callable[[Memory], bool],
         as_of: float,
         more_seeds: Sequence[str] = (),
+        warming: asyncio.Task[None] | None = None,
     ) -> dict[str, Link]:
         """Relation memory's extra candidates (memory/recall/links.py), hot memories only: those one hop
         from the entities the query names or the best `link_seeds` of each channel name (and of the
-        candidates written in the month the query names: `more_seeds`), with the path of each. Relation memory being unavailable costs the links, never the search."""
+        candidates written in the month the query names: `more_seeds`), with the path of each; `warming`:
+        the load of the graph the search started (awaited first, so the graph is read once). Relation
+        memory being unavailable costs the links, never the search."""
         if self.links is None or not len(index):
             return {}
         n = self.weights.link_seeds
         best_keyword = sorted(keyword, key=lambda mid: -keyword[mid])[:n]
         seeds = list(dict.fromkeys([m.id for m, _ in dense_hits[:n]] + best_keyword + list(more_seeds)))
         try:
+            if warming is not None:  # the graph this worker started loading with the search
+                await warming
             found = await self.links.linked(user_id, query, seeds, as_of=as_of)
         except REDIS_UNAVAILABLE as exc:
             log.warning("relation links skipped: redis unavailable", extra={"reason": str(exc)})

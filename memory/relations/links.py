@@ -17,6 +17,9 @@ class RelationLinks:
         self._hub = hub
         self._limit = limit
 
+    async def warm(self, user_id: str) -> None:
+        await self._store.graph(user_id)
+
     async def linked(
         self, user_id: str, query: str, seeds: Sequence[str], *, as_of: float
     ) -> Mapping[str, Link]:

@@ -9,6 +9,9 @@ import pytest
 
 from app.settings import Settings
 from memory import Embedder, keys
+from memory.recall.keyword_index import BM25Index, KeywordIndexCache
+from memory.relations.graph import Record
+from memory.relations.store import RelationStore
 from tests.conftest import AuthHeaders, app_client, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.integration.test_chat import llm_settings
@@ -134,6 +137,45 @@ class TestTheDesignsExample:
         assert ids[approved] in top
         linked = next(h for h in hits if h["id"] == ids[approved])
         assert path in linked["explain"]["links"]  # type: ignore[index]
+
+
+class TestAWorkersFirstSearch:
+    @pytest.mark.parametrize(
+        ("messages", "query", "approved"), [(ZH, "我3月提交的报价单审批到哪了？", "zh-4")]
+    )
+    async def test_loads_the_graph_once_beside_the_index(
+        self,
+        settings: Settings,
+        embedder: Embedder,
+        auth: AuthHeaders,
+        monkeypatch: pytest.MonkeyPatch,
+        messages: list[dict[str, str]],
+        query: str,
+        approved: str,
+    ) -> None:
+        """The graph starts loading with the index (warm), and the links wait for that load, not a
+        second one: one read of the user's relation records, begun before the user's index is built
+        (without the warm-up it would begin after, when the links are asked for)."""
+        async with app_client(settings, embedder) as (client, _):
+            ids = await ingest(client, auth, "alice", messages)
+        events: list[str] = []
+        records, put = RelationStore.records, KeywordIndexCache.put
+
+        async def counted(store: RelationStore, user_id: str) -> dict[str, Record]:
+            events.append("records")
+            return await records(store, user_id)
+
+        def cached(cache: KeywordIndexCache, user_id: str, version: int, index: BM25Index) -> None:
+            events.append("index")
+            put(cache, user_id, version, index)
+
+        monkeypatch.setattr(RelationStore, "records", counted)
+        monkeypatch.setattr(KeywordIndexCache, "put", cached)
+        async with app_client(settings, embedder) as (client, _):  # another worker: nothing cached
+            hits = await search(client, auth, "alice", query)
+        assert ids[approved] in [h["id"] for h in hits]
+        assert events[:2] == ["records", "index"]
+        assert events.count("records") == 1
 
 
 class TestThroughAChatTurn:

@@ -11,8 +11,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from memory.chat.llm import ChatModel, GenerationParams, PromptMessage, TurnFacts
-from memory.recall.translation import Lang
-from memory.text.language import detect_language
+from memory.recall.translation import target_of
+from memory.text.language import Lang, detect_language
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class LLMQueryTranslator:
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        source: Lang = "zh" if target == "en" else "en"
+        source = target_of(target)
         prompt = [PromptMessage("system", PROMPTS[source]), PromptMessage("user", text)]
         try:
             completion = await asyncio.wait_for(

@@ -442,8 +442,9 @@ class HybridRetriever:
             if self.links is not None:  # the user's relation graph loads beside the index
                 warming = asyncio.create_task(self.links.warm(user_id))
         language = detect_language(query)
+        target = target_of(language)
         translation = (
-            asyncio.create_task(self.translator.translate(query, target_of(language)))
+            asyncio.create_task(self.translator.translate(query, target))
             # never for forget (`every_segment`): what is deleted is judged on the user's own words
             if self.translator is not None
             and not every_segment
@@ -471,7 +472,6 @@ class HybridRetriever:
                 if translated:
                     metrics.QUERY_TRANSLATIONS.labels("translated").inc()
                     # it adds what is said in the other language; the question as asked ranks the rest
-                    target = target_of(language)
                     more = [
                         h
                         for h in await search(translated, early=None, warming=None)

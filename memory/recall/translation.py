@@ -11,11 +11,10 @@ how the answers are fused. When to translate is the retriever's (retrieval.py)."
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
 from memory.models import ScoredMemory
-
-Lang = Literal["zh", "en"]
+from memory.text.language import Lang
 
 
 class QueryTranslator(Protocol):

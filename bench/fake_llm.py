@@ -65,6 +65,30 @@ def tokens_of(text: str) -> list[str]:
     return _TOKEN_RE.findall(text) or [text]
 
 
+def completion(
+    reply: str,
+    model: str,
+    *,
+    completion_id: str = "fake",
+    created: int = 0,
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """An OpenAI chat completion answering `reply`: the body every fake upstream here returns (this
+    server, the tests' in-process one, `bench/locomo.py`'s translation oracle)."""
+    body: dict[str, Any] = {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+        ],
+    }
+    if usage is not None:
+        body["usage"] = usage
+    return body
+
+
 def create_app(pace: Pace, replies: list[str]) -> Starlette:
     counter = {"n": 0}
 
@@ -80,24 +104,13 @@ def create_app(pace: Pace, replies: list[str]) -> Starlette:
         if not body.get("stream"):
             await asyncio.sleep(pace.first_token_seconds + pace.gap() * len(tokens_of(reply)))
             return JSONResponse(
-                {
-                    "id": f"fake-{counter['n']}",
-                    "object": "chat.completion",
-                    "created": created,
-                    "model": model,
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": reply},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {
-                        "prompt_tokens": 0,
-                        "completion_tokens": len(tokens_of(reply)),
-                        "total_tokens": 0,
-                    },
-                }
+                completion(
+                    reply,
+                    model,
+                    completion_id=f"fake-{counter['n']}",
+                    created=created,
+                    usage={"prompt_tokens": 0, "completion_tokens": len(tokens_of(reply)), "total_tokens": 0},
+                )
             )
 
         async def events() -> AsyncIterator[bytes]:

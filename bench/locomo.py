@@ -45,6 +45,7 @@ import httpx  # noqa: E402
 
 from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, machine, percentile, served_app  # noqa: E402
+from bench.fake_llm import completion  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo_dev.json"
 _DIA_RE = re.compile(r"D\d+:\d+")
@@ -130,21 +131,7 @@ def oracle_upstream(translations: dict[str, str]) -> httpx.MockTransport:
         question = " ".join(str(body["messages"][-1]["content"]).split())
         if question not in translations:
             return httpx.Response(404, json={"error": {"message": "not a dev-slice question"}})
-        return httpx.Response(
-            200,
-            json={
-                "id": "oracle",
-                "object": "chat.completion",
-                "model": "oracle",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": translations[question]},
-                        "finish_reason": "stop",
-                    }
-                ],
-            },
-        )
+        return httpx.Response(200, json=completion(translations[question], "oracle", completion_id="oracle"))
 
     return httpx.MockTransport(handle)
 
@@ -188,7 +175,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "llm_supersession_judge": False,  # the writes stay those of the run without a model
         }
     async with served_app(transport, **options) as client:
-        replayed = await replay(client, samples, min_relevance=args.min_relevance)
+        replayed = await replay(client, samples, min_relevance=args.min_relevance, top_k=args.top_k)
     return summarize(
         replayed,
         data=args.data,
@@ -246,8 +233,10 @@ async def replay(
     samples: list[dict[str, Any]],
     user_prefix: str = "bench",
     min_relevance: float | None = None,
+    top_k: int = 10,
 ) -> Replayed:
-    """Ingest every sample's sessions into the served app and ask its questions (top 10)."""
+    """Ingest every sample's sessions into the served app and ask its questions (`top_k` results; the
+    @5 / @10 figures read the first 5 / 10 of them, `by_cut` every cut up to `top_k`)."""
     tokens = TokenCodec(SECRET)
     per_question: list[dict[str, Any]] = []
     stored_total = 0
@@ -269,7 +258,11 @@ async def replay(
                 continue
             kept_by_threshold = any(would_be_fact(texts.get(e, "")) for e in relevant)
             t0 = time.perf_counter()
-            body: dict[str, Any] = {"query": str(qa["question"]), "top_k": 10, "as_of": end_of_conversation}
+            body: dict[str, Any] = {
+                "query": str(qa["question"]),
+                "top_k": top_k,
+                "as_of": end_of_conversation,
+            }
             if min_relevance is not None:
                 body["min_relevance"] = min_relevance
             resp = await client.post(f"/v1/memory/{user}/search", json=body, headers=headers)
@@ -336,7 +329,8 @@ def summarize(
         "threshold_only_recall_ceiling": mean("threshold_keeps_evidence", per_question),
         "by_category": by_category,
         "by_cut": [
-            cost_and_recall(per_question, lambda hits, k=k: hits[:k], f"top {k}") for k in range(1, 11)
+            cost_and_recall(per_question, lambda hits, k=k: hits[:k], f"top {k}")
+            for k in range(1, max(10, max((len(r["hits"]) for r in per_question), default=0)) + 1)
         ],
         "by_floor": [
             cost_and_recall(
@@ -378,6 +372,13 @@ def main() -> None:
     )
     parser.add_argument("--pipeline", default="hybrid", choices=["naive", "hybrid"])
     parser.add_argument("--show-misses", type=int, default=0)
+    parser.add_argument(
+        "--top-k",
+        type=int,
+        default=10,
+        help="results asked per question (the @10 figures read the first 10; by_cut goes up to this): "
+        "with --min-relevance 0, how far down the evidence lies, the room a reranker has",
+    )
     parser.add_argument(
         "--time-weight", type=float, default=None, help="RETRIEVAL_TIME_WEIGHT (default: the setting's)"
     )

@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+from bench.fake_llm import completion
+
 TRANSLATE = ("Translate the question below", "把下面这个问题翻译成英文")
 
 
@@ -75,24 +77,17 @@ class FakeUpstream:
             return httpx.Response(
                 200, headers={"content-type": "text/event-stream"}, content=self._sse(body["model"])
             )
-        completion = {
-            "id": "up-1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-        }
+        answer = completion(
+            reply,
+            body["model"],
+            completion_id="up-1",
+            created=1,
+            usage={"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        )
         # ASCII-escaped like the SSE chunks, so a reply may hold what a real server could send (a lone
         # surrogate escape too: httpx's own encoder would refuse it)
         return httpx.Response(
-            200, headers={"content-type": "application/json"}, content=json.dumps(completion).encode()
+            200, headers={"content-type": "application/json"}, content=json.dumps(answer).encode()
         )
 
     async def _sse(self, model: str) -> AsyncIterator[bytes]:

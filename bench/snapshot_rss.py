@@ -80,18 +80,20 @@ def child(mode: str, n: int, copies: int, workdir: Path) -> None:
             index = BM25Index(memories, _unit(n, 384, c))
             (workdir / f"{c}.snap").write_bytes(encode(1, index, _bridge(memories, c), "bench"))
         return
-    # the bytes a GET would return, read before the measurement starts
-    payloads = [(workdir / f"{c}.snap").read_bytes() for c in range(copies)] if mode == "snapshot" else []
     gc.collect()
     before = _rss()
     held: list[object] = []
     for c in range(copies):
         if mode == "snapshot":
-            held.append(decode(payloads[c], "bench"))
+            # the bytes a GET returns, dropped once decoded as the service drops them: what the index
+            # keeps of them (a view would keep all of them) is counted
+            payload = (workdir / f"{c}.snap").read_bytes()
+            held.append(decode(payload, "bench"))
+            del payload
         else:
             memories = _memories(n, c)
             held.append((BM25Index(memories, _unit(n, 384, c)), _bridge(memories, c)))
-    gc.collect()  # the payloads stay alive: in RSS before and after, so not counted
+    gc.collect()
     per = (_rss() - before) / (n * copies)
     sys.stdout.write(f"{mode}: {per / 1024:.2f} KiB per memory held ({copies} x {n} memories)\n")
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 from redis.client import NEVER_DECODE
 
 from memory import keys
@@ -156,8 +157,10 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
             return None if array is None else array.copy()
 
         memories = [_memory(row) for row in header["memories"]]
-        indptr, terms = segment("indptr"), segment("terms")
-        codes, table = segment("weight_codes"), segment("weight_table")
+        # copies: the index keeps these (its term frequencies are made from them on first use), and a
+        # view would keep the whole payload alive with them
+        indptr, terms = segment("indptr"), kept("terms")
+        codes, table = kept("weight_codes"), segment("weight_table")
         if indptr is None or terms is None or codes is None or table is None:
             return None
         if len(indptr) != len(memories) + 1 or len(codes) != len(terms):
@@ -213,7 +216,7 @@ def _split(payload: bytes) -> tuple[dict[str, Any], memoryview] | None:
     if not isinstance(payload, bytes) or payload[:4] != _MAGIC:
         return None
     (head_len,) = struct.unpack_from("<I", payload, 4)
-    header = json.loads(payload[8 : 8 + head_len].decode("utf-8"))
+    header = orjson.loads(payload[8 : 8 + head_len])  # a worker's first search: twice json's speed
     return (header, memoryview(payload)[8 + head_len :]) if isinstance(header, dict) else None
 
 

@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import orjson
+
 from memory.relations.extract import ME, Entity, Extraction, extract
 from memory.relations.lexicon import EXCLUSIVE, NICKNAMES
 from memory.relations.profile import Attribute, Profile, build_profile, tagged
@@ -60,7 +62,7 @@ class Record:
 
     @classmethod
     def loads(cls, raw: str | bytes) -> Record:
-        d = json.loads(raw)
+        d = orjson.loads(raw)  # a worker's first search of a user parses every record: 3x json's speed
         return cls(
             float(d["t"]),
             tuple(Entity(i, k, n) for i, k, n in d["e"]),

@@ -12,11 +12,12 @@ sets would cost a round trip per hop.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import anyio.to_thread
 
@@ -95,8 +96,12 @@ class RelationStore:
                 log.info("merges dropped with their entities' last memories", extra={"merges": len(gone)})
 
     async def records(self, user_id: str) -> dict[str, Record]:
-        raw = await self._redis.hgetall(keys.relations(user_id))
-        return {_text(k): Record.loads(v) for k, v in raw.items()}
+        raw = await self._read(user_id)
+        return _parsed(raw) if len(raw) <= _IN_THREAD else await anyio.to_thread.run_sync(_parsed, raw)
+
+    async def _read(self, user_id: str) -> Mapping[str | bytes, str | bytes]:
+        """The user's records as stored (JSON), parsed by the caller."""
+        return await self._redis.hgetall(keys.relations(user_id))
 
     async def graph(self, user_id: str) -> Graph:
         """The user's graph at the current version (cached per worker)."""
@@ -106,12 +111,13 @@ class RelationStore:
             self._graphs.move_to_end(user_id)
             return cached[1]
         started = time.perf_counter()
-        records = await self.records(user_id)
-        merges = await self.merges(user_id)
+        raw, merges = await asyncio.gather(self._read(user_id), self.merges(user_id))
+        # parsed and folded in a worker thread when large: a worker's first search of the user reads
+        # its index snapshot meanwhile, on the event loop
         graph = (
-            await anyio.to_thread.run_sync(Graph, records, merges)
-            if len(records) > _IN_THREAD
-            else Graph(records, merges)
+            await anyio.to_thread.run_sync(_graph, raw, merges)
+            if len(raw) > _IN_THREAD
+            else _graph(raw, merges)
         )
         self._graphs[user_id] = (version, graph)
         self._graphs.move_to_end(user_id)
@@ -122,7 +128,7 @@ class RelationStore:
         log.debug(
             "relation graph built",
             extra={
-                "records": len(records),
+                "records": len(raw),
                 "entities": len(graph),
                 "ms": round((time.perf_counter() - started) * 1e3, 1),
             },
@@ -184,6 +190,14 @@ class RelationStore:
 def _family(kind: str) -> str:
     """Kinds that can be one entity: every document kind is a document."""
     return "document" if kind in DOCUMENT_KINDS else kind
+
+
+def _parsed(raw: Mapping[str | bytes, str | bytes]) -> dict[str, Record]:
+    return {_text(k): Record.loads(v) for k, v in raw.items()}
+
+
+def _graph(raw: Mapping[str | bytes, str | bytes], merges: Sequence[Merge]) -> Graph:
+    return Graph(_parsed(raw), merges)
 
 
 def _text(value: str | bytes) -> str:

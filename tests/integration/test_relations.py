@@ -4,14 +4,17 @@ the entity routes (and their place before `/{user}/{memory_id}`), delete, export
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import httpx
 import pytest
 
 from app.settings import Settings
 from memory import Embedder, keys
+from memory.models import Memory
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache
-from memory.relations.graph import Record
-from memory.relations.store import RelationStore
+from memory.relations.graph import Graph
+from memory.relations.store import RelationStore, records_of
 from tests.conftest import AuthHeaders, app_client, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.integration.test_chat import llm_settings
@@ -159,23 +162,62 @@ class TestAWorkersFirstSearch:
         async with app_client(settings, embedder) as (client, _):
             ids = await ingest(client, auth, "alice", messages)
         events: list[str] = []
-        records, put = RelationStore.records, KeywordIndexCache.put
+        read, put = RelationStore._read, KeywordIndexCache.put
 
-        async def counted(store: RelationStore, user_id: str) -> dict[str, Record]:
+        async def counted(store: RelationStore, user_id: str) -> Mapping[str | bytes, str | bytes]:
             events.append("records")
-            return await records(store, user_id)
+            return await read(store, user_id)
 
         def cached(cache: KeywordIndexCache, user_id: str, version: int, index: BM25Index) -> None:
             events.append("index")
             put(cache, user_id, version, index)
 
-        monkeypatch.setattr(RelationStore, "records", counted)
+        monkeypatch.setattr(RelationStore, "_read", counted)
         monkeypatch.setattr(KeywordIndexCache, "put", cached)
         async with app_client(settings, embedder) as (client, _):  # another worker: nothing cached
             hits = await search(client, auth, "alice", query)
         assert ids[approved] in [h["id"] for h in hits]
         assert events[:2] == ["records", "index"]
         assert events.count("records") == 1
+
+
+class TestALargeGraph:
+    async def test_parsed_and_folded_in_a_thread_as_inline(self, settings: Settings) -> None:
+        """Past 500 records a worker parses and folds the graph in a thread (its event loop reads the
+        user's index snapshot meanwhile): the graph is the one the records make, in both languages."""
+        said = [
+            "My sister Anna lives in Hangzhou",
+            "我3月提交了报价单 Q-2024-{i:03d}",
+            "I met Bella in Paris last week",
+            "我住在杭州，记住这个",
+        ]
+        memories = [
+            Memory(
+                id=f"m{i}",
+                user_id="alice",
+                content=said[i % 4].format(i=i),
+                created_at=1.77e9 + i,
+                session_id="s1",
+                source="user",
+                content_hash=f"h{i}",
+            )
+            for i in range(640)
+        ]
+        r = redis_of(settings)
+        try:
+            store = RelationStore(r)
+            assert await store.index("alice", memories) == 640
+            graph = await store.graph("alice")
+            records = await store.records("alice")
+        finally:
+            await r.aclose()
+        inline = Graph(records_of(memories))
+        assert records == inline.records
+        assert {n.id: (n.name, n.memories) for n in graph.nodes.values()} == {
+            n.id: (n.name, n.memories) for n in inline.nodes.values()
+        }
+        assert graph.facts == inline.facts
+        assert {"person:anna", "doc:q-2024-005", "person:bella", "place:hangzhou"} <= set(graph.nodes)
 
 
 class TestThroughAChatTurn:

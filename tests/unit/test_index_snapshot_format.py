@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from memory.models import Memory
@@ -75,6 +77,19 @@ def test_a_decoded_snapshot_is_the_encoded_index() -> None:
     assert loaded.bridge.ids == rows.ids
     assert loaded.bridge.languages == rows.languages
     assert np.array_equal(loaded.bridge.matrix, rows.matrix)
+
+
+def test_a_loaded_index_does_not_hold_the_payload() -> None:
+    """The index keeps copies of the arrays it needs, not views into the value read from Redis: a
+    view would keep the whole payload (2.8 MB per 1,000 memories) alive as long as the user's index is
+    cached. (A view holds a reference to the bytes it views.)"""
+    index, rows = index_and_rows()
+    raw = encode(9, index, rows, "m")
+    before = sys.getrefcount(raw)
+    loaded = decode(raw, "m")
+    assert loaded is not None
+    assert sys.getrefcount(raw) == before
+    assert loaded.index.parts()[1] == index.parts()[1]  # its term frequencies, made from the copies
 
 
 def test_a_snapshot_of_other_models_or_parameters_or_a_damaged_one_is_not_used() -> None:

@@ -529,6 +529,7 @@ def make_lifespan(
                 memory.ingest_entries,
                 consumer=f"{socket.gethostname()}-{os.getpid()}",
                 lease_ttl_ms=settings.outbox_lease_ttl_ms,
+                round_timeout_seconds=settings.outbox_round_bound_seconds,
             )
             worker_task = asyncio.create_task(worker.run(), name="outbox-worker")
             leases = worker.leases

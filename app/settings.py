@@ -212,6 +212,9 @@ class Settings(BaseSettings):
     # part of the Redis key layout (memory/keys.py): every process of a deployment must agree
     outbox_partitions: int = Field(32, ge=1, le=9999)
     outbox_lease_ttl_ms: int = Field(30_000, ge=1000, le=600_000)
+    # a write round (locks, embedding, the stores) still running after this is cancelled and retried;
+    # the supersession judge's budget (LLM timeout x attempts) is added when it can be asked
+    outbox_round_timeout_seconds: float = Field(90.0, ge=1, le=3600)
     # how long the answer to a request with an Idempotency-Key is kept for its retries
     idempotency_ttl_seconds: int = Field(3600, ge=60, le=7 * 86400)
 
@@ -299,6 +302,17 @@ class Settings(BaseSettings):
     def chroma_servers(self) -> list[ChromaServer]:
         """Every configured Chroma server, in order: CHROMA_URLS, else CHROMA_URL alone."""
         return parse_chroma_servers(self.chroma_urls or self.chroma_url)
+
+    @property
+    def outbox_round_bound_seconds(self) -> float:
+        """How long a long-term write round may run before it is cancelled: OUTBOX_ROUND_TIMEOUT_SECONDS,
+        plus the supersession judge's whole budget when an upstream LLM can be asked."""
+        judge = (
+            self.llm_timeout_seconds * self.llm_max_attempts
+            if self.llm_base_url and self.llm_supersession_judge
+            else 0
+        )
+        return self.outbox_round_timeout_seconds + judge
 
     @property
     def chroma_draining_names(self) -> list[str]:

@@ -46,6 +46,7 @@ from memory.outbox.worker import OutboxWorker
 from memory.redis_client import close
 from monitoring import metrics
 from monitoring.logging import configure_logging
+from monitoring.tasks import log_task_stacks
 
 log = logging.getLogger("mnemo.writer")
 
@@ -74,6 +75,7 @@ async def run(settings: Settings) -> None:
         memory.ingest_entries,
         consumer=f"writer-{socket.gethostname()}-{os.getpid()}",
         lease_ttl_ms=settings.outbox_lease_ttl_ms,
+        round_timeout_seconds=settings.outbox_round_bound_seconds,
     )
     daily: DailyArchive | None = None
     if settings.archive_hour >= 0:
@@ -93,6 +95,7 @@ async def run(settings: Settings) -> None:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop)
+    loop.add_signal_handler(signal.SIGUSR1, log_task_stacks)  # where a writer that stalled waits
     metrics.mark_dead_workers()
     log.info("writer started", extra={"archive_hour": settings.archive_hour})
     sampler = asyncio.create_task(sample_gauges(outbox))

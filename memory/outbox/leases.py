@@ -13,15 +13,21 @@ the holder of its lease only, so one user's turns are written in stream order by
 - A writer that dies: its leases expire after `ttl_ms` (30 s by default) and the others take them; the
   new holder claims the dead writer's unacknowledged entries first, whatever their idle time (it is the
   only reader of the partition), then reads new ones, so order is kept and nothing is left behind.
+- A Redis node that cannot answer (a cluster failover) costs only the partitions it serves: their
+  renewals, releases and acquisitions are skipped for this refresh and the others' go on (the worker
+  likewise reads the partitions that answer, memory/outbox/worker.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import math
 import time
 from collections.abc import Callable
+
+from redis.exceptions import RedisError
 
 from memory import keys
 from memory.redis_client import RedisClient
@@ -74,15 +80,31 @@ class PartitionLeases:
         share = math.ceil(total / live)
 
         kept: list[int] = []
+        unanswered: list[int] = []
         for p in self.held:
-            if p < total and await self._renew(
-                keys=[keys.partition_lease(p)], args=[self.writer_id, self.ttl_ms]
-            ):
+            try:
+                renewed = p < total and await self._renew(
+                    keys=[keys.partition_lease(p)], args=[self.writer_id, self.ttl_ms]
+                )
+            except (RedisError, OSError):
+                # its node cannot answer now (a failover): still ours as far as anyone can tell, and
+                # nobody can read it meanwhile; the other partitions' renewals go on
+                unanswered.append(p)
+                kept.append(p)
+                continue
+            if renewed:
                 kept.append(p)
             else:
                 log.warning("partition lease lost", extra={"partition": p, "writer": self.writer_id})
+        if unanswered:
+            log.warning(
+                "partition leases not renewed: their Redis node did not answer",
+                extra={"partitions": unanswered, "writer": self.writer_id},
+            )
         for p in kept[share:]:  # above the fair share: give back for the newcomers
-            await self._release(keys=[keys.partition_lease(p)], args=[self.writer_id])
+            # not read here any more either way: a release that fails leaves the lease to its TTL
+            with contextlib.suppress(RedisError, OSError):
+                await self._release(keys=[keys.partition_lease(p)], args=[self.writer_id])
         kept = kept[:share]
 
         acquired: list[int] = []
@@ -93,7 +115,13 @@ class PartitionLeases:
             p = (start + i) % total
             if p in kept:
                 continue
-            if await self._redis.set(keys.partition_lease(p), self.writer_id, nx=True, px=self.ttl_ms):
+            try:
+                taken = await self._redis.set(
+                    keys.partition_lease(p), self.writer_id, nx=True, px=self.ttl_ms
+                )
+            except (RedisError, OSError):
+                continue  # its node cannot answer now: a partition of another node may be free
+            if taken:
                 acquired.append(p)
         self.held = sorted(kept + acquired)
         if acquired:

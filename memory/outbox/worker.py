@@ -5,7 +5,12 @@ handler in rounds of one write per user (consecutive turns of a session coalesce
 acknowledges and deletes them. A crash before the ack leaves entries pending; whoever holds the
 partition's lease next claims them before reading anything new (memory/outbox/leases.py), so one user's
 turns are written in order and, since memory ids are derived from message ids, never twice. An entry that
-can never be processed (malformed) goes to a dead-letter stream instead of blocking its partition.
+can never be processed (malformed) goes to a dead-letter stream instead of blocking its partition, and a
+partition Redis cannot serve now (its node failing over, a key it refuses) is skipped for the round
+instead of blocking the other partitions; so is a user whose lock another holder keeps. A round that
+never returns is cancelled at its bound. The one exception to order: entries a read delivered whose
+answer was lost (a connection broken under it) are found by the periodic read of this writer's own
+pending entries, about a second late.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -24,11 +30,19 @@ from memory.errors import MemoryBusy, StoreUnavailable
 from memory.outbox.leases import PartitionLeases
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.redis_client import RedisClient
+from monitoring.tasks import await_chain
 
 log = logging.getLogger(__name__)
 DEAD_LETTER_STREAM = keys.OUTBOX_DEAD_LETTERS
 # failures that leave entries pending, to be retried with backoff (a store or Redis outage, a busy lock)
 TRANSIENT = (StoreUnavailable, MemoryBusy, RedisError, OSError)
+UNREADABLE = (RedisError, OSError)  # a partition Redis cannot serve now: skipped, the others read
+
+
+class RoundStalled(TimeoutError):
+    """A write round ran past its bound and was cancelled (transient: its entries are retried)."""
+
+
 Read = tuple[str, str, dict[str, str]]  # (stream, entry id, fields)
 
 
@@ -64,7 +78,13 @@ class OutboxWorker:
         lease_ttl_ms: int = 30_000,
         max_backoff_seconds: float = 5.0,
         coalesce: int = 8,
+        round_timeout_seconds: float = 90.0,
+        pending_check_seconds: float = 1.0,
     ) -> None:
+        """`round_timeout_seconds`: a handler call (one round's locks, embedding and store calls) still
+        running after this is cancelled, which releases its locks; its entries stay pending and are
+        retried. `pending_check_seconds`: this writer's own pending entries are read at least this
+        often, whatever it believes (see `_read`)."""
         self._outbox = outbox
         self._handler = handler
         self._consumer = consumer
@@ -72,6 +92,9 @@ class OutboxWorker:
         self._idle_poll = idle_poll_seconds
         self._max_backoff = max_backoff_seconds
         self._coalesce = coalesce
+        self._round_timeout = round_timeout_seconds
+        self._pending_check = pending_check_seconds
+        self._pending_checked = 0.0  # monotonic time of the last read of own pending entries
         self.leases = PartitionLeases(outbox.redis, consumer, ttl_ms=lease_ttl_ms)
         self._stopping = asyncio.Event()
         self._grouped: set[str] = set()  # streams whose consumer group this worker has made sure of
@@ -125,45 +148,118 @@ class OutboxWorker:
             self._claim.add(keys.outbox_stream(p))
 
     async def _read(self) -> list[Read]:
+        """Up to `batch` entries of the held partitions: the previous holder's pending ones first (a
+        partition just leased), then this writer's own pending ones, then new ones. A partition that
+        cannot be read now (its Redis node is failing over, or refuses it) is skipped this round and
+        the others are read: one partition's trouble never holds back the rest. Raises only when
+        nothing could be read and some partition failed (the loop then backs off)."""
         held = [keys.outbox_stream(p) for p in self.leases.held]
         if not held:
             return []
         self._turn = (self._turn + 1) % len(held)
         held = held[self._turn :] + held[: self._turn]
         redis, group = self._outbox.redis, self._outbox.group
+        failed: dict[str, BaseException] = {}
         for stream in held:
             if stream not in self._grouped:
-                await self._outbox.ensure_group(stream)
+                try:
+                    await self._outbox.ensure_group(stream)
+                except UNREADABLE as exc:
+                    failed[stream] = exc
+                    continue
                 self._grouped.add(stream)
+        readable = [s for s in held if s not in failed]
         out: list[Read] = []
-        for stream in list(self._claim & set(held)):
-            claimed: Any = await redis.xautoclaim(
-                stream, group, self._consumer, 0, start_id="0-0", count=self._batch
-            )
-            entries = [(str(i), dict(f)) for i, f in claimed[1] if f]
-            gone = [str(i) for i in claimed[2]] if len(claimed) > 2 else []
-            if gone:  # deleted while pending (erase, scrub): settle them
-                await redis.xack(stream, group, *gone)
+        for stream in [s for s in readable if s in self._claim]:
+            try:
+                claimed: Any = await redis.xautoclaim(
+                    stream, group, self._consumer, 0, start_id="0-0", count=self._batch
+                )
+                entries = [(str(i), dict(f)) for i, f in claimed[1] if f]
+                gone = [str(i) for i in claimed[2]] if len(claimed) > 2 else []
+                if gone:  # deleted while pending (erase, scrub): settle them
+                    await redis.xack(stream, group, *gone)
+            except UNREADABLE as exc:
+                failed[stream] = exc
+                continue
             if not entries:
                 self._claim.discard(stream)  # nothing of the previous holder's left
             out += [(stream, i, f) for i, f in entries]
-        if out:
-            return out
-        # own pending entries first (a round that failed, or read beyond the batch), then new ones
-        for start in ("0", ">") if self._own_pending else (">",):
-            async with redis.pipeline(transaction=False) as pipe:
-                for stream in held:
-                    pipe.xreadgroup(group, self._consumer, {stream: start}, count=self._batch)
-                responses = await pipe.execute()
-            for stream, response in zip(held, responses, strict=True):
-                out += await self._items(stream, response)
-            if start == "0" and not out:
-                self._own_pending = False
-            if out:
-                break
+        if not out:
+            readable = [s for s in readable if s not in failed]
+            # A read of new entries (">") whose answer is lost (a connection that breaks under it, then
+            # redis-py's retry on another one: seen in a failover) leaves what it delivered in this
+            # writer's pending list while the retry answers with what came after: so that list is also
+            # read every `pending_check_seconds`, whatever this writer believes, and such entries are
+            # written a moment late instead of never.
+            if time.monotonic() - self._pending_checked >= self._pending_check:
+                self._own_pending = True
+            # own pending entries first (a round that failed, or read beyond the batch), then new ones
+            for start in ("0", ">") if self._own_pending else (">",):
+                if start == "0":
+                    self._pending_checked = time.monotonic()
+                responses = await self._read_group(readable, start, failed)
+                for stream, response in responses:
+                    out += await self._items(stream, response)
+                if start == "0" and not out and not failed:
+                    self._own_pending = False
+                if out:
+                    break
+        if failed:
+            self._unreadable(failed)
+            if not out:
+                raise next(iter(failed.values()))
         # what is read but not taken this round stays in this writer's pending list, in order
         self._own_pending = self._own_pending or len(out) > self._batch
         return out[: self._batch]
+
+    async def _read_group(
+        self, streams: Sequence[str], start: str, failed: dict[str, BaseException]
+    ) -> list[tuple[str, Any]]:
+        """XREADGROUP from `start` on every stream: one pipeline (one round trip per Redis node); if
+        that fails, each stream on its own, so that the ones that answer are read (`failed` gets the
+        others' errors), and from this writer's pending entries ("0"), which the failed pipeline may
+        have added to."""
+        if not streams:
+            return []
+        redis, group = self._outbox.redis, self._outbox.group
+        try:
+            async with redis.pipeline(transaction=False) as pipe:
+                for stream in streams:
+                    pipe.xreadgroup(group, self._consumer, {stream: start}, count=self._batch)
+                return list(zip(streams, await pipe.execute(), strict=True))
+        except UNREADABLE:
+            # the streams that answered before the failure may have delivered new entries the
+            # exception took with it: this round reads this writer's pending entries instead (they
+            # come first, in order), the next one new entries
+            self._own_pending = True
+            start = "0"
+        answers = await asyncio.gather(
+            *(redis.xreadgroup(group, self._consumer, {s: start}, count=self._batch) for s in streams),
+            return_exceptions=True,
+        )
+        read: list[tuple[str, Any]] = []
+        for stream, answer in zip(streams, answers, strict=True):
+            if isinstance(answer, UNREADABLE):
+                failed[stream] = answer
+            elif isinstance(answer, BaseException):
+                raise answer
+            else:
+                read.append((stream, answer))
+        return read
+
+    def _unreadable(self, failed: dict[str, BaseException]) -> None:
+        """Partitions skipped this round: their entries stay pending (read again once they answer);
+        a missing consumer group is made again."""
+        self._own_pending = True  # a skipped partition may hold entries this writer read before
+        for stream, exc in failed.items():
+            if "NOGROUP" in str(exc):
+                self._grouped.discard(stream)
+        first = next(iter(failed.values()))
+        log.warning(
+            "outbox partitions skipped this round",
+            extra={"partitions": len(failed), "reason": f"{type(first).__name__}: {first}"},
+        )
 
     async def _items(self, stream: str, response: Any) -> list[Read]:
         if not response:
@@ -180,7 +276,9 @@ class OutboxWorker:
         in stream order, consecutive turns of a session coalesced), so one round costs one lock per
         user and one store call per collection, not one per user. A round that fails on a store
         outage stays pending and is retried; one that fails otherwise is retried entry by entry, so
-        a single bad entry cannot hold back everyone else's."""
+        a single bad entry cannot hold back everyone else's. A user whose lock another holder keeps
+        (MemoryBusy) is left out of the round and of the rounds after it (their entries stay pending,
+        in order); the round goes on for the others, and the busy one is raised at the end."""
         by_user: dict[str, list[tuple[str, OutboxEntry]]] = {}
         stream_of: dict[str, str] = {}
         for stream, entry_id, entry in entries:
@@ -188,31 +286,48 @@ class OutboxWorker:
                 by_user.setdefault(entry.user_id, []).append((entry_id, entry))
                 stream_of[entry.user_id] = stream
         queues = [coalesce(items, self._coalesce) for items in by_user.values()]
+        busy: dict[str, MemoryBusy] = {}
         for depth in range(max((len(q) for q in queues), default=0)):
             if self._stopping.is_set():  # shutting down: the rest stay pending for the next reader
                 return
-            round_ = [q[depth] for q in queues if depth < len(q)]
-            try:
-                await self._handler([entry for _, entry in round_])
-            except TRANSIENT:
-                raise
-            except Exception:
-                if len(round_) == 1:
+            round_ = [q[depth] for q in queues if depth < len(q) and q[depth][1].user_id not in busy]
+            while round_:
+                try:
+                    await self._write([entry for _, entry in round_])
+                except MemoryBusy as exc:
+                    if all(e.user_id != exc.user_id for _, e in round_):
+                        raise  # not one of this round's users: nothing to leave out
+                    busy[exc.user_id] = exc
+                    round_ = [(ids, e) for ids, e in round_ if e.user_id not in busy]
+                    continue
+                except TRANSIENT:
                     raise
-                log.exception("outbox round failed; retrying its entries one by one")
-                await self._one_by_one(stream_of, round_)
-                continue
-            for ids, entry in round_:
-                await self._ack(stream_of[entry.user_id], *ids)
-            self.processed += sum(len(ids) for ids, _ in round_)
+                except Exception:
+                    if len(round_) == 1:
+                        raise
+                    log.exception("outbox round failed; retrying its entries one by one")
+                    await self._one_by_one(stream_of, round_, busy)
+                    break
+                for ids, entry in round_:
+                    await self._ack(stream_of[entry.user_id], *ids)
+                self.processed += sum(len(ids) for ids, _ in round_)
+                break
+        if busy:
+            raise next(iter(busy.values()))
 
     async def _one_by_one(
-        self, stream_of: dict[str, str], round_: Sequence[tuple[list[str], OutboxEntry]]
+        self,
+        stream_of: dict[str, str],
+        round_: Sequence[tuple[list[str], OutboxEntry]],
+        busy: dict[str, MemoryBusy],
     ) -> None:
         failure: BaseException | None = None
         for ids, entry in round_:
             try:
-                await self._handler([entry])
+                await self._write([entry])
+            except MemoryBusy as exc:  # stays pending, and so do this user's later entries
+                busy[exc.user_id] = exc
+                continue
             except TRANSIENT:
                 raise
             except Exception as exc:  # stays pending; the others are written
@@ -222,6 +337,31 @@ class OutboxWorker:
             self.processed += len(ids)
         if failure is not None:
             raise failure
+
+    async def _write(self, batch: list[OutboxEntry]) -> None:
+        """The handler, bounded by `round_timeout_seconds`. A round still running then is stuck (a
+        call that never returns under a failover, seen with redis-py's cluster client): where it waits
+        is logged, it is cancelled (which releases its locks, kept alive meanwhile by their keepers,
+        so that no other writer waits on them for ever), and its entries stay pending."""
+        task = asyncio.ensure_future(self._handler(batch))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self._round_timeout)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if task in done:
+            return task.result()
+        log.error(
+            "outbox write round stalled: cancelled, its entries retried",
+            extra={
+                "seconds": self._round_timeout,
+                "entries": len(batch),
+                "awaits": await_chain(task.get_coro()),
+            },
+        )
+        task.cancel()
+        await asyncio.wait({task}, timeout=5.0)  # its locks are given back as it unwinds
+        raise RoundStalled(f"a write round ran past {self._round_timeout:g} s and was cancelled")
 
     async def _parse(self, entries: Sequence[Read]) -> list[tuple[str, str, OutboxEntry | None]]:
         """Entries as read; a malformed one goes to the dead-letter stream (and is None here)."""

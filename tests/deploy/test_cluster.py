@@ -209,6 +209,60 @@ def unhandled(stack: Stack) -> list[str]:
     return found[:8]
 
 
+def outbox_log(stack: Stack) -> list[str]:
+    """The long-term writers' last lines about the outbox and its partitions (a deferred write, a failed
+    round, a lost lease, a dead letter): why an acknowledged turn has not reached long-term memory, when
+    one has not. The writers, not the API replicas, consume the outbox in this stack (OUTBOX_WORKER=false)."""
+    for service, cid in stack.containers().items():
+        if service.startswith("writer-"):  # each logs where its tasks wait (app/cli/writer.py)
+            docker("kill", "-s", "USR1", cid)
+    time.sleep(2)
+    text = stack.compose("logs", "--no-color", "--timestamps", "writer-1", "writer-2", timeout=120)
+    (stack.directory / "writers.log").write_text(text, encoding="utf-8")  # whole, for a run kept here
+    lines = text.splitlines()
+    waits = [line[-1500:] for line in lines if '"task stack"' in line and "memory/" in line]
+    said = [line[-400:] for line in lines if '"task stack"' not in line]
+    return [line for line in said if "outbox" in line or "partition" in line or "Error" in line][-12:] + waits
+
+
+def outbox_state(stack: Stack, missing: list[str]) -> dict[str, object]:
+    """Where the missing turns are: per user, how many are missing and from which turn; per partition of
+    theirs, the stream's length, its pending entries and the lease holder; per writer container, its
+    state and restart count (a writer that restarted loads its models again before it writes)."""
+    before = keys.partitions()
+    keys.use_partitions(32)  # docker-compose.cluster.yml's OUTBOX_PARTITIONS
+    try:
+        return _outbox_state(stack, missing)
+    finally:
+        keys.use_partitions(before)
+
+
+def _outbox_state(stack: Stack, missing: list[str]) -> dict[str, object]:
+    node = next(s for s in REDIS_NODES if s in stack.containers())
+    users: dict[str, object] = {}
+    for user in LOAD_USERS:
+        mine = [turn_number(t) for t in missing if f" of {user}:" in t]
+        if not mine:
+            continue
+        stream = keys.outbox_stream_of(user)
+        partition = keys.partition_of(user)
+        users[user] = {
+            "missing": len(mine),
+            "first_missing_turn": min(mine),
+            "partition": partition,
+            "xlen": redis_cli(stack, node, "-c", "xlen", stream).strip(),
+            "xpending": redis_cli(stack, node, "-c", "xpending", stream, keys.OUTBOX_GROUP).split(),
+            "lease": redis_cli(stack, node, "-c", "get", keys.partition_lease(partition)).strip(),
+        }
+    writers = {}
+    for service in ("writer-1", "writer-2"):
+        cid = stack.containers(stopped=True).get(service)
+        if cid:
+            state = json.loads(docker("inspect", cid))[0]
+            writers[service] = {"status": state["State"]["Status"], "restarts": state["RestartCount"]}
+    return {"users": users, "writers": writers}
+
+
 def turn_number(text: str) -> int:
     return int(text.split("轮")[0].removeprefix("第"))
 
@@ -311,4 +365,8 @@ def test_a_killed_redis_master_loses_no_acknowledged_turn_and_the_cluster_heals(
     try:
         api.wait_for("every acknowledged turn in long-term memory", all_in_long_term, timeout=120)
     except AssertionError:
-        raise AssertionError(f"not in long-term memory: {missing_from_long_term()[:5]}") from None
+        missing = missing_from_long_term()
+        raise AssertionError(
+            f"{len(missing)} of {after} acknowledged turns not in long-term memory: {missing[:5]}; "
+            f"where they are: {outbox_state(cluster, missing)}; the writers' log: {outbox_log(cluster)}"
+        ) from None

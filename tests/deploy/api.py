@@ -91,7 +91,8 @@ def chat_and_recall(stack: Stack, user: str) -> None:
         messages=[{"role": "user", "content": "我养的蜜蜂产什么蜂蜜？"}],
         extra_body={"session_id": "second"},
     )
-    assert "桂花蜜" in (zh.choices[0].message.content or ""), zh.choices[0].message.content
+    recalled = zh.choices[0].message.content or ""
+    assert "桂花蜜" in recalled, explain(stack, user, "我养的蜜蜂产什么蜂蜜？", recalled)
     en_stream = sdk.chat.completions.create(
         model="mnemo",
         messages=[{"role": "user", "content": "What grows in my rooftop garden?"}],
@@ -99,7 +100,33 @@ def chat_and_recall(stack: Stack, user: str) -> None:
         extra_body={"session_id": "second"},
     )
     en = "".join(chunk.choices[0].delta.content or "" for chunk in en_stream if chunk.choices)
-    assert "basil" in en, en
+    assert "basil" in en, explain(stack, user, "What grows in my rooftop garden?", en)
+
+
+def explain(stack: Stack, user: str, question: str, reply: str) -> str:
+    """What a failed recall is read with (it failed once in CI, never here): the search's answer to the
+    same question without the floor (asked three times: both workers may answer), the recall counters,
+    and the services' last log lines."""
+    lines = [f"reply: {reply!r}"]
+    with http(stack, user) as h:
+        for _ in range(3):
+            resp = h.post(f"/v1/memory/{user}/search", json={"query": question, "min_relevance": 0})
+            hits = resp.json().get("results", []) if resp.status_code == 200 else resp.text
+            lines.append(
+                "search: "
+                + repr(
+                    [(r["content"][:24], r.get("relevance"), r.get("similarity")) for r in hits]
+                    if isinstance(hits, list)
+                    else hits
+                )
+            )
+    metrics = httpx.get(f"{stack.base_url}/metrics", timeout=30).text
+    lines += [
+        line
+        for line in metrics.splitlines()
+        if line.startswith(("mnemo_recall_below_floor_total", "mnemo_bridge_searches_total"))
+    ]
+    return "\n".join([*lines, stack.logs()])
 
 
 def search_both_languages(stack: Stack, user: str) -> None:

@@ -40,6 +40,8 @@ class QueryPlan:
     negated_tokens: frozenset[str] = frozenset()
     doc_types: list[str] = field(default_factory=list)
     month: str | None = None  # "YYYY-MM" when the query names a month ("我3月提交的报价单")
+    # "YYYY-MM/YYYY-MM" when it names a longer period instead: a season or a year ("去年夏天", "in 2022")
+    period: str | None = None
     names: list[str] = field(default_factory=list)
     wants_recent: bool = False  # "最近/现在/recently/now...": recency weighs in ranking
     answer_types: list[str] = field(default_factory=list)  # quantity / time / organisation
@@ -171,7 +173,9 @@ def plan_query(
         if t not in negated_tokens
     ]
     moment = datetime.fromtimestamp(now, UTC) if now is not None else None
-    month = next((s.value for s in extract_slots(text, now=moment) if s.name == "month"), None)
+    slots = extract_slots(text, now=moment)
+    month = next((s.value for s in slots if s.name == "month"), None)
+    period = next((s.value for s in slots if s.name == "period"), None)
     return QueryPlan(
         text=text,
         semantic_text=stripped if len(stripped) >= 3 else semantic,
@@ -180,6 +184,7 @@ def plan_query(
         negated_tokens=negated_tokens,
         doc_types=doc_types,
         month=month,
+        period=period,
         names=[*names, *(k for _, k in across)],
         wants_recent=RECENCY_RE.search(text) is not None,
         answer_types=[name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(text)],

@@ -1,5 +1,5 @@
-"""Read-time ranking math, pure: the seed's time decay, recency x importance, named-month ranges,
-event months.
+"""Read-time ranking math, pure: the seed's time decay, recency x importance, the ranges of a named
+month or a longer period (a season, a year), and the spans of the event dates a memory keeps.
 
 The clock is always a keyword argument (`as_of`), so every score is reproducible in a test.
 """
@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 DAY = 86400.0
 _EVENT_RE = re.compile(r"^\d{4}-(?:0[1-9]|1[0-2])(?:-\d{2})?$")
+_PERIOD_RE = re.compile(r"^\d{4}-(?:0[1-9]|1[0-2])/\d{4}-(?:0[1-9]|1[0-2])$")
 
 
 def time_decay(created_at: float, *, as_of: float, tau_days: float = 14.0) -> float:
@@ -39,7 +40,33 @@ def month_range(year_month: str) -> tuple[float, float]:
     return start.timestamp(), end.timestamp()
 
 
-def event_months(entities: Iterable[str]) -> frozenset[str]:
-    """The months ("YYYY-MM") of the event dates a memory keeps among its entities (ISO dates and
-    months resolved at write time from the message's own time: "上周五" -> 2026-05-29)."""
-    return frozenset(e[:7] for e in entities if _EVENT_RE.match(e))
+def period_range(period: str) -> tuple[float, float]:
+    """'2025-06/2025-08' (the first and last month of a season or a year: `memory.text.slots`) ->
+    [start of the first month, end of the last) epoch seconds in UTC."""
+    first, last = period.split("/")
+    return month_range(first)[0], month_range(last)[1]
+
+
+def span_of(value: str) -> tuple[float, float] | None:
+    """The range an event date a memory keeps covers: a day ("2026-05-29"), a month ("2026-05") or a
+    period ("2025-06/2025-08"); None for any other entity."""
+    if _PERIOD_RE.match(value):
+        return period_range(value)
+    if not _EVENT_RE.match(value):
+        return None
+    start, end = month_range(value[:7])
+    if len(value) > 7:
+        try:
+            start = datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp()
+        except ValueError:  # a day the month has not ("2月30日" kept as 2026-02-30): its month
+            return start, end
+        end = start + DAY
+    return start, end
+
+
+def tells_of(entities: Iterable[str], span: tuple[float, float]) -> bool:
+    """Whether one of a memory's event dates (day, month or period) overlaps `span` [start, end)."""
+    return any(
+        found is not None and found[0] < span[1] and span[0] < found[1]
+        for found in (span_of(e) for e in entities)
+    )

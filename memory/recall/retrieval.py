@@ -45,7 +45,7 @@ from memory.recall.crosslingual import BridgeChannel, BridgeRows, cross_language
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
-from memory.recall.ranking import event_months, month_range, recency_importance
+from memory.recall.ranking import month_range, period_range, recency_importance, tells_of
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
 from memory.recall.snapshot import IndexSnapshots, decode, encode
 from memory.recall.translation import QueryTranslator, fuse, target_of
@@ -620,8 +620,9 @@ class HybridRetriever:
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
         in_month: list[str] = []
-        if plan.month and self.links is not None:  # they rank first (the month-first rule): seeds too
-            lo, hi = month_range(plan.month)  # (a seed follows document ids only: a few more are cheap)
+        asked = _asked_span(plan)
+        if asked and self.links is not None:  # they rank first (the month-first rule): seeds too
+            lo, hi = asked  # (a seed follows document ids only: a few more are cheap)
             in_month = sorted(
                 (mid for mid, m in candidates.items() if lo <= m.created_at < hi),
                 key=lambda mid: (-keyword.get(mid, 0.0), -cosine.get(mid, 0.0)),
@@ -803,7 +804,7 @@ class HybridRetriever:
         # a Chinese query keeps this share of MiniLM's weight on memories the bridge scores
         w_dense_bridged = w_dense * bw.minilm_zh if bw is not None and zh else w_dense
         cross = cross or set()
-        month = month_range(plan.month) if plan.month else None
+        month = _asked_span(plan)  # a month named, or a season or a year
         names = {n.lower() for n in plan.names}
         scored: list[ScoredMemory] = []
         demoted: set[str] = set()
@@ -815,9 +816,8 @@ class HybridRetriever:
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
                 boosts["doc_type"] = w.doc_boost
             if month and (
-                month[0] <= m.created_at < month[1]
-                or (w.event_dates and plan.month in event_months(m.entities))
-            ):  # written in the month asked about, or telling of an event in it ("上周五…", issue 28)
+                month[0] <= m.created_at < month[1] or (w.event_dates and tells_of(m.entities, month))
+            ):  # written in the period asked about, or telling of an event in it ("上周五…", issue 28)
                 in_month.add(mid)
             if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
                 boosts["answer_type"] = w.answer_type_boost
@@ -908,6 +908,15 @@ class HybridRetriever:
             # is about the words): it may be placed even when the floor left it out
             scored = place_linked(scored, linked, top_k=top_k, cap=w.link_placed, pool=pool)
         return scored[:top_k]
+
+
+def _asked_span(plan: QueryPlan) -> tuple[float, float] | None:
+    """The period the question names, [start, end) epoch seconds: a month ("3月", "in May"), else a
+    season or a year ("去年夏天", "last year"): the month-first rule ranks first what was written in it
+    or tells of an event in it."""
+    if plan.month:
+        return month_range(plan.month)
+    return period_range(plan.period) if plan.period else None
 
 
 class _EarlyEmbedding:

@@ -1,7 +1,9 @@
 """Slot extraction from user messages (Chinese and English): date, time, place and document numbers.
 
 Each slot keeps the words the user wrote (`raw`) and, when it can be computed, a normalised `value`
-(ISO date, 24 h time, the bare number).
+(ISO date, 24 h time, the bare number). A period longer than a month (a season: "去年夏天", "last
+summer", "2023年秋天"; a year: "去年", "in 2022") is the slot `period`, its value the first and last
+month it spans ("2025-06/2025-08"), found only when no day and no month is named.
 """
 
 from __future__ import annotations
@@ -122,6 +124,36 @@ _MONTH_PATTERNS = [
     ),
     re.compile(r"(?P<back>上个?月)|\b(?P<back_en>last month)\b", re.IGNORECASE),
     re.compile(r"\b(?:in|since|during|last|this|from) (?P<mon>[A-Za-z]{3,9})\b", re.IGNORECASE),
+]
+# seasons as the months they span (meteorological, northern hemisphere): winter runs into the next year
+_SEASONS = {
+    "春": (3, 5),
+    "夏": (6, 8),
+    "秋": (9, 11),
+    "冬": (12, 14),
+    "spring": (3, 5),
+    "summer": (6, 8),
+    "autumn": (9, 11),
+    "fall": (9, 11),
+    "winter": (12, 14),
+}
+# a season is a period only when a year anchors it (去年夏天, 2023年秋天, "last summer", "summer 2023"):
+# alone it names a kind of time ("我夏天喜欢游泳", "summer plans", "what I do in the summer")
+_SEASON_PATTERNS = [
+    re.compile(r"(?:(?P<y>\d{4})年的?|(?P<ry>去年|前年|今年)的?)(?P<season>[春夏秋冬])(?:天|季)"),
+    re.compile(
+        r"\b(?:(?P<rel>last|this|next) (?P<season>spring|summer|autumn|fall|winter)"
+        r"|(?:the )?(?P<season2>spring|summer|autumn|fall|winter)(?: of)? (?P<y>(?:19|20)\d{2})"
+        r"|(?P<y2>(?:19|20)\d{2}) (?P<season3>spring|summer|autumn|fall|winter))\b"
+        r"(?! festival)",  # the Spring Festival is the lunar new year, in January or February
+        re.IGNORECASE,
+    ),
+]
+_YEAR_PATTERNS = [
+    re.compile(r"(?P<y>(?:19|20)\d{2})年(?!\d|[一二两三四五六七八九十]|的?[春夏秋冬][天季])"),
+    re.compile(r"(?P<ry>去年|前年|今年)(?!\d|[一二两三四五六七八九十]|的?[春夏秋冬][天季])"),
+    re.compile(r"\b(?:in|during|since|of|back in) (?P<y>(?:19|20)\d{2})\b", re.IGNORECASE),
+    re.compile(r"\b(?P<rel>last|this) year\b|\bthe (?P<before_last>year before last)\b", re.IGNORECASE),
 ]
 _TIME_PATTERNS = [
     re.compile(
@@ -258,6 +290,54 @@ def _month(match: re.Match[str], now: datetime) -> str:
     return f"{year:04d}-{month:02d}"
 
 
+def _span(first: tuple[int, int], last: tuple[int, int]) -> str:
+    """(year, month) to (year, month), months past 12 carried into the next year: 'YYYY-MM/YYYY-MM'."""
+    (y1, m1), (y2, m2) = first, last
+    y1, m1 = y1 + (m1 - 1) // 12, (m1 - 1) % 12 + 1
+    y2, m2 = y2 + (m2 - 1) // 12, (m2 - 1) % 12 + 1
+    return f"{y1:04d}-{m1:02d}/{y2:04d}-{m2:02d}"
+
+
+def _season(match: re.Match[str], now: datetime) -> str:
+    """A season -> its months: of the year named (2023年夏天, "summer 2023", 去年夏天: a winter is named by
+    the year it begins in); "this" one (the one under way, else this year's), "next" one, or "last"
+    one (the latest that has ended)."""
+    g = match.groupdict()
+    first, last = _SEASONS[(g.get("season") or g.get("season2") or g.get("season3") or "").lower()]
+    named = g.get("y") or g.get("y2")
+    rel = (g.get("rel") or "").lower()
+    begun = now.year if now.month >= first else now.year - 1  # the latest that has begun
+
+    def ended(year: int) -> bool:
+        return (now.year, now.month) > (year + (last - 1) // 12, (last - 1) % 12 + 1)
+
+    if named:
+        year = int(named)
+    elif g.get("ry"):
+        year = now.year + _RELATIVE_YEARS[g["ry"]]
+    elif rel == "this":
+        year = now.year if ended(begun) else begun
+    elif rel == "next":
+        year = begun + 1
+    else:  # last
+        year = begun if ended(begun) else begun - 1
+    return _span((year, first), (year, last))
+
+
+def _year(match: re.Match[str], now: datetime) -> str:
+    """A year -> its twelve months: 2022年 / "in 2022", 去年 / "last year", 今年 / "this year"."""
+    g = match.groupdict()
+    if g.get("y"):
+        year = int(g["y"])
+    elif g.get("ry"):
+        year = now.year + _RELATIVE_YEARS[g["ry"]]
+    elif g.get("before_last"):
+        year = now.year - 2
+    else:
+        year = now.year - ((g.get("rel") or "").lower() == "last")
+    return _span((year, 1), (year, 12))
+
+
 def _time(match: re.Match[str]) -> str:
     g = match.groupdict()
     if g.get("word"):
@@ -294,6 +374,13 @@ def extract_slots(text: str, *, now: datetime | None = None) -> list[Slot]:
                 value = _month(match, now)
                 if value and "month" not in found:
                     found["month"] = Slot("month", match.group(0).strip(), value)
+    if "date" not in found and "month" not in found:  # a longer period: a season, else a year
+        for patterns, resolve in ((_SEASON_PATTERNS, _season), (_YEAR_PATTERNS, _year)):
+            for pattern in patterns:
+                for match in pattern.finditer(text):
+                    value = resolve(match, now)
+                    if value and "period" not in found:
+                        found["period"] = Slot("period", match.group(0).strip(), value)
     for pattern in _TIME_PATTERNS:
         for match in pattern.finditer(text):
             value = _time(match)

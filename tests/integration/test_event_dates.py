@@ -5,6 +5,7 @@ naming that month ranks the memory with those written in it, in Chinese and in E
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -53,3 +54,60 @@ async def test_a_question_naming_a_month_finds_what_happened_in_it(
     in_may = {r["source_message_ids"][0] for r in results if r["explain"]["in_month"]}
     assert in_may == {"ev-hz", "ev-bos"}  # said in June, about May; nothing was written in May
     assert {r["source_message_ids"][0] for r in results[:2]} == {"ev-hz", "ev-bos"}
+
+
+# a season and a year (issue 28's "去年夏天", "last year"): said in March 2026 about summer 2025; the
+# others written in summer 2026 and in winter 2025
+SEASON_TURNS = [
+    ("surf", "去年夏天我在青岛学会了冲浪。", at(2026, 3, 10)),
+    ("sail", "Last summer I learned to sail in Maine.", at(2026, 3, 10)),
+    ("dive-zh", "我今天在三亚学了潜水。", at(2026, 7, 15)),
+    ("dive-en", "I learned to scuba dive in Florida today.", at(2026, 7, 15)),
+    ("ski-zh", "我今天在崇礼学了滑雪。", at(2025, 1, 20)),
+    ("ski-en", "I learned to ski in Vermont today.", at(2025, 1, 20)),
+]
+LATE_2026 = at(2026, 12, 1)
+
+
+async def ask(client: httpx.AsyncClient, auth: AuthHeaders, query: str) -> list[dict[str, Any]]:
+    resp = await client.post(
+        "/v1/memory/bob/search",
+        json={"query": query, "top_k": 6, "as_of": LATE_2026, "explain": True, "min_relevance": 0},
+        headers=auth("bob"),
+    )
+    assert resp.status_code == 200, resp.text
+    results: list[dict[str, Any]] = resp.json()["results"]
+    return results
+
+
+def ids(results: list[dict[str, Any]]) -> list[str]:
+    return [str(r["source_message_ids"][0]) for r in results]
+
+
+def flagged(results: list[dict[str, Any]]) -> set[str]:
+    return {i for i, r in zip(ids(results), results, strict=True) if r["explain"]["in_month"]}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("我2025年夏天学了什么运动？", {"surf", "sail"}),  # said in 2026 of summer 2025
+        ("What sport did I learn in the summer of 2025?", {"surf", "sail"}),
+        ("我今年夏天学了什么？", {"dive-zh", "dive-en"}),  # written in summer 2026
+        ("What did I learn last summer?", {"dive-zh", "dive-en"}),  # in December: summer 2026
+        # 2025: written in it (January), or telling of an event in it (summer)
+        ("我去年学了什么运动？", {"surf", "sail", "ski-zh", "ski-en"}),
+        ("What sports did I pick up last year?", {"surf", "sail", "ski-zh", "ski-en"}),
+    ],
+)
+async def test_a_question_naming_a_season_or_a_year_finds_what_happened_in_it(
+    client: httpx.AsyncClient, auth: AuthHeaders, query: str, expected: set[str]
+) -> None:
+    messages = [{"role": "user", "content": t, "id": mid, "timestamp": ts} for mid, t, ts in SEASON_TURNS]
+    resp = await client.post(
+        "/v1/memory/bob/messages", json={"session_id": "s1", "messages": messages}, headers=auth("bob")
+    )
+    assert resp.status_code == 200, resp.text
+    results = await ask(client, auth, query)
+    assert flagged(results) == expected
+    assert set(ids(results)[: len(expected)]) == expected  # ranked first, in both languages

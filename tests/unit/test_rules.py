@@ -136,6 +136,59 @@ class TestSlots:
         assert {s.name: s.value for s in extract_slots("last month", now=january)} == {"month": "2026-12"}
 
     @pytest.mark.parametrize(
+        ("text", "period"),
+        [
+            ("去年夏天我在青岛学会了冲浪", "2025-06/2025-08"),
+            ("Last summer I learned to sail", "2026-06/2026-08"),  # the latest summer that has ended
+            ("2023年秋天我搬到了杭州", "2023-09/2023-11"),
+            ("in the autumn of 2023 I moved", "2023-09/2023-11"),
+            ("summer 2023 was hot", "2023-06/2023-08"),
+            ("今年冬天想去哈尔滨", "2026-12/2027-02"),  # a winter runs into the next year
+            ("this winter I want to ski", "2026-12/2027-02"),
+            ("前年冬天", "2024-12/2025-02"),
+            ("我去年去了哪里？", "2025-01/2025-12"),
+            ("What did I do last year?", "2025-01/2025-12"),
+            ("2022年我在上海工作", "2022-01/2022-12"),
+            ("back in 2022 I lived in Ohio", "2022-01/2022-12"),
+            ("the year before last", "2024-01/2024-12"),
+            ("2026年春节我们回了老家", "2026-01/2026-12"),  # the festival is no spring: the year
+        ],
+    )
+    def test_seasons_and_years_are_periods(self, text: str, period: str) -> None:
+        assert self._slots(text)["period"] == period
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "去年5月我在北京",  # the month
+            "2023年5月8日",  # the day
+            "I was born in May",
+            # a season no year anchors names a kind of time, not a time
+            "我夏天喜欢去海边游泳",
+            "卡罗琳的夏季计划是什么？",
+            "What are your plans for the summer?",
+            "What do I like to do in the winter?",
+            "Where did you spend the 2026 Spring Festival?",  # the lunar new year, not a spring
+        ],
+    )
+    def test_a_day_a_month_or_a_season_alone_is_no_period(self, text: str) -> None:
+        assert "period" not in self._slots(text)
+
+    @pytest.mark.parametrize(
+        ("now", "text", "period"),
+        [
+            (datetime(2026, 1, 15, tzinfo=UTC), "this winter", "2025-12/2026-02"),  # the one under way
+            (datetime(2026, 1, 15, tzinfo=UTC), "今年冬天", "2026-12/2027-02"),  # the one begun this year
+            (datetime(2026, 1, 15, tzinfo=UTC), "last winter", "2024-12/2025-02"),
+            (datetime(2026, 7, 15, tzinfo=UTC), "last summer", "2025-06/2025-08"),  # not the one under way
+            (datetime(2026, 7, 15, tzinfo=UTC), "this summer", "2026-06/2026-08"),
+            (datetime(2026, 7, 15, tzinfo=UTC), "next summer", "2027-06/2027-08"),
+        ],
+    )
+    def test_a_season_is_read_from_when_it_was_said(self, now: datetime, text: str, period: str) -> None:
+        assert {s.name: s.value for s in extract_slots(text, now=now)}["period"] == period
+
+    @pytest.mark.parametrize(
         ("text", "time"),
         [
             ("晚上8点", "20:00"),

@@ -19,8 +19,10 @@ def at(year: int, month: int, day: int) -> float:
     return datetime(year, month, day, 10, 0, tzinfo=UTC).timestamp()
 
 
+Turn = tuple[str, str, float]  # message id, what was said, when
+
 # said on Wednesday 2026-06-03 about Friday 2026-05-29; the others said and done in June or April
-TURNS = [
+TURNS: list[Turn] = [
     ("ev-hz", "上周五我去杭州见了客户。", at(2026, 6, 3)),
     ("ev-bos", "Last Friday I flew to Boston for a client meeting.", at(2026, 6, 3)),
     ("jun-sz", "我今天去苏州出差了。", at(2026, 6, 20)),
@@ -31,10 +33,12 @@ TURNS = [
 AS_OF = at(2026, 7, 1)
 
 
-async def seed(client: httpx.AsyncClient, auth: AuthHeaders) -> None:
-    messages = [{"role": "user", "content": text, "id": mid, "timestamp": ts} for mid, text, ts in TURNS]
+async def seed(
+    client: httpx.AsyncClient, auth: AuthHeaders, user: str = "alice", turns: list[Turn] = TURNS
+) -> None:
+    messages = [{"role": "user", "content": text, "id": mid, "timestamp": ts} for mid, text, ts in turns]
     resp = await client.post(
-        "/v1/memory/alice/messages", json={"session_id": "s1", "messages": messages}, headers=auth("alice")
+        f"/v1/memory/{user}/messages", json={"session_id": "s1", "messages": messages}, headers=auth(user)
     )
     assert resp.status_code == 200, resp.text
 
@@ -58,7 +62,7 @@ async def test_a_question_naming_a_month_finds_what_happened_in_it(
 
 # a season and a year (issue 28's "去年夏天", "last year"): said in March 2026 about summer 2025; the
 # others written in summer 2026 and in winter 2025
-SEASON_TURNS = [
+SEASON_TURNS: list[Turn] = [
     ("surf", "去年夏天我在青岛学会了冲浪。", at(2026, 3, 10)),
     ("sail", "Last summer I learned to sail in Maine.", at(2026, 3, 10)),
     ("dive-zh", "我今天在三亚学了潜水。", at(2026, 7, 15)),
@@ -103,11 +107,7 @@ def flagged(results: list[dict[str, Any]]) -> set[str]:
 async def test_a_question_naming_a_season_or_a_year_finds_what_happened_in_it(
     client: httpx.AsyncClient, auth: AuthHeaders, query: str, expected: set[str]
 ) -> None:
-    messages = [{"role": "user", "content": t, "id": mid, "timestamp": ts} for mid, t, ts in SEASON_TURNS]
-    resp = await client.post(
-        "/v1/memory/bob/messages", json={"session_id": "s1", "messages": messages}, headers=auth("bob")
-    )
-    assert resp.status_code == 200, resp.text
+    await seed(client, auth, "bob", SEASON_TURNS)
     results = await ask(client, auth, query)
     assert flagged(results) == expected
     assert set(ids(results)[: len(expected)]) == expected  # ranked first, in both languages

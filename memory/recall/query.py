@@ -20,6 +20,9 @@ from memory.text.lexicons import (
     ATTRIBUTE_QUESTIONS,
     CHECKED_RE,
     DOC_TYPE_ALIASES,
+    EVENT_ANCHOR_NOT_CLAUSE_RE,
+    EVENT_ANCHOR_RES,
+    EVENT_ANCHOR_SUBJECT_RE,
     FIRST_PERSON_NEGATION_RE,
     NEGATION_RE,
     PAST_RE,
@@ -42,6 +45,10 @@ class QueryPlan:
     month: str | None = None  # "YYYY-MM" when the query names a month ("我3月提交的报价单")
     # "YYYY-MM/YYYY-MM" when it names a longer period instead: a season or a year ("去年夏天", "in 2022")
     period: str | None = None
+    # ("before" | "after", the event's words) when it names a time by another event: "before I moved";
+    # `anchor_words`: the words of the question that say it (left out of the ranking once it is dated)
+    anchor: tuple[str, str] | None = None
+    anchor_words: str = ""
     names: list[str] = field(default_factory=list)
     wants_recent: bool = False  # "最近/现在/recently/now...": recency weighs in ranking
     answer_types: list[str] = field(default_factory=list)  # quantity / time / organisation
@@ -141,6 +148,11 @@ def plan_query(
             )
         found = kept
     negated = [phrase for _, phrase in found]
+    moment = datetime.fromtimestamp(now, UTC) if now is not None else None
+    slots = extract_slots(text, now=moment)
+    month = next((s.value for s in slots if s.name == "month"), None)
+    period = next((s.value for s in slots if s.name == "period"), None)
+    anchored = None if month or period else _anchor_match(text)
     semantic = text
     for clause, _ in found:
         semantic = semantic.replace(clause, " ")
@@ -172,10 +184,6 @@ def plan_query(
         for t in tokenize(" ".join([keyword_text, *expansion, *(k for _, k in across)]))
         if t not in negated_tokens
     ]
-    moment = datetime.fromtimestamp(now, UTC) if now is not None else None
-    slots = extract_slots(text, now=moment)
-    month = next((s.value for s in slots if s.name == "month"), None)
-    period = next((s.value for s in slots if s.name == "period"), None)
     return QueryPlan(
         text=text,
         semantic_text=stripped if len(stripped) >= 3 else semantic,
@@ -185,6 +193,8 @@ def plan_query(
         doc_types=doc_types,
         month=month,
         period=period,
+        anchor=anchored[:2] if anchored is not None else None,
+        anchor_words=anchored[2] if anchored is not None else "",
         names=[*names, *(k for _, k in across)],
         wants_recent=RECENCY_RE.search(text) is not None,
         answer_types=[name for name, (asks, _) in ANSWER_TYPES.items() if asks.search(text)],
@@ -199,3 +209,26 @@ def plan_query(
         ],
         scripted=scripted if scripted != text else "",
     )
+
+
+def event_anchor(text: str) -> tuple[str, str] | None:
+    """("before" | "after", the event's words) of a question that names a time by another event the
+    user told of ("Where did I work before I moved?" -> ("before", "I moved"); "我结婚以后住在哪里？" ->
+    ("after", "结婚")), else None. A clause that is itself a time (三年以前, 5月之前, "before 2020") is
+    none: dates and periods are the month rule's."""
+    found = _anchor_match(text)
+    return found[:2] if found is not None else None
+
+
+def _anchor_match(text: str) -> tuple[str, str, str] | None:
+    """`event_anchor`, with the words of the question that say it ("before I moved", "搬家之前")."""
+    for pattern in EVENT_ANCHOR_RES:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        clause = EVENT_ANCHOR_SUBJECT_RE.sub("", match.group("clause").strip())
+        if len(clause) < 2 or EVENT_ANCHOR_NOT_CLAUSE_RE.search(clause):
+            continue
+        rel = match.group("rel").lower()
+        return ("before" if rel in ("before", "之前", "以前") else "after"), clause, match.group(0)
+    return None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -45,7 +46,7 @@ from memory.recall.crosslingual import BridgeChannel, BridgeRows, cross_language
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
-from memory.recall.ranking import month_range, period_range, recency_importance, tells_of
+from memory.recall.ranking import month_range, period_range, recency_importance, span_of, tells_of
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
 from memory.recall.snapshot import IndexSnapshots, decode, encode
 from memory.recall.translation import QueryTranslator, fuse, target_of
@@ -105,6 +106,9 @@ class RankingWeights:
     # query translation (memory/recall/translation.py): the question is searched in the other language
     # too when the user has memories in it; the two hit lists fused by rank (k of reciprocal rank fusion)
     translation_rrf_k: int = 10
+    # a question naming a time by another event ("before I moved", "结婚以后"): the memory telling of
+    # the event dates it when its relevance to the event's words reaches this
+    anchor_min_relevance: float = 0.3
 
 
 def _minmax(values: dict[str, float]) -> dict[str, float]:
@@ -536,14 +540,24 @@ class HybridRetriever:
         if not any(len(i) for i, _ in sources):
             return []
         names = frozenset().union(*(i.names for i, _ in sources))
-        plan = plan_query(
-            query,
+        planned = functools.partial(
+            plan_query,
             known_names=names,
             now=as_of,
             negation_intent=w.negation_intent,
             changing_facts=w.supersession,
             names_across=w.names_across_scripts,
         )
+        plan = planned(query)
+        asked = _asked_span(plan)
+        if asked is None and plan.anchor is not None and hot:  # "before I moved": dated by the move
+            asked = await self._event_span(
+                user_id, plan.anchor, filters=filters, as_of=as_of, hidden_hot=hidden_hot, archived=archived
+            )
+            if asked is not None:  # and the move says when, not what: the ranking reads the rest
+                # (a question about the time before keeps asking about the past: what the move
+                # superseded is not demoted)
+                plan = replace(planned(query.replace(plan.anchor_words, " ")), wants_past=plan.wants_past)
         language = detect_language(plan.language_text)
         rows = (
             await bridge.cache.rows(user_id, version, index.memories, prefetched)
@@ -620,7 +634,6 @@ class HybridRetriever:
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
         in_month: list[str] = []
-        asked = _asked_span(plan)
         if asked and self.links is not None:  # they rank first (the month-first rule): seeds too
             lo, hi = asked  # (a seed follows document ids only: a few more are cheap)
             in_month = sorted(
@@ -732,7 +745,44 @@ class HybridRetriever:
             min_relevance=min_relevance,
             linked=linked,
             one_per_turn=w.one_per_turn and not every_segment,
+            asked=asked,
         )
+
+    async def _event_span(
+        self,
+        user_id: str,
+        anchor: tuple[str, str],
+        *,
+        filters: SearchFilters,
+        as_of: float,
+        hidden_hot: Collection[str],
+        archived: Sequence[tuple[BM25Index, Collection[str]]],
+    ) -> tuple[float, float] | None:
+        """The time before or after the event a question names ("before I moved", "结婚以后"): dated by
+        the memory that tells of the event best, by its event date when it keeps one, else by when it
+        was said; that memory counts as inside. None when no memory reaches `anchor_min_relevance`
+        (the user never told of it): the question is then ranked on its words alone."""
+        rel, clause = anchor
+        found = await self._search(
+            user_id,
+            clause,
+            top_k=1,
+            filters=filters,
+            as_of=as_of,
+            hot=True,
+            hidden_hot=hidden_hot,
+            archived=archived,
+            min_relevance=self.weights.anchor_min_relevance,
+            with_bridge=False,
+            every_segment=False,
+            early=None,
+            warming=None,
+        )
+        if not found or found[0].relevance < self.weights.anchor_min_relevance:
+            return None
+        event = found[0].memory
+        at = min((s[0] for s in map(span_of, event.entities) if s is not None), default=event.created_at)
+        return (0.0, at + 1.0) if rel == "before" else (at, math.inf)
 
     async def _linked(
         self,
@@ -784,12 +834,14 @@ class HybridRetriever:
         min_relevance: float = 0.0,
         linked: Mapping[str, Link] | None = None,
         one_per_turn: bool = False,
+        asked: tuple[float, float] | None = None,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
         candidates in another language than the query (ranked by the bridge and keywords alone);
         `evidence`: each candidate's absolute channel measures, for its relevance (none: relevance 0);
-        `min_relevance`: candidates below it are dropped before the top k are taken."""
+        `min_relevance`: candidates below it are dropped before the top k are taken; `asked`: the time
+        the question names (a month, a period, before or after an event), ranked first."""
         w = self.weights
         zh = detect_language(plan.language_text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
@@ -804,7 +856,7 @@ class HybridRetriever:
         # a Chinese query keeps this share of MiniLM's weight on memories the bridge scores
         w_dense_bridged = w_dense * bw.minilm_zh if bw is not None and zh else w_dense
         cross = cross or set()
-        month = _asked_span(plan)  # a month named, or a season or a year
+        month = asked
         names = {n.lower() for n in plan.names}
         scored: list[ScoredMemory] = []
         demoted: set[str] = set()

@@ -205,6 +205,19 @@ RECENCY_RE = re.compile(
     re.IGNORECASE,
 )
 
+# A time relative to another event the user told of: "before I moved", "after we got married", "since
+# my son was born", "搬家之前", "我结婚以后" (memory/recall/retrieval.py dates it by the memory that tells
+# of the event). The clause is the event's words; a clause that is itself a time (三年以前, 5月之前) is none.
+EVENT_ANCHOR_RES = (
+    re.compile(
+        r"\b(?P<rel>before|after|since) (?P<clause>(?:i|we|my \w+|our \w+)\s+\w+(?:\s+\w+){0,3})",
+        re.IGNORECASE,
+    ),
+    re.compile(r"(?P<clause>[\u4e00-\u9fff]{2,8}?)(?P<rel>之前|以前|之后|以后)"),
+)
+EVENT_ANCHOR_NOT_CLAUSE_RE = re.compile(r"[0-9０-９年月日号天周点]|星期|礼拜|小时|分钟|时候")
+EVENT_ANCHOR_SUBJECT_RE = re.compile(r"^(?:在|当|等|我们|咱们|我|你)+")
+
 # What kind of answer a question wants, and what a memory holding such an answer contains (zh + en).
 _ZH_NUM = "[0-9０-９一二两三四五六七八九十百千万几]"
 ANSWER_TYPES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {

@@ -111,3 +111,61 @@ async def test_a_question_naming_a_season_or_a_year_finds_what_happened_in_it(
     results = await ask(client, auth, query)
     assert flagged(results) == expected
     assert set(ids(results)[: len(expected)]) == expected  # ranked first, in both languages
+
+
+# a time named by another event ("before I moved", "搬家以后"): the move told of in March 2025 ("上周",
+# "last week": about 3 March), a job before it and one after it, in both languages
+MOVE_TURNS: list[Turn] = [
+    ("bank-zh", "我在北京的一家银行做柜员。", at(2024, 3, 1)),
+    ("bank-en", "I work as a teller at a bank in Boston.", at(2024, 3, 1)),
+    ("move-zh", "我上周搬到了杭州。", at(2025, 3, 10)),
+    ("move-en", "I moved to Seattle last week.", at(2025, 3, 10)),
+    ("cafe-zh", "我现在在杭州的一家咖啡店当咖啡师。", at(2025, 9, 1)),
+    ("cafe-en", "I work as a barista at a coffee shop in Seattle now.", at(2025, 9, 1)),
+]
+
+
+BEFORE, AFTER = {"bank-zh", "bank-en"}, {"cafe-zh", "cafe-en"}
+
+
+@pytest.mark.parametrize(
+    ("query", "asked", "other"),
+    [
+        ("我搬家之前做什么工作？", BEFORE, AFTER),
+        ("What did I do for work before I moved?", BEFORE, AFTER),
+        ("我搬家以后做什么工作？", AFTER, BEFORE),
+        ("What job did I have after I moved?", AFTER, BEFORE),
+    ],
+)
+async def test_a_question_naming_a_time_by_another_event_is_dated_by_it(
+    client: httpx.AsyncClient, auth: AuthHeaders, query: str, asked: set[str], other: set[str]
+) -> None:
+    """The move dates the question: the jobs of the time asked about rank first, in both languages, and
+    the other time's below every one of them (the words alone cannot tell the two jobs apart)."""
+    await seed(client, auth, "carol", MOVE_TURNS)
+    resp = await client.post(
+        "/v1/memory/carol/search",
+        json={"query": query, "top_k": 6, "as_of": LATE_2026, "explain": True, "min_relevance": 0},
+        headers=auth("carol"),
+    )
+    assert resp.status_code == 200, resp.text
+    results = resp.json()["results"]
+    order = ids(results)
+    assert asked <= flagged(results)
+    assert not other & flagged(results)
+    assert order[0] in asked, order
+    assert max(order.index(i) for i in asked) < min(order.index(i) for i in other), order
+
+
+@pytest.mark.parametrize("query", ["我结婚以后住在哪里？", "Where did I live after we got married?"])
+async def test_an_event_never_told_of_dates_nothing(
+    client: httpx.AsyncClient, auth: AuthHeaders, query: str
+) -> None:
+    await seed(client, auth, "carol", MOVE_TURNS)
+    resp = await client.post(
+        "/v1/memory/carol/search",
+        json={"query": query, "top_k": 6, "as_of": LATE_2026, "explain": True, "min_relevance": 0},
+        headers=auth("carol"),
+    )
+    assert resp.status_code == 200, resp.text
+    assert flagged(resp.json()["results"]) == set()  # no memory tells of a wedding: words alone

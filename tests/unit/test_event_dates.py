@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from memory.recall.query import plan_query
 from memory.recall.ranking import period_range, span_of, tells_of
 from memory.write.scoring import entities
@@ -63,3 +65,29 @@ def test_a_question_naming_a_season_or_a_year_plans_its_period() -> None:
     named = plan_query("我5月去了哪里？", now=asked)
     assert named.month == "2026-05"
     assert named.period is None
+
+
+@pytest.mark.parametrize(
+    ("question", "anchor"),
+    [
+        ("我搬家之前在哪里工作？", ("before", "搬家")),
+        ("搬到杭州之前我住在哪里？", ("before", "搬到杭州")),
+        ("我结婚以后住在哪里？", ("after", "结婚")),
+        ("Where did I work before I moved?", ("before", "I moved")),
+        ("What changed since my son was born?", ("after", "my son was born")),
+        # a time itself, or no event: the month rule's or nothing
+        ("三年以前我在哪里？", None),
+        ("5月之前我去了哪里？", None),
+        ("我以前在哪里工作？", None),
+        ("What did I do before 2020?", None),
+        ("What did I do before?", None),
+    ],
+)
+def test_a_time_named_by_another_event_is_planned_with_the_words_that_say_it(
+    question: str, anchor: tuple[str, str] | None
+) -> None:
+    plan = plan_query(question, now=datetime(2026, 12, 1, tzinfo=UTC).timestamp())
+    assert plan.anchor == anchor
+    if anchor is not None:  # left out of the ranking once a memory dates the event
+        assert anchor[1] in plan.anchor_words
+        assert plan.anchor_words in question

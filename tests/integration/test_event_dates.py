@@ -73,11 +73,13 @@ SEASON_TURNS: list[Turn] = [
 LATE_2026 = at(2026, 12, 1)
 
 
-async def ask(client: httpx.AsyncClient, auth: AuthHeaders, query: str) -> list[dict[str, Any]]:
+async def ask(
+    client: httpx.AsyncClient, auth: AuthHeaders, query: str, user: str = "bob"
+) -> list[dict[str, Any]]:
     resp = await client.post(
-        "/v1/memory/bob/search",
+        f"/v1/memory/{user}/search",
         json={"query": query, "top_k": 6, "as_of": LATE_2026, "explain": True, "min_relevance": 0},
-        headers=auth("bob"),
+        headers=auth(user),
     )
     assert resp.status_code == 200, resp.text
     results: list[dict[str, Any]] = resp.json()["results"]
@@ -143,13 +145,7 @@ async def test_a_question_naming_a_time_by_another_event_is_dated_by_it(
     """The move dates the question: the jobs of the time asked about rank first, in both languages, and
     the other time's below every one of them (the words alone cannot tell the two jobs apart)."""
     await seed(client, auth, "carol", MOVE_TURNS)
-    resp = await client.post(
-        "/v1/memory/carol/search",
-        json={"query": query, "top_k": 6, "as_of": LATE_2026, "explain": True, "min_relevance": 0},
-        headers=auth("carol"),
-    )
-    assert resp.status_code == 200, resp.text
-    results = resp.json()["results"]
+    results = await ask(client, auth, query, "carol")
     order = ids(results)
     assert asked <= flagged(results)
     assert not other & flagged(results)
@@ -162,10 +158,4 @@ async def test_an_event_never_told_of_dates_nothing(
     client: httpx.AsyncClient, auth: AuthHeaders, query: str
 ) -> None:
     await seed(client, auth, "carol", MOVE_TURNS)
-    resp = await client.post(
-        "/v1/memory/carol/search",
-        json={"query": query, "top_k": 6, "as_of": LATE_2026, "explain": True, "min_relevance": 0},
-        headers=auth("carol"),
-    )
-    assert resp.status_code == 200, resp.text
-    assert flagged(resp.json()["results"]) == set()  # no memory tells of a wedding: words alone
+    assert flagged(await ask(client, auth, query, "carol")) == set()  # no memory tells of a wedding

@@ -207,7 +207,8 @@ RECENCY_RE = re.compile(
 
 # A time relative to another event the user told of: "before I moved", "after we got married", "since
 # my son was born", "搬家之前", "我结婚以后" (memory/recall/retrieval.py dates it by the memory that tells
-# of the event). The clause is the event's words; a clause that is itself a time (三年以前, 5月之前) is none.
+# of the event). The clause is the event's words; a clause that is itself a time (三年以前, 5月之前, 上次) or
+# speaks of the conversation ("你还记得我之前说过什么", "what I told you before") is none.
 EVENT_ANCHOR_RES = (
     re.compile(
         r"\b(?P<rel>before|after|since) (?P<clause>(?:i|we|my \w+|our \w+)\s+\w+(?:\s+\w+){0,3})",
@@ -215,7 +216,11 @@ EVENT_ANCHOR_RES = (
     ),
     re.compile(r"(?P<clause>[\u4e00-\u9fff]{2,8}?)(?P<rel>之前|以前|之后|以后)"),
 )
-EVENT_ANCHOR_NOT_CLAUSE_RE = re.compile(r"[0-9０-９年月日号天周点]|星期|礼拜|小时|分钟|时候")
+EVENT_ANCHOR_NOT_CLAUSE_RE = re.compile(
+    r"[0-9０-９年月日号天周点]|星期|礼拜|小时|分钟|时候|上次|刚才|记得|记住|告诉|[说提聊问讲][过了的到]"
+    r"|\b(?:said|told|asked|mentioned|talked|remember|last time)\b",
+    re.IGNORECASE,
+)
 EVENT_ANCHOR_SUBJECT_RE = re.compile(r"^(?:在|当|等|我们|咱们|我|你)+")
 
 # What kind of answer a question wants, and what a memory holding such an answer contains (zh + en).

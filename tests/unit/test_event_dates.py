@@ -73,6 +73,7 @@ def test_a_question_naming_a_season_or_a_year_plans_its_period() -> None:
         ("我搬家之前在哪里工作？", ("before", "搬家")),
         ("搬到杭州之前我住在哪里？", ("before", "搬到杭州")),
         ("我结婚以后住在哪里？", ("after", "结婚")),
+        ("我演讲之前很紧张吗？", ("before", "演讲")),  # a speech is an event; "what I said" is not
         ("Where did I work before I moved?", ("before", "I moved")),
         ("What changed since my son was born?", ("after", "my son was born")),
         # a time itself, or no event: the month rule's or nothing
@@ -81,6 +82,10 @@ def test_a_question_naming_a_season_or_a_year_plans_its_period() -> None:
         ("我以前在哪里工作？", None),
         ("What did I do before 2020?", None),
         ("What did I do before?", None),
+        # the conversation itself is no event
+        ("你还记得我之前说过什么吗？", None),
+        ("上次之后你想起来了吗？", None),
+        ("What did I tell you before I said goodbye?", None),
     ],
 )
 def test_a_time_named_by_another_event_is_planned_with_the_words_that_say_it(

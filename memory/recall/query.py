@@ -28,9 +28,14 @@ from memory.text.lexicons import (
     PAST_RE,
     RECENCY_RE,
     REQUEST_VERB_RE,
+    TIME_BOUND_AFTER_ZH_RE,
+    TIME_BOUND_EN_LEAD_RE,
+    TIME_BOUND_EN_RE,
+    TIME_BOUND_SINCE_ZH_RE,
+    TIME_BOUNDS,
     VERIFICATION_RE,
 )
-from memory.text.slots import extract_slots
+from memory.text.slots import Slot, extract_slots, is_range
 from memory.text.transliteration import names_across_scripts
 
 
@@ -45,6 +50,10 @@ class QueryPlan:
     month: str | None = None  # "YYYY-MM" when the query names a month ("我3月提交的报价单")
     # "YYYY-MM/YYYY-MM" when it names a longer period instead: a season or a year ("去年夏天", "in 2022")
     period: str | None = None
+    # "before" | "after" | "since" when the month or period is one end of the time asked about: "before
+    # 2020", "2020年以前" (up to its start), "after March", "5月以后" (from its end), "since 2020", "从2020年起",
+    # "5月以来" (from its start)
+    bound: str | None = None
     # ("before" | "after", the event's words) when it names a time by another event: "before I moved";
     # `anchor_words`: the words of the question that say it (left out of the ranking once it is dated)
     anchor: tuple[str, str] | None = None
@@ -152,6 +161,8 @@ def plan_query(
     slots = extract_slots(text, now=moment)
     month = next((s.value for s in slots if s.name == "month"), None)
     period = next((s.value for s in slots if s.name == "period"), None)
+    named = next((s for s in slots if s.name in ("month", "period")), None)
+    bound = time_bound(text, named) if named is not None else None
     anchored = None if month or period else _anchor_match(text)
     semantic = text
     for clause, _ in found:
@@ -171,7 +182,7 @@ def plan_query(
     doc_types = doc_types_in(text)
     expansion = [alias for d in doc_types for alias in DOC_TYPE_ALIASES[d]]
     negated_tokens = frozenset(t for phrase in negated for t in tokenize(phrase))
-    wants_past = PAST_RE.search(text) is not None
+    wants_past = PAST_RE.search(text) is not None or bound == "before"
     # "以前/before/used to" say when, not what: as keywords they match "以后" and every "before"
     keyword_text = PAST_RE.sub(" ", semantic) if wants_past and changing_facts else semantic
     # the query's own words leave out a name the user's turns spell the other way: no turn has it, and
@@ -193,6 +204,7 @@ def plan_query(
         doc_types=doc_types,
         month=month,
         period=period,
+        bound=bound,
         anchor=anchored[:2] if anchored is not None else None,
         anchor_words=anchored[2] if anchored is not None else "",
         names=[*names, *(k for _, k in across)],
@@ -209,6 +221,23 @@ def plan_query(
         ],
         scripted=scripted if scripted != text else "",
     )
+
+
+def time_bound(text: str, named: Slot) -> str | None:
+    """Whether the month or period a question names (`named`, a slot of `text`) is one end of the time
+    it asks about: "before" ("before 2020", "2020年以前", "until May"), "after" ("after March",
+    "2023年以后") or "since" ("since 2020", "从2020年起", "5月以来", "from May"); None when it is the
+    time itself ("in 2020", "2020年"; a range, "from 2019 to 2021", names both ends)."""
+    start = text.find(named.raw)
+    if start < 0 or is_range(named):
+        return None
+    zh = TIME_BOUND_AFTER_ZH_RE.match(text[start + len(named.raw) :])
+    if zh is not None:
+        rel = TIME_BOUNDS[zh.group("rel")]
+        # 从2020年以后, 自5月之后: since
+        return "since" if rel == "after" and TIME_BOUND_SINCE_ZH_RE.search(text[:start]) else rel
+    en = TIME_BOUND_EN_LEAD_RE.match(named.raw) or TIME_BOUND_EN_RE.search(text[:start])
+    return TIME_BOUNDS[" ".join(en.group("rel").lower().split())] if en is not None else None
 
 
 def event_anchor(text: str) -> tuple[str, str] | None:

@@ -856,7 +856,6 @@ class HybridRetriever:
         # a Chinese query keeps this share of MiniLM's weight on memories the bridge scores
         w_dense_bridged = w_dense * bw.minilm_zh if bw is not None and zh else w_dense
         cross = cross or set()
-        month = asked
         names = {n.lower() for n in plan.names}
         scored: list[ScoredMemory] = []
         demoted: set[str] = set()
@@ -867,8 +866,8 @@ class HybridRetriever:
                 boosts["name"] = w.name_boost
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
                 boosts["doc_type"] = w.doc_boost
-            if month and (
-                month[0] <= m.created_at < month[1] or (w.event_dates and tells_of(m.entities, month))
+            if asked and (
+                asked[0] <= m.created_at < asked[1] or (w.event_dates and tells_of(m.entities, asked))
             ):  # written in the period asked about, or telling of an event in it ("上周五…", issue 28)
                 in_month.add(mid)
             if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
@@ -883,7 +882,7 @@ class HybridRetriever:
                 link = linked[mid]
                 boosts["link"] = 0.0 if link.echo else w.link_named_boost if not link.via else w.link_boost
                 via = candidates.get(linked[mid].via)
-                if month and via is not None and month[0] <= via.created_at < month[1]:
+                if asked and via is not None and asked[0] <= via.created_at < asked[1]:
                     in_month.add(mid)  # reached from a memory of the month asked about: ranked with it
             words = set(tokenize(m.content)) if plan.negated_tokens or plan.checked_tokens else set()
             negated = bool(plan.negated_tokens and plan.negated_tokens & words)
@@ -963,12 +962,23 @@ class HybridRetriever:
 
 
 def _asked_span(plan: QueryPlan) -> tuple[float, float] | None:
-    """The period the question names, [start, end) epoch seconds: a month ("3月", "in May"), else a
-    season or a year ("去年夏天", "last year"): the month-first rule ranks first what was written in it
-    or tells of an event in it."""
+    """The time the question names, [start, end) epoch seconds: a month ("3月", "in May 2023"), else a
+    season, a year or a range ("去年夏天", "last year", "2019年到2021年"), or the time before, after or
+    since one ("before 2020", "5月以来"): the month-first rule ranks first what was written in it or
+    tells of an event in it."""
     if plan.month:
-        return month_range(plan.month)
-    return period_range(plan.period) if plan.period else None
+        span = month_range(plan.month)
+    elif plan.period:
+        span = period_range(plan.period)
+    else:
+        return None
+    if plan.bound == "before":
+        return 0.0, span[0]
+    if plan.bound == "after":
+        return span[1], math.inf
+    if plan.bound == "since":
+        return span[0], math.inf
+    return span
 
 
 class _EarlyEmbedding:

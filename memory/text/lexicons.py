@@ -221,6 +221,38 @@ EVENT_ANCHOR_NOT_CLAUSE_RE = re.compile(
     r"|\b(?:said|told|asked|mentioned|talked|remember|last time)\b",
     re.IGNORECASE,
 )
+# A named time left open on one side (issue 28): "before 2020", "2020年以前", "since May", "5月以来",
+# "从2020年起", "after March", "2023年以后". Read around the month or period the question names: the
+# words after it (Chinese) or before it (English, also inside the slot's own words: "since 2020").
+TIME_BOUND_AFTER_ZH_RE = re.compile(
+    r"^\s*的?(?P<rel>以前|之前|以后|之后|以来|起|开始|前(?![天日年月周个后])|后(?![来天日年月周个]))"
+)
+TIME_BOUND_SINCE_ZH_RE = re.compile(r"(?:自从?|从)\s*$")
+_TIME_BOUND_EN = r"(?P<rel>before|until|till|prior to|up to|after|since|from|starting(?: in| from)?)\s+"
+TIME_BOUND_EN_RE = re.compile(rf"\b{_TIME_BOUND_EN}$", re.IGNORECASE)  # the words before the time
+TIME_BOUND_EN_LEAD_RE = re.compile(_TIME_BOUND_EN, re.IGNORECASE)  # the time's own first word ("since 2020")
+TIME_BOUNDS = {
+    "before": "before",
+    "until": "before",
+    "till": "before",
+    "prior to": "before",
+    "up to": "before",
+    "以前": "before",
+    "之前": "before",
+    "前": "before",
+    "after": "after",
+    "以后": "after",
+    "之后": "after",
+    "后": "after",
+    "since": "since",
+    "from": "since",
+    "starting": "since",
+    "starting in": "since",
+    "starting from": "since",
+    "以来": "since",
+    "起": "since",
+    "开始": "since",
+}
 EVENT_ANCHOR_SUBJECT_RE = re.compile(r"^(?:在|当|等|我们|咱们|我|你)+")
 
 # What kind of answer a question wants, and what a memory holding such an answer contains (zh + en).

@@ -2,8 +2,9 @@
 
 Each slot keeps the words the user wrote (`raw`) and, when it can be computed, a normalised `value`
 (ISO date, 24 h time, the bare number). A period longer than a month (a season: "去年夏天", "last
-summer", "2023年秋天"; a year: "去年", "in 2022") is the slot `period`, its value the first and last
-month it spans ("2025-06/2025-08"), found only when no day and no month is named.
+summer", "2023年秋天"; a year: "去年", "in 2022"; a range of months or years: "2019年到2021年", "from
+March to May 2023") is the slot `period`, its value the first and last month it spans ("2025-06/2025-08"),
+found only when no day is named (and, but for a range, no month).
 """
 
 from __future__ import annotations
@@ -115,15 +116,25 @@ _DATE_PATTERNS = [
     ),
     re.compile(r"(?P<rel>上周|上个?星期|上个?礼拜)(?![一二三四五六日天])"),
     re.compile(r"\b(?P<rel>last week)\b", re.IGNORECASE),
-    re.compile(r"\b(?P<mon>[A-Za-z]{3,9})\.? (?P<d>\d{1,2})(?:st|nd|rd|th)?\b"),
-    re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)? (?:of )?(?P<mon>[A-Za-z]{3,9})\b"),
+    # "May 5", "May 5th, 2023", "5 May 2023", "the 5th of May": the year when it is written
+    re.compile(
+        r"\b(?P<mon>[A-Za-z]{3,9})\.? (?P<d>\d{1,2})(?:st|nd|rd|th)?\b(?:,? (?P<y>(?:19|20)\d{2})\b)?"
+    ),
+    re.compile(
+        r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)? (?:of )?(?P<mon>[A-Za-z]{3,9})\b(?:,? (?P<y>(?:19|20)\d{2})\b)?"
+    ),
 ]
 _MONTH_PATTERNS = [
     re.compile(
         rf"(?:(?P<y>\d{{4}})年|(?P<ry>去年|前年|今年))?(?P<m>{_NUM})月份?(?![\d一二三四五六七八九十]|[日号])"
     ),
     re.compile(r"(?P<back>上个?月)|\b(?P<back_en>last month)\b", re.IGNORECASE),
-    re.compile(r"\b(?:in|since|during|last|this|from) (?P<mon>[A-Za-z]{3,9})\b", re.IGNORECASE),
+    # a month with its year ("May 2023", "in May, 2023") before one without ("in May": the latest May)
+    re.compile(r"\b(?P<mon>(?!may\b)[A-Za-z]{3,9})\.?,? (?P<y>(?:19|20)\d{2})\b"),
+    re.compile(
+        r"\b(?:in|since|during|last|this|from|before|after|until|till) (?P<mon>[A-Za-z]{3,9})\b",
+        re.IGNORECASE,
+    ),
 ]
 # seasons as the months they span (meteorological, northern hemisphere): winter runs into the next year
 _SEASONS = {
@@ -152,8 +163,30 @@ _SEASON_PATTERNS = [
 _YEAR_PATTERNS = [
     re.compile(r"(?P<y>(?:19|20)\d{2})年(?!\d|[一二两三四五六七八九十]|的?[春夏秋冬][天季])"),
     re.compile(r"(?P<ry>去年|前年|今年)(?!\d|[一二两三四五六七八九十]|的?[春夏秋冬][天季])"),
-    re.compile(r"\b(?:in|during|since|of|back in) (?P<y>(?:19|20)\d{2})\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?:in|during|since|of|back in|before|after|until|till|from|prior to) (?P<y>(?:19|20)\d{2})\b",
+        re.IGNORECASE,
+    ),
     re.compile(r"\b(?P<rel>last|this) year\b|\bthe (?P<before_last>year before last)\b", re.IGNORECASE),
+]
+# a range of months or years is one period: "2019年到2021年", "2023年3月至5月", "3到5月", "from 2019 to
+# 2021", "between March and May 2023", "2019-2021" (a day range is left to its first day)
+_TO = r"\s*(?:到|至|—|–|-|~|～)\s*"
+_TO_EN = r"\s*(?:to|until|till|through|and|-|–)\s*"  # lower case: "May" the month, "may" the verb
+_RANGE_PATTERNS = [
+    re.compile(rf"(?P<y1>(?:19|20)\d{{2}})年?{_TO}(?P<y2>(?:19|20)\d{{2}})年(?!\d|{_NUM}月)"),
+    re.compile(
+        rf"(?:(?P<y1>(?:19|20)\d{{2}})年|(?P<ry1>去年|前年|今年))?(?P<m1>{_NUM})(?:月份?)?{_TO}"
+        rf"(?:(?P<y2>(?:19|20)\d{{2}})年|(?P<ry2>去年|前年|今年))?(?P<m2>{_NUM})月份?"
+        r"(?![\d一二三四五六七八九十]|[日号])"
+    ),
+    re.compile(
+        rf"\b(?:from |between )?(?P<y1>(?:19|20)\d{{2}}){_TO_EN}(?P<y2>(?:19|20)\d{{2}})\b", re.IGNORECASE
+    ),
+    re.compile(
+        rf"\b(?:[Ff]rom |[Bb]etween )?(?P<mon1>(?!may\b)[A-Za-z]{{3,9}})(?:,? (?P<y1>(?:19|20)\d{{2}}))?"
+        rf"{_TO_EN}(?P<mon2>(?!may\b)[A-Za-z]{{3,9}})\b(?:,? (?P<y2>(?:19|20)\d{{2}})\b)?",
+    ),
 ]
 _TIME_PATTERNS = [
     re.compile(
@@ -338,6 +371,38 @@ def _year(match: re.Match[str], now: datetime) -> str:
     return _span((year, 1), (year, 12))
 
 
+def _range(match: re.Match[str], now: datetime) -> str:
+    """A range of months or years -> one period 'YYYY-MM/YYYY-MM'. A year only on one side is the other
+    side's too (a range that wraps, 11月到2月, ends in the next year); months with no year are the latest
+    such range that has begun. '' for what is not a range forward (two words that are not months, "5到3月")."""
+    g = match.groupdict()
+    y1, y2 = (
+        int(g[k]) if g.get(k) else now.year + _RELATIVE_YEARS[g["r" + k]] if g.get("r" + k) else None
+        for k in ("y1", "y2")
+    )
+    if "m1" not in g and "mon1" not in g:  # years
+        return _span((y1, 1), (y2, 12)) if y1 and y2 and y1 <= y2 <= y1 + 100 else ""
+    m1 = _zh_number(g["m1"]) if g.get("m1") else _MONTHS_EN.get((g.get("mon1") or "").lower())
+    m2 = _zh_number(g["m2"]) if g.get("m2") else _MONTHS_EN.get((g.get("mon2") or "").lower())
+    if not (m1 and m2 and 1 <= m1 <= 12 and 1 <= m2 <= 12):
+        return ""
+    wraps = m2 < m1
+    if y1 is None and y2 is None:
+        y1 = now.year if (now.month >= m1) else now.year - 1
+    if y1 is None:
+        y1 = y2 - wraps if y2 is not None else None
+    if y2 is None and y1 is not None:
+        y2 = y1 + wraps
+    if y1 is None or y2 is None or (y2, m2) <= (y1, m1) or y2 > y1 + 100:
+        return ""
+    return _span((y1, m1), (y2, m2))
+
+
+def is_range(slot: Slot) -> bool:
+    """Whether a period slot is a range of months or years ("2019年到2021年", "from March to May 2023")."""
+    return slot.name == "period" and any(p.fullmatch(slot.raw) for p in _RANGE_PATTERNS)
+
+
 def _time(match: re.Match[str]) -> str:
     g = match.groupdict()
     if g.get("word"):
@@ -368,13 +433,19 @@ def extract_slots(text: str, *, now: datetime | None = None) -> list[Slot]:
             value = _date(match, now)
             if value and "date" not in found:
                 found["date"] = Slot("date", match.group(0).strip(), value)
-    if "date" not in found:
+    if "date" not in found:  # a range of months or years is one period, before any month of it
+        for pattern in _RANGE_PATTERNS:
+            for match in pattern.finditer(text):
+                value = _range(match, now)
+                if value and "period" not in found:
+                    found["period"] = Slot("period", match.group(0).strip(), value)
+    if "date" not in found and "period" not in found:
         for pattern in _MONTH_PATTERNS:
             for match in pattern.finditer(text):
                 value = _month(match, now)
                 if value and "month" not in found:
                     found["month"] = Slot("month", match.group(0).strip(), value)
-    if "date" not in found and "month" not in found:  # a longer period: a season, else a year
+    if not found.keys() & {"date", "month", "period"}:  # a longer period: a season, else a year
         for patterns, resolve in ((_SEASON_PATTERNS, _season), (_YEAR_PATTERNS, _year)):
             for pattern in patterns:
                 for match in pattern.finditer(text):

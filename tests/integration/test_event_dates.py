@@ -159,3 +159,34 @@ async def test_an_event_never_told_of_dates_nothing(
 ) -> None:
     await seed(client, auth, "carol", MOVE_TURNS)
     assert flagged(await ask(client, auth, query, "carol")) == set()  # no memory tells of a wedding
+
+
+MOVED = {"move-zh", "move-en"}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # up to the year's start: the bank job (2024); the move (March 2025) and the café are after it
+        ("我2025年以前做什么工作？", BEFORE),
+        ("What did I do for work before 2025?", BEFORE),
+        # from the year's start: the move and the café
+        ("2025年以来我做过什么工作？", MOVED | AFTER),
+        ("What work have I done since 2025?", MOVED | AFTER),
+        # from the year's end: the same here (nothing was said in 2024 after March)
+        ("2024年以后我做过什么工作？", MOVED | AFTER),
+        ("What jobs did I have after 2024?", MOVED | AFTER),
+        # a range is one period: 2023 to 2024 holds the bank job only
+        ("我2023年到2024年做什么工作？", BEFORE),
+        ("What did I do for work from 2023 to 2024?", BEFORE),
+    ],
+)
+async def test_a_question_naming_a_time_open_on_one_side_or_a_range_finds_what_lies_in_it(
+    client: httpx.AsyncClient, auth: AuthHeaders, query: str, expected: set[str]
+) -> None:
+    """ "Before 2020" is not "in 2020": what lies before, after or since the named year (or between two)
+    ranks first, in both languages; a year alone would flag the wrong memories."""
+    await seed(client, auth, "dave", MOVE_TURNS)
+    results = await ask(client, auth, query, "dave")
+    assert flagged(results) == expected
+    assert set(ids(results)[: len(expected)]) == expected

@@ -96,3 +96,59 @@ def test_a_time_named_by_another_event_is_planned_with_the_words_that_say_it(
     if anchor is not None:  # left out of the ranking once a memory dates the event
         assert anchor[1] in plan.anchor_words
         assert plan.anchor_words in question
+
+
+def test_a_month_or_a_day_written_with_its_year_keeps_that_year() -> None:
+    asked = datetime(2026, 12, 1, tzinfo=UTC)
+    assert plan_query("What did I do in May 2023?", now=asked.timestamp()).month == "2023-05"
+    assert plan_query("我2023年5月做了什么？", now=asked.timestamp()).month == "2023-05"
+    assert "2023-05-05" in entities("I moved to Boston on May 5, 2023.", now=asked)
+    assert "2023-05-05" in entities("On 5 May 2023 I moved to Boston.", now=asked)
+    assert "2023-05-05" in entities("我2023年5月5日搬到了波士顿。", now=asked)
+    # "may" the verb is no month
+    assert plan_query("I may 2023 things", now=asked.timestamp()).month is None
+
+
+@pytest.mark.parametrize(
+    ("question", "month", "period", "bound"),
+    [
+        ("我2020年以前住在哪里？", None, "2020-01/2020-12", "before"),
+        ("Where did I live before 2020?", None, "2020-01/2020-12", "before"),
+        ("Prior to 2019, where did I work?", None, "2019-01/2019-12", "before"),
+        ("What did I do before May 2023?", "2023-05", None, "before"),
+        ("去年以前我在哪工作？", None, "2025-01/2025-12", "before"),
+        ("2023年以后我换过工作吗？", None, "2023-01/2023-12", "after"),
+        ("Where did I go after March?", "2026-03", None, "after"),
+        ("5月之后我去过哪里？", "2026-05", None, "after"),
+        ("2020年以来我换过几次工作？", None, "2020-01/2020-12", "since"),
+        ("从2020年开始我养了什么宠物？", None, "2020-01/2020-12", "since"),
+        ("自2020年以后我住在哪里？", None, "2020-01/2020-12", "since"),
+        ("What jobs have I had since 2020?", None, "2020-01/2020-12", "since"),
+        ("Starting in 2021, what did I learn?", None, "2021-01/2021-12", "since"),
+        # the time itself, around it, or a range: no bound
+        ("What did I do in 2020?", None, "2020-01/2020-12", None),
+        ("2020年我在哪？", None, "2020-01/2020-12", None),
+        ("我3月前后去了哪里？", "2026-03", None, None),
+        ("我2019年到2021年在哪工作？", None, "2019-01/2021-12", None),
+        ("Where did I work from 2019 to 2021?", None, "2019-01/2021-12", None),
+        ("我2023年3月到5月在哪？", None, "2023-03/2023-05", None),
+        ("What did I do between March and May 2023?", None, "2023-03/2023-05", None),
+        ("我去年11月到今年2月在哪？", None, "2025-11/2026-02", None),
+        ("From November 2022 to February 2023, where was I?", None, "2022-11/2023-02", None),
+    ],
+)
+def test_a_time_open_on_one_side_or_a_range_is_planned(
+    question: str, month: str | None, period: str | None, bound: str | None
+) -> None:
+    plan = plan_query(question, now=datetime(2026, 12, 1, tzinfo=UTC).timestamp())
+    assert (plan.month, plan.period, plan.bound) == (month, period, bound)
+    assert plan.anchor is None  # a time, not an event
+    if bound == "before":
+        assert plan.wants_past  # what the later facts superseded is what it asks about
+
+
+def test_what_is_no_range_stays_what_it_was() -> None:
+    asked = datetime(2026, 12, 1, tzinfo=UTC).timestamp()
+    for text in ["我等了2到3个月", "from 3 to 5 pm", "2 to 3 weeks", "from Monday to Friday"]:
+        plan = plan_query(text, now=asked)
+        assert (plan.month, plan.period) == (None, None), text

@@ -9,6 +9,8 @@
     .venv/bin/python bench/search_latency.py --lexicon both            # with and without the bilingual lexicon
     .venv/bin/python bench/search_latency.py --pipeline both           # against the bare pipeline (on = hybrid,
                                                                        # off = embed + one Chroma query)
+    .venv/bin/python bench/search_latency.py --anchors                 # a time named by an event ("before I
+                                                                       # moved") against the same question without it
 
 Starts its own redis-server and `chroma run` on free loopback ports (data in a temp dir), serves the
 app in-process (ASGI, real lifespan, real embedding model), ingests synthetic zh+en memories through
@@ -62,6 +64,13 @@ EN_QUERIES = [
     "Which instrument am I learning?",
 ]
 ZH_QUERIES = ["我搬到哪里了？", "我喜欢吃什么？", "我要给谁打电话？", "我在学什么乐器？"]
+# `--anchors`: each question names a time by an event the users told of (a move), and its twin without it
+ANCHORED = [
+    ("What food did I like before I moved?", "What food did I like?"),
+    ("Which instrument did I learn after I moved?", "Which instrument did I learn?"),
+    ("我搬到新城市之前喜欢吃什么？", "我喜欢吃什么？"),
+    ("我搬家以后在学什么乐器？", "我在学什么乐器？"),
+]
 VOCAB = {
     "city": ["Lisbon", "Osaka", "Denver", "Nairobi", "Oslo"],
     "month": ["March", "June", "October", "January"],
@@ -149,6 +158,41 @@ async def searches(
     return cold, latencies
 
 
+async def anchored(
+    args: argparse.Namespace,
+    users: list[str],
+    headers: dict[str, dict[str, str]],
+    stores: tuple[str, str],
+) -> dict[str, object]:
+    """`--anchors`: from one fresh app (every user's first search done first), each question that names
+    a time by an event and its twin without the event, asked in turn for the same user, so both see the
+    same load; the anchored one also ranks the event's words (top 1) to date it."""
+    rng = random.Random(args.seed)
+    timed: dict[str, list[float]] = {"anchored": [], "plain": []}
+    async with app_on(*stores, **app_settings(args)) as client:
+        for u in users:
+            resp = await client.post(f"/v1/memory/{u}/search", json={"query": "warm up"}, headers=headers[u])
+            resp.raise_for_status()
+        for i in range(args.queries):
+            u = rng.choice(users)
+            pair = dict(zip(("anchored", "plain"), rng.choice(ANCHORED), strict=True))
+            for kind in ("anchored", "plain") if i % 2 == 0 else ("plain", "anchored"):
+                t0 = time.perf_counter()
+                resp = await client.post(
+                    f"/v1/memory/{u}/search", json={"query": pair[kind], "top_k": 10}, headers=headers[u]
+                )
+                timed[kind].append((time.perf_counter() - t0) * 1000)
+                resp.raise_for_status()
+    out: dict[str, object] = {}
+    for kind, latencies in timed.items():
+        out[f"{kind}_p50_ms"] = round(percentile(latencies, 50), 1)
+        out[f"{kind}_p95_ms"] = round(percentile(latencies, 95), 1)
+    out["anchored_over_plain_p95"] = round(
+        percentile(timed["anchored"], 95) / percentile(timed["plain"], 95), 2
+    )
+    return out
+
+
 def app_settings(
     args: argparse.Namespace,
     bridge: str | None = None,
@@ -209,6 +253,14 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         switch = next(
             (s for s in ("bridge", "relations", "lexicon", "pipeline") if getattr(args, s) == "both"), None
         )
+        if args.anchors:
+            return {
+                "memories": stored,
+                "users": args.users,
+                "queries": args.queries,
+                **await anchored(args, users, headers, stores),
+                "machine": machine(),
+            }
         if switch is not None:
             both = await compared(args, users, headers, stores, switch)
             return {
@@ -280,6 +332,11 @@ def main() -> None:
         help="on: the hybrid pipeline; off: the bare one (embed + one Chroma query, RETRIEVAL_PIPELINE="
         "naive); both: the same stored memories searched both ways",
     )
+    parser.add_argument(
+        "--anchors",
+        action="store_true",
+        help="time questions named by an event against the same questions without it, in one run",
+    )
     args = parser.parse_args()
     result = asyncio.run(run(args))
     result["bridge"] = args.bridge
@@ -288,7 +345,7 @@ def main() -> None:
     result["pipeline"] = args.pipeline
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}_bridge-{args.bridge}{'' if args.relations == 'on' else '_rel-' + args.relations}{'' if args.lexicon == 'on' else '_lex-' + args.lexicon}{'' if args.pipeline == 'on' else '_pipeline-' + args.pipeline}.json"
+    name = f"search_latency_{result['memories']}_s{args.chroma_servers}_ip{args.in_process_max}_bridge-{args.bridge}{'' if args.relations == 'on' else '_rel-' + args.relations}{'' if args.lexicon == 'on' else '_lex-' + args.lexicon}{'' if args.pipeline == 'on' else '_pipeline-' + args.pipeline}{'_anchors' if args.anchors else ''}.json"
     (out / name).write_text(json.dumps(result, indent=2))
     width = max(len(k) for k in result)
     sys.stdout.write("\n".join(f"{k:<{width}}  {v}" for k, v in result.items()) + "\n")

@@ -24,6 +24,7 @@ from memory.text.lexicons import (
     EVENT_ANCHOR_RES,
     EVENT_ANCHOR_SUBJECT_RE,
     FIRST_PERSON_NEGATION_RE,
+    LAST_WEEK_RE,
     NEGATION_RE,
     PAST_RE,
     RECENCY_RE,
@@ -47,6 +48,9 @@ class QueryPlan:
     negated: list[str] = field(default_factory=list)
     negated_tokens: frozenset[str] = frozenset()
     doc_types: list[str] = field(default_factory=list)
+    # "YYYY-MM-DD" when the query names a day before the day it is asked on ("我昨天去了哪里？", "on May 23,
+    # 2023", "上周五"); today, a day to come and "last week" (an approximate day) are none
+    day: str | None = None
     month: str | None = None  # "YYYY-MM" when the query names a month ("我3月提交的报价单")
     # "YYYY-MM/YYYY-MM" when it names a longer period instead: a season or a year ("去年夏天", "in 2022")
     period: str | None = None
@@ -159,11 +163,12 @@ def plan_query(
     negated = [phrase for _, phrase in found]
     moment = datetime.fromtimestamp(now, UTC) if now is not None else None
     slots = extract_slots(text, now=moment)
+    dated = next((s for s in slots if s.name == "date" and _past_day(s, moment)), None)
     month = next((s.value for s in slots if s.name == "month"), None)
     period = next((s.value for s in slots if s.name == "period"), None)
-    named = next((s for s in slots if s.name in ("month", "period")), None)
+    named = dated or next((s for s in slots if s.name in ("month", "period")), None)
     bound = time_bound(text, named) if named is not None else None
-    anchored = None if month or period else _anchor_match(text)
+    anchored = None if dated or month or period else _anchor_match(text)
     semantic = text
     for clause, _ in found:
         semantic = semantic.replace(clause, " ")
@@ -202,6 +207,7 @@ def plan_query(
         negated=negated,
         negated_tokens=negated_tokens,
         doc_types=doc_types,
+        day=dated.value if dated is not None else None,
         month=month,
         period=period,
         bound=bound,
@@ -223,8 +229,20 @@ def plan_query(
     )
 
 
+def _past_day(slot: Slot, moment: datetime | None) -> bool:
+    """Whether a date slot names a day before the one the question is asked on (and is a day, not
+    "last week" read as the day a week back)."""
+    if LAST_WEEK_RE.fullmatch(slot.raw):
+        return False
+    try:
+        day = datetime.fromisoformat(slot.value).replace(tzinfo=UTC)
+    except ValueError:
+        return False
+    return day.date() < (moment or datetime.now(UTC)).date()
+
+
 def time_bound(text: str, named: Slot) -> str | None:
-    """Whether the month or period a question names (`named`, a slot of `text`) is one end of the time
+    """Whether the day, month or period a question names (`named`, a slot of `text`) is one end of the time
     it asks about: "before" ("before 2020", "2020年以前", "until May"), "after" ("after March",
     "2023年以后") or "since" ("since 2020", "从2020年起", "5月以来", "from May"); None when it is the
     time itself ("in 2020", "2020年"; a range, "from 2019 to 2021", names both ends)."""

@@ -962,11 +962,17 @@ class HybridRetriever:
 
 
 def _asked_span(plan: QueryPlan) -> tuple[float, float] | None:
-    """The time the question names, [start, end) epoch seconds: a month ("3月", "in May 2023"), else a
+    """The time the question names, [start, end) epoch seconds: a day before today ("昨天", "on May 23,
+    2023", "last Friday", UTC days as the event dates kept at write), a month ("3月", "in May 2023"), else a
     season, a year or a range ("去年夏天", "last year", "2019年到2021年"), or the time before, after or
     since one ("before 2020", "5月以来"): the month-first rule ranks first what was written in it or
     tells of an event in it."""
-    if plan.month:
+    if plan.day:
+        found = span_of(plan.day)
+        if found is None:
+            return None
+        span = found
+    elif plan.month:
         span = month_range(plan.month)
     elif plan.period:
         span = period_range(plan.period)

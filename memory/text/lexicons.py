@@ -227,6 +227,7 @@ EVENT_ANCHOR_NOT_CLAUSE_RE = re.compile(
 TIME_BOUND_AFTER_ZH_RE = re.compile(
     r"^\s*的?(?P<rel>以前|之前|以后|之后|以来|起|开始|前(?![天日年月周个后])|后(?![来天日年月周个]))"
 )
+LAST_WEEK_RE = re.compile(r"上个?(?:周|星期|礼拜)|last week", re.IGNORECASE)  # a week, not a day
 TIME_BOUND_SINCE_ZH_RE = re.compile(r"(?:自从?|从)\s*$")
 _TIME_BOUND_EN = r"(?P<rel>before|until|till|prior to|up to|after|since|from|starting(?: in| from)?)\s+"
 TIME_BOUND_EN_RE = re.compile(rf"\b{_TIME_BOUND_EN}$", re.IGNORECASE)  # the words before the time

@@ -190,3 +190,49 @@ async def test_a_question_naming_a_time_open_on_one_side_or_a_range_finds_what_l
     results = await ask(client, auth, query, "dave")
     assert flagged(results) == expected
     assert set(ids(results)[: len(expected)]) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "as_of", "expected"),
+    [
+        # a day named by its date: written on it ("today" said on 20 June) ...
+        ("我2026年6月20日去了哪里？", LATE_2026, {"jun-sz", "jun-chi"}),
+        ("Where did I go on June 20, 2026?", LATE_2026, {"jun-sz", "jun-chi"}),
+        # ... or telling of an event on it (Friday 29 May, said on 3 June as 上周五 / last Friday)
+        ("我2026年5月29日去了哪里？", LATE_2026, {"ev-hz", "ev-bos"}),
+        ("Where did I travel on May 29, 2026?", LATE_2026, {"ev-hz", "ev-bos"}),
+        # relative to the day asked on
+        ("我昨天去了哪里？", at(2026, 6, 21), {"jun-sz", "jun-chi"}),
+        ("Where did I go yesterday?", at(2026, 6, 21), {"jun-sz", "jun-chi"}),
+        ("我上周五去了哪里？", at(2026, 6, 3), {"ev-hz", "ev-bos"}),
+        ("Where did I go last Friday?", at(2026, 6, 3), {"ev-hz", "ev-bos"}),
+    ],
+)
+async def test_a_question_naming_a_past_day_finds_what_happened_on_it(
+    client: httpx.AsyncClient, auth: AuthHeaders, query: str, as_of: float, expected: set[str]
+) -> None:
+    await seed(client, auth, "erin")
+    resp = await client.post(
+        "/v1/memory/erin/search",
+        json={"query": query, "top_k": 6, "as_of": as_of, "explain": True, "min_relevance": 0},
+        headers=auth("erin"),
+    )
+    assert resp.status_code == 200, resp.text
+    results = resp.json()["results"]
+    assert flagged(results) == expected
+    assert set(ids(results)[: len(expected)]) == expected
+
+
+@pytest.mark.parametrize("query", ["我今天该去哪里？", "Where should I go tomorrow?"])
+async def test_today_or_a_day_to_come_ranks_nothing_first(
+    client: httpx.AsyncClient, auth: AuthHeaders, query: str
+) -> None:
+    """A question about today or a day to come asks for advice, not for what was written that day."""
+    await seed(client, auth, "erin")
+    resp = await client.post(
+        "/v1/memory/erin/search",
+        json={"query": query, "top_k": 6, "as_of": at(2026, 6, 20), "explain": True, "min_relevance": 0},
+        headers=auth("erin"),
+    )
+    assert resp.status_code == 200, resp.text
+    assert flagged(resp.json()["results"]) == set()

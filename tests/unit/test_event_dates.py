@@ -152,3 +152,28 @@ def test_what_is_no_range_stays_what_it_was() -> None:
     for text in ["我等了2到3个月", "from 3 to 5 pm", "2 to 3 weeks", "from Monday to Friday"]:
         plan = plan_query(text, now=asked)
         assert (plan.month, plan.period) == (None, None), text
+
+
+@pytest.mark.parametrize(
+    ("question", "day", "bound"),
+    [
+        ("我昨天去了哪里？", "2026-11-30", None),
+        ("What did I do yesterday?", "2026-11-30", None),
+        ("我上周五干嘛了？", "2026-11-27", None),  # 1 December 2026 is a Tuesday
+        ("What did I do last Friday?", "2026-11-27", None),
+        ("3天前我说了什么？", "2026-11-28", None),
+        ("梅兰妮在2023年10月13日向卡罗琳展示了什么画作？", "2023-10-13", None),
+        ("What painting did Melanie show on October 13, 2023?", "2023-10-13", None),
+        ("Where did I live before May 5, 2023?", "2023-05-05", "before"),
+        # today, a day to come, and "last week" (a day only approximately) name no day
+        ("我今天该做什么？", None, None),
+        ("What should I do tomorrow?", None, None),
+        ("我周五要做什么？", None, None),
+        ("我上周去了哪里？", None, None),
+        ("What did I do last week?", None, None),
+    ],
+)
+def test_a_question_naming_a_past_day_plans_it(question: str, day: str | None, bound: str | None) -> None:
+    plan = plan_query(question, now=datetime(2026, 12, 1, 9, tzinfo=UTC).timestamp())
+    assert (plan.day, plan.bound) == (day, bound)
+    assert plan.month is None

@@ -299,6 +299,7 @@ def build_memory_service(
         if settings.keyword_lexicon and searches
         else None,
         snapshots=snapshots,
+        zone=settings.zone,
         translator=LLMQueryTranslator(
             llm, TranslationParams(timeout_seconds=settings.query_translation_timeout_seconds)
         )
@@ -316,6 +317,7 @@ def build_memory_service(
             in_process_max=settings.in_process_index_max,
             lock_wait_seconds=settings.ltm_lock_wait_seconds,
             supersession=settings.supersession,
+            zone=settings.zone,
         ),
         index=retriever.keyword_index,  # duplicate checks against the index recall keeps current
         shared=shared,
@@ -518,6 +520,7 @@ def make_lifespan(
             max_backlog=settings.outbox_max_backlog,
             max_backlog_wait=settings.outbox_max_wait_seconds,
             records=idempotency,
+            zone=settings.zone,
         )
         worker: OutboxWorker | None = None
         worker_task: asyncio.Task[None] | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -246,6 +247,9 @@ class Settings(BaseSettings):
     # a question naming a month ("我5月去了哪里", "in May") ranks first what was written in it and, with
     # this, what tells of an event in it (relative dates resolved at write time from the message's time)
     event_dates: bool = True
+    # the time zone (IANA name: "Asia/Shanghai", "Europe/Berlin") a message's "昨天" / "last Friday" is
+    # resolved in at write, and a question's days, weeks and months are read in: one per deployment
+    time_zone: str = "UTC"
     names_across_scripts: bool = True
     # query translation (memory/recall/translation.py): with an upstream LLM configured, a question is
     # also searched translated into the other language when the user has memories in it, and the two
@@ -351,6 +355,22 @@ class Settings(BaseSettings):
         if self.archive_s3_endpoint_url and self.archive_cold_url.startswith("s3://"):
             return {"client_kwargs": {"endpoint_url": self.archive_s3_endpoint_url}}
         return {}
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_time_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(
+                f"TIME_ZONE={value!r} is no IANA time zone name: use one like 'UTC', 'Asia/Shanghai' or "
+                "'Europe/Berlin'"
+            ) from exc
+        return value
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.time_zone)
 
     @field_validator("auth_jwt_secret")
     @classmethod

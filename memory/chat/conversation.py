@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from memory.chat.compression import LLMCompressor
@@ -157,10 +157,13 @@ class ConversationService:
         max_backlog_wait: float = 5.0,
         records: IdempotencyRecords | None = None,
         clock: Clock = time.time,
+        zone: tzinfo = UTC,
     ) -> None:
         """`max_backlog`: more turns than this waiting for the long-term writer slow new turns down
         (for at most `max_backlog_wait` seconds each) until it catches up; 0 never waits. `records`:
-        where turns with an Idempotency-Key are recorded (without it, keys are ignored)."""
+        where turns with an Idempotency-Key are recorded (without it, keys are ignored). `zone`: the
+        time zone a turn's "明天" or "Friday" is resolved in for the session's slots (`TIME_ZONE`)."""
+        self._zone = zone
         self._sessions = sessions
         self._memory = memory
         self._outbox = outbox
@@ -400,7 +403,7 @@ class ConversationService:
             chat.session_id,
             [user_msg, reply_msg],
             action=Action(prepared.action, user_ts, content_hash(said)),
-            slots=extract_slots(said, now=datetime.fromtimestamp(user_ts, UTC)),
+            slots=extract_slots(said, now=datetime.fromtimestamp(user_ts, self._zone)),
             summary=summary,
             expected_summary_version=previous.version if previous else 0,
             outbox_stream=self._outbox.stream_of(chat.user_id),

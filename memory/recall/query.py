@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, tzinfo
 
 from memory.recall.keyword_index import tokenize
 from memory.text.lexicons import (
@@ -49,8 +49,10 @@ class QueryPlan:
     negated_tokens: frozenset[str] = frozenset()
     doc_types: list[str] = field(default_factory=list)
     # "YYYY-MM-DD" when the query names a day before the day it is asked on ("我昨天去了哪里？", "on May 23,
-    # 2023", "上周五"); today, a day to come and "last week" (an approximate day) are none
+    # 2023", "上周五"); today and a day to come are none
     day: str | None = None
+    # the Monday ("YYYY-MM-DD") of the calendar week before the one asked in ("我上周去了哪里？", "last week")
+    week: str | None = None
     month: str | None = None  # "YYYY-MM" when the query names a month ("我3月提交的报价单")
     # "YYYY-MM/YYYY-MM" when it names a longer period instead: a season or a year ("去年夏天", "in 2022")
     period: str | None = None
@@ -143,10 +145,12 @@ def plan_query(
     negation_intent: bool = True,
     changing_facts: bool = True,
     names_across: bool = True,
+    zone: tzinfo = UTC,
 ) -> QueryPlan:
     """`negation_intent=False` is the earlier planner (every negation excludes); `changing_facts=False`
     leaves out what supersession adds (past-question words out of the keywords, attributes asked
-    about): both kept as the benchmark baseline."""
+    about): both kept as the benchmark baseline. `zone`: the time zone "yesterday", "last week" and
+    "3月" are read in (the deployment's `TIME_ZONE`)."""
     found = negations(text)
     checked: list[str] = []
     if negation_intent:
@@ -161,14 +165,15 @@ def plan_query(
             )
         found = kept
     negated = [phrase for _, phrase in found]
-    moment = datetime.fromtimestamp(now, UTC) if now is not None else None
+    moment = datetime.fromtimestamp(now, zone) if now is not None else datetime.now(zone)
     slots = extract_slots(text, now=moment)
     dated = next((s for s in slots if s.name == "date" and _past_day(s, moment)), None)
+    weekly = next((s for s in slots if s.name == "date" and LAST_WEEK_RE.fullmatch(s.raw)), None)
     month = next((s.value for s in slots if s.name == "month"), None)
     period = next((s.value for s in slots if s.name == "period"), None)
-    named = dated or next((s for s in slots if s.name in ("month", "period")), None)
+    named = dated or weekly or next((s for s in slots if s.name in ("month", "period")), None)
     bound = time_bound(text, named) if named is not None else None
-    anchored = None if dated or month or period else _anchor_match(text)
+    anchored = None if named is not None else _anchor_match(text)
     semantic = text
     for clause, _ in found:
         semantic = semantic.replace(clause, " ")
@@ -208,6 +213,7 @@ def plan_query(
         negated_tokens=negated_tokens,
         doc_types=doc_types,
         day=dated.value if dated is not None else None,
+        week=_last_week(moment) if weekly is not None else None,
         month=month,
         period=period,
         bound=bound,
@@ -229,16 +235,22 @@ def plan_query(
     )
 
 
-def _past_day(slot: Slot, moment: datetime | None) -> bool:
-    """Whether a date slot names a day before the one the question is asked on (and is a day, not
-    "last week" read as the day a week back)."""
+def _past_day(slot: Slot, moment: datetime) -> bool:
+    """Whether a date slot names a day before the one the question is asked on (`moment`, in the
+    deployment's time zone), and is a day, not "last week" read as the day a week back."""
     if LAST_WEEK_RE.fullmatch(slot.raw):
         return False
     try:
-        day = datetime.fromisoformat(slot.value).replace(tzinfo=UTC)
+        day = datetime.fromisoformat(slot.value).date()
     except ValueError:
         return False
-    return day.date() < (moment or datetime.now(UTC)).date()
+    return day < moment.date()
+
+
+def _last_week(moment: datetime) -> str:
+    """The Monday of the calendar week before the one `moment` is in."""
+    day = moment.date()
+    return (day - timedelta(days=day.weekday() + 7)).isoformat()
 
 
 def time_bound(text: str, named: Slot) -> str | None:

@@ -1,7 +1,9 @@
 """Read-time ranking math, pure: the seed's time decay, recency x importance, the ranges of a named
 month or a longer period (a season, a year), and the spans of the event dates a memory keeps.
 
-The clock is always a keyword argument (`as_of`), so every score is reproducible in a test.
+The clock is always a keyword argument (`as_of`), so every score is reproducible in a test. Dates and
+months are calendar days and months in a time zone (`zone`, UTC unless the deployment names one:
+`TIME_ZONE`), the one relative dates were resolved in at write.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 DAY = 86400.0
 _EVENT_RE = re.compile(r"^\d{4}-(?:0[1-9]|1[0-2])(?:-\d{2})?$")
@@ -32,41 +34,49 @@ def recency_importance(
     return raw / (1.0 + math.log(2.0))
 
 
-def month_range(year_month: str) -> tuple[float, float]:
-    """'2026-03' -> [start, end) epoch seconds in UTC."""
+def month_range(year_month: str, zone: tzinfo = UTC) -> tuple[float, float]:
+    """'2026-03' -> [start, end) epoch seconds: the month's first and next month's first midnight in
+    `zone`."""
     year, month = (int(x) for x in year_month.split("-"))
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
+    start = datetime(year, month, 1, tzinfo=zone)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=zone)
     return start.timestamp(), end.timestamp()
 
 
-def period_range(period: str) -> tuple[float, float]:
+def period_range(period: str, zone: tzinfo = UTC) -> tuple[float, float]:
     """'2025-06/2025-08' (the first and last month of a season or a year: `memory.text.slots`) ->
-    [start of the first month, end of the last) epoch seconds in UTC."""
+    [start of the first month, end of the last) epoch seconds, months in `zone`."""
     first, last = period.split("/")
-    return month_range(first)[0], month_range(last)[1]
+    return month_range(first, zone)[0], month_range(last, zone)[1]
 
 
-def span_of(value: str) -> tuple[float, float] | None:
+def day_range(day: str, zone: tzinfo = UTC) -> tuple[float, float]:
+    """'2026-05-29' -> [its midnight, the next midnight) in `zone` (23 or 25 hours where a clock
+    changes that day). ValueError for a day the month has not."""
+    start = datetime.fromisoformat(day).replace(tzinfo=zone)
+    following = datetime.fromordinal(start.date().toordinal() + 1).replace(tzinfo=zone)
+    return start.timestamp(), following.timestamp()
+
+
+def span_of(value: str, zone: tzinfo = UTC) -> tuple[float, float] | None:
     """The range an event date a memory keeps covers: a day ("2026-05-29"), a month ("2026-05") or a
-    period ("2025-06/2025-08"); None for any other entity."""
+    period ("2025-06/2025-08"), in `zone`; None for any other entity."""
     if _PERIOD_RE.match(value):
-        return period_range(value)
+        return period_range(value, zone)
     if not _EVENT_RE.match(value):
         return None
-    start, end = month_range(value[:7])
     if len(value) > 7:
         try:
-            start = datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp()
+            return day_range(value, zone)
         except ValueError:  # a day the month has not ("2月30日" kept as 2026-02-30): its month
-            return start, end
-        end = start + DAY
-    return start, end
+            pass
+    return month_range(value[:7], zone)
 
 
-def tells_of(entities: Iterable[str], span: tuple[float, float]) -> bool:
-    """Whether one of a memory's event dates (day, month or period) overlaps `span` [start, end)."""
+def tells_of(entities: Iterable[str], span: tuple[float, float], zone: tzinfo = UTC) -> bool:
+    """Whether one of a memory's event dates (day, month or period, in `zone`) overlaps `span`
+    [start, end)."""
     return any(
         found is not None and found[0] < span[1] and span[0] < found[1]
-        for found in (span_of(e) for e in entities)
+        for found in (span_of(e, zone) for e in entities)
     )

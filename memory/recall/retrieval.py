@@ -30,6 +30,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta, tzinfo
 
 import anyio.to_thread
 import numpy as np
@@ -46,7 +47,7 @@ from memory.recall.crosslingual import BridgeChannel, BridgeRows, cross_language
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
-from memory.recall.ranking import month_range, period_range, recency_importance, span_of, tells_of
+from memory.recall.ranking import day_range, month_range, period_range, recency_importance, span_of, tells_of
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
 from memory.recall.snapshot import IndexSnapshots, decode, encode
 from memory.recall.translation import QueryTranslator, fuse, target_of
@@ -250,6 +251,7 @@ class HybridRetriever:
         lexicon: BilingualLexicon | None = None,
         snapshots: IndexSnapshots | None = None,
         translator: QueryTranslator | None = None,
+        zone: tzinfo = UTC,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
@@ -260,7 +262,10 @@ class HybridRetriever:
         `snapshots`: where a user's index is loaded from on a first search in this worker, and saved
         after a full build (memory/recall/snapshot.py); None: always built from the store.
         `translator`: the question in the other language (memory/recall/translation.py), searched too
-        when the user has memories in that language; None: the question as asked only."""
+        when the user has memories in that language; None: the question as asked only.
+        `zone`: the time zone a question's days, weeks and months are read in, the one the write path
+        resolved relative dates in (the deployment's `TIME_ZONE`)."""
+        self.zone = zone
         self.translator = translator
         self._snapshots = snapshots
         self._from_snapshot: dict[str, int] = {}  # users whose cached index came from a snapshot
@@ -441,6 +446,7 @@ class HybridRetriever:
                 negation_intent=w.negation_intent,
                 changing_facts=w.supersession,
                 names_across=w.names_across_scripts,
+                zone=self.zone,
             ).semantic_text
             early = _EarlyEmbedding(guess, self._embedder, bridge.embedder if bridge is not None else None)
             if self.links is not None:  # the user's relation graph loads beside the index
@@ -547,9 +553,10 @@ class HybridRetriever:
             negation_intent=w.negation_intent,
             changing_facts=w.supersession,
             names_across=w.names_across_scripts,
+            zone=self.zone,
         )
         plan = planned(query)
-        asked = _asked_span(plan)
+        asked = _asked_span(plan, self.zone)
         if asked is None and plan.anchor is not None and hot:  # "before I moved": dated by the move
             asked = await self._event_span(
                 user_id, plan.anchor, filters=filters, as_of=as_of, hidden_hot=hidden_hot, archived=archived
@@ -781,7 +788,8 @@ class HybridRetriever:
         if not found or found[0].relevance < self.weights.anchor_min_relevance:
             return None
         event = found[0].memory
-        at = min((s[0] for s in map(span_of, event.entities) if s is not None), default=event.created_at)
+        spans = (span_of(e, self.zone) for e in event.entities)
+        at = min((s[0] for s in spans if s is not None), default=event.created_at)
         return (0.0, at + 1.0) if rel == "before" else (at, math.inf)
 
     async def _linked(
@@ -867,7 +875,8 @@ class HybridRetriever:
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
                 boosts["doc_type"] = w.doc_boost
             if asked and (
-                asked[0] <= m.created_at < asked[1] or (w.event_dates and tells_of(m.entities, asked))
+                asked[0] <= m.created_at < asked[1]
+                or (w.event_dates and tells_of(m.entities, asked, self.zone))
             ):  # written in the period asked about, or telling of an event in it ("上周五…", issue 28)
                 in_month.add(mid)
             if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):
@@ -961,21 +970,27 @@ class HybridRetriever:
         return scored[:top_k]
 
 
-def _asked_span(plan: QueryPlan) -> tuple[float, float] | None:
+def _asked_span(plan: QueryPlan, zone: tzinfo = UTC) -> tuple[float, float] | None:
     """The time the question names, [start, end) epoch seconds: a day before today ("昨天", "on May 23,
-    2023", "last Friday", UTC days as the event dates kept at write), a month ("3月", "in May 2023"), else a
+    2023", "last Friday", UTC days as the event dates kept at write), last week (上周), a month ("3月", "in May 2023"), else a
     season, a year or a range ("去年夏天", "last year", "2019年到2021年"), or the time before, after or
     since one ("before 2020", "5月以来"): the month-first rule ranks first what was written in it or
-    tells of an event in it."""
+    tells of an event in it. Days, weeks and months are the calendar's in `zone`."""
     if plan.day:
-        found = span_of(plan.day)
+        found = span_of(plan.day, zone)
         if found is None:
             return None
         span = found
+    elif plan.week:  # its seven days, Monday's midnight to the next Monday's
+        monday = datetime.fromisoformat(plan.week)
+        span = (
+            day_range(plan.week, zone)[0],
+            day_range((monday + timedelta(days=7)).date().isoformat(), zone)[0],
+        )
     elif plan.month:
-        span = month_range(plan.month)
+        span = month_range(plan.month, zone)
     elif plan.period:
-        span = period_range(plan.period)
+        span = period_range(plan.period, zone)
     else:
         return None
     if plan.bound == "before":

@@ -29,7 +29,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 import numpy as np
 from redis.exceptions import RedisError
@@ -83,6 +83,9 @@ class WritePolicy:
     supersession: bool = True  # newer statements of an attribute supersede older ones (supersession.py)
     gate: bool = True  # small talk and a user's questions that only ask are not memories (scoring.py)
     health_importance: float = HEALTH_IMPORTANCE  # a health or safety fact the user states
+    # the time zone relative dates are resolved in ("昨天" said at 01:00 in Beijing is the day before in
+    # Beijing): the deployment's `TIME_ZONE`, the one questions are read in
+    zone: tzinfo = UTC
 
 
 def _speaker_line(message: Message, text: str) -> str:
@@ -206,7 +209,7 @@ class WritePipeline:
         base_id = memory_id_for(user_id, session_id, message)
         made = []
         said_at = message.timestamp if message.timestamp is not None else now
-        said = datetime.fromtimestamp(said_at, UTC)  # relative dates are resolved from it (event dates)
+        said = datetime.fromtimestamp(said_at, p.zone)  # relative dates are resolved from it (event dates)
         for n, part in enumerate(parts):
             score = importance(part)
             anchor = is_explicit_anchor(part, role=message.role)

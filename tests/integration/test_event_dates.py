@@ -10,7 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import AuthHeaders
+from memory.embedding.base import Embedder
+from tests.conftest import AuthHeaders, app_client, make_settings
+from tests.services import ServerProcess
 
 pytestmark = pytest.mark.integration
 
@@ -206,9 +208,15 @@ async def test_a_question_naming_a_time_open_on_one_side_or_a_range_finds_what_l
         ("Where did I go yesterday?", at(2026, 6, 21), {"jun-sz", "jun-chi"}),
         ("我上周五去了哪里？", at(2026, 6, 3), {"ev-hz", "ev-bos"}),
         ("Where did I go last Friday?", at(2026, 6, 3), {"ev-hz", "ev-bos"}),
+        # last week: the calendar week before (asked on Wednesday 10 June: 1 to 7 June, when the
+        # Friday before was told of; Friday 29 May itself is the week before that)
+        ("我上周去了哪里？", at(2026, 6, 10), {"ev-hz", "ev-bos"}),
+        ("Where did I go last week?", at(2026, 6, 10), {"ev-hz", "ev-bos"}),
+        ("我上周去了哪里？", at(2026, 6, 4), {"ev-hz", "ev-bos"}),  # 25 to 31 May: the Friday
+        ("Where did I go last week?", at(2026, 6, 24), {"jun-sz", "jun-chi"}),  # 15 to 21 June
     ],
 )
-async def test_a_question_naming_a_past_day_finds_what_happened_on_it(
+async def test_a_question_naming_a_past_day_or_last_week_finds_what_happened_then(
     client: httpx.AsyncClient, auth: AuthHeaders, query: str, as_of: float, expected: set[str]
 ) -> None:
     await seed(client, auth, "erin")
@@ -236,3 +244,61 @@ async def test_today_or_a_day_to_come_ranks_nothing_first(
     )
     assert resp.status_code == 200, resp.text
     assert flagged(resp.json()["results"]) == set()
+
+
+# a deployment in Shanghai (TIME_ZONE): said at 01:00 on Sunday 21 June there (17:00 UTC on the 20th)
+NIGHT = datetime(2026, 6, 20, 17, 0, tzinfo=UTC).timestamp()
+NIGHT_TURNS: list[Turn] = [
+    ("night-hz", "我昨天去杭州见了客户。", NIGHT),  # Saturday the 20th, there
+    ("night-bos", "Yesterday I flew to Boston for a client meeting.", NIGHT),
+    ("fri-sz", "我今天去苏州出差了。", datetime(2026, 6, 19, 3, 0, tzinfo=UTC).timestamp()),  # Friday
+    (
+        "fri-chi",
+        "I took the train to Chicago today for work.",
+        datetime(2026, 6, 19, 3, 0, tzinfo=UTC).timestamp(),
+    ),
+]
+
+
+MONDAY_9AM = datetime(2026, 6, 22, 1, 0, tzinfo=UTC).timestamp()  # 09:00 on Monday the 22nd there
+
+
+@pytest.mark.parametrize(
+    ("query", "as_of", "expected"),
+    [
+        # said at 01:00 on the 21st about the day before: the 20th there, not the 19th (UTC's day
+        # before the 20th), which holds only the Friday trips
+        ("我6月19日去了哪里？", at(2026, 7, 1), {"fri-sz", "fri-chi"}),
+        ("Where did I go on June 19, 2026?", at(2026, 7, 1), {"fri-sz", "fri-chi"}),
+        # written on the 21st there (the 20th in UTC)
+        ("我6月21日说了什么？", at(2026, 7, 1), {"night-hz", "night-bos"}),
+        ("What did I tell you on June 21, 2026?", at(2026, 7, 1), {"night-hz", "night-bos"}),
+        # asked at 09:00 on Monday the 22nd there (01:00 UTC): yesterday is Sunday the 21st
+        ("我昨天说了什么？", MONDAY_9AM, {"night-hz", "night-bos"}),
+        ("What did I tell you yesterday?", MONDAY_9AM, {"night-hz", "night-bos"}),
+    ],
+)
+async def test_days_are_the_deployments_time_zones(
+    redis_server: ServerProcess,
+    chroma_server: ServerProcess,
+    embedder: Embedder,
+    auth: AuthHeaders,
+    query: str,
+    as_of: float,
+    expected: set[str],
+) -> None:
+    """`TIME_ZONE=Asia/Shanghai`: what a user says after midnight there, and asks the next morning, is
+    dated by their calendar, in Chinese and English; in UTC every one of these questions ranks the
+    wrong day's memories first."""
+    settings = make_settings(redis_server.url, chroma_server.url, time_zone="Asia/Shanghai")
+    async with app_client(settings, embedder) as (client, _):
+        await seed(client, auth, "fay", NIGHT_TURNS)
+        resp = await client.post(
+            "/v1/memory/fay/search",
+            json={"query": query, "top_k": 4, "as_of": as_of, "explain": True, "min_relevance": 0},
+            headers=auth("fay"),
+        )
+    assert resp.status_code == 200, resp.text
+    results = resp.json()["results"]
+    assert flagged(results) == expected
+    assert set(ids(results)[: len(expected)]) == expected

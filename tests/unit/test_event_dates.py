@@ -165,7 +165,7 @@ def test_what_is_no_range_stays_what_it_was() -> None:
         ("梅兰妮在2023年10月13日向卡罗琳展示了什么画作？", "2023-10-13", None),
         ("What painting did Melanie show on October 13, 2023?", "2023-10-13", None),
         ("Where did I live before May 5, 2023?", "2023-05-05", "before"),
-        # today, a day to come, and "last week" (a day only approximately) name no day
+        # today, a day to come, and last week (a week: below) name no day
         ("我今天该做什么？", None, None),
         ("What should I do tomorrow?", None, None),
         ("我周五要做什么？", None, None),
@@ -177,3 +177,12 @@ def test_a_question_naming_a_past_day_plans_it(question: str, day: str | None, b
     plan = plan_query(question, now=datetime(2026, 12, 1, 9, tzinfo=UTC).timestamp())
     assert (plan.day, plan.bound) == (day, bound)
     assert plan.month is None
+
+
+@pytest.mark.parametrize("question", ["我上周去了哪里？", "上个星期我做了什么？", "What did I do last week?"])
+def test_last_week_is_the_calendar_week_before(question: str) -> None:
+    tuesday = datetime(2026, 12, 1, 9, tzinfo=UTC).timestamp()
+    assert plan_query(question, now=tuesday).week == "2026-11-23"  # Monday to Sunday 29 November
+    sunday = datetime(2026, 12, 6, 23, tzinfo=UTC).timestamp()
+    assert plan_query(question, now=sunday).week == "2026-11-23"
+    assert plan_query("我上周五去了哪里？", now=tuesday).week is None  # a day of it

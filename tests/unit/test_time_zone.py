@@ -1,0 +1,75 @@
+"""`TIME_ZONE` (issue 28): a deployment's users live in one time zone, and "昨天", "last week" and "3月"
+are their calendar's, at write and in questions, not UTC's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+from pydantic import ValidationError
+
+from app.settings import Settings
+from memory.recall.query import plan_query
+from memory.recall.ranking import day_range, month_range, span_of, tells_of
+from memory.write.scoring import entities
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+BERLIN = ZoneInfo("Europe/Berlin")
+# 01:00 on Sunday 21 June 2026 in Shanghai is still Saturday 20 June in UTC
+EARLY_MORNING = datetime(2026, 6, 20, 17, 0, tzinfo=UTC).timestamp()
+
+
+def z(year: int, month: int, day: int, hour: int = 0, zone: ZoneInfo = SHANGHAI) -> float:
+    return datetime(year, month, day, hour, tzinfo=zone).timestamp()
+
+
+@pytest.mark.parametrize("name", ["Asia/Shanghai", "Europe/Berlin", "UTC", "America/New_York"])
+def test_an_iana_name_is_a_time_zone(name: str) -> None:
+    settings = Settings(_env_file=None, auth_jwt_secret="k" * 48, time_zone=name)
+    assert settings.zone == ZoneInfo(name)
+
+
+@pytest.mark.parametrize("name", ["Beijing", "Mars/Olympus_Mons", "../../etc/passwd", "", "UTC+8"])
+def test_anything_else_stops_the_start_with_the_names_it_wants(name: str) -> None:
+    with pytest.raises(ValidationError, match="IANA time zone name"):
+        Settings(_env_file=None, auth_jwt_secret="k" * 48, time_zone=name)
+
+
+def test_a_day_and_a_month_are_the_zones_calendar() -> None:
+    assert day_range("2026-06-21", SHANGHAI) == (z(2026, 6, 21), z(2026, 6, 22))
+    assert month_range("2026-06", SHANGHAI) == (z(2026, 6, 1), z(2026, 7, 1))
+    # a day the clocks change is 23 hours long in Berlin
+    start, end = day_range("2026-03-29", BERLIN)
+    assert end - start == 23 * 3600
+    # UTC stays the default
+    assert span_of("2026-06-21") == day_range("2026-06-21", UTC)
+    # a memory said at 01:00 on the 21st in Shanghai, telling of the 20th, tells of the 20th there
+    assert tells_of(["2026-06-20"], day_range("2026-06-20", SHANGHAI), SHANGHAI)
+    assert not tells_of(["2026-06-20"], day_range("2026-06-19", SHANGHAI), SHANGHAI)
+
+
+@pytest.mark.parametrize(
+    ("text", "zone", "day"),
+    [
+        ("我昨天去杭州见了客户。", SHANGHAI, "2026-06-20"),  # the day before Sunday the 21st, there
+        ("我昨天去杭州见了客户。", UTC, "2026-06-19"),  # the day before Saturday the 20th
+        ("Yesterday I flew to Boston.", SHANGHAI, "2026-06-20"),
+        ("上周五我去了杭州。", SHANGHAI, "2026-06-12"),  # the week before the one of Sunday the 21st
+        ("上周五我去了杭州。", UTC, "2026-06-12"),  # Saturday the 20th is in the same week
+    ],
+)
+def test_a_relative_date_is_resolved_in_the_zone_it_was_said_in(text: str, zone: ZoneInfo, day: str) -> None:
+    assert day in entities(text, now=datetime.fromtimestamp(EARLY_MORNING, zone))
+
+
+def test_a_question_reads_its_days_in_the_zone() -> None:
+    assert plan_query("我昨天去了哪里？", now=EARLY_MORNING, zone=SHANGHAI).day == "2026-06-20"
+    assert plan_query("我昨天去了哪里？", now=EARLY_MORNING).day == "2026-06-19"
+    # Sunday the 21st there: last week is 8 to 14 June; Saturday the 20th in UTC: the same
+    assert plan_query("What did I do last week?", now=EARLY_MORNING, zone=SHANGHAI).week == "2026-06-08"
+    monday_there = datetime(2026, 6, 21, 17, 0, tzinfo=UTC).timestamp()  # 01:00 Monday the 22nd
+    assert plan_query("What did I do last week?", now=monday_there, zone=SHANGHAI).week == "2026-06-15"
+    assert plan_query("What did I do last week?", now=monday_there).week == "2026-06-08"
+    # today, there, names no day
+    assert plan_query("我今天该去哪里？", now=EARLY_MORNING, zone=SHANGHAI).day is None

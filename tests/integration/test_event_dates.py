@@ -76,11 +76,18 @@ LATE_2026 = at(2026, 12, 1)
 
 
 async def ask(
-    client: httpx.AsyncClient, auth: AuthHeaders, query: str, user: str = "bob"
+    client: httpx.AsyncClient,
+    auth: AuthHeaders,
+    query: str,
+    user: str = "bob",
+    *,
+    as_of: float = LATE_2026,
+    top_k: int = 6,
 ) -> list[dict[str, Any]]:
+    """The search's hits for `query`, every one (no floor), each with its explanation."""
     resp = await client.post(
         f"/v1/memory/{user}/search",
-        json={"query": query, "top_k": 6, "as_of": LATE_2026, "explain": True, "min_relevance": 0},
+        json={"query": query, "top_k": top_k, "as_of": as_of, "explain": True, "min_relevance": 0},
         headers=auth(user),
     )
     assert resp.status_code == 200, resp.text
@@ -220,13 +227,7 @@ async def test_a_question_naming_a_past_day_or_last_week_finds_what_happened_the
     client: httpx.AsyncClient, auth: AuthHeaders, query: str, as_of: float, expected: set[str]
 ) -> None:
     await seed(client, auth, "erin")
-    resp = await client.post(
-        "/v1/memory/erin/search",
-        json={"query": query, "top_k": 6, "as_of": as_of, "explain": True, "min_relevance": 0},
-        headers=auth("erin"),
-    )
-    assert resp.status_code == 200, resp.text
-    results = resp.json()["results"]
+    results = await ask(client, auth, query, "erin", as_of=as_of)
     assert flagged(results) == expected
     assert set(ids(results)[: len(expected)]) == expected
 
@@ -237,13 +238,7 @@ async def test_today_or_a_day_to_come_ranks_nothing_first(
 ) -> None:
     """A question about today or a day to come asks for advice, not for what was written that day."""
     await seed(client, auth, "erin")
-    resp = await client.post(
-        "/v1/memory/erin/search",
-        json={"query": query, "top_k": 6, "as_of": at(2026, 6, 20), "explain": True, "min_relevance": 0},
-        headers=auth("erin"),
-    )
-    assert resp.status_code == 200, resp.text
-    assert flagged(resp.json()["results"]) == set()
+    assert flagged(await ask(client, auth, query, "erin", as_of=at(2026, 6, 20))) == set()
 
 
 # a deployment in Shanghai (TIME_ZONE): said at 01:00 on Sunday 21 June there (17:00 UTC on the 20th)
@@ -293,12 +288,6 @@ async def test_days_are_the_deployments_time_zones(
     settings = make_settings(redis_server.url, chroma_server.url, time_zone="Asia/Shanghai")
     async with app_client(settings, embedder) as (client, _):
         await seed(client, auth, "fay", NIGHT_TURNS)
-        resp = await client.post(
-            "/v1/memory/fay/search",
-            json={"query": query, "top_k": 4, "as_of": as_of, "explain": True, "min_relevance": 0},
-            headers=auth("fay"),
-        )
-    assert resp.status_code == 200, resp.text
-    results = resp.json()["results"]
+        results = await ask(client, auth, query, "fay", as_of=as_of, top_k=4)
     assert flagged(results) == expected
     assert set(ids(results)[: len(expected)]) == expected

@@ -59,11 +59,13 @@ _RELATIVE_DAYS = {
     "大后天": 3,
     "昨天": -1,
     "前天": -2,
+    "大前天": -3,
     "today": 0,
     "tonight": 0,
     "tomorrow": 1,
     "yesterday": -1,
     "the day after tomorrow": 2,
+    "the day before yesterday": -2,
     # a week back, as an approximate event day ("上周我去了杭州", "last week I moved")
     "上周": -7,
     "上星期": -7,
@@ -102,9 +104,12 @@ _DATE_PATTERNS = [
     re.compile(r"(?P<iso>\d{4}-\d{1,2}-\d{1,2})"),
     re.compile(r"(?P<y>\d{4})年(?P<m>\d{1,2})月(?P<d>\d{1,2})[日号]"),
     re.compile(rf"(?P<m>{_NUM})月(?P<d>{_NUM})[日号]"),
-    re.compile(r"(?P<rel>大后天|今天|今日|明天|明日|后天|昨天|前天)"),
+    re.compile(r"(?P<rel>大后天|大前天|今天|今日|明天|明日|后天|昨天|前天)"),
     re.compile(r"(?P<next>下个?|这个?|本|上个?)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"),
-    re.compile(r"\b(?P<rel>the day after tomorrow|today|tonight|tomorrow|yesterday)\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?P<rel>the day after tomorrow|the day before yesterday|today|tonight|tomorrow|yesterday)\b",
+        re.IGNORECASE,
+    ),
     re.compile(
         r"\b(?P<next>next |this |on |last )?(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
         re.IGNORECASE,

@@ -162,6 +162,8 @@ def test_what_is_no_range_stays_what_it_was() -> None:
         ("我上周五干嘛了？", "2026-11-27", None),  # 1 December 2026 is a Tuesday
         ("What did I do last Friday?", "2026-11-27", None),
         ("3天前我说了什么？", "2026-11-28", None),
+        ("我大前天去了哪里？", "2026-11-28", None),
+        ("What did I do the day before yesterday?", "2026-11-29", None),
         ("梅兰妮在2023年10月13日向卡罗琳展示了什么画作？", "2023-10-13", None),
         ("What painting did Melanie show on October 13, 2023?", "2023-10-13", None),
         ("Where did I live before May 5, 2023?", "2023-05-05", "before"),

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 from urllib.parse import urlsplit
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memory.text.zones import known_zone
 
 MIN_SECRET_LENGTH = 32
 _PLACEHOLDER_SECRETS = {
@@ -360,17 +362,14 @@ class Settings(BaseSettings):
     @classmethod
     def _known_time_zone(cls, value: str) -> str:
         try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(
-                f"TIME_ZONE={value!r} is no IANA time zone name: use one like 'UTC', 'Asia/Shanghai' or "
-                "'Europe/Berlin'"
-            ) from exc
+            known_zone(value)
+        except ValueError as exc:
+            raise ValueError(f"TIME_ZONE: {exc}") from exc
         return value
 
     @property
     def zone(self) -> ZoneInfo:
-        return ZoneInfo(self.time_zone)
+        return known_zone(self.time_zone)
 
     @field_validator("auth_jwt_secret")
     @classmethod

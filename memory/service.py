@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import tzinfo
 from typing import Literal
 
 from memory.archive.search import TierChoice, TieredHits, TieredSearch
@@ -45,6 +46,7 @@ from memory.recall.retrieval import HybridRetriever
 from memory.recall.validity import current_again
 from memory.relations.store import RelationStore
 from memory.text.language import detect_language
+from memory.text.zones import zone_of
 from memory.write.policy import WritePipeline, WriteRequest
 from memory.write.scoring import SkipReason
 from monitoring import metrics
@@ -133,14 +135,18 @@ class MemoryService:
         previous: Sequence[Message] = (),
         *,
         issued_at: float | None = None,
+        zone: tzinfo | None = None,
     ) -> list[Memory]:
         """Store the messages; returns once the written memories are searchable. `previous` are the
         messages just before these (context, and the answer a leading confirmation refers to);
-        `issued_at` is when the write was asked for (see `WritePipeline.write`)."""
+        `issued_at` is when the write was asked for (see `WritePipeline.write`); `zone`: the user's
+        time zone, when the request named one (relative dates are resolved in it)."""
         if self._writer is not None:
             # every worker's cached keyword index (this one's too) catches up from the change log that
             # the write appended with its version: no rebuild, only the new memories are tokenised
-            written = await self._writer.write(user_id, session_id, messages, previous, issued_at=issued_at)
+            written = await self._writer.write(
+                user_id, session_id, messages, previous, issued_at=issued_at, zone=zone
+            )
             await self.index_relations(user_id, written)
             return written
         now = self._clock()
@@ -177,7 +183,12 @@ class MemoryService:
                 await self.ingest(e.user_id, e.session_id, e.messages, e.previous, issued_at=e.enqueued_at)
             return
         written = await self._writer.write_many(
-            [WriteRequest(e.user_id, e.session_id, e.messages, e.previous, e.enqueued_at) for e in entries],
+            [
+                WriteRequest(
+                    e.user_id, e.session_id, e.messages, e.previous, e.enqueued_at, zone_of(e.time_zone)
+                )
+                for e in entries
+            ],
             judged=True,  # off the request path: the supersession judge may be asked
         )
         for e, memories in zip(entries, written, strict=True):
@@ -239,11 +250,12 @@ class MemoryService:
         filters: SearchFilters | None = None,
         as_of: float | None = None,
         min_relevance: float = 0.0,
+        zone: tzinfo | None = None,
     ) -> list[ScoredMemory]:
         """Best `top_k` memories for `query` whose relevance reaches `min_relevance`; `as_of` is "now"
-        for time-aware ranking."""
+        for time-aware ranking; `zone`: the user's time zone, when the request named one."""
         found = await self.search_tiered(
-            user_id, query, top_k=top_k, filters=filters, as_of=as_of, min_relevance=min_relevance
+            user_id, query, top_k=top_k, filters=filters, as_of=as_of, min_relevance=min_relevance, zone=zone
         )
         return found.hits
 
@@ -257,6 +269,7 @@ class MemoryService:
         as_of: float | None = None,
         tiers: Collection[ArchiveTier] | None = None,
         min_relevance: float = 0.0,
+        zone: tzinfo | None = None,
     ) -> TieredHits:
         """`search`, saying which tiers were searched and why (memory/archive/search.py): hot + warm by
         default, cold when `tiers` names it or hot + warm found nothing relevant."""
@@ -270,9 +283,16 @@ class MemoryService:
                     as_of=as_of if as_of is not None else self._clock(),
                     tiers=tiers,
                     min_relevance=min_relevance,
+                    zone=zone,
                 )
             hits = await self._search(
-                user_id, query, top_k=top_k, filters=filters, as_of=as_of, min_relevance=min_relevance
+                user_id,
+                query,
+                top_k=top_k,
+                filters=filters,
+                as_of=as_of,
+                min_relevance=min_relevance,
+                zone=zone,
             )
             return TieredHits(hits, TierChoice(("hot",), "default", "no archive configured"))
 
@@ -286,6 +306,7 @@ class MemoryService:
         as_of: float | None,
         min_relevance: float = 0.0,
         every_segment: bool = False,
+        zone: tzinfo | None = None,
     ) -> list[ScoredMemory]:
         filters = filters or SearchFilters()
         if self._retriever is not None:
@@ -297,6 +318,7 @@ class MemoryService:
                 as_of=as_of if as_of is not None else self._clock(),
                 min_relevance=min_relevance,
                 every_segment=every_segment,
+                zone=zone,
             )
         vectors = await self._embedder.embed([query])
         hits = await self._store.query(user_id, vectors[0].tolist(), n_results=top_k, filters=filters)

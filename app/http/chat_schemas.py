@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.http.ids import Id
-from app.http.schemas import MAX_CONTENT_CHARS, RequestBody, has_visible_text, iso_utc
+from app.http.schemas import MAX_CONTENT_CHARS, RequestBody, TimeZoneName, has_visible_text, iso_utc
 from memory.chat.conversation import PreparedTurn
 
 _NEEDS_USER = (
@@ -66,6 +66,7 @@ class ChatCompletionRequest(RequestBody):
     # mnemo's extras (the openai SDK sends them with extra_body=...)
     user_id: Id | None = None
     session_id: Id | None = None
+    time_zone: TimeZoneName | None = None
     debug: bool = False
 
     @model_validator(mode="after")

@@ -9,8 +9,18 @@ import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictBool,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from app.http.body import first_lone_surrogate
@@ -29,6 +39,8 @@ from memory.models import (
 )
 from memory.service import FORGET_CAP, FORGET_MIN_RELEVANCE, ForgetMatch
 from memory.session.store import SessionState
+from memory.text.zones import MAX_NAME as MAX_ZONE_NAME
+from memory.text.zones import known_zone
 
 MAX_CONTENT_CHARS = 32_000
 MAX_MESSAGES = 500
@@ -66,6 +78,30 @@ def iso_utc(ts: float) -> str:
 
 
 Timestamp = Annotated[float, BeforeValidator(parse_timestamp)]
+
+
+def parse_zone(value: Any) -> ZoneInfo:
+    """An IANA time zone name ("Asia/Shanghai"), and nothing else: no path, offset or blank."""
+    if not isinstance(value, str):
+        raise ValueError("time_zone must be an IANA time zone name such as 'Asia/Shanghai'")
+    return known_zone(value)
+
+
+# the user's time zone: their "昨天", "last Friday" and "3月" are read in it (default: `TIME_ZONE`)
+TimeZoneName = Annotated[
+    ZoneInfo,
+    BeforeValidator(parse_zone),
+    PlainSerializer(lambda z: z.key, return_type=str),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "maxLength": MAX_ZONE_NAME,
+            "examples": ["Asia/Shanghai", "Europe/Berlin", "UTC"],
+            "description": "an IANA time zone name: the user's calendar for 昨天, last Friday, 3月 (default: "
+            "the deployment's TIME_ZONE)",
+        }
+    ),
+]
 Topic = Annotated[str, Field(min_length=1, max_length=64)]
 _INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})  # controls, format (zero-width, BOM), separators
 
@@ -127,6 +163,7 @@ class MessageIn(Strict):
 class IngestRequest(StrictBody):
     session_id: Id
     messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+    time_zone: TimeZoneName | None = None
 
     @model_validator(mode="after")
     def _unique_ids(self) -> IngestRequest:
@@ -145,6 +182,7 @@ class SearchRequest(StrictBody):
     since: Timestamp | None = None
     until: Timestamp | None = None
     as_of: Timestamp | None = None
+    time_zone: TimeZoneName | None = None
     explain: bool = Field(
         False, description="add each hit's score breakdown and the source messages it came from"
     )

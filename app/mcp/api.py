@@ -85,8 +85,12 @@ class MnemoApi:
             )
         return None if response.status_code == 204 else response.json()
 
-    async def ingest(self, user_id: str, session_id: str, messages: list[dict[str, Any]]) -> Any:
-        body = {"session_id": session_id, "messages": messages}
+    async def ingest(
+        self, user_id: str, session_id: str, messages: list[dict[str, Any]], time_zone: str | None = None
+    ) -> Any:
+        body: dict[str, Any] = {"session_id": session_id, "messages": messages}
+        if time_zone is not None:
+            body["time_zone"] = time_zone
         return await self._call("POST", f"/v1/memory/{_path(user_id, 'user_id')}/messages", body=body)
 
     async def search(self, user_id: str, body: Mapping[str, Any]) -> Any:

@@ -33,6 +33,14 @@ UserId = Annotated[
 ]
 
 
+TimeZone = Annotated[
+    str | None,
+    Field(
+        max_length=64,
+        description="the user's IANA time zone (Asia/Shanghai, Europe/Berlin): their 昨天, last Friday and "
+        "3月 are read in it; default: the server's TIME_ZONE",
+    ),
+]
 Tags = Annotated[
     list[str] | None,
     Field(max_length=TAGS_MAX, description=f"profile tags, every one must hold; {TAG_RULE}"),
@@ -95,6 +103,7 @@ def build_server(api_of: ApiOf) -> MCPServer:
             list[MessageArg] | None, Field(description="messages to store, oldest first")
         ] = None,
         session_id: Annotated[str, Field(description="the conversation these come from")] = DEFAULT_SESSION,
+        time_zone: TimeZone = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         api = api_of(ctx)
@@ -104,7 +113,7 @@ def build_server(api_of: ApiOf) -> MCPServer:
         if not batch:
             detail = "give content or messages"
             raise _mcp_error(ApiError(422, "validation_error", detail))
-        out = await _call(api.ingest(subject(api, user_id), session_id, batch))
+        out = await _call(api.ingest(subject(api, user_id), session_id, batch, time_zone))
         return {"stored": out["stored"], "memories": [_brief(m) for m in out["memories"]]}
 
     @server.tool(
@@ -127,11 +136,13 @@ def build_server(api_of: ApiOf) -> MCPServer:
         until: str | None = None,
         min_relevance: Annotated[float | None, Field(ge=0, le=1)] = None,
         tags: Tags = None,
+        time_zone: TimeZone = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         api = api_of(ctx)
         body: dict[str, Any] = {"query": query, "top_k": top_k}
         for key, value in (
+            ("time_zone", time_zone),
             ("min_relevance", min_relevance),
             ("tags", tags),
             ("session_id", session_id),

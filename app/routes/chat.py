@@ -48,6 +48,7 @@ _ROUTE_KEYS = {
     "user",
     "user_id",
     "session_id",
+    "time_zone",
     "debug",
     "stream_options",
 }
@@ -81,6 +82,7 @@ def _to_input(
             extra=extra,
         ),
         idempotency=idempotency,
+        zone=body.time_zone,
     )
 
 
@@ -107,7 +109,17 @@ def _debug_out(
     )
 
 
-@router.post("/v1/chat/completions", response_model=ChatCompletionResponse)
+@router.post(
+    "/v1/chat/completions",
+    response_model=ChatCompletionResponse,
+    responses={
+        200: {
+            "description": 'the chat.completion; with "stream": true, server-sent events instead: one '
+            "`data:` line per chat.completion.chunk, the last with `debug`, then `data: [DONE]`",
+            "content": {"text/event-stream": {}},
+        }
+    },
+)
 async def chat_completions(
     body: ChatCompletionRequest,
     principal: PrincipalDep,

@@ -88,7 +88,7 @@ async def ingest_messages(
         m if m.id is not None or idem is None else dataclasses.replace(m, id=f"idem-{idem.digest}-{i}")
         for i, m in kept
     ]
-    stored = await memory.ingest(user_id, body.session_id, messages) if messages else []
+    stored = await memory.ingest(user_id, body.session_id, messages, zone=body.time_zone) if messages else []
     out = IngestResponse(stored=len(stored), memories=[MemoryOut.of(m) for m in stored], skipped=skipped)
     if idem is not None:
         try:
@@ -123,6 +123,7 @@ async def search_memories(
         as_of=body.as_of,
         tiers=body.chosen_tiers,
         min_relevance=body.min_relevance if body.min_relevance is not None else settings.search_min_relevance,
+        zone=body.time_zone,
     )
     hits = found.hits
     buffers = (

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import tzinfo
 from typing import Literal
 
 import anyio.to_thread
@@ -74,8 +75,9 @@ class TieredSearch:
         min_relevance: float = 0.0,
         with_bridge: bool = False,
         every_segment: bool = False,
+        zone: tzinfo | None = None,
     ) -> TieredHits:
-        """`min_relevance`, `with_bridge` and `every_segment`: as `HybridRetriever.search`. The cold fallback looks at
+        """`min_relevance`, `with_bridge`, `every_segment` and `zone`: as `HybridRetriever.search`. The cold fallback looks at
         the hits that pass `min_relevance`: hot + warm holding nothing relevant searches cold too."""
         try:
             snap = await self._archive.snapshot(user_id)
@@ -94,6 +96,7 @@ class TieredSearch:
                 min_relevance=min_relevance,
                 with_bridge=with_bridge,
                 every_segment=every_segment,
+                zone=zone,
             )
             return TieredHits(hits, TierChoice(HOT, "default", "archive state unavailable (Redis): hot only"))
         if tiers:
@@ -109,6 +112,7 @@ class TieredSearch:
                 min_relevance=min_relevance,
                 with_bridge=with_bridge,
                 every_segment=every_segment,
+                zone=zone,
             )
             return TieredHits(hits, TierChoice(chosen, "requested", "the tiers the request named"))
         hits = await self._search(
@@ -122,6 +126,7 @@ class TieredSearch:
             min_relevance=min_relevance,
             with_bridge=with_bridge,
             every_segment=every_segment,
+            zone=zone,
         )
         best = max((h.similarity for h in hits), default=None)
         if not snap.has_cold or (best is not None and best >= self._fallback):
@@ -143,6 +148,7 @@ class TieredSearch:
             min_relevance=min_relevance,
             with_bridge=with_bridge,
             every_segment=every_segment,
+            zone=zone,
         )
         detail = (
             "hot + warm found nothing"
@@ -164,6 +170,7 @@ class TieredSearch:
         min_relevance: float = 0.0,
         with_bridge: bool = False,
         every_segment: bool = False,
+        zone: tzinfo | None = None,
     ) -> list[ScoredMemory]:
         archived: list[tuple[BM25Index, Collection[str]]] = []
         if snap.archived:
@@ -183,6 +190,7 @@ class TieredSearch:
             min_relevance=min_relevance,
             with_bridge=with_bridge,
             every_segment=every_segment,
+            zone=zone,
         )
 
     async def index(self, user_id: str, snap: Snapshot, tier: ArchiveTier) -> BM25Index:

@@ -33,6 +33,7 @@ from memory.session.store import Action, BufferedMessage, SessionState, SessionS
 from memory.text.language import detect_language
 from memory.text.privacy import redact
 from memory.text.slots import extract_slots
+from memory.text.zones import name_of
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,9 @@ class ChatInput:
     client_history: Sequence[PromptMessage] = ()  # used only while the session buffer is empty
     params: GenerationParams = field(default_factory=GenerationParams)
     idempotency: IdempotencyKey | None = None  # a retry with the same key gets the recorded answer
+    # the user's time zone when the request named one: the turn's "昨天" and the question's "yesterday"
+    # are read in it (its recall, the session's slots, the write); None: the deployment's
+    zone: tzinfo | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +340,7 @@ class ConversationService:
             filters=SearchFilters(exclude_session_id=chat.session_id),
             as_of=now,
             min_relevance=self._recall_gate.min_relevance,
+            zone=chat.zone,
         )
         hits = self._recall_gate.admitted(chat.message, hits)
         kept = [h for h in hits if h.similarity >= self._recall_min_similarity]
@@ -387,7 +392,11 @@ class ConversationService:
         said_msg = Message("user", said, chat.name, user_msg.id, user_ts)
         reply_out = Message("assistant", answered, None, reply_msg.id, reply_ts)
         entry = OutboxEntry(
-            chat.user_id, chat.session_id, (said_msg, reply_out) if remember_reply else (said_msg,), before
+            chat.user_id,
+            chat.session_id,
+            (said_msg, reply_out) if remember_reply else (said_msg,),
+            before,
+            time_zone=name_of(chat.zone),
         )
         record: tuple[str, str, int] | None = None
         if chat.idempotency is not None and self._records is not None:
@@ -403,7 +412,7 @@ class ConversationService:
             chat.session_id,
             [user_msg, reply_msg],
             action=Action(prepared.action, user_ts, content_hash(said)),
-            slots=extract_slots(said, now=datetime.fromtimestamp(user_ts, self._zone)),
+            slots=extract_slots(said, now=datetime.fromtimestamp(user_ts, chat.zone or self._zone)),
             summary=summary,
             expected_summary_version=previous.version if previous else 0,
             outbox_stream=self._outbox.stream_of(chat.user_id),

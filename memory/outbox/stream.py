@@ -34,6 +34,9 @@ class OutboxEntry:
     messages: tuple[Message, ...]
     previous: tuple[Message, ...] = ()  # the messages just before (context, confirmations)
     enqueued_at: float | None = None  # from the stream entry id (Redis' clock); not a field of its own
+    # the user's IANA time zone when the turn named one ("Asia/Shanghai"): its relative dates are
+    # resolved in it by the writer; None: the deployment's `TIME_ZONE`
+    time_zone: str | None = None
 
     def to_fields(self) -> dict[str, str]:
         fields = {
@@ -44,6 +47,8 @@ class OutboxEntry:
         }
         if self.enqueued_at is not None:  # re-appended (scrub, migration): keep the original time
             fields["enqueued_at"] = repr(self.enqueued_at)
+        if self.time_zone is not None:
+            fields["time_zone"] = self.time_zone
         return fields
 
     @classmethod
@@ -54,6 +59,7 @@ class OutboxEntry:
             messages=_load(fields["messages"]),
             previous=_load(fields.get("previous", "[]")),
             enqueued_at=_enqueued_at(fields, entry_id),
+            time_zone=fields.get("time_zone"),
         )
 
 

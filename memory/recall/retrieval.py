@@ -425,6 +425,7 @@ class HybridRetriever:
         min_relevance: float = 0.0,
         with_bridge: bool = False,
         every_segment: bool = False,
+        zone: tzinfo | None = None,
     ) -> list[ScoredMemory]:
         """`hot`: search the user's hot memories (the store and the cached in-process index), less
         `hidden_hot`; `archived`: more indexes (warm, cold: memory/archive/search.py), each with the ids
@@ -432,8 +433,10 @@ class HybridRetriever:
         below it are left out (before the top k are taken); `with_bridge`: compute the bridge channel
         even where the ranking does not need it (English over English: forget's second opinion);
         `every_segment`: each segment of a long message is a hit of its own (forget judges every memory),
-        whatever `RankingWeights.one_per_turn` says."""
+        whatever `RankingWeights.one_per_turn` says. `zone`: the user's time zone, when the request named
+        one: the question's days, weeks and months are read in it (else in the deployment's)."""
         w = self.weights
+        zone = zone or self.zone
         bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
         early: _EarlyEmbedding | None = None
         warming: asyncio.Task[None] | None = None
@@ -446,7 +449,7 @@ class HybridRetriever:
                 negation_intent=w.negation_intent,
                 changing_facts=w.supersession,
                 names_across=w.names_across_scripts,
-                zone=self.zone,
+                zone=zone,
             ).semantic_text
             early = _EarlyEmbedding(guess, self._embedder, bridge.embedder if bridge is not None else None)
             if self.links is not None:  # the user's relation graph loads beside the index
@@ -473,6 +476,7 @@ class HybridRetriever:
             min_relevance=min_relevance,
             with_bridge=with_bridge,
             every_segment=every_segment,
+            zone=zone,
         )
         try:
             hits = await search(query, early=early, warming=warming)
@@ -528,6 +532,7 @@ class HybridRetriever:
         every_segment: bool,
         early: _EarlyEmbedding | None,
         warming: asyncio.Task[None] | None,
+        zone: tzinfo,
     ) -> list[ScoredMemory]:
         w = self.weights
         bridge = self._bridge if hot else None
@@ -553,13 +558,19 @@ class HybridRetriever:
             negation_intent=w.negation_intent,
             changing_facts=w.supersession,
             names_across=w.names_across_scripts,
-            zone=self.zone,
+            zone=zone,
         )
         plan = planned(query)
-        asked = _asked_span(plan, self.zone)
+        asked = _asked_span(plan, zone)
         if asked is None and plan.anchor is not None and hot:  # "before I moved": dated by the move
             asked = await self._event_span(
-                user_id, plan.anchor, filters=filters, as_of=as_of, hidden_hot=hidden_hot, archived=archived
+                user_id,
+                plan.anchor,
+                filters=filters,
+                as_of=as_of,
+                hidden_hot=hidden_hot,
+                archived=archived,
+                zone=zone,
             )
             if asked is not None:  # and the move says when, not what: the ranking reads the rest
                 # (a question about the time before keeps asking about the past: what the move
@@ -753,6 +764,7 @@ class HybridRetriever:
             linked=linked,
             one_per_turn=w.one_per_turn and not every_segment,
             asked=asked,
+            zone=zone,
         )
 
     async def _event_span(
@@ -764,6 +776,7 @@ class HybridRetriever:
         as_of: float,
         hidden_hot: Collection[str],
         archived: Sequence[tuple[BM25Index, Collection[str]]],
+        zone: tzinfo,
     ) -> tuple[float, float] | None:
         """The time before or after the event a question names ("before I moved", "结婚以后"): dated by
         the memory that tells of the event best, by its event date when it keeps one, else by when it
@@ -784,11 +797,12 @@ class HybridRetriever:
             every_segment=False,
             early=None,
             warming=None,
+            zone=zone,
         )
         if not found or found[0].relevance < self.weights.anchor_min_relevance:
             return None
         event = found[0].memory
-        spans = (span_of(e, self.zone) for e in event.entities)
+        spans = (span_of(e, zone) for e in event.entities)
         at = min((s[0] for s in spans if s is not None), default=event.created_at)
         return (0.0, at + 1.0) if rel == "before" else (at, math.inf)
 
@@ -843,6 +857,7 @@ class HybridRetriever:
         linked: Mapping[str, Link] | None = None,
         one_per_turn: bool = False,
         asked: tuple[float, float] | None = None,
+        zone: tzinfo = UTC,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
@@ -875,8 +890,7 @@ class HybridRetriever:
             if plan.doc_types and mentions_doc_type(m, plan.doc_types):
                 boosts["doc_type"] = w.doc_boost
             if asked and (
-                asked[0] <= m.created_at < asked[1]
-                or (w.event_dates and tells_of(m.entities, asked, self.zone))
+                asked[0] <= m.created_at < asked[1] or (w.event_dates and tells_of(m.entities, asked, zone))
             ):  # written in the period asked about, or telling of an event in it ("上周五…", issue 28)
                 in_month.add(mid)
             if any(ANSWER_TYPES[t][1].search(m.content) for t in plan.answer_types):

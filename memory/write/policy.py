@@ -101,6 +101,7 @@ class WriteRequest:
     messages: Sequence[Message]
     previous: Sequence[Message] = ()  # the messages just before (context, confirmations)
     issued_at: float | None = None  # when the write was asked for (see `WritePipeline.write`)
+    zone: tzinfo | None = None  # the user's time zone, when the request named one (else the policy's)
 
 
 @dataclass(slots=True)
@@ -150,11 +151,17 @@ class WritePipeline:
         self._judge = judge  # the writer's second opinion on supersession (an LLM), if configured
 
     def prepare(
-        self, user_id: str, session_id: str, messages: Sequence[Message], previous: Sequence[Message] = ()
+        self,
+        user_id: str,
+        session_id: str,
+        messages: Sequence[Message],
+        previous: Sequence[Message] = (),
+        zone: tzinfo | None = None,
     ) -> list[Memory]:
-        """Pure: the memories these messages make, before de-duplication."""
+        """Pure: the memories these messages make, before de-duplication; relative dates resolved in
+        `zone` (the user's, when the request named one), else in the policy's."""
         now = self._clock()
-        p = self.policy
+        p = self.policy if zone is None else replace(self.policy, zone=zone)
         history: list[str] = [_speaker_line(m, sanitize(m.content)) for m in previous][-p.context_messages :]
         last_message: Message | None = previous[-1] if previous else None
         out: list[Memory] = []
@@ -244,10 +251,12 @@ class WritePipeline:
         previous: Sequence[Message] = (),
         *,
         issued_at: float | None = None,
+        zone: tzinfo | None = None,
     ) -> list[Memory]:
         """`issued_at` is when the write was asked for (an outbox entry's enqueue time); a write issued
-        before the user's last erase is dropped, as is any memory deleted since (tombstoned id)."""
-        request = WriteRequest(user_id, session_id, tuple(messages), tuple(previous), issued_at)
+        before the user's last erase is dropped, as is any memory deleted since (tombstoned id).
+        `zone`: the user's time zone, when the request named one."""
+        request = WriteRequest(user_id, session_id, tuple(messages), tuple(previous), issued_at, zone)
         return (await self.write_many([request]))[0]
 
     async def write_many(
@@ -263,7 +272,7 @@ class WritePipeline:
         users = [r.user_id for r in requests]
         if len(set(users)) != len(users):
             raise ValueError("write_many takes one request per user")
-        prepared = [self.prepare(r.user_id, r.session_id, r.messages, r.previous) for r in requests]
+        prepared = [self.prepare(r.user_id, r.session_id, r.messages, r.previous, r.zone) for r in requests]
         todo = sorted((i for i, made in enumerate(prepared) if made), key=lambda i: users[i])
         out: list[list[Memory]] = [[] for _ in requests]
         if not todo:

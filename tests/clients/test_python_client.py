@@ -12,6 +12,7 @@ import pytest
 from asgi_lifespan import LifespanManager
 from mnemo_client import (
     AsyncMnemoClient,
+    BadRequest,
     ChatMessage,
     ContractError,
     Forbidden,
@@ -57,7 +58,7 @@ class TestMemoryApi:
             assert {m.session_id for m in stored.memories} == {"s1"}
             assert stored.skipped == ()
 
-            hits = client.search(user, "where do I live", top_k=3).hits
+            hits = client.search(user, "where do I live", top_k=3, time_zone="Asia/Shanghai").hits
             assert "Lisbon" in hits[0].memory.content
             assert hits[0].score > 0
             zh = client.search(user, "我喜欢喝什么茶", top_k=1).hits
@@ -161,6 +162,11 @@ class TestErrors:
         assert err.value.status == 401
         assert err.value.code == "invalid_token"
         assert err.value.request_id
+
+    def test_a_time_zone_that_is_no_iana_name_is_a_bad_request(self, mnemo: Mnemo, user: str) -> None:
+        with MnemoClient(mnemo.url, mnemo.token(user)) as client, pytest.raises(BadRequest) as err:
+            client.search(user, "昨天 yesterday", time_zone="Beijing")
+        assert err.value.code == "validation_error"
 
     def test_another_users_memory_is_forbidden(self, mnemo: Mnemo, user: str) -> None:
         with MnemoClient(mnemo.url, mnemo.token(user)) as client, pytest.raises(Forbidden) as err:

@@ -4,14 +4,18 @@ naming that month ranks the memory with those written in it, in Chinese and in E
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
 
+from app.settings import Settings
 from memory.embedding.base import Embedder
-from tests.conftest import AuthHeaders, app_client, make_settings
+from memory.outbox.stream import Outbox
+from tests.conftest import AuthHeaders, app_client, make_settings, redis_of
 from tests.services import ServerProcess
 
 pytestmark = pytest.mark.integration
@@ -36,12 +40,17 @@ AS_OF = at(2026, 7, 1)
 
 
 async def seed(
-    client: httpx.AsyncClient, auth: AuthHeaders, user: str = "alice", turns: list[Turn] = TURNS
+    client: httpx.AsyncClient,
+    auth: AuthHeaders,
+    user: str = "alice",
+    turns: list[Turn] = TURNS,
+    time_zone: str | None = None,
 ) -> None:
     messages = [{"role": "user", "content": text, "id": mid, "timestamp": ts} for mid, text, ts in turns]
-    resp = await client.post(
-        f"/v1/memory/{user}/messages", json={"session_id": "s1", "messages": messages}, headers=auth(user)
-    )
+    body: dict[str, Any] = {"session_id": "s1", "messages": messages}
+    if time_zone is not None:
+        body["time_zone"] = time_zone
+    resp = await client.post(f"/v1/memory/{user}/messages", json=body, headers=auth(user))
     assert resp.status_code == 200, resp.text
 
 
@@ -83,13 +92,19 @@ async def ask(
     *,
     as_of: float = LATE_2026,
     top_k: int = 6,
+    time_zone: str | None = None,
 ) -> list[dict[str, Any]]:
     """The search's hits for `query`, every one (no floor), each with its explanation."""
-    resp = await client.post(
-        f"/v1/memory/{user}/search",
-        json={"query": query, "top_k": top_k, "as_of": as_of, "explain": True, "min_relevance": 0},
-        headers=auth(user),
-    )
+    body: dict[str, Any] = {
+        "query": query,
+        "top_k": top_k,
+        "as_of": as_of,
+        "explain": True,
+        "min_relevance": 0,
+    }
+    if time_zone is not None:
+        body["time_zone"] = time_zone
+    resp = await client.post(f"/v1/memory/{user}/search", json=body, headers=auth(user))
     assert resp.status_code == 200, resp.text
     results: list[dict[str, Any]] = resp.json()["results"]
     return results
@@ -258,21 +273,20 @@ NIGHT_TURNS: list[Turn] = [
 MONDAY_9AM = datetime(2026, 6, 22, 1, 0, tzinfo=UTC).timestamp()  # 09:00 on Monday the 22nd there
 
 
-@pytest.mark.parametrize(
-    ("query", "as_of", "expected"),
-    [
-        # said at 01:00 on the 21st about the day before: the 20th there, not the 19th (UTC's day
-        # before the 20th), which holds only the Friday trips
-        ("我6月19日去了哪里？", at(2026, 7, 1), {"fri-sz", "fri-chi"}),
-        ("Where did I go on June 19, 2026?", at(2026, 7, 1), {"fri-sz", "fri-chi"}),
-        # written on the 21st there (the 20th in UTC)
-        ("我6月21日说了什么？", at(2026, 7, 1), {"night-hz", "night-bos"}),
-        ("What did I tell you on June 21, 2026?", at(2026, 7, 1), {"night-hz", "night-bos"}),
-        # asked at 09:00 on Monday the 22nd there (01:00 UTC): yesterday is Sunday the 21st
-        ("我昨天说了什么？", MONDAY_9AM, {"night-hz", "night-bos"}),
-        ("What did I tell you yesterday?", MONDAY_9AM, {"night-hz", "night-bos"}),
-    ],
-)
+# said at 01:00 on the 21st about the day before: the 20th there, not the 19th (UTC's day before the
+# 20th), which holds only the Friday trips; written on the 21st there (the 20th in UTC); asked at 09:00
+# on Monday the 22nd there (01:00 UTC): yesterday is Sunday the 21st
+SHANGHAI_CASES = [
+    ("我6月19日去了哪里？", at(2026, 7, 1), {"fri-sz", "fri-chi"}),
+    ("Where did I go on June 19, 2026?", at(2026, 7, 1), {"fri-sz", "fri-chi"}),
+    ("我6月21日说了什么？", at(2026, 7, 1), {"night-hz", "night-bos"}),
+    ("What did I tell you on June 21, 2026?", at(2026, 7, 1), {"night-hz", "night-bos"}),
+    ("我昨天说了什么？", MONDAY_9AM, {"night-hz", "night-bos"}),
+    ("What did I tell you yesterday?", MONDAY_9AM, {"night-hz", "night-bos"}),
+]
+
+
+@pytest.mark.parametrize(("query", "as_of", "expected"), SHANGHAI_CASES)
 async def test_days_are_the_deployments_time_zones(
     redis_server: ServerProcess,
     chroma_server: ServerProcess,
@@ -291,3 +305,73 @@ async def test_days_are_the_deployments_time_zones(
         results = await ask(client, auth, query, "fay", as_of=as_of, top_k=4)
     assert flagged(results) == expected
     assert set(ids(results)[: len(expected)]) == expected
+
+
+@pytest.mark.parametrize(("query", "as_of", "expected"), SHANGHAI_CASES)
+async def test_a_request_names_its_users_time_zone(
+    client: httpx.AsyncClient, auth: AuthHeaders, query: str, as_of: float, expected: set[str]
+) -> None:
+    """On a UTC deployment, a client that sends `time_zone` with the messages and the question gets its
+    user's calendar, as a Shanghai deployment does."""
+    await seed(client, auth, "gus", NIGHT_TURNS, time_zone="Asia/Shanghai")
+    results = await ask(client, auth, query, "gus", as_of=as_of, top_k=4, time_zone="Asia/Shanghai")
+    assert flagged(results) == expected
+    assert set(ids(results)[: len(expected)]) == expected
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "body"),
+    [
+        ("search", {"query": "昨天"}),
+        ("messages", {"session_id": "s1", "messages": [{"role": "user", "content": "我昨天去了杭州"}]}),
+    ],
+)
+@pytest.mark.parametrize("zone", ["Beijing", "../../../etc/passwd", "UTC+8", "", "Asia/" + "x" * 80, 8])
+async def test_a_time_zone_that_is_no_iana_name_is_a_422(
+    client: httpx.AsyncClient, auth: AuthHeaders, endpoint: str, body: dict[str, Any], zone: object
+) -> None:
+    resp = await client.post(
+        f"/v1/memory/hal/{endpoint}", json={**body, "time_zone": zone}, headers=auth("hal")
+    )
+    assert resp.status_code == 422, resp.text
+    assert resp.json()["error"] == "validation_error"
+    assert "time_zone" in resp.text
+    assert len(resp.text) < 2000  # the long name is not echoed whole
+
+
+async def test_a_chat_turn_carries_its_time_zone_to_the_writer(
+    client: httpx.AsyncClient, auth: AuthHeaders, settings: Settings
+) -> None:
+    """The turn's "昨天" is resolved by the outbox writer in the zone the chat request named: a question
+    in that zone naming that day finds it. A zone whose date differs from UTC's now is chosen, so the
+    UTC reading would name another day."""
+    now = datetime.now(UTC)
+    zone = "Pacific/Kiritimati" if now.hour >= 10 else "Pacific/Honolulu"  # UTC+14 / UTC-10
+    local = datetime.now(ZoneInfo(zone))
+    assert local.date() != now.date()
+    yesterday = (local - timedelta(days=1)).date()
+    resp = await client.post(
+        "/v1/chat/completions",
+        json={
+            "messages": [{"role": "user", "content": "我昨天去杭州见了一个重要的客户，谈成了合同。"}],
+            "session_id": "turn",
+            "time_zone": zone,
+        },
+        headers=auth("ivy"),
+    )
+    assert resp.status_code == 200, resp.text
+    await drained(settings)
+    question = f"我{yesterday.year}年{yesterday.month}月{yesterday.day}日去了哪里？"
+    results = await ask(client, auth, question, "ivy", as_of=now.timestamp() + 60, time_zone=zone)
+    hz = [r for r in results if "杭州" in r["content"]]
+    assert hz, results
+    assert hz[0]["explain"]["in_month"], hz[0]
+
+
+async def drained(settings: Settings) -> None:
+    redis = redis_of(settings)
+    for _ in range(600):
+        if await Outbox(redis).pending() == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("outbox did not drain")

@@ -106,13 +106,21 @@ class TestStreamableHttp:
     async def test_remembered_in_one_session_recalled_in_another(self, served: str) -> None:
         user = f"u{uuid.uuid4().hex[:8]}"
         async with http_client(served, token(user)) as client:
-            stored = await call(client, "remember", content="我住在杭州，记住这个", session_id="desk-1")
+            stored = await call(
+                client,
+                "remember",
+                content="我住在杭州，记住这个",
+                session_id="desk-1",
+                time_zone="Asia/Shanghai",
+            )
             assert stored["stored"] == 1
             await call(
                 client, "remember", messages=[{"role": "user", "content": "I keep bees on my rooftop"}]
             )
         async with http_client(served, token(user)) as client:  # another MCP session, maybe another worker
-            zh = await call(client, "recall", query="我住在哪个城市？", session_id="desk-1")
+            zh = await call(
+                client, "recall", query="我住在哪个城市？", session_id="desk-1", time_zone="Asia/Shanghai"
+            )
             en = await call(client, "recall", query="what insects do I keep?", top_k=3)
             listed = await call(client, "list_memories", limit=10)
         assert "杭州" in zh["results"][0]["content"]

@@ -10,8 +10,11 @@ import pytest
 from pydantic import ValidationError
 
 from app.settings import Settings
+from memory.models import Message
+from memory.outbox.stream import OutboxEntry
 from memory.recall.query import plan_query
 from memory.recall.ranking import day_range, month_range, span_of, tells_of
+from memory.text.zones import known_zone, name_of, zone_of
 from memory.write.scoring import entities
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -73,3 +76,30 @@ def test_a_question_reads_its_days_in_the_zone() -> None:
     assert plan_query("What did I do last week?", now=monday_there).week == "2026-06-08"
     # today, there, names no day
     assert plan_query("我今天该去哪里？", now=EARLY_MORNING, zone=SHANGHAI).day is None
+
+
+def test_a_stored_zone_name_is_read_back_and_an_unknown_one_is_none() -> None:
+    assert zone_of("Asia/Shanghai") == SHANGHAI
+    assert zone_of(None) is None
+    assert zone_of("Mars/Olympus_Mons") is None  # stored by a newer database: the deployment's zone
+    assert name_of(SHANGHAI) == "Asia/Shanghai"
+    assert name_of(UTC) == "UTC"
+    assert known_zone("UTC") == ZoneInfo("UTC")
+    assert name_of(None) is None
+
+
+@pytest.mark.parametrize(
+    "name", ["../../etc/passwd", "/usr/share/zoneinfo/UTC", " Asia/Shanghai", "a" * 65, ""]
+)
+def test_a_path_a_padded_or_an_overlong_name_is_no_zone(name: str) -> None:
+    with pytest.raises(ValueError, match="IANA time zone name") as err:
+        known_zone(name)
+    assert len(str(err.value)) < 200  # an overlong name is not echoed whole
+
+
+def test_an_outbox_entry_keeps_its_time_zone() -> None:
+    entry = OutboxEntry("u", "s", (Message("user", "我昨天去了杭州"),), time_zone="Asia/Shanghai")
+    assert OutboxEntry.from_fields(entry.to_fields()).time_zone == "Asia/Shanghai"
+    plain = OutboxEntry("u", "s", (Message("user", "hi"),))
+    assert "time_zone" not in plain.to_fields()  # entries written before it read as they were
+    assert OutboxEntry.from_fields(plain.to_fields()).time_zone is None

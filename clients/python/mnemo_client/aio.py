@@ -74,10 +74,12 @@ class AsyncMnemoClient:
         messages: Sequence[Message],
         *,
         idempotency_key: str | None = None,
+        time_zone: str | None = None,
     ) -> IngestResult:
-        """Store messages as long-term memories; answers once they are searchable."""
+        """Store messages as long-term memories; answers once they are searchable. `time_zone`: the
+        user's IANA time zone ("Asia/Shanghai"), in which their "昨天" and "last Friday" are read."""
         return IngestResult.from_json(
-            await self._json(calls.ingest(user_id, session_id, messages, idempotency_key))
+            await self._json(calls.ingest(user_id, session_id, messages, idempotency_key, time_zone))
         )
 
     async def search(
@@ -92,6 +94,7 @@ class AsyncMnemoClient:
         since: Timestamp | None = None,
         until: Timestamp | None = None,
         explain: bool = False,
+        time_zone: str | None = None,
     ) -> SearchResult:
         call = calls.search(
             user_id,
@@ -103,6 +106,7 @@ class AsyncMnemoClient:
             since=since,
             until=until,
             explain=explain,
+            time_zone=time_zone,
         )
         return SearchResult.from_json(await self._json(call))
 
@@ -224,6 +228,7 @@ class AsyncMnemoClient:
         user_id: str | None = None,
         model: str | None = None,
         idempotency_key: str | None = None,
+        time_zone: str | None = None,
         **params: Any,
     ) -> ChatCompletion:
         """One chat turn that remembers; `debug.memory_ids` in the answer are what it recalled."""
@@ -235,6 +240,7 @@ class AsyncMnemoClient:
             model=model,
             idempotency_key=idempotency_key,
             params=params,
+            time_zone=time_zone,
         )
         response = await self._send(call)
         replayed = response.headers.get("idempotent-replayed") == "true"
@@ -248,6 +254,7 @@ class AsyncMnemoClient:
         user_id: str | None = None,
         model: str | None = None,
         idempotency_key: str | None = None,
+        time_zone: str | None = None,
         **params: Any,
     ) -> AsyncIterator[ChatChunk]:
         """The turn as it is generated (server-sent events); the last chunk carries `debug`. A failure
@@ -260,6 +267,7 @@ class AsyncMnemoClient:
             model=model,
             idempotency_key=idempotency_key,
             params=params,
+            time_zone=time_zone,
         )
         response = await self._send(call, stream=True)
         try:

@@ -62,12 +62,18 @@ def _memory(user_id: str, *rest: str) -> str:
     return "/".join(["/v1/memory", segment(user_id, "user_id"), *rest])
 
 
-def ingest(user_id: str, session_id: str, messages: Sequence[Message], idempotency_key: str | None) -> Call:
+def ingest(
+    user_id: str,
+    session_id: str,
+    messages: Sequence[Message],
+    idempotency_key: str | None,
+    time_zone: str | None = None,
+) -> Call:
     check_id(session_id, "session_id")
     for m in messages:
         if "id" in m:
             check_id(m["id"], "message id")
-    body = {"session_id": session_id, "messages": [dict(m) for m in messages]}
+    body = {"session_id": session_id, "messages": [dict(m) for m in messages]} | _given(time_zone=time_zone)
     return Call("POST", _memory(user_id, "messages"), body=body, idempotency_key=idempotency_key)
 
 
@@ -82,12 +88,18 @@ def search(
     since: Timestamp | None,
     until: Timestamp | None,
     explain: bool,
+    time_zone: str | None = None,
 ) -> Call:
     for sid in (session_id, exclude_session_id):
         if sid is not None:
             check_id(sid, "session_id")
     body = {"query": query, "top_k": top_k, "explain": explain} | _given(
-        session_id=session_id, exclude_session_id=exclude_session_id, topic=topic, since=since, until=until
+        session_id=session_id,
+        exclude_session_id=exclude_session_id,
+        topic=topic,
+        since=since,
+        until=until,
+        time_zone=time_zone,
     )
     return Call("POST", _memory(user_id, "search"), body=body)
 
@@ -211,13 +223,14 @@ def chat(
     model: str | None,
     idempotency_key: str | None,
     params: Mapping[str, Any],
+    time_zone: str | None = None,
 ) -> Call:
     if session_id is not None:
         check_id(session_id, "session_id")
     if user_id is not None:
         check_id(user_id, "user_id")
     body = {"messages": [dict(m) for m in messages], "stream": stream}
-    body |= _given(session_id=session_id, user_id=user_id, model=model) | dict(params)
+    body |= _given(session_id=session_id, user_id=user_id, model=model, time_zone=time_zone) | dict(params)
     return Call("POST", "/v1/chat/completions", body=body, idempotency_key=idempotency_key)
 
 

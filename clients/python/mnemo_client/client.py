@@ -96,10 +96,12 @@ class MnemoClient:
         messages: Sequence[Message],
         *,
         idempotency_key: str | None = None,
+        time_zone: str | None = None,
     ) -> IngestResult:
-        """Store messages as long-term memories; answers once they are searchable."""
+        """Store messages as long-term memories; answers once they are searchable. `time_zone`: the
+        user's IANA time zone ("Asia/Shanghai"), in which their "昨天" and "last Friday" are read."""
         return IngestResult.from_json(
-            self._json(calls.ingest(user_id, session_id, messages, idempotency_key))
+            self._json(calls.ingest(user_id, session_id, messages, idempotency_key, time_zone))
         )
 
     def search(
@@ -114,6 +116,7 @@ class MnemoClient:
         since: Timestamp | None = None,
         until: Timestamp | None = None,
         explain: bool = False,
+        time_zone: str | None = None,
     ) -> SearchResult:
         call = calls.search(
             user_id,
@@ -125,6 +128,7 @@ class MnemoClient:
             since=since,
             until=until,
             explain=explain,
+            time_zone=time_zone,
         )
         return SearchResult.from_json(self._json(call))
 
@@ -248,6 +252,7 @@ class MnemoClient:
         user_id: str | None = None,
         model: str | None = None,
         idempotency_key: str | None = None,
+        time_zone: str | None = None,
         **params: Any,
     ) -> ChatCompletion:
         """One chat turn that remembers; `debug.memory_ids` in the answer are what it recalled."""
@@ -259,6 +264,7 @@ class MnemoClient:
             model=model,
             idempotency_key=idempotency_key,
             params=params,
+            time_zone=time_zone,
         )
         response = self._send(call)
         replayed = response.headers.get("idempotent-replayed") == "true"
@@ -272,6 +278,7 @@ class MnemoClient:
         user_id: str | None = None,
         model: str | None = None,
         idempotency_key: str | None = None,
+        time_zone: str | None = None,
         **params: Any,
     ) -> Iterator[ChatChunk]:
         """The turn as it is generated (server-sent events); the last chunk carries `debug`. A failure
@@ -284,6 +291,7 @@ class MnemoClient:
             model=model,
             idempotency_key=idempotency_key,
             params=params,
+            time_zone=time_zone,
         )
         response = self._send(call, stream=True)
         try:

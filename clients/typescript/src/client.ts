@@ -79,6 +79,8 @@ export interface SearchOptions {
   since?: Timestamp;
   until?: Timestamp;
   explain?: boolean;
+  /** The user's IANA time zone ("Asia/Shanghai"): their "昨天", "last Friday" and "3月" are read in it. */
+  timeZone?: string;
 }
 
 export interface ListOptions {
@@ -108,6 +110,8 @@ export interface ChatOptions {
   userId?: string;
   model?: string;
   idempotencyKey?: string;
+  /** The user's IANA time zone ("Asia/Shanghai"): the turn's "昨天" is read in it, when recalled and when stored. */
+  timeZone?: string;
   signal?: AbortSignal;
   /** Other OpenAI parameters (temperature, max_tokens, ...), sent as given. */
   params?: Json;
@@ -224,11 +228,15 @@ export class MnemoClient {
     userId: string,
     sessionId: string,
     messages: Message[],
-    options: { idempotencyKey?: string } = {},
+    options: { idempotencyKey?: string; timeZone?: string } = {},
   ): Promise<IngestResult> {
     checkId(sessionId, "sessionId");
     messages.forEach((m) => m.id !== undefined && checkId(m.id, "message id"));
-    const body = { session_id: sessionId, messages: messages.map((m) => ({ ...m })) };
+    const body = {
+      session_id: sessionId,
+      messages: messages.map((m) => ({ ...m })),
+      ...given({ time_zone: options.timeZone }),
+    };
     const call: Call = { method: "POST", path: memory(userId, "messages"), body };
     if (options.idempotencyKey !== undefined) call.idempotencyKey = options.idempotencyKey;
     return checkIngest(await this.json(call));
@@ -247,6 +255,7 @@ export class MnemoClient {
       topic: options.topic,
       since: options.since,
       until: options.until,
+      time_zone: options.timeZone,
     });
     return checkSearch(await this.json({ method: "POST", path: memory(userId, "search"), body }));
   }
@@ -441,7 +450,12 @@ function chatCall(messages: ChatMessage[], options: ChatOptions, stream: boolean
     ...(options.params ?? {}),
     messages: messages.map((m) => ({ ...m })),
     stream,
-    ...given({ session_id: options.sessionId, user_id: options.userId, model: options.model }),
+    ...given({
+      session_id: options.sessionId,
+      user_id: options.userId,
+      model: options.model,
+      time_zone: options.timeZone,
+    }),
   };
   return {
     method: "POST",

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 
 import {
+  BadRequestError,
   ForbiddenError,
   InvalidIdError,
   MnemoClient,
@@ -50,7 +51,7 @@ describe("memory API", () => {
     assert.equal(stored.stored, 3);
     assert.deepEqual(stored.skipped ?? [], []);
 
-    const hits = (await client.search(user, "where do I live", { topK: 3 })).results;
+    const hits = (await client.search(user, "where do I live", { topK: 3, timeZone: "Asia/Shanghai" })).results;
     assert.match(hits[0]!.content, /Lisbon/);
     const zh = (await client.search(user, "我喜欢喝什么茶", { topK: 1 })).results;
     assert.match(zh[0]!.content, /乌龙茶/);
@@ -136,6 +137,14 @@ describe("errors", () => {
       assert.ok(err instanceof UnauthorizedError);
       assert.equal(err.status, 401);
       assert.equal(err.code, "invalid_token");
+      return true;
+    });
+  });
+
+  test("a time zone that is no IANA name is BadRequestError", async () => {
+    await assert.rejects(client.search(user, "昨天 yesterday", { timeZone: "Beijing" }), (err: unknown) => {
+      assert.ok(err instanceof BadRequestError);
+      assert.equal(err.code, "validation_error");
       return true;
     });
   });

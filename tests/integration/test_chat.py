@@ -15,7 +15,7 @@ from app.settings import Settings
 from memory import Embedder, keys
 from memory.models import Message
 from memory.outbox.stream import Outbox, OutboxEntry
-from tests.conftest import AuthHeaders, app_client, flush, make_settings, redis_of
+from tests.conftest import AuthHeaders, app_client, drain, flush, make_settings, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, start_chroma
 
@@ -47,16 +47,6 @@ async def chat(
         },
         headers=auth(user),
     )
-
-
-async def drain(settings: Settings) -> None:
-    """Wait until the long-term outbox is empty (the background worker wrote everything)."""
-    redis = redis_of(settings)
-    for _ in range(600):
-        if await Outbox(redis).pending() == 0:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("outbox did not drain")
 
 
 class TestOfflineResponder:

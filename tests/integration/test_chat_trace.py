@@ -12,9 +12,9 @@ import pytest
 
 from app.settings import Settings
 from memory import Embedder
-from tests.conftest import AuthHeaders, app_client
+from tests.conftest import AuthHeaders, app_client, drain
 from tests.fake_llm import FakeUpstream
-from tests.integration.test_chat import chat, drain, llm_settings
+from tests.integration.test_chat import chat, llm_settings
 
 pytestmark = pytest.mark.integration
 

@@ -4,7 +4,6 @@ naming that month ranks the memory with those written in it, in Chinese and in E
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -14,8 +13,7 @@ import pytest
 
 from app.settings import Settings
 from memory.embedding.base import Embedder
-from memory.outbox.stream import Outbox
-from tests.conftest import AuthHeaders, app_client, make_settings, redis_of
+from tests.conftest import AuthHeaders, app_client, drain, make_settings
 from tests.services import ServerProcess
 
 pytestmark = pytest.mark.integration
@@ -360,18 +358,9 @@ async def test_a_chat_turn_carries_its_time_zone_to_the_writer(
         headers=auth("ivy"),
     )
     assert resp.status_code == 200, resp.text
-    await drained(settings)
+    await drain(settings)
     question = f"我{yesterday.year}年{yesterday.month}月{yesterday.day}日去了哪里？"
     results = await ask(client, auth, question, "ivy", as_of=now.timestamp() + 60, time_zone=zone)
     hz = [r for r in results if "杭州" in r["content"]]
     assert hz, results
     assert hz[0]["explain"]["in_month"], hz[0]
-
-
-async def drained(settings: Settings) -> None:
-    redis = redis_of(settings)
-    for _ in range(600):
-        if await Outbox(redis).pending() == 0:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("outbox did not drain")

@@ -19,9 +19,9 @@ from app.settings import Settings
 from memory import Embedder
 from memory.archive.mover import Archiver
 from memory.models import Message
-from tests.conftest import AuthHeaders, app_client, chroma_client, records_on, redis_of
+from tests.conftest import AuthHeaders, app_client, chroma_client, drain, records_on, redis_of
 from tests.fake_llm import FakeUpstream
-from tests.integration.test_chat import chat, drain, llm_settings
+from tests.integration.test_chat import chat, llm_settings
 
 pytestmark = pytest.mark.integration
 DAY = 86400.0

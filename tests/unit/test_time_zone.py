@@ -89,7 +89,19 @@ def test_a_stored_zone_name_is_read_back_and_an_unknown_one_is_none() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["../../etc/passwd", "/usr/share/zoneinfo/UTC", " Asia/Shanghai", "a" * 65, ""]
+    "name",
+    [
+        "../../etc/passwd",
+        "/usr/share/zoneinfo/UTC",
+        "Asia/../Europe/Berlin",  # no dot segment turns one name into another
+        "Asia/./Shanghai",
+        "Asia//Shanghai",
+        "Asia/Shanghai\x00",
+        "ＵＴＣ",  # full-width letters are not normalised into UTC
+        " Asia/Shanghai",
+        "a" * 65,
+        "",
+    ],
 )
 def test_a_path_a_padded_or_an_overlong_name_is_no_zone(name: str) -> None:
     with pytest.raises(ValueError, match="IANA time zone name") as err:

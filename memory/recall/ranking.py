@@ -50,12 +50,13 @@ def period_range(period: str, zone: tzinfo = UTC) -> tuple[float, float]:
     return month_range(first, zone)[0], month_range(last, zone)[1]
 
 
-def day_range(day: str, zone: tzinfo = UTC) -> tuple[float, float]:
-    """'2026-05-29' -> [its midnight, the next midnight) in `zone` (23 or 25 hours where a clock
-    changes that day). ValueError for a day the month has not."""
+def day_range(day: str, zone: tzinfo = UTC, days: int = 1) -> tuple[float, float]:
+    """'2026-05-29' -> [its midnight, the midnight `days` later) in `zone` (a day is 23 or 25 hours
+    where a clock changes that day; a week from a Monday is `days=7`). ValueError for a day the month
+    has not."""
     start = datetime.fromisoformat(day).replace(tzinfo=zone)
-    following = datetime.fromordinal(start.date().toordinal() + 1).replace(tzinfo=zone)
-    return start.timestamp(), following.timestamp()
+    end = datetime.fromordinal(start.date().toordinal() + days).replace(tzinfo=zone)
+    return start.timestamp(), end.timestamp()
 
 
 def span_of(value: str, zone: tzinfo = UTC) -> tuple[float, float] | None:

@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, tzinfo
 
 import anyio.to_thread
 import numpy as np
@@ -986,21 +986,14 @@ class HybridRetriever:
 
 def _asked_span(plan: QueryPlan, zone: tzinfo = UTC) -> tuple[float, float] | None:
     """The time the question names, [start, end) epoch seconds: a day before today ("昨天", "on May 23,
-    2023", "last Friday", UTC days as the event dates kept at write), last week (上周), a month ("3月", "in May 2023"), else a
-    season, a year or a range ("去年夏天", "last year", "2019年到2021年"), or the time before, after or
-    since one ("before 2020", "5月以来"): the month-first rule ranks first what was written in it or
-    tells of an event in it. Days, weeks and months are the calendar's in `zone`."""
-    if plan.day:
-        found = span_of(plan.day, zone)
-        if found is None:
-            return None
-        span = found
-    elif plan.week:  # its seven days, Monday's midnight to the next Monday's
-        monday = datetime.fromisoformat(plan.week)
-        span = (
-            day_range(plan.week, zone)[0],
-            day_range((monday + timedelta(days=7)).date().isoformat(), zone)[0],
-        )
+    2023", "last Friday"), last week (上周), a month ("3月", "in May 2023"), else a season, a year or a
+    range ("去年夏天", "last year", "2019年到2021年"), or the time before, after or since one ("before
+    2020", "5月以来"): the month-first rule ranks first what was written in it or tells of an event in
+    it. Days, weeks and months are the calendar's in `zone`, the one event dates were kept in at write."""
+    if plan.day:  # a real day: the planner keeps only days that parse
+        span = day_range(plan.day, zone)
+    elif plan.week:  # its seven days, from Monday's midnight
+        span = day_range(plan.week, zone, days=7)
     elif plan.month:
         span = month_range(plan.month, zone)
     elif plan.period:

@@ -45,6 +45,8 @@ def test_a_day_and_a_month_are_the_zones_calendar() -> None:
     # a day the clocks change is 23 hours long in Berlin
     start, end = day_range("2026-03-29", BERLIN)
     assert end - start == 23 * 3600
+    start, end = day_range("2026-03-23", BERLIN, days=7)  # the week holding that day
+    assert end - start == 7 * 24 * 3600 - 3600
     # UTC stays the default
     assert span_of("2026-06-21") == day_range("2026-06-21", UTC)
     # a memory said at 01:00 on the 21st in Shanghai, telling of the 20th, tells of the 20th there

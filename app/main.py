@@ -13,7 +13,7 @@ from app.lifespan import make_lifespan
 from app.mcp.endpoint import McpEndpoint
 from app.routes import admin, audit, chat, corrections, health, memories, relations, sessions
 from app.routes.console import ConsoleFiles, console_home
-from app.settings import Settings
+from app.settings import Settings, load_settings
 from memory import Embedder
 from monitoring.logging import configure_logging
 from monitoring.middleware import MetricsMiddleware
@@ -27,7 +27,7 @@ def create_app(
 ) -> FastAPI:
     """Build the service. `embedder` lets tests share one loaded model across apps; `llm_transport`
     lets them put a fake OpenAI-compatible upstream behind LLM_BASE_URL."""
-    settings = settings or Settings()
+    settings = settings or load_settings()
     configure_logging(settings.log_level)
     mcp = McpEndpoint()
     app = FastAPI(

@@ -7,7 +7,7 @@ from typing import Literal, NamedTuple
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memory.text.zones import known_zone
@@ -380,3 +380,21 @@ class Settings(BaseSettings):
         if len(raw) < MIN_SECRET_LENGTH:
             raise ValueError(SECRET_HELP)
         return value
+
+
+class StartError(SystemExit):
+    """The environment's settings cannot start mnemo: exits with one line per wrong variable, no
+    traceback (uvicorn's factory and the CLIs let SystemExit through as a plain exit)."""
+
+
+def load_settings() -> Settings:
+    """The environment's settings, or StartError naming each wrong variable and what it wants."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors(include_url=False, include_input=False):
+            field = ".".join(str(part) for part in error["loc"]).upper() or "settings"
+            message = str(error["msg"]).removeprefix("Value error, ")
+            lines.append(message if message.startswith(f"{field}:") else f"{field}: {message}")
+        raise StartError("mnemo cannot start (配置有误，无法启动):\n  " + "\n  ".join(lines)) from None

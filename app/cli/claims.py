@@ -20,7 +20,7 @@ import anyio.to_thread
 
 from app.clients.redis import build_redis
 from app.lifespan import build_embedder, build_memory_service, build_store, ensure_layout
-from app.settings import Settings
+from app.settings import Settings, load_settings
 from memory.redis_client import close
 from monitoring.logging import configure_logging
 
@@ -57,7 +57,7 @@ def main() -> None:
     who.add_argument("--user", action="append", help="a user id (repeatable)")
     who.add_argument("--all", action="store_true", help="every user on every Chroma server")
     args = parser.parse_args()
-    settings = Settings()
+    settings = load_settings()
     configure_logging(settings.log_level)
     asyncio.run(run(settings, None if args.all else list(args.user)))
 

@@ -19,7 +19,7 @@ import logging
 
 from app.clients.redis import build_redis
 from app.lifespan import build_compactor
-from app.settings import Settings
+from app.settings import Settings, load_settings
 from memory.governance.compaction import Store
 from memory.redis_client import close
 from monitoring.logging import configure_logging
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chroma-path", help="Chroma's persist directory (default: CHROMA_DATA_PATH)")
     parser.add_argument("--only", choices=["redis", "chroma"], help="compact one store only")
     args = parser.parse_args(argv)
-    settings = Settings()
+    settings = load_settings()
     configure_logging(settings.log_level)
     outcomes = asyncio.run(run(settings, chroma_path=args.chroma_path, only=args.only))
     if "chroma" not in outcomes and args.only is None:

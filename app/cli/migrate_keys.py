@@ -32,7 +32,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from app.clients.redis import build_redis, check_layout
-from app.settings import Settings
+from app.settings import Settings, load_settings
 from memory import keys
 from memory.redis_client import close
 from monitoring.logging import configure_logging
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--dry-run", action="store_true", help="count what would move, change nothing")
     args = parser.parse_args(argv)
-    settings = Settings()
+    settings = load_settings()
     configure_logging(settings.log_level)
     report = asyncio.run(migrate(settings, dry_run=args.dry_run))
     log.info("summary", extra=report.as_dict())

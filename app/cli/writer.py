@@ -38,7 +38,7 @@ from app.lifespan import (
     ensure_layout,
     sample_gauges,
 )
-from app.settings import Settings
+from app.settings import Settings, load_settings
 from memory.archive.schedule import DailyArchive
 from memory.longterm.deferred_deletes import PurgeSweeper
 from memory.outbox.stream import Outbox
@@ -124,7 +124,7 @@ def main() -> None:
     )
     parser.add_argument("--nice", type=int, default=10, help="scheduling niceness increment (0: none)")
     args = parser.parse_args()
-    settings = Settings()
+    settings = load_settings()
     configure_logging(settings.log_level)
     if args.nice:
         os.nice(args.nice)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, available_timezones
 
 import httpx
 import pytest
@@ -15,6 +15,7 @@ from app.settings import Settings
 from memory.embedding.base import Embedder
 from tests.conftest import AuthHeaders, app_client, drain, make_settings
 from tests.services import ServerProcess
+from tests.tz_names import database_entries
 
 pytestmark = pytest.mark.integration
 
@@ -364,3 +365,34 @@ async def test_a_chat_turn_carries_its_time_zone_to_the_writer(
     hz = [r for r in results if "杭州" in r["content"]]
     assert hz, results
     assert hz[0]["explain"]["in_month"], hz[0]
+
+
+async def test_no_name_in_the_time_zone_database_is_a_5xx(
+    client: httpx.AsyncClient, auth: AuthHeaders
+) -> None:
+    """Issue 39: a folder of the database ("Europe", "America/Indiana") was a 500 on every endpoint that
+    takes a zone. Every folder and file is sent to search; those that are no zone also to messages and
+    chat: a 422 naming time_zone, never a 5xx."""
+    zones = set(available_timezones())
+    names = database_entries()
+    assert len(names) > 600
+    bodies: dict[str, dict[str, Any]] = {
+        "/v1/memory/tz/search": {"query": "where"},
+        "/v1/memory/tz/messages": {
+            "session_id": "s1",
+            "messages": [{"role": "user", "content": "我昨天去了杭州"}],
+        },
+        "/v1/chat/completions": {"session_id": "s1", "messages": [{"role": "user", "content": "hi"}]},
+    }
+    statuses: dict[int, list[str]] = {}
+    for name in names:
+        for path, body in bodies.items():
+            if name in zones and path != "/v1/memory/tz/search":
+                continue  # a real zone does real work; search with each is enough
+            resp = await client.post(path, json={**body, "time_zone": name}, headers=auth("tz"))
+            statuses.setdefault(resp.status_code, []).append(f"{path} {name}")
+            if name not in zones:
+                assert resp.status_code == 422, (path, name, resp.text)
+                assert "time_zone" in resp.text
+    assert not [s for s in statuses if s >= 500], {s: v[:5] for s, v in statuses.items() if s >= 500}
+    assert len(statuses[422]) > 3 * 100  # the folders and tables were asked on all three endpoints

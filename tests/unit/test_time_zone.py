@@ -9,13 +9,14 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import ValidationError
 
-from app.settings import Settings
+from app.settings import Settings, StartError, load_settings
 from memory.models import Message
 from memory.outbox.stream import OutboxEntry
 from memory.recall.query import plan_query
 from memory.recall.ranking import day_range, month_range, span_of, tells_of
 from memory.text.zones import known_zone, name_of, zone_of
 from memory.write.scoring import entities
+from tests.tz_names import database_entries
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -117,3 +118,29 @@ def test_an_outbox_entry_keeps_its_time_zone() -> None:
     plain = OutboxEntry("u", "s", (Message("user", "hi"),))
     assert "time_zone" not in plain.to_fields()  # entries written before it read as they were
     assert OutboxEntry.from_fields(plain.to_fields()).time_zone is None
+
+
+def test_every_folder_and_file_of_the_database_is_a_zone_or_a_value_error() -> None:
+    """Folders ("Europe") used to escape as IsADirectoryError, a 500 at the API."""
+    entries = database_entries()
+    assert {"Europe", "America/Indiana", "Asia/Shanghai", "zone.tab"} <= set(entries)
+    refused = []
+    for name in entries:
+        try:
+            known_zone(name)
+        except ValueError:
+            refused.append(name)
+    assert {"Europe", "Asia", "US", "Etc", "America/Indiana", "zone.tab", "__pycache__"} <= set(refused)
+    assert "Asia/Shanghai" not in refused
+    assert "Europe/Berlin" not in refused
+
+
+def test_a_wrong_time_zone_at_start_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTH_JWT_SECRET", "s" * 40)
+    monkeypatch.setenv("TIME_ZONE", "Asia")
+    with pytest.raises(StartError) as err:
+        load_settings()
+    message = str(err.value)
+    assert "TIME_ZONE: 'Asia' is no IANA time zone name" in message
+    assert "Traceback" not in message
+    assert "s" * 40 not in message

@@ -50,7 +50,7 @@ Handler = Callable[[Sequence[OutboxEntry]], Awaitable[None]]  # at most one entr
 
 
 def coalesce(items: Sequence[tuple[str, OutboxEntry]], limit: int) -> list[tuple[list[str], OutboxEntry]]:
-    """Consecutive entries of one user and session become one write of all their messages (one lock,
+    """Consecutive entries of one user, session and time zone become one write of all their messages (one lock,
     one embedding call, one round of store calls instead of one per turn): what a backlog needs.
     The merged entry keeps the first one's preceding messages (the later ones' are the earlier turns,
     now inside it) and the earliest enqueue time (so an erase after any of them drops the write)."""
@@ -58,7 +58,11 @@ def coalesce(items: Sequence[tuple[str, OutboxEntry]], limit: int) -> list[tuple
     for entry_id, entry in items:
         if out and len(out[-1][0]) < limit:
             ids, last = out[-1]
-            if last.user_id == entry.user_id and last.session_id == entry.session_id:
+            if (
+                last.user_id == entry.user_id
+                and last.session_id == entry.session_id
+                and last.time_zone == entry.time_zone  # each turn's "昨天" is read in its own zone
+            ):
                 ids.append(entry_id)
                 out[-1] = (ids, replace(last, messages=last.messages + entry.messages))
                 continue

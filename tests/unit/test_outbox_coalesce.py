@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memory.models import Message
 from memory.outbox.stream import OutboxEntry
 from memory.outbox.worker import coalesce
@@ -41,3 +43,18 @@ def test_limit_and_other_users_split_runs() -> None:
     assert [len(ids) for ids, _ in merged] == [2, 2, 1, 1, 1]
     assert [e.user_id for _, e in merged] == ["ann", "ann", "ann", "bob", "ann"]
     assert sum(len(e.messages) for _, e in merged) == 2 * len(items)
+
+
+def test_turns_in_different_time_zones_are_written_apart() -> None:
+    """Issue 39: a later turn's "yesterday" was read in the earlier turn's zone once merged."""
+    (a_id, a), (b_id, b), (c_id, c) = (turn("ann", "s", i, float(i)) for i in range(3))
+    items = [
+        (a_id, replace(a, time_zone="Asia/Shanghai")),
+        (b_id, replace(b, time_zone="America/New_York")),
+        (c_id, replace(c, time_zone="America/New_York")),
+    ]
+    merged = coalesce(items, limit=8)
+    assert [ids for ids, _ in merged] == [[a_id], [b_id, c_id]]
+    assert [entry.time_zone for _, entry in merged] == ["Asia/Shanghai", "America/New_York"]
+    same = coalesce([(a_id, a), (b_id, b)], limit=8)
+    assert len(same) == 1  # no zone named on either: one write, as before

@@ -3,15 +3,16 @@ files beside them that are none ("Europe", "America/Indiana", "zone.tab", "__pyc
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from pathlib import Path
-
-import tzdata
 
 
 def database_entries() -> list[str]:
     """Every folder and file under tzdata's package and the system's /usr/share/zoneinfo, as the
     relative name a request could send."""
-    package = Path(tzdata.__file__).parent
+    spec = find_spec("tzdata")
+    assert spec is not None and spec.origin is not None, "tzdata is a dependency of mnemo"
+    package = Path(spec.origin).parent
     names: set[str] = set()
     for root in (package, package / "zoneinfo", Path("/usr/share/zoneinfo")):
         if root.is_dir():

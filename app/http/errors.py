@@ -37,6 +37,7 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
     {
         "invalid_json": 400,
         "cors_refused": 400,
+        "invalid_header": 400,
         "missing_token": 401,
         "invalid_token": 401,
         "token_expired": 401,
@@ -104,6 +105,13 @@ class ValidationFailed(ServiceError):
 
     status_code = 422
     code = "validation_error"
+
+
+class InvalidHeader(ServiceError):
+    """400: a request header that is malformed (it names the header), not merely stale."""
+
+    status_code = 400
+    code = "invalid_header"
 
 
 class ConfirmationRequired(ServiceError):

@@ -10,10 +10,10 @@ from fastapi import APIRouter, Header, Path, Response
 
 from app.http.body import StrictJSONRoute
 from app.http.deps import ActingUser, AuditDep, EditorDep
-from app.http.errors import PreconditionRequired, ValidationFailed
+from app.http.errors import InvalidHeader, PreconditionRequired, ValidationFailed
 from app.http.ids import Id
 from app.http.schemas import HistoryEventOut, HistoryOut, MemoryDetail, MemoryPatch, iso_utc, memory_fields
-from memory.corrections import Changes, version_of
+from memory.corrections import VERSION_RE, Changes, version_of
 from memory.models import Memory
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], route_class=StrictJSONRoute)
@@ -27,15 +27,21 @@ def detail(m: Memory, response: Response) -> MemoryDetail:
 
 
 def if_match_version(if_match: str | None) -> str:
-    """The version an If-Match names: `"v"`, `W/"v"` or a bare `v`; one version only."""
+    """The version an If-Match names: `"v"`, `W/"v"` or a bare `v`, where v is a version this server
+    gives (VERSION_RE); anything else is malformed (400 naming the header), not a changed memory (412)."""
     if if_match is None or not if_match.strip():
         raise PreconditionRequired(
             "an edit needs If-Match with the version you read (GET the memory: its ETag) "
             "(编辑前请先读取该记忆，并在 If-Match 中带上它的版本)"
         )
-    value = if_match.strip().removeprefix("W/").strip('"')
-    if not value or "," in value or value == "*":
-        raise ValidationFailed("If-Match must name exactly one version, as the memory's ETag gave it")
+    value = if_match.strip().removeprefix("W/")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    if not VERSION_RE.fullmatch(value):
+        raise InvalidHeader(
+            'If-Match must be one version as the memory\'s ETag gave it, such as "3f9a0c2b1d4e5f60" '
+            "(If-Match 格式不对：请原样使用读取记忆时 ETag 给出的版本)"
+        )
     return value
 
 

@@ -7,6 +7,6 @@ log itself lives with the store it describes (memory/longterm/history.py), so de
 this package record and read it too.
 """
 
-from memory.corrections.editor import Changes, Edited, MemoryEditor, version_of
+from memory.corrections.editor import VERSION_RE, Changes, Edited, MemoryEditor, version_of
 
-__all__ = ["Changes", "Edited", "MemoryEditor", "version_of"]
+__all__ = ["VERSION_RE", "Changes", "Edited", "MemoryEditor", "version_of"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -35,6 +36,9 @@ from memory.write.supersession import claims_of
 
 Lock = Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
 EDITABLE = ("content", "importance", "pinned", "topic", "valid_to")
+
+
+VERSION_RE = re.compile(r"[0-9a-f]{16}")  # what version_of gives: 8 bytes of blake2b, in hex
 
 
 def version_of(m: Memory) -> str:

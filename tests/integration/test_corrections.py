@@ -109,12 +109,50 @@ class TestEdit:
         assert (await read(client, auth, stored["id"])).json()["content"] == "My order number is A12345679"
 
     @pytest.mark.parametrize(
+        "if_match",
+        [
+            "garbage",
+            "x" * 10_000,
+            'W/"x"',
+            '"0123456789abcdef", "fedcba9876543210"',
+            "*",
+            '"0123456789ABCDEF"',
+        ],
+    )
+    async def test_a_malformed_if_match_is_400_naming_the_header(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, if_match: str
+    ) -> None:
+        """Issue 39: garbage answered 412 "changed since it was read"; it is no version at all."""
+        stored = await store(client, auth, "My order number is A12345678")
+        resp = await client.patch(
+            f"/v1/memory/{USER}/{stored['id']}",
+            json={"importance": 0.9},
+            headers=auth(USER) | {"If-Match": if_match},
+        )
+        assert resp.status_code == 400, resp.text
+        assert resp.json()["error"] == "invalid_header"
+        assert "If-Match" in resp.json()["detail"]
+        assert len(resp.text) < 1000  # the long value is not echoed
+        version = (await read(client, auth, stored["id"])).json()["version"]
+        missing = await patch(client, auth, stored["id"], {"importance": 0.9}, None)
+        assert missing.status_code == 428
+        ok = await client.patch(
+            f"/v1/memory/{USER}/{stored['id']}",
+            json={"importance": 0.9},
+            headers=auth(USER) | {"If-Match": f'W/"{version}"'},
+        )
+        assert ok.status_code == 200, ok.text
+
+    @pytest.mark.parametrize(
         "body",
         [
             {},
             {"content": "\u200b"},
             {"content": None},
             {"importance": 1.5},
+            {"importance": True},  # issue 39: true was read as 1.0
+            {"importance": "0.5"},
+            {"content": "我对花生\x00过敏"},  # issue 39: the NUL was dropped silently
             {"pinned": "yes"},
             {"superseded_by": "x"},
             {"valid_to": "9999-99-99"},

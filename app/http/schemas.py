@@ -175,7 +175,7 @@ class IngestRequest(StrictBody):
 
 class SearchRequest(StrictBody):
     query: str = Field(min_length=1, max_length=4000)
-    top_k: int = Field(5, ge=1, le=100)
+    top_k: int = Field(5, ge=1, le=100, strict=True)
     session_id: Id | None = None
     exclude_session_id: Id | None = None
     topic: Topic | None = None
@@ -184,7 +184,7 @@ class SearchRequest(StrictBody):
     as_of: Timestamp | None = None
     time_zone: TimeZoneName | None = None
     explain: bool = Field(
-        False, description="add each hit's score breakdown and the source messages it came from"
+        False, strict=True, description="add each hit's score breakdown and the source messages it came from"
     )
     # archive tiers (docs/memory.md#hot-warm-and-cold-tiers); none given: hot + warm, and cold when they
     # find nothing relevant (`tier` is the write policy's fact/episodic elsewhere, hence the names)
@@ -194,6 +194,7 @@ class SearchRequest(StrictBody):
         None,
         ge=0,
         le=1,
+        strict=True,
         description="leave out hits whose relevance is below this (0 .. 1; default: the server's "
         "SEARCH_MIN_RELEVANCE); 0 returns every candidate, however unrelated",
     )
@@ -257,7 +258,7 @@ class MemoryPatch(StrictBody):
     """The fields to change; only those given change. `topic` or `valid_to` set to null clears it."""
 
     content: str | None = Field(None, min_length=1, max_length=MAX_CONTENT_CHARS)
-    importance: float | None = Field(None, ge=0, le=1)
+    importance: float | None = Field(None, ge=0, le=1, strict=True)
     pinned: StrictBool | None = None
     topic: Topic | None = None
     valid_to: Timestamp | None = Field(
@@ -274,6 +275,9 @@ class MemoryPatch(StrictBody):
                 raise ValueError(f"{name} cannot be null")
         if self.content is not None and not has_visible_text(self.content):
             raise ValueError("content must not be blank")
+        if self.content is not None and "\x00" in self.content:
+            # an edit is the exact text a person wants kept: a NUL would be cleaned away unseen
+            raise ValueError("content must not hold a NUL character (\\u0000)")
         return self
 
     def changes(self) -> dict[str, Any]:
@@ -507,6 +511,7 @@ class ForgetRequest(StrictBody):
         None,
         ge=FORGET_LOWEST_RELEVANCE,
         le=1,
+        strict=True,
         description=f"relevance a memory needs to be forgotten by `query`, {FORGET_LOWEST_RELEVANCE} .. 1 "
         f"(default {FORGET_MIN_RELEVANCE}); two channels must match it too",
     )
@@ -514,14 +519,18 @@ class ForgetRequest(StrictBody):
         None,
         ge=FORGET_MIN_SIMILARITY,
         le=1,
+        strict=True,
         json_schema_extra={"deprecated": True},  # (pydantic's deprecated=True warns on our own reads)
         description=f"deprecated, use min_relevance: accepted ({FORGET_MIN_SIMILARITY} .. 1) and read as "
         f"min_relevance = max({FORGET_MIN_RELEVANCE}, min_similarity)",
     )
-    dry_run: bool = Field(True, description="true (the default): only list what would go, and why")
+    dry_run: bool = Field(
+        True, strict=True, description="true (the default): only list what would go, and why"
+    )
     expected_count: int | None = Field(
         None,
         ge=0,
+        strict=True,  # "25" or true is no count: a count must be the number the preview showed
         le=1_000_000,
         description=f"the count the dry run showed: needed to delete more than {FORGET_CAP} at once, "
         "and nothing is deleted when the count differs",

@@ -561,6 +561,11 @@ class TestForgetCriteriaThatCannotBeMeant:
             {"after": "9999-01-01"},
             {"before": 253402300799},
             {"after": "2026-03-01", "before": "2026-02-01"},
+            # issue 39: a count is a JSON number, never a string or a boolean (true confirmed a count of 1)
+            {"topic": "ids", "dry_run": False, "expected_count": True},
+            {"topic": "ids", "dry_run": False, "expected_count": "1"},
+            {"topic": "ids", "dry_run": "false", "expected_count": 1},
+            {"query": "车牌", "min_relevance": "0.9"},
         ],
     )
     async def test_out_of_range_is_422_and_nothing_goes(
@@ -583,6 +588,31 @@ class TestForgetCriteriaThatCannotBeMeant:
     ) -> None:
         resp = await client.post(
             "/v1/memory/alice/forget", json={"query": query, "dry_run": True}, headers=auth("alice")
+        )
+        assert resp.status_code == 200, resp.text
+
+
+class TestStrictNumbers:
+    """Issue 39: lax coercion read "5" as 5 and true as 1 where a person must have written a number."""
+
+    @pytest.mark.parametrize(
+        "body",
+        [{"query": "车", "top_k": "5"}, {"query": "car", "top_k": True}, {"query": "car", "explain": "yes"}],
+    )
+    async def test_search_numbers_and_flags_are_json_types(
+        self, client: httpx.AsyncClient, auth: AuthHeaders, body: dict[str, Any]
+    ) -> None:
+        resp = await client.post("/v1/memory/alice/search", json=body, headers=auth("alice"))
+        assert resp.status_code == 422, resp.text
+        assert resp.json()["error"] == "validation_error"
+
+    async def test_a_whole_number_is_still_a_relevance(
+        self, client: httpx.AsyncClient, auth: AuthHeaders
+    ) -> None:
+        resp = await client.post(
+            "/v1/memory/alice/search",
+            json={"query": "car", "min_relevance": 0, "top_k": 3},
+            headers=auth("alice"),
         )
         assert resp.status_code == 200, resp.text
 

@@ -11,7 +11,8 @@ def database_entries() -> list[str]:
     """Every folder and file under tzdata's package and the system's /usr/share/zoneinfo, as the
     relative name a request could send."""
     spec = find_spec("tzdata")
-    assert spec is not None and spec.origin is not None, "tzdata is a dependency of mnemo"
+    assert spec is not None, "tzdata is a dependency of mnemo"
+    assert spec.origin is not None
     package = Path(spec.origin).parent
     names: set[str] = set()
     for root in (package, package / "zoneinfo", Path("/usr/share/zoneinfo")):

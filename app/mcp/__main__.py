@@ -16,7 +16,7 @@ import anyio
 import httpx
 from mcp.server.mcpserver import Context
 
-from app.mcp.api import MnemoApi, token_subject
+from app.mcp.api import MnemoApi, token_problem, token_subject
 from app.mcp.tools import build_server
 from monitoring.logging import configure_logging
 
@@ -41,10 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.token:
         parser.error("give --token (or set MNEMO_TOKEN)")
-    if not token_subject(args.token):
-        sys.stderr.write("the token has no subject (sub): is it a mnemo JWT?\n")
-        return 2
     configure_logging(args.log_level)
+    if (problem := token_problem(token_subject(args.token))) is not None:
+        # said on stderr and by every tool call: a desktop client shows a tool's error, seldom our stderr
+        sys.stderr.write(problem + "\n")
     anyio.run(serve, args.url, args.token)
     return 0
 

@@ -37,6 +37,23 @@ def token_subject(token: str) -> str:
     return sub if isinstance(sub, str) else ""
 
 
+def token_problem(subject: str) -> str | None:
+    """Why the token's subject cannot be the default user of a call (None: it can), in words that name
+    the token, not an argument the caller never gave."""
+    if not subject:
+        return (
+            "the token given to mnemo's MCP server (--token or MNEMO_TOKEN) is not a mnemo token: it has "
+            "no subject (sub). Mint one with `python -m app.cli.token --sub <user id>` "
+            "(令牌不是 mnemo 的 JWT，缺少 sub)"
+        )
+    if not is_valid_id(subject):
+        return (
+            f"the token's subject (sub) {subject[:80]!r} is no user id ({ID_RULE}): mint a token for the "
+            "user, or name user_id (令牌的 sub 不是合法的用户 id)"
+        )
+    return None
+
+
 def _path(part: str, what: str) -> str:
     """One path segment from an id the caller gave: refused unless it follows the id rule."""
     if not is_valid_id(part):

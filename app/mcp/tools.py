@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from app.http.ids import ID_RULE, TAGS_MAX
 from app.http.schemas import FORGET_LOWEST_RELEVANCE, FORGET_MIN_SIMILARITY
-from app.mcp.api import ApiError, MnemoApi
+from app.mcp.api import ApiError, MnemoApi, token_problem
 from memory.relations.profile import TAG_RULE
 from memory.service import FORGET_CAP, FORGET_MIN_RELEVANCE
 
@@ -86,7 +86,11 @@ def build_server(api_of: ApiOf) -> MCPServer:
     def subject(api: MnemoApi, user_id: str | None) -> str:
         # only an absent user_id means "the token's user": an empty or malformed one is refused by the
         # API client, never silently turned into another target
-        return api.user_id if user_id is None else user_id
+        if user_id is None:
+            if (problem := token_problem(api.user_id)) is not None:
+                raise _mcp_error(ApiError(401, "invalid_token", problem))
+            return api.user_id
+        return user_id
 
     @server.tool(
         description="Store messages or a fact in the user's long-term memory; returns the memories written "

@@ -60,5 +60,5 @@ fi
 # common idle timeout): with uvicorn's 5 s, a client sending on a connection the server had just closed
 # got "connection closed without response" (the likely cause of what locust saw on requests 2-5 s apart).
 log "starting uvicorn on port ${PORT:-8000} with ${WORKERS:-2} workers"
-exec uvicorn --factory app.main:create_app --host 0.0.0.0 --port "${PORT:-8000}" \
+exec uvicorn --factory app.main:create_app --http app.http.protocol:EnvelopeH11Protocol --host 0.0.0.0 --port "${PORT:-8000}" \
     --workers "${WORKERS:-2}" --no-access-log --timeout-keep-alive "${KEEPALIVE_SECONDS:-75}"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from app.http.protocol import HTTP_PROTOCOL
 from bench.common import ROOT, SECRET
 from bench.procstat import Group
 from tests.cluster import RedisCluster, start_redis_cluster
@@ -138,7 +139,17 @@ def served(
                 environment |= {"LLM_BASE_URL": f"http://127.0.0.1:{llm_port}/v1", "LLM_MODEL": "fake"}
             environment |= env
             proc = subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app", "--app-dir", str(ROOT)]
+                [
+                    sys.executable,
+                    "-m",
+                    "uvicorn",
+                    "--factory",
+                    "app.main:create_app",
+                    "--http",
+                    HTTP_PROTOCOL,
+                    "--app-dir",
+                    str(ROOT),
+                ]
                 + ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers), "--no-access-log"],
                 env=environment,
                 cwd=workdir,

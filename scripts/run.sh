@@ -74,5 +74,5 @@ export OUTBOX_WORKER=false
 writer_pid=$!
 trap 'kill "$writer_pid" 2>/dev/null || true' EXIT INT TERM
 # keep-alive longer than clients reuse idle connections (entrypoint.sh says why)
-.venv/bin/uvicorn --factory app.main:create_app --host "${HOST:-0.0.0.0}" --port "$port" \
+.venv/bin/uvicorn --factory app.main:create_app --http app.http.protocol:EnvelopeH11Protocol --host "${HOST:-0.0.0.0}" --port "$port" \
     --workers "${WORKERS:-2}" --no-access-log --timeout-keep-alive "${KEEPALIVE_SECONDS:-75}"

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.http.protocol import HTTP_PROTOCOL
 from tests.conftest import TEST_SECRET, drop_collections
 from tests.services import ServerProcess, free_port
 
@@ -39,7 +40,7 @@ def serve(
     }
     log = (tmp_path / "uvicorn.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
+        [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app", "--http", HTTP_PROTOCOL]
         + ["--app-dir", str(Path(__file__).resolve().parents[1])]
         + ["--host", "127.0.0.1", "--port", str(port), "--workers", "2"],
         env=env,

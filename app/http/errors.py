@@ -38,6 +38,7 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
         "invalid_json": 400,
         "cors_refused": 400,
         "invalid_header": 400,
+        "invalid_request": 400,  # answered by the HTTP protocol itself (app/http/protocol.py)
         "missing_token": 401,
         "invalid_token": 401,
         "token_expired": 401,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -214,3 +215,27 @@ def test_writer_process_drains_the_outbox_and_stops_cleanly(
             proc.kill()
         log.close()
         drop_collections(chroma_server.url, prefix)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-ID: abc\ndef\r\n\r\n",  # a bare LF inside a header
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+        b"GET /v1/memory/alice/list HTT\r\n\r\n",
+    ],
+)
+def test_a_request_that_is_not_http_gets_the_json_envelope(served: str, raw: bytes) -> None:
+    """Issue 39: uvicorn answered these in plain text ("Invalid HTTP request received.")."""
+    host, port = served.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(raw)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer
+    assert b"content-type: application/json" in head.lower()
+    envelope = json.loads(body)
+    assert envelope["error"] == "invalid_request"
+    assert "HTTP/1.1" in envelope["detail"]

@@ -117,3 +117,9 @@ class EntityNotFound(MemoryError_):
 class MergeRefused(MemoryError_):
     """Relation memory: a merge of two entities that cannot be one (another kind, the same entity, an
     alias instead of the entity it stands for). The message says why, in English and Chinese."""
+
+
+class MergeConflict(MemoryError_):
+    """Relation memory: a merge the merges in force contradict: the two entities are one already (it
+    would close a cycle), or one of them was merged into another entity (split that merge first). The
+    message says which merge, in English and Chinese."""

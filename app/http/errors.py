@@ -49,6 +49,7 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
         "session_busy": 409,
         "version_mismatch": 412,
         "memory_busy": 409,
+        "merge_conflict": 409,
         "payload_too_large": 413,
         "precondition_required": 428,
         "validation_error": 422,
@@ -106,6 +107,14 @@ class ValidationFailed(ServiceError):
 
     status_code = 422
     code = "validation_error"
+
+
+class Conflict(ServiceError):
+    """409: the request contradicts the state it would change (a merge of entities the merges in force
+    already made one, or merged away)."""
+
+    status_code = 409
+    code = "merge_conflict"
 
 
 class InvalidHeader(ServiceError):

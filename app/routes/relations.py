@@ -12,7 +12,7 @@ from fastapi import APIRouter, Path, Query
 
 from app.http.body import StrictJSONRoute
 from app.http.deps import ActingUser, AuditDep, MemoryDep
-from app.http.errors import NotFound, ValidationFailed
+from app.http.errors import Conflict, NotFound, ValidationFailed
 from app.http.ids import Id, MergeId
 from app.http.relation_schemas import (
     EntityDetail,
@@ -23,7 +23,7 @@ from app.http.relation_schemas import (
     MergeRequest,
     ProfileOut,
 )
-from memory.errors import EntityNotFound, MergeRefused
+from memory.errors import EntityNotFound, MergeConflict, MergeRefused
 from memory.relations.graph import search
 from memory.relations.profile import Profile
 
@@ -63,7 +63,9 @@ async def merge_entities(
     """Make `source` one with `target` (say "Mel" and "Melanie" are one person): the source's names,
     memories and relations are the target's, for what was written before and what is written after.
     Both must be entities exactly as the entity list names them (an alias is refused with the entity it
-    stands for); they must be of one kind. Undone by `DELETE .../entities/merges/{merge_id}`."""
+    stands for); they must be of one kind. 409 when a merge in force already made them one (this one
+    would close a cycle) or merged one of them away: checked and written atomically, so of two merges
+    racing one holds. Undone by `DELETE .../entities/merges/{merge_id}`."""
     if memory.relations is None:
         raise NotFound(_OFF)
     try:
@@ -74,6 +76,8 @@ async def merge_entities(
         raise NotFound(str(exc)) from exc
     except MergeRefused as exc:
         raise ValidationFailed(str(exc)) from exc
+    except MergeConflict as exc:
+        raise Conflict(str(exc)) from exc
     # the merge's id only: entity ids carry names, and the audit stream outlives an erase
     await audit.record("merge", user_id, 1, {"merge_id": merge.id})
     return MergeOut.of(merge)

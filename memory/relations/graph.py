@@ -140,14 +140,18 @@ class Graph:
             elif general in self.alias:
                 for s in specific:
                     self.alias.setdefault(s, self.alias[general])
-        merged: set[str] = set()
+        self.merged_by: dict[str, Merge] = {}  # source -> the merge in force that made it an alias
+        self.void: list[Merge] = []  # merges without effect, oldest first
         for merge in self.merges:  # said by the user or an admin: above what the rules guessed
-            # two merges racing past the route's checks (A into B, B into A; A into B and into C): the
+            # the store refuses a merge that would close a cycle or merge an entity twice (atomically,
+            # issue 39); such pairs are still in data an older version let race (A into B and B into
+            # A; A into B and into C), or a memory taught later that the target is the source: the
             # first one holds, the other is left without effect rather than making a cycle
-            if merge.source in merged or self.resolve(merge.target) == merge.source:
+            if merge.source in self.merged_by or self.resolve(merge.target) == merge.source:
+                self.void.append(merge)
                 continue
             self.alias[merge.source] = merge.target
-            merged.add(merge.source)
+            self.merged_by[merge.source] = merge
         self._nicknames(r.entities for _, r in ordered)
         self.nodes: dict[str, Node] = {}
         self.by_memory: dict[str, set[str]] = {}
@@ -192,6 +196,19 @@ class Graph:
             }
             if len(fuller) == 1:
                 self.alias[pid] = fuller.pop()
+
+    def undone_by_split(self, merge_id: str) -> list[str]:
+        """The merges a split of `merge_id` deletes: that one, and every merge without effect that
+        would take effect without it (B into A once A into B is split): a split undoes exactly its
+        merge and brings none to life. Just `[merge_id]` unless merges without effect are stored."""
+        drop = [merge_id]
+        while self.void:
+            after = Graph(self.records, (m for m in self.merges if m.id not in drop))
+            woken = [m.id for m in self.void if m.id not in drop and after.merged_by.get(m.source) == m]
+            if not woken:
+                break
+            drop += woken
+        return drop
 
     def resolve(self, entity_id: str) -> str:
         seen = {entity_id}

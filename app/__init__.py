@@ -4,3 +4,5 @@
 root; `http` is the plumbing every route shares; `routes` one module per resource; `clients` the
 outside services (upstream LLM); `cli` the command-line entry points.
 """
+
+__version__ = "0.1.0"  # the one place the version is written: pyproject.toml, the API and MCP read it here

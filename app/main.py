@@ -6,6 +6,7 @@ import httpx
 from fastapi import FastAPI
 from starlette.routing import Route
 
+from app import __version__
 from app.http.cors import CorsMiddleware
 from app.http.errors import ErrorBodyResponses, install_error_handlers
 from app.http.middleware import RequestContextMiddleware
@@ -32,7 +33,7 @@ def create_app(
     mcp = McpEndpoint()
     app = FastAPI(
         title="mnemo",
-        version="0.1.0",
+        version=__version__,
         summary="Memory service for chatbots",
         lifespan=mcp.lifespan(make_lifespan(settings, embedder, llm_transport)),
         responses=ErrorBodyResponses,

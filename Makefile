@@ -52,6 +52,9 @@ deploy-clean: ## remove the images test-deploy made (label org.mnemo.deploy-suit
 test-unit: install-dev ## only the fast unit tests
 	.venv/bin/pytest tests/unit
 
+test-fast: lint ## lint + unit + integration + MCP against real Redis/Chroma: no Docker, no browser, no cluster pass
+	.venv/bin/pytest tests/unit tests/integration tests/mcp
+
 format: install-dev ## apply ruff's fixes and formatting
 	.venv/bin/ruff check --fix .
 	.venv/bin/ruff format .
@@ -59,4 +62,4 @@ format: install-dev ## apply ruff's fixes and formatting
 bench: install-dev ## search latency at 10k memories across 100 users
 	.venv/bin/python bench/search_latency.py
 
-.PHONY: help run stop install-dev lint test test-deploy deploy-suite deploy-clean test-unit format bench
+.PHONY: help run stop install-dev lint test test-deploy deploy-suite deploy-clean test-unit test-fast format bench

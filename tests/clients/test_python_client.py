@@ -252,6 +252,56 @@ class TestAsyncClient:
             assert "chroma" in (await client.erase(user)).deleted
 
 
+PROFILE = [
+    {"role": "user", "content": "我是一名小学老师，住在杭州", "id": "p-1"},
+    {"role": "user", "content": "I'm preparing for IELTS this summer", "id": "p-2"},
+    {"role": "user", "content": "我是老师，正在备考雅思，目标7分", "id": "p-3"},
+    {"role": "user", "content": "I love hiking with my dog on weekends", "id": "p-4"},
+]
+
+
+class TestRelevanceAndTags:
+    """Every hit carries its calibrated `relevance`; search takes `min_relevance` and `tags`, list takes
+    `tags` (zh and en forms are one tag), `tier` and `archive_tier`."""
+
+    def test_sync(self, mnemo: Mnemo, user: str) -> None:
+        with MnemoClient(mnemo.url, mnemo.token(user)) as client:
+            ids = {m.source_message_ids[0]: m.id for m in client.ingest(user, "s1", PROFILE).memories}
+            for query in ("我在备考什么考试？", "which exam am I preparing for?"):
+                everything = client.search(user, query, top_k=10, min_relevance=0).hits
+                assert len(everything) == 4  # 0: every candidate, however unrelated
+                assert all(0 <= h.relevance <= 1 for h in everything)
+                assert max(h.relevance for h in everything) > min(h.relevance for h in everything)
+                floor = everything[0].relevance  # the best hit's: at least it passes
+                relevant = client.search(user, query, top_k=10, min_relevance=floor / 2).hits
+                assert relevant
+                assert all(h.relevance >= floor / 2 for h in relevant)
+                assert client.search(user, query, top_k=10, min_relevance=0.99).hits == ()
+                tagged = client.search(user, query, min_relevance=0, tags=["#职业_教师", "#goal_ielts"])
+                assert [h.memory.id for h in tagged.hits] == [ids["p-3"]]
+            assert {m.id for m in client.list_memories(user, tags=["#occupation_teacher"]).items} == {
+                ids["p-1"],
+                ids["p-3"],
+            }
+            both = client.list_memories(user, tags=["#职业_教师", "#goal_ielts"])
+            assert [m.id for m in both.items] == [ids["p-3"]]
+            assert client.list_memories(user, archive_tier="cold").total == 0
+            assert client.list_memories(user, archive_tier="hot").total == 4
+            with pytest.raises(TypeError):
+                client.search(user, "x", tags="#职业_教师")  # type: ignore[arg-type]
+
+    async def test_async(self, mnemo: Mnemo, user: str) -> None:
+        async with AsyncMnemoClient(mnemo.url, mnemo.token(user)) as client:
+            stored = await client.ingest(user, "s1", PROFILE)
+            ids = {m.source_message_ids[0]: m.id for m in stored.memories}
+            hits = (await client.search(user, "雅思 IELTS", top_k=10, min_relevance=0)).hits
+            assert all(0 <= h.relevance <= 1 for h in hits)
+            tagged = await client.search(user, "teacher 老师", min_relevance=0, tags=["#goal_ielts"])
+            assert {h.memory.id for h in tagged.hits} == {ids["p-2"], ids["p-3"]}
+            listed = await client.list_memories(user, tags=["#目标_备考雅思"], archive_tier="hot")
+            assert {m.id for m in listed.items} == {ids["p-2"], ids["p-3"]}
+
+
 class RefuseFirst(httpx.BaseTransport):
     """The first attempt is answered as mnemo answers a Redis outage (503, Retry-After); every later one
     goes to the real server. Records each attempt's Idempotency-Key."""

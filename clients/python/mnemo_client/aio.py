@@ -95,7 +95,13 @@ class AsyncMnemoClient:
         until: Timestamp | None = None,
         explain: bool = False,
         time_zone: str | None = None,
+        min_relevance: float | None = None,
+        tags: Sequence[str] | None = None,
     ) -> SearchResult:
+        """The user's memories best matching `query`, best first; each hit's `relevance` (0 .. 1,
+        calibrated, comparable across searches) says how likely it is about the query. Hits below
+        `min_relevance` (default: the server's SEARCH_MIN_RELEVANCE) are left out; `tags` (profile tags,
+        `#职业_教师`) keeps only memories stating every one."""
         call = calls.search(
             user_id,
             query,
@@ -107,6 +113,8 @@ class AsyncMnemoClient:
             until=until,
             explain=explain,
             time_zone=time_zone,
+            min_relevance=min_relevance,
+            tags=tags,
         )
         return SearchResult.from_json(await self._json(call))
 
@@ -123,7 +131,11 @@ class AsyncMnemoClient:
         since: Timestamp | None = None,
         until: Timestamp | None = None,
         current_only: bool = False,
+        tier: Literal["fact", "episodic"] | None = None,
+        archive_tier: Literal["hot", "warm", "cold"] | None = None,
+        tags: Sequence[str] | None = None,
     ) -> MemoryPage:
+        """A page of memories, filtered by every criterion given; `tags` (profile tags) must all hold."""
         call = calls.list_memories(
             user_id,
             limit=limit,
@@ -135,6 +147,9 @@ class AsyncMnemoClient:
             since=since,
             until=until,
             current_only=current_only,
+            tier=tier,
+            archive_tier=archive_tier,
+            tags=tags,
         )
         return MemoryPage.from_json(await self._json(call))
 

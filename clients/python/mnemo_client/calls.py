@@ -43,7 +43,7 @@ class ChatMessage(TypedDict, total=False):
 class Call:
     method: Literal["GET", "POST", "PATCH", "DELETE"]
     path: str
-    params: Mapping[str, str | int | float | bool] | None = None
+    params: Mapping[str, str | int | float | bool | Sequence[str]] | None = None
     body: Any = None
     idempotency_key: str | None = None
     session_header: str | None = None
@@ -89,6 +89,8 @@ def search(
     until: Timestamp | None,
     explain: bool,
     time_zone: str | None = None,
+    min_relevance: float | None = None,
+    tags: Sequence[str] | None = None,
 ) -> Call:
     for sid in (session_id, exclude_session_id):
         if sid is not None:
@@ -100,8 +102,19 @@ def search(
         since=since,
         until=until,
         time_zone=time_zone,
+        min_relevance=min_relevance,
+        tags=_tags(tags),
     )
     return Call("POST", _memory(user_id, "search"), body=body)
+
+
+def _tags(tags: Sequence[str] | None) -> list[str] | None:
+    """Profile tags (`#职业_教师`, `#goal_ielts`) as a list; a lone string is refused, not split."""
+    if tags is None:
+        return None
+    if isinstance(tags, str):
+        raise TypeError("tags must be a list of tags, e.g. ['#职业_教师'], not one string")
+    return list(tags) or None
 
 
 def list_memories(
@@ -116,11 +129,15 @@ def list_memories(
     since: Timestamp | None,
     until: Timestamp | None,
     current_only: bool,
+    tier: Literal["fact", "episodic"] | None = None,
+    archive_tier: Literal["hot", "warm", "cold"] | None = None,
+    tags: Sequence[str] | None = None,
 ) -> Call:
     if session_id is not None:
         check_id(session_id, "session_id")
     params: dict[str, Any] = {"limit": limit, "offset": offset, "sort": sort}
     params |= _given(topic=topic, session_id=session_id, source=source, since=since, until=until)
+    params |= _given(tier=tier, archive_tier=archive_tier, tags=_tags(tags))
     if current_only:
         params["current_only"] = "true"
     return Call("GET", _memory(user_id, "list"), params=params)

@@ -86,7 +86,11 @@ class Memory:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
+    """`relevance`: how likely the memory is about the query, 0 .. 1, calibrated and comparable across
+    searches (pick or show memories by it); `score` only orders the hits of one search."""
+
     memory: Memory
+    relevance: float
     score: float
     similarity: float
     explain: Json | None = None
@@ -95,6 +99,7 @@ class SearchHit:
     def from_json(cls, data: Json) -> SearchHit:
         return cls(
             memory=Memory.from_json(data),
+            relevance=float(_get(data, "relevance", (int, float), "search hit")),
             score=float(_get(data, "score", (int, float), "search hit")),
             similarity=float(_get(data, "similarity", (int, float), "search hit")),
             explain=_opt(data, "explain", Mapping, "search hit"),

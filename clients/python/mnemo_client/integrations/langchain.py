@@ -122,6 +122,7 @@ def _documents(result: SearchResult) -> list[Document]:
             page_content=h.memory.content,
             metadata={
                 "id": h.memory.id,
+                "relevance": h.relevance,
                 "score": h.score,
                 "similarity": h.similarity,
                 "created_at": h.memory.created_at,

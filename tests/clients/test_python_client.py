@@ -19,6 +19,7 @@ from mnemo_client import (
     IngestResult,
     InvalidId,
     Memory,
+    Message,
     MnemoClient,
     NotFound,
     RateLimited,
@@ -252,7 +253,7 @@ class TestAsyncClient:
             assert "chroma" in (await client.erase(user)).deleted
 
 
-PROFILE = [
+PROFILE: list[Message] = [
     {"role": "user", "content": "我是一名小学老师，住在杭州", "id": "p-1"},
     {"role": "user", "content": "I'm preparing for IELTS this summer", "id": "p-2"},
     {"role": "user", "content": "我是老师，正在备考雅思，目标7分", "id": "p-3"},
@@ -288,7 +289,7 @@ class TestRelevanceAndTags:
             assert client.list_memories(user, archive_tier="cold").total == 0
             assert client.list_memories(user, archive_tier="hot").total == 4
             with pytest.raises(TypeError):
-                client.search(user, "x", tags="#职业_教师")  # type: ignore[arg-type]
+                client.search(user, "x", tags="#职业_教师")  # a str is a Sequence[str]: refused at run time
 
     async def test_async(self, mnemo: Mnemo, user: str) -> None:
         async with AsyncMnemoClient(mnemo.url, mnemo.token(user)) as client:

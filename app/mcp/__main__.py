@@ -11,17 +11,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
-import anyio
 import httpx
-from mcp.server.mcpserver import Context
 
 from app.mcp.api import MnemoApi, token_problem, token_subject
-from app.mcp.tools import build_server
 from monitoring.logging import configure_logging
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+
+DEFAULT_URL = "http://127.0.0.1:8000"
 
 
 async def serve(url: str, token: str) -> None:
+    # the MCP SDK only once the arguments are read: `--help` and a missing token answer at once
+    from app.mcp.tools import build_server
+
     async with httpx.AsyncClient(base_url=url.rstrip("/"), timeout=httpx.Timeout(60, connect=5)) as client:
         api = MnemoApi(client, token, token_subject(token))
 
@@ -35,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app.mcp", description=__doc__.splitlines()[0])
     parser.add_argument("--token", default=os.environ.get("MNEMO_TOKEN"), help="a mnemo JWT (or MNEMO_TOKEN)")
     parser.add_argument(
-        "--url", default=os.environ.get("MNEMO_URL", "http://127.0.0.1:8000"), help="mnemo's base URL"
+        "--url",
+        default=os.environ.get("MNEMO_URL", DEFAULT_URL),
+        help="mnemo's base URL, where it serves its HTTP API (or MNEMO_URL; default: %(default)s)",
     )
     parser.add_argument("--log-level", default="WARNING")
     args = parser.parse_args(argv)
@@ -45,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     if (problem := token_problem(token_subject(args.token))) is not None:
         # said on stderr and by every tool call: a desktop client shows a tool's error, seldom our stderr
         sys.stderr.write(problem + "\n")
+    import anyio
+
     anyio.run(serve, args.url, args.token)
     return 0
 

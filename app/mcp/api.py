@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import jwt
 
-from app.http.ids import ID_RULE, is_valid_id, path_segment
+from app.mcp.rules import ID_RULE, is_valid_id, path_segment
 
 
 class ApiError(Exception):
@@ -86,7 +86,13 @@ class MnemoApi:
         try:
             response = await self.client.request(method, path, json=body, params=query, headers=headers)
         except httpx.HTTPError as exc:
-            raise ApiError(503, "mnemo_unreachable", f"mnemo did not answer: {type(exc).__name__}") from exc
+            where = str(self.client.base_url).rstrip("/")
+            raise ApiError(
+                503,
+                "mnemo_unreachable",
+                f"mnemo at {where} did not answer ({type(exc).__name__}): is it running there? "
+                f"(mnemo 在 {where} 没有响应)",
+            ) from exc
         if not response.is_success:  # 3xx included: this client never follows a redirect
             try:
                 envelope = response.json()

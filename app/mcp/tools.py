@@ -11,11 +11,16 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
-from app.http.ids import ID_RULE, TAGS_MAX
-from app.http.schemas import FORGET_LOWEST_RELEVANCE, FORGET_MIN_SIMILARITY
 from app.mcp.api import ApiError, MnemoApi, token_problem
-from memory.relations.profile import TAG_RULE
-from memory.service import FORGET_CAP, FORGET_MIN_RELEVANCE
+from app.mcp.rules import (
+    FORGET_CAP,
+    FORGET_LOWEST_RELEVANCE,
+    FORGET_MIN_RELEVANCE,
+    FORGET_MIN_SIMILARITY,
+    ID_RULE,
+    TAG_RULE,
+    TAGS_MAX,
+)
 
 ApiOf = Callable[[Context], MnemoApi]
 T = TypeVar("T")

@@ -81,6 +81,10 @@ export interface SearchOptions {
   explain?: boolean;
   /** The user's IANA time zone ("Asia/Shanghai"): their "昨天", "last Friday" and "3月" are read in it. */
   timeZone?: string;
+  /** Leave out hits whose `relevance` is below this, 0 .. 1 (default: the server's SEARCH_MIN_RELEVANCE). */
+  minRelevance?: number;
+  /** Profile tags ("#职业_教师", "#goal_ielts"): only memories stating every one. */
+  tags?: string[];
 }
 
 export interface ListOptions {
@@ -93,6 +97,10 @@ export interface ListOptions {
   since?: Timestamp;
   until?: Timestamp;
   currentOnly?: boolean;
+  tier?: "fact" | "episodic";
+  archiveTier?: "hot" | "warm" | "cold";
+  /** Profile tags ("#职业_教师", "#goal_ielts"): only memories stating every one. */
+  tags?: string[];
 }
 
 export interface ForgetCriteria {
@@ -121,7 +129,8 @@ interface Call {
   method: "GET" | "POST" | "PATCH" | "DELETE";
   ifMatch?: string;
   path: string;
-  query?: Record<string, string>;
+  /** A list value is sent as the parameter repeated (`tags=a&tags=b`). */
+  query?: Record<string, string | string[]>;
   body?: Json;
   idempotencyKey?: string | undefined;
   stream?: boolean;
@@ -141,6 +150,21 @@ function given(values: Record<string, unknown>): Json {
     if (v !== undefined) out[k] = v instanceof Date ? stamp(v) : v;
   }
   return out;
+}
+
+/** Profile tags as a list; a lone string is refused, not split into characters. */
+function tagList(tags: string[] | undefined): string[] | undefined {
+  if (tags === undefined) return undefined;
+  if (!Array.isArray(tags)) throw new TypeError('tags must be a list of tags, e.g. ["#职业_教师"]');
+  return tags.length > 0 ? [...tags] : undefined;
+}
+
+function queryString(query: Record<string, string | string[]>): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    for (const one of Array.isArray(v) ? v : [v]) params.append(k, one);
+  }
+  return params.toString();
 }
 
 function randomKey(): string {
@@ -256,13 +280,15 @@ export class MnemoClient {
       since: options.since,
       until: options.until,
       time_zone: options.timeZone,
+      min_relevance: options.minRelevance,
+      tags: tagList(options.tags),
     });
     return checkSearch(await this.json({ method: "POST", path: memory(userId, "search"), body }));
   }
 
   async listMemories(userId: string, options: ListOptions = {}): Promise<MemoryPage> {
     if (options.sessionId !== undefined) checkId(options.sessionId, "sessionId");
-    const query: Record<string, string> = {
+    const query: Record<string, string | string[]> = {
       limit: String(options.limit ?? 20),
       offset: String(options.offset ?? 0),
       sort: options.sort ?? "recent",
@@ -273,9 +299,13 @@ export class MnemoClient {
       source: options.source,
       since: options.since,
       until: options.until,
+      tier: options.tier,
+      archive_tier: options.archiveTier,
     });
     for (const [k, v] of Object.entries(filters)) query[k] = String(v);
     if (options.currentOnly) query["current_only"] = "true";
+    const tags = tagList(options.tags);
+    if (tags !== undefined) query["tags"] = tags;
     return checkPage(await this.json({ method: "GET", path: memory(userId, "list"), query }));
   }
 
@@ -395,7 +425,7 @@ export class MnemoClient {
   private async send(call: Call): Promise<Response> {
     const key = call.method === "POST" ? (call.idempotencyKey ?? randomKey()) : undefined;
     let url = this.baseUrl + call.path;
-    if (call.query) url += "?" + new URLSearchParams(call.query).toString();
+    if (call.query) url += "?" + queryString(call.query);
     for (let attempt = 0; ; attempt++) {
       const token = typeof this.token === "function" ? await this.token() : this.token;
       const headers: Record<string, string> = {

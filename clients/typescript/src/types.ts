@@ -49,6 +49,10 @@ export interface HistoryEvent {
 }
 
 export interface SearchHit extends Memory {
+  /** How likely the memory is about the query, 0 .. 1: calibrated and comparable across searches
+   * (pick or show memories by it). */
+  relevance: number;
+  /** Orders the hits of this one search, nothing more. */
   score: number;
   similarity: number;
   explain?: Json | null;
@@ -169,6 +173,7 @@ export function checkIngest(data: unknown): IngestResult {
 export function checkSearch(data: unknown): SearchResult {
   for (const hit of need(data, "results", "array", "search answer") as unknown[]) {
     checkMemory(hit, "search hit");
+    need(hit, "relevance", "number", "search hit");
     need(hit, "score", "number", "search hit");
     need(hit, "similarity", "number", "search hit");
   }

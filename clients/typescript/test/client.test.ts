@@ -244,3 +244,29 @@ describe("sessions and chat", () => {
     assert.equal(two.id, one.id);
   });
 });
+
+describe("relevance and tags", () => {
+  test("every hit has its relevance; search takes minRelevance and tags, list takes tags and tiers", async () => {
+    const stored = await client.ingest(user, "tags", [
+      { role: "user", content: "我是一名小学老师，住在杭州", id: "p-1" },
+      { role: "user", content: "I'm preparing for IELTS this summer", id: "p-2" },
+      { role: "user", content: "我是老师，正在备考雅思，目标7分", id: "p-3" },
+      { role: "user", content: "I love hiking with my dog on weekends", id: "p-4" },
+    ]);
+    const id = (source: string): string => stored.memories.find((m) => m.source_message_ids[0] === source)!.id;
+    for (const query of ["我在备考什么考试？", "which exam am I preparing for?"]) {
+      const all = (await client.search(user, query, { topK: 10, minRelevance: 0, sessionId: "tags" })).results;
+      assert.equal(all.length, 4);
+      for (const hit of all) assert.ok(hit.relevance >= 0 && hit.relevance <= 1, String(hit.relevance));
+      const none = await client.search(user, query, { topK: 10, minRelevance: 0.99, sessionId: "tags" });
+      assert.deepEqual(none.results, []);
+      const tagged = await client.search(user, query, { minRelevance: 0, tags: ["#职业_教师", "#goal_ielts"] });
+      assert.deepEqual(tagged.results.map((h) => h.id), [id("p-3")]);
+    }
+    const teachers = await client.listMemories(user, { tags: ["#occupation_teacher"], sessionId: "tags" });
+    assert.deepEqual(new Set(teachers.items.map((m) => m.id)), new Set([id("p-1"), id("p-3")]));
+    const both = await client.listMemories(user, { tags: ["#职业_教师", "#目标_备考雅思"], archiveTier: "hot" });
+    assert.deepEqual(both.items.map((m) => m.id), [id("p-3")]);
+    assert.equal((await client.listMemories(user, { archiveTier: "cold", sessionId: "tags" })).total, 0);
+  });
+});

@@ -41,7 +41,16 @@ from memory.models import (
     SortOrder,
 )
 from memory.outbox.stream import Outbox, OutboxEntry
-from memory.recall.relevance import RelevanceModel, forget_query, matched_channels, relevance_of
+from memory.recall.bilingual import cc_cedict
+from memory.recall.relevance import (
+    Lexicon,
+    RelevanceModel,
+    forget_query,
+    forget_terms,
+    matched_channels,
+    relevance_of,
+    said_by,
+)
 from memory.recall.retrieval import HybridRetriever
 from memory.recall.validity import current_again
 from memory.relations.store import RelationStore
@@ -538,6 +547,8 @@ class MemoryService:
         # keywords are otherwise its only channel, and one channel never forgets
         unbridged = [h.memory for h in hits if h.evidence is not None and h.evidence.bridge is None]
         bridged = await self._retriever.bridge_cosine(text, unbridged) if self._retriever is not None else {}
+        lexicon = await self._lexicon()
+        terms = forget_terms(query, lexicon)
         out: dict[str, ForgetMatch] = {}
         for h in hits:
             if h.evidence is None:
@@ -546,11 +557,24 @@ class MemoryService:
             if evidence.bridge is None and h.memory.id in bridged:
                 evidence = replace(evidence, bridge=bridged[h.memory.id])
             channels = matched_channels(evidence)
-            if len(channels) >= 2:
+            stated = {key.split(":", 1)[0] for key, _ in h.memory.facts}
+            # the memory must say what the query names, not only be of its kind (issue 39); saying it
+            # in the other language is the keyword channel across languages
+            said = said_by(terms, h.memory.content, stated, lexicon)
+            if said.translated > 0:
+                channels["lexicon"] = round(said.translated, 4)
+            if len(channels) >= 2 and said.all:
                 out[h.memory.id] = ForgetMatch(
                     h.memory.id, relevance=h.relevance, channels=channels, words=h.evidence.words
                 )
         return out
+
+    async def _lexicon(self) -> Lexicon:
+        """The bilingual lexicon forget reads the query's words with: the retriever's, else loaded once
+        (a deployment with the keyword channel's lexicon off still forgets by the words)."""
+        if self._retriever is not None and self._retriever.lexicon is not None:
+            return self._retriever.lexicon
+        return await asyncio.to_thread(cc_cedict)
 
     async def _remove(self, user_id: str, memories: Sequence[Memory], actor: Actor = SYSTEM) -> None:
         """Delete from the store and from everything derived from it or about to write it: tombstones

@@ -25,16 +25,24 @@ docs/benchmarks.md.
 
 `matched_channels` is what forget by meaning adds on top: a memory is only forgotten when at least two
 channels agree (MiniLM, keywords, the bridge, and the attribute rules of facts that change), so no
-single channel, and never the bridge alone across languages, can select it.
+single channel, and never the bridge alone across languages, can select it. And `said_by` (issue 39):
+the memory's own text must say every content word of the query, in either language, so a memory of
+the same kind that says something else ("我对海鲜过敏" for "我对花生过敏") is never selected.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
 import math
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from memory.models import Evidence
+from memory.recall.keyword_index import UNIGRAM, _stem, tokenize, words_of
+from memory.text.lexicons import ATTRIBUTE_QUESTIONS
 
 Coefficients = tuple[float, ...]
 
@@ -150,3 +158,368 @@ def forget_query(query: str) -> str:
     nothing else would be left."""
     stripped = " ".join(_FORGET_WORDS.sub(" ", query).split())
     return stripped if stripped.strip("，。,.!！?？ ") else query
+
+
+# Forget by meaning selects a memory only when the memory itself says what the query names (issue 39):
+# every content word of the query must be in it, in its own words or in the other language (the
+# bilingual lexicon's translations, either way round), and an attribute question ("where do I live",
+# "我对什么过敏", "favourite") is said by a memory stating that attribute. Two memories of one category
+# ("I'm allergic to peanuts" / "I'm allergic to shellfish", "我最喜欢的足球队…" / "我最喜欢的编程语言…")
+# share their frame and differ by the word that tells them apart: the channels that read the frame
+# (the attribute rules, MiniLM, the bridge) score both alike, and only that word decides.
+
+
+class Lexicon(Protocol):
+    """What forget reads of the bilingual lexicon (memory/recall/bilingual.py, BilingualLexicon)."""
+
+    def words_of(self, text: str) -> list[str]: ...
+
+    def english(self, word: str) -> list[str]: ...
+
+    def chinese(self, stem: str) -> list[str]: ...
+
+    def names_in(self, text: str) -> list[str]: ...
+
+
+# one way of writing a word: the keyword tokens that together say it (an English stem; the CJK
+# bigrams of a Chinese word, or the `u:` character of a word of one)
+Spelling = frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetTerm:
+    """A content word of a forget query: `forms`, the ways its own language writes it (any one says
+    it: "works" for "work", 住 or 家 for 住在哪里); `translations`, the ways the other language does;
+    `attribute`, the attribute question it is part of, which a memory stating that attribute says."""
+
+    word: str
+    forms: tuple[Spelling, ...]
+    translations: tuple[Spelling, ...] = ()
+    attribute: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """How much of a forget query's content a memory says: the words it does not (`missing`), the
+    share of them it says only in the other language (`translated`), and the person it is about when
+    that is someone the query does not name (`someone_else`: "My daughter takes piano lessons" for
+    "forget that I take piano lessons")."""
+
+    missing: tuple[str, ...]
+    translated: float = 0.0
+    someone_else: str | None = None
+
+    @property
+    def all(self) -> bool:
+        return not self.missing and self.someone_else is None
+
+
+# the people a memory may be about rather than the user: one it starts with ("My sister Maria works…",
+# "我女儿周六上钢琴课", "我的中文老师姓王") is its subject, and a query about the user's own life does not name
+# them ("forget that I work as a lawyer"); a query naming them names them or the name said with them
+# ("where does Tom live" for "My brother Tom lives in Vancouver")
+PEOPLE_EN = (
+    "father|dad|mother|mom|mum|parents?|husband|wife|partner|boyfriend|girlfriend|fianc[eé]e?|sons?|"
+    "daughters?|kids?|child|children|baby|sisters?|brothers?|siblings?|grand(?:ma|pa|mother|father|son|"
+    "daughter)s?|aunt|uncle|cousin|niece|nephew|friends?|boss|manager|colleagues?|co-?workers?|"
+    "neighbou?rs?|roommates?|flatmates?|teacher|doctor|in-laws"
+)
+PEOPLE_ZH = (
+    "爸爸|妈妈|父亲|母亲|老爸|老妈|爸妈|父母|老公|老婆|丈夫|妻子|爱人|男朋友|女朋友|男友|女友|对象|未婚夫|未婚妻|"
+    "儿子|女儿|孩子|宝宝|姐姐|妹妹|哥哥|弟弟|姐妹|兄弟|爷爷|奶奶|外公|外婆|姥姥|姥爷|叔叔|阿姨|舅舅|姑姑|表哥|表姐|"
+    "表弟|表妹|堂哥|堂姐|侄子|侄女|朋友|闺蜜|老板|领导|经理|上司|同事|邻居|室友|老师|同学|婆婆|公公|岳父|岳母|爸|妈"
+)
+_ABOUT_RE = re.compile(
+    rf"^\W*(?:(?:my|our)\s+(?:[\w-]+\s+){{0,2}}?(?P<en>{PEOPLE_EN})\b(?:,?\s+(?P<name>(?-i:[A-Z][\w'’-]+)))?|"
+    rf"(?:我们家的?|我家的?|我的|我们的|我)?[^和跟与同给帮对]{{0,2}}?(?P<zh>{PEOPLE_ZH}))",
+    re.IGNORECASE,
+)
+
+
+# words that name no particular thing, so that a memory need not hold them: "forget the fact that…",
+# "how much coffee", "what I usually drink", "删除我…的记录", "这件事", "我平时…", and 喜欢 as English's
+# stop word "like"
+GENERIC_EN = frozenset(
+    {
+        "thing",
+        "things",
+        "stuff",
+        "fact",
+        "facts",
+        "info",
+        "information",
+        "detail",
+        "details",
+        "record",
+        "records",
+        "memory",
+        "memories",
+        "everything",
+        "anything",
+        "something",
+        "mention",
+        "mentioned",
+        "talk",
+        "talked",
+        "remember",
+        "note",
+        "notes",
+        "please",
+        "ever",
+        "much",
+        "many",
+        "often",
+        "usually",
+        "always",
+        "sometimes",
+        "currently",
+        "recently",
+        "lately",
+        "normally",
+        "generally",
+        "nowadays",
+        "want",
+    }
+)
+GENERIC_ZH = frozenset(
+    {
+        "事",
+        "事情",
+        "东西",
+        "记录",
+        "信息",
+        "内容",
+        "资料",
+        "情况",
+        "相关",
+        "有关",
+        "一切",
+        "所有",
+        "全部",
+        "记忆",
+        "说过",
+        "提到",
+        "提过",
+        "告诉",
+        "这些",
+        "那些",
+        "件",
+        "个",
+        "条",
+        "次",
+        "喜欢",
+        "一般",
+        "平时",
+        "平常",
+        "平日",
+        "现在",
+        "目前",
+        "当时",
+        "那时",
+    }
+)
+# a Chinese word counts unless the word list tags it a function word (adverb, preposition,
+# conjunction, particle, pronoun, classifier, numeral, interjection, onomatopoeia, locality: 之前,
+# 最近), or, for one character, a verb or an adjective (对, 最, 要, 去, 喝 say nothing of what to
+# forget; 猫, 车, 书 do)
+_FUNCTION_TAGS = ("d", "p", "c", "u", "r", "y", "e", "o", "q", "m", "f")
+_ONE_CHARACTER_SKIP = ("v", "a")
+_LATIN_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+_CJK_TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_PREFIX_MIN = 5  # "allerg" (allergic) and "allergi" (allergy): stems sharing their first 5+ letters
+# every place an attribute question starts, overlapping ones too (家在哪 and 哪个城市 of 我家在哪个城市)
+_ATTRIBUTE_STARTS = {key: re.compile(f"(?=({p.pattern}))", p.flags) for key, p in ATTRIBUTE_QUESTIONS.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _word_tags() -> dict[str, str]:
+    """Part-of-speech tags of Chinese words, from the word list in the `jieba` package (MIT; its
+    dict.txt, "word count tag" per line), read as data like memory/recall/bilingual.py reads its counts."""
+    path = importlib.resources.files("jieba") / "dict.txt"
+    tags: dict[str, str] = {}
+    with path.open("r", encoding="utf-8") as lines:
+        for line in lines:
+            parts = line.split()
+            if len(parts) >= 3:
+                tags[parts[0]] = parts[2]
+    return tags
+
+
+def _is_content_zh(word: str) -> bool:
+    if word in GENERIC_ZH:
+        return False
+    tag = _word_tags().get(word, "n")  # a word the list lacks (a name, a rare word) says something
+    if tag.startswith(_FUNCTION_TAGS):
+        return False
+    return len(word) > 1 or not tag.startswith(_ONE_CHARACTER_SKIP)
+
+
+def _attribute_spans(text: str) -> list[tuple[int, int, str]]:
+    """Where `text` asks about an attribute (ATTRIBUTE_QUESTIONS), a match inside an English word
+    (\\ballerg of "allergic") widened to the whole word; spans of one attribute that overlap are one."""
+    spans: list[tuple[int, int, str]] = []
+    for key, starts in _ATTRIBUTE_STARTS.items():
+        for m in starts.finditer(text):
+            start, end = m.start(1), m.end(1)
+            while start > 0 and text[start - 1].isascii() and text[start - 1].isalnum():
+                start -= 1
+            while end < len(text) and text[end].isascii() and text[end].isalnum():
+                end += 1
+            if spans and spans[-1][2] == key and start < spans[-1][1]:
+                start, end = spans[-1][0], max(end, spans[-1][1])
+                spans.pop()
+            spans.append((start, end, key))
+    return spans
+
+
+def _cjk_spelling(word: str) -> Spelling:
+    """The keyword tokens a Chinese word is written with: its bigrams (after the canonical folding:
+    猫 -> 猫咪), or its one character."""
+    tokens = tokenize(word)
+    bigrams = frozenset(t for t in tokens if not t.startswith(UNIGRAM))
+    return bigrams or frozenset(t for t in tokens if t.startswith(UNIGRAM))
+
+
+def _english_spellings(word: str, lexicon: Lexicon) -> tuple[tuple[Spelling, ...], tuple[Spelling, ...]]:
+    """An English word's ways of being written ("work": its canonical stem job, or work itself) and its
+    Chinese translations (names too: Lisbon -> 里斯本); none for a stop word, numbers untranslated."""
+    stems = tokenize(word)
+    if not stems:
+        return (), ()
+    forms = {stems[0], _stem(word.lower().replace("’", "'").split("'")[0])}
+    across = [] if stems[0].isdigit() else [z for s in sorted(forms) for z in lexicon.chinese(s)]
+    across += lexicon.names_in(word)
+    translations = tuple(dict.fromkeys(s for s in map(_cjk_spelling, across) if s))
+    return tuple(frozenset({f}) for f in sorted(forms)), translations
+
+
+def forget_terms(query: str, lexicon: Lexicon) -> tuple[ForgetTerm, ...]:
+    """The content words of a forget query (its command words taken out, `forget_query`): English words
+    that are no stop or generic word, numbers, and the Chinese dictionary words that are no function or
+    generic word, each with its spellings, translations and the attribute question it is part of; and
+    an attribute question none of whose words is a content word (住在哪里, "where do I live") as a term
+    of its own, written by any of its words."""
+    text = forget_query(query)
+    spans = _attribute_spans(text)
+    # (start, end, word, is content, forms, translations)
+    words: list[tuple[int, int, str, bool, tuple[Spelling, ...], tuple[Spelling, ...]]] = []
+    for m in _LATIN_RE.finditer(text):
+        word = m.group(0)
+        forms, translations = _english_spellings(word, lexicon)
+        if forms:  # a stop word has none
+            content = word.lower() not in GENERIC_EN and not any(f & GENERIC_EN for f in forms)
+            words.append((m.start(), m.end(), word, content, forms, translations))
+    at = 0
+    for word in lexicon.words_of(text):
+        found = text.find(word, at)
+        start = found if found >= 0 else at
+        at = start + len(word)
+        spelling = _cjk_spelling(word)
+        if spelling:
+            english = tuple(frozenset({s}) for s in lexicon.english(word))
+            words.append((start, start + len(word), word, _is_content_zh(word), (spelling,), english))
+    terms: list[ForgetTerm] = []
+    for start, end, word, content, forms, translations in words:
+        if content:
+            key = next((k for a, b, k in spans if start < b and a < end), None)
+            terms.append(ForgetTerm(word, forms, translations, key))
+    for a, b, key in spans:
+        inside = [w for w in words if w[0] < b and a < w[1]]
+        if not any(w[3] for w in inside):
+            forms = tuple(f for w in inside for f in w[4])
+            translations = tuple(t for w in inside for t in w[5])
+            terms.append(ForgetTerm(text[a:b], forms, translations, key))
+    return tuple(dict.fromkeys(terms))
+
+
+def said_by(terms: Sequence[ForgetTerm], content: str, attributes: Collection[str], lexicon: Lexicon) -> Said:
+    """How much of a forget query's content words `terms` a memory of this content says, in its own
+    words or the other language's, or, for the words of an attribute question, by stating the
+    attribute (`attributes`: the keys of the facts the memory states). A query of no content word
+    names nothing to forget: everything is missing."""
+    if not terms:
+        return Said(("",))
+    missing: list[str] = []
+    translated = 0
+    memory = _Written(content, lexicon)
+    for term in terms:
+        said = _says(term, memory, attributes)
+        if said is None:
+            missing.append(term.word)
+        translated += said == "translated"
+    about = _ABOUT_RE.match(content)
+    person = (about.group("en") or about.group("zh")) if about is not None else None
+    if about is not None and person is not None:  # about them: the query must name them too
+        named = [_Written(w, lexicon) for w in (person, about.group("name")) if w]  # "brother" or "Tom"
+        if not any(_says(term, n, ()) for term in terms for n in named):
+            return Said(tuple(missing), translated / len(terms), person)
+    return Said(tuple(missing), translated / len(terms))
+
+
+def _says(term: ForgetTerm, memory: _Written, attributes: Collection[str]) -> str | None:
+    """How `memory` says `term`: "own" (its words, or stating the attribute asked), "translated" (in
+    the other language), or None."""
+    if term.attribute is not None and term.attribute in attributes:
+        return "own"
+    if any(memory.says(s) for s in term.forms):
+        return "own"
+    if any(memory.says(s) for s in term.translations) or any(memory.says_across(s) for s in term.forms):
+        return "translated"
+    return None
+
+
+class _Written:
+    """A memory's words, as forget reads them: its keyword tokens, its dictionary words (for a word of
+    one character: 车 of 我的车, not of 火车) and, when asked, its words in the other language."""
+
+    def __init__(self, content: str, lexicon: Lexicon) -> None:
+        self.content = content
+        self.lexicon = lexicon
+        self.tokens = words_of(content)
+        self.latin = frozenset(
+            t for t in self.tokens if not t.startswith(UNIGRAM) and not _CJK_TOKEN_RE.match(t)
+        )
+        self._segments: list[str] | None = None
+        self._english: frozenset[str] | None = None
+        self._chinese: frozenset[str] | None = None
+
+    @property
+    def segments(self) -> list[str]:
+        if self._segments is None:
+            self._segments = self.lexicon.words_of(self.content)
+        return self._segments
+
+    def says(self, spelling: Spelling) -> bool:
+        if not spelling:
+            return False
+        if all(t.startswith(UNIGRAM) for t in spelling):
+            return all(t.removeprefix(UNIGRAM) in self.segments for t in spelling)
+        if any(_CJK_TOKEN_RE.match(t) for t in spelling):
+            return spelling <= self.tokens
+        return all(_stem_held(t, self.latin) for t in spelling)
+
+    def says_across(self, spelling: Spelling) -> bool:
+        """Whether the memory's words in the other language say it: the English of its Chinese words
+        for an English stem ("programming": 编程), the Chinese of its English words for a Chinese word."""
+        if self._english is None or self._chinese is None:
+            self._english = frozenset(s for w in self.segments for s in self.lexicon.english(w))
+            self._chinese = frozenset(
+                t for s in self.latin for z in self.lexicon.chinese(s) for t in _cjk_spelling(z)
+            )
+        if any(_CJK_TOKEN_RE.match(t) for t in spelling):
+            return bool(spelling) and spelling <= self._chinese
+        return bool(spelling) and all(_stem_held(t, self._english) for t in spelling)
+
+
+def _stem_held(stem: str, have: Collection[str]) -> bool:
+    """Whether `have` holds this English stem, or one sharing its first letters with it (allerg of
+    "allergic", allergi of "allergy"); numbers only as they are."""
+    if stem in have:
+        return True
+    if len(stem) < _PREFIX_MIN or stem.isdigit():
+        return False
+    head = stem[:_PREFIX_MIN]
+    return any(
+        len(h) >= _PREFIX_MIN and h[:_PREFIX_MIN] == head and (h.startswith(stem) or stem.startswith(h))
+        for h in have
+    )

@@ -4,6 +4,7 @@ and whose `data.error` is mnemo's error code (`forbidden`, `validation_error`, `
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -13,7 +14,6 @@ from pydantic import BaseModel, Field
 
 from app.mcp.api import ApiError, MnemoApi, token_problem
 from app.mcp.rules import (
-    FORGET_CAP,
     FORGET_LOWEST_RELEVANCE,
     FORGET_MIN_RELEVANCE,
     FORGET_MIN_SIMILARITY,
@@ -30,7 +30,8 @@ INSTRUCTIONS = """mnemo is the user's long-term memory. Call `recall` before ans
 depend on what the user said before (where they live, their preferences, their projects), and
 `remember` when they tell you something worth keeping. Both work in Chinese and English:
 recall("我住在哪个城市？") finds "I live in Hangzhou" and the other way round when the words overlap.
-Use `forget` with dry_run first, and show the user what would go before forgetting for good."""
+`forget` previews first: show the user what it lists, and forget for good only when they agree, with the
+count and the confirmation code that preview gave."""
 
 UserId = Annotated[
     str | None,
@@ -81,6 +82,13 @@ def _brief(m: dict[str, Any]) -> dict[str, Any]:
         if extra in m:
             out[extra] = m[extra]
     return out
+
+
+def forget_confirmation(user_id: str, ids: list[str]) -> str:
+    """The code a forget preview shows and its delete must name: a digest of whose memories and which
+    (sorted) ids. Not a secret: an agent has it only from a preview, so it cannot delete unseen."""
+    digest = hashlib.sha256("\n".join([user_id, *sorted(ids)]).encode()).hexdigest()
+    return digest[:16]
 
 
 def build_server(api_of: ApiOf) -> MCPServer:
@@ -199,11 +207,15 @@ def build_server(api_of: ApiOf) -> MCPServer:
 
     @server.tool(
         description="Forget every memory matching all the given criteria (query by meaning, topic, "
-        "session_id, before/after). By query, a memory goes only when its relevance reaches min_relevance "
-        f"(default {FORGET_MIN_RELEVANCE}) and two channels agree; each previewed memory says why. dry_run is "
-        "true by default: it only lists what would go (show it to the user); call again with dry_run=false "
-        f"and expected_count = the count shown to forget for good (needed above {FORGET_CAP}). "
-        'Examples: query="我住在哪里", dry_run=true; session_id="s1", dry_run=false, expected_count=3.'
+        "session_id, before/after). It always previews first: a call lists what would go (count, ids, "
+        "each memory's content and why it matched) and deletes nothing, with a `confirmation` code. Show "
+        "that list to the user; only when they agree, call again with the same criteria, dry_run=false, "
+        "expected_count = the count shown and confirmation = the code shown. Without them, or when what "
+        "matches has changed since, nothing is deleted and the new preview comes back. By query, a "
+        f"memory goes only when it says the query's words (or their translation) and its relevance "
+        f"reaches min_relevance (default {FORGET_MIN_RELEVANCE}). "
+        'Examples: query="我对花生过敏"; then query="我对花生过敏", dry_run=false, expected_count=1, '
+        'confirmation="…"; session_id="s1".'
     )
     async def forget(
         ctx: Context,
@@ -216,12 +228,18 @@ def build_server(api_of: ApiOf) -> MCPServer:
         session_id: str | None = None,
         before: str | None = None,
         after: str | None = None,
-        dry_run: bool = True,
-        expected_count: Annotated[int | None, Field(ge=0)] = None,
+        dry_run: Annotated[
+            bool, Field(description="false: delete, with expected_count and confirmation from the preview")
+        ] = True,
+        expected_count: Annotated[int | None, Field(ge=0, description="the count the preview showed")] = None,
+        confirmation: Annotated[
+            str | None, Field(max_length=64, description="the confirmation code the preview showed")
+        ] = None,
         user_id: UserId = None,
     ) -> dict[str, Any]:
         api = api_of(ctx)
-        body: dict[str, Any] = {"dry_run": dry_run}
+        user = subject(api, user_id)
+        criteria: dict[str, Any] = {}
         for key, value in (
             ("query", query),
             ("min_relevance", min_relevance),
@@ -230,15 +248,38 @@ def build_server(api_of: ApiOf) -> MCPServer:
             ("session_id", session_id),
             ("before", before),
             ("after", after),
-            ("expected_count", expected_count),
         ):
             if value is not None:
-                body[key] = value
-        out = await _call(api.forget(subject(api, user_id), body))
-        result: dict[str, Any] = {"count": out["count"], "ids": out["ids"], "dry_run": out["dry_run"]}
-        if out.get("memories") is not None:
-            result["memories"] = [_brief(m) for m in out["memories"]]
-        return result
+                criteria[key] = value
+        # the preview first, always: a delete goes ahead only for the very memories a preview showed
+        shown = await _call(api.forget(user, {**criteria, "dry_run": True}))
+        ids: list[str] = shown["ids"]
+        code = forget_confirmation(user, ids)
+        confirmed = expected_count == len(ids) and confirmation == code
+        if dry_run or not ids or not confirmed:
+            preview: dict[str, Any] = {
+                "count": len(ids),
+                "ids": ids,
+                "dry_run": True,
+                "memories": [_brief(m) for m in shown.get("memories") or []],
+                "confirmation": code,
+            }
+            if not dry_run and ids:
+                why = (
+                    "a delete needs the count and the confirmation code of a preview"
+                    if confirmation is None or expected_count is None
+                    else "expected_count or confirmation differs from this preview (what matches may have "
+                    "changed since)"
+                )
+                preview["note"] = (
+                    f"nothing was forgotten: {why}. Show these {len(ids)} memories to the user, and if "
+                    "they agree call forget again with the same criteria, dry_run=false, "
+                    f'expected_count={len(ids)}, confirmation="{code}"'
+                )
+            return preview
+        # the service deletes only while the count is still the one previewed (else a 422 error)
+        out = await _call(api.forget(user, {**criteria, "dry_run": False, "expected_count": len(ids)}))
+        return {"count": out["count"], "ids": out["ids"], "dry_run": False}
 
     @server.tool(
         description="Delete one memory by id (final: it cannot be restored). Example: memory_id from a "

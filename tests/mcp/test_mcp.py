@@ -127,20 +127,86 @@ class TestStreamableHttp:
         assert "bees" in en["results"][0]["content"]
         assert listed["total"] == 2
 
-    async def test_forget_dry_run_lists_and_keeps_then_forgets(self, served: str) -> None:
+    async def test_forget_previews_then_forgets_with_the_count_and_code_it_showed(self, served: str) -> None:
         user = f"u{uuid.uuid4().hex[:8]}"
         async with http_client(served, token(user)) as client:
             await call(client, "remember", content="我的车牌号是浙A12345", session_id="cars")
             await call(client, "remember", content="I like green tea", session_id="drinks")
-            preview = await call(client, "forget", session_id="cars")  # dry run by default
+            preview = await call(client, "forget", session_id="cars")  # a preview by default
             assert preview["dry_run"] is True
             assert preview["count"] == 1
             assert "浙A" in preview["memories"][0]["content"]
+            assert preview["ids"] == [preview["memories"][0]["id"]]
+            code = preview["confirmation"]
             assert (await call(client, "list_memories"))["total"] == 2  # nothing went
-            done = await call(client, "forget", session_id="cars", dry_run=False)
-            assert done["count"] == 1
+            done = await call(
+                client, "forget", session_id="cars", dry_run=False, expected_count=1, confirmation=code
+            )
+            assert done == {"count": 1, "ids": preview["ids"], "dry_run": False}
             left = await call(client, "list_memories")
         assert [m["content"] for m in left["items"]] == ["I like green tea"]
+
+    @pytest.mark.parametrize(
+        "confirm",
+        [
+            {},  # before (issue 39): dry_run=false alone deleted up to 10 memories, never shown
+            {"expected_count": 1},  # a count alone: an agent could guess it
+            {"expected_count": 2, "with_code": True},
+            {"expected_count": 1, "confirmation": "0123456789abcdef"},  # a code of no preview
+        ],
+        ids=["nothing", "count-only", "wrong-count", "wrong-code"],
+    )
+    async def test_forget_deletes_nothing_without_the_previews_count_and_code(
+        self, served: str, confirm: dict[str, Any]
+    ) -> None:
+        user = f"u{uuid.uuid4().hex[:8]}"
+        async with http_client(served, token(user)) as client:
+            await call(client, "remember", content="我对花生过敏", session_id="health")
+            await call(client, "remember", content="I'm allergic to shellfish", session_id="health-en")
+            shown = await call(client, "forget", query="我对花生过敏")
+            args = {k: v for k, v in confirm.items() if k != "with_code"}
+            if confirm.get("with_code"):
+                args["confirmation"] = shown["confirmation"]
+            out = await call(client, "forget", query="我对花生过敏", dry_run=False, **args)
+            assert out["dry_run"] is True
+            assert out["count"] == 1  # the peanut allergy alone, never the shellfish one
+            assert out["ids"] == shown["ids"]
+            assert out["confirmation"] == shown["confirmation"]
+            assert [m["content"] for m in out["memories"]] == ["我对花生过敏"]
+            assert "nothing was forgotten" in out["note"]
+            assert f'confirmation="{shown["confirmation"]}"' in out["note"]
+            assert (await call(client, "list_memories"))["total"] == 2
+
+    async def test_forget_refuses_a_preview_that_no_longer_holds(self, served: str) -> None:
+        """The code names the very memories shown: one more matching since deletes nothing."""
+        user = f"u{uuid.uuid4().hex[:8]}"
+        async with http_client(served, token(user)) as client:
+            await call(client, "remember", content="My favourite football team is Arsenal", session_id="fav")
+            shown = await call(client, "forget", session_id="fav")
+            await call(client, "remember", content="I'm allergic to shellfish", session_id="fav")
+            out = await call(
+                client,
+                "forget",
+                session_id="fav",
+                dry_run=False,
+                expected_count=shown["count"],
+                confirmation=shown["confirmation"],
+            )
+            assert out["dry_run"] is True
+            assert out["count"] == 2
+            assert out["confirmation"] != shown["confirmation"]
+            assert "differs from this preview" in out["note"]
+            assert (await call(client, "list_memories"))["total"] == 2
+            done = await call(
+                client,
+                "forget",
+                session_id="fav",
+                dry_run=False,
+                expected_count=2,
+                confirmation=out["confirmation"],
+            )
+            assert done["count"] == 2
+            assert (await call(client, "list_memories"))["total"] == 0
 
     async def test_delete_memory_then_unknown_is_an_mcp_error_with_mnemo_code(self, served: str) -> None:
         user = f"u{uuid.uuid4().hex[:8]}"

@@ -12,6 +12,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
+from app import __version__
 from app.mcp.api import ApiError, MnemoApi, token_problem
 from app.mcp.rules import (
     FORGET_LOWEST_RELEVANCE,
@@ -94,7 +95,7 @@ def forget_confirmation(user_id: str, ids: list[str]) -> str:
 def build_server(api_of: ApiOf) -> MCPServer:
     """The tools and resources; `api_of` gives the API client of the call's caller (per HTTP request,
     or the one stdio client)."""
-    server: MCPServer = MCPServer("mnemo", instructions=INSTRUCTIONS, version="0.1.0")
+    server: MCPServer = MCPServer("mnemo", instructions=INSTRUCTIONS, version=__version__)
 
     def subject(api: MnemoApi, user_id: str | None) -> str:
         # only an absent user_id means "the token's user": an empty or malformed one is refused by the

@@ -20,7 +20,7 @@ import orjson
 
 from memory.relations.extract import ME, Entity, Extraction, extract
 from memory.relations.lexicon import EXCLUSIVE, NICKNAMES
-from memory.relations.profile import Attribute, Profile, build_profile, tagged
+from memory.relations.profile import LEGACY_CONFIDENCE, Attribute, Profile, build_profile, tagged
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,11 @@ class Record:
                 "e": [[e.id, e.kind, e.name] for e in self.entities],
                 "r": [list(r) for r in self.relations],
                 "a": [list(a) for a in self.aliases],
-                **({"p": [[a.category, a.key, a.value] for a in self.attrs]} if self.attrs else {}),
+                **(
+                    {"p": [[a.category, a.key, a.value, a.confidence] for a in self.attrs]}
+                    if self.attrs
+                    else {}
+                ),
             },
             ensure_ascii=False,
             separators=(",", ":"),
@@ -68,7 +72,11 @@ class Record:
             tuple(Entity(i, k, n) for i, k, n in d["e"]),
             tuple((s, r, o, w) for s, r, o, w in d["r"]),
             tuple((a, b) for a, b in d["a"]),
-            tuple(Attribute(c, k, v) for c, k, v in d.get("p", ())),
+            # an attribute of a record written before confidences has none: LEGACY_CONFIDENCE
+            tuple(
+                Attribute(a[0], a[1], a[2], float(a[3]) if len(a) > 3 else LEGACY_CONFIDENCE)
+                for a in d.get("p", ())
+            ),
         )
 
 

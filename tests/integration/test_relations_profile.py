@@ -126,6 +126,83 @@ class TestChatPrompt:
             assert "教师" not in profile
 
 
+# Issue 40: one seeded user's prompt said "工作单位：一家设计院…设备：Pixel、ThinkPad、白色", a book title's
+# "one hundred" was a preference, and British, Hundred, One, Pixel, Siemens, Solitude, Years,
+# Philharmonic, Lake, West, Oslo, Alibaba and Reykjavik were persons, X1 a document.
+SEEDED = [
+    {"role": "user", "content": "我是一名护士，住在杭州", "id": "s-1", "timestamp": "2026-01-05T09:00:00Z"},
+    {"role": "user", "content": "我老公是建筑师，在一家设计院上班", "id": "s-2", "timestamp": "2026-01-06T09:00:00Z"},
+    {"role": "user", "content": "我的新车是白色的，周末刚提的车", "id": "s-3", "timestamp": "2026-01-07T09:00:00Z"},
+    {"role": "user", "content": "My favourite book is One Hundred Years of Solitude", "id": "s-4", "timestamp": "2026-01-08T09:00:00Z"},
+    {"role": "user", "content": "I use a Pixel 8 for work and a ThinkPad X1 Carbon at home", "id": "s-5", "timestamp": "2026-01-09T09:00:00Z"},
+    {"role": "user", "content": "We saw the Berlin Philharmonic, then walked around West Lake", "id": "s-6", "timestamp": "2026-01-10T09:00:00Z"},
+    {"role": "user", "content": "My brother works at Siemens and flew to Reykjavik and Oslo for the British Museum's tour", "id": "s-7", "timestamp": "2026-01-11T09:00:00Z"},
+    {"role": "user", "content": "Alibaba is hiring again, my friend says", "id": "s-8", "timestamp": "2026-01-12T09:00:00Z"},
+]  # fmt: skip
+
+
+class TestOnlyTrue:
+    @pytest.mark.parametrize(
+        ("question", "label", "true", "false"),
+        [
+            (
+                "我适合换什么工作？",
+                "[用户资料]",
+                ("职业：护士", "居住地：杭州", "家人：老公", "设备：Pixel、ThinkPad"),
+                ("设计院", "白色", "百年", "孤独", "one hundred"),
+            ),
+            (
+                "What should I do this weekend?",
+                "[user profile]",
+                ("occupation: nurse", "home: hangzhou", "family: husband", "device: pixel, thinkpad"),
+                ("设计院", "白色", "one hundred", "solitude", "siemens"),
+            ),
+        ],
+    )
+    async def test_the_seeded_users_prompt_profile_holds_only_what_is_true(
+        self,
+        settings: Settings,
+        embedder: Embedder,
+        auth: AuthHeaders,
+        question: str,
+        label: str,
+        true: tuple[str, ...],
+        false: tuple[str, ...],
+    ) -> None:
+        upstream = FakeUpstream()
+        async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, _):
+            await ingest(client, auth, "alice", SEEDED)
+            resp = await client.post(
+                "/v1/chat/completions",
+                json={
+                    "model": "mnemo",
+                    "messages": [{"role": "user", "content": question}],
+                    "session_id": "B",
+                },
+                headers=auth("alice"),
+            )
+            assert resp.status_code == 200, resp.text
+            system = upstream.chat_requests()[-1]["messages"][0]["content"]
+            assert f"{label}\n" in system, system
+            block = system.split(f"{label}\n")[1].split("\n")[0]
+            for needle in true:
+                assert needle in block, block
+            for needle in false:
+                assert needle.lower() not in block.lower(), block
+            people = await client.get(
+                "/v1/memory/alice/entities", params={"kind": "person", "limit": 100}, headers=auth("alice")
+            )
+            assert people.status_code == 200, people.text
+            names = {e["name"] for e in people.json()["items"]}
+            for word in ("British", "Hundred", "One", "Pixel", "Siemens", "Solitude", "Years", "Philharmonic",
+                         "Lake", "West", "Oslo", "Alibaba", "Reykjavik"):  # fmt: skip
+                assert not any(word in n.split() for n in names), names
+            documents = await client.get(
+                "/v1/memory/alice/entities", params={"prefix": "doc:"}, headers=auth("alice")
+            )
+            assert "doc:x1" not in {e["id"] for e in documents.json()["items"]}
+
+
 class TestTags:
     async def test_list_filters_on_every_tag_given_in_either_language(
         self, client: httpx.AsyncClient, auth: AuthHeaders

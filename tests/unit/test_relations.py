@@ -236,3 +236,125 @@ class TestGraph:
         assert Record.loads(rec.dumps()) == rec
         assert "Anna" in rec.dumps()
         assert "沙丘" in rec.dumps()
+
+
+class TestWhoIsAPerson:
+    """Issue 40: capitalised words of titles, places, organisations and products were listed as persons
+    (British, Hundred, One, Pixel, Siemens, Solitude, Years, Philharmonic, Lake, West, Oslo, Alibaba,
+    Reykjavik) and a laptop's model as a document (X1)."""
+
+    @pytest.mark.parametrize(
+        ("text", "not_people"),
+        [
+            ("My favourite book is One Hundred Years of Solitude", {"One", "Hundred", "Years", "Solitude"}),
+            ("We went to see the Berlin Philharmonic on Friday", {"Philharmonic"}),
+            ("We walked around West Lake after dinner", {"West", "Lake"}),
+            ("I flew to Reykjavik and then on to Oslo", {"Reykjavik", "Oslo"}),
+            ("We love the British Museum", {"British", "Museum"}),
+            ("My husband works at Siemens", {"Siemens"}),
+            ("Alibaba is hiring again, according to the news", {"Alibaba"}),
+            ("I use a Pixel 8 for work and a ThinkPad X1 Carbon at home", {"Pixel", "Carbon"}),
+            ("我们去了雷克雅未克和奥斯陆，Oslo比Reykjavik暖和", {"Oslo", "Reykjavik"}),
+            ("我上班用ThinkPad X1，手机是Pixel", {"Pixel", "ThinkPad"}),
+        ],
+    )
+    def test_titles_places_organisations_and_products_are_no_one(
+        self, text: str, not_people: set[str]
+    ) -> None:
+        people = {e.name for e in extract(text, said_at=MARCH).entities if e.id.startswith("person:")}
+        for name in not_people:
+            assert not any(name in p for p in people), (name, people)
+
+    @pytest.mark.parametrize(
+        ("text", "kind", "entity"),
+        [
+            ("I flew to Reykjavik and then on to Oslo", "place", "place:oslo"),
+            ("我们去了雷克雅未克和奥斯陆", "place", "place:reykjavik"),
+            ("Alibaba is hiring again", "org", "org:alibaba"),
+            ("We went to see the Berlin Philharmonic", "place", "place:berlin"),
+            ("We walked around West Lake after dinner", "place", "place:west-lake"),
+            ("I use a Pixel 8 for work", "product", "product:pixel-8"),
+        ],
+    )
+    def test_they_are_what_they_name(self, text: str, kind: str, entity: str) -> None:
+        found = {e.id: e.kind for e in extract(text, said_at=MARCH).entities}
+        assert found.get(entity) == kind, found
+
+    @pytest.mark.parametrize(
+        ("text", "person"),
+        [
+            ("Anna loves hiking", "Anna"),
+            ("Last night I watched Pixel Perfect with Jane", "Jane"),
+            ("Northwind's founder? No, Priyanka told me about it", "Priyanka"),
+            ("Emma's husband is a chef in Paris", "Emma"),
+            ("My friend Kenji works at Toyota", "Kenji"),
+            ("王芳是护士，在协和医院上班", "王芳"),
+            ("我朋友小李在阿里巴巴上班", "小李"),
+            ("小张说他在华为上班", "小张"),
+        ],
+    )
+    def test_people_are_still_people(self, text: str, person: str) -> None:
+        assert person_id(person) in ids(extract(text, said_at=MARCH))
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "I use a ThinkPad X1 Carbon at home",
+            "我上班用ThinkPad X1",
+            "I just got a Galaxy S24",
+            "vivo X100 的拍照很好",
+        ],
+    )
+    def test_a_model_code_is_no_document(self, text: str) -> None:
+        assert not any(e.id.startswith("doc:") for e in extract(text, said_at=MARCH).entities)
+
+    @pytest.mark.parametrize(
+        ("text", "doc"),
+        [
+            ("工单 A123 还没处理", "doc:a123"),
+            ("Ticket X12 is still open", "doc:x12"),
+            ("合同 HT-3300 签了", "doc:ht-3300"),
+        ],
+    )
+    def test_a_short_id_with_a_document_word_still_is_one(self, text: str, doc: str) -> None:
+        assert doc in ids(extract(text, said_at=MARCH))
+
+
+class TestWhoseFactItIs:
+    """Issue 40: "我老公…在一家设计院上班" made the design institute the user's employer; a fact said of
+    someone else is that person's relation."""
+
+    @pytest.mark.parametrize(
+        ("text", "holder", "relation"),
+        [
+            ("我老公是建筑师，在一家设计院上班", "kin:husband", "works_at"),
+            ("My husband works at Siemens", "kin:husband", "works_at"),
+            ("我妹妹住在伦敦", "kin:younger_sister", "lives_in"),
+            ("My sister lives in Oslo", "kin:sister", "lives_in"),
+            ("Anna lives in Lisbon now", "person:anna", "lives_in"),
+        ],
+    )
+    def test_another_persons_work_and_home_are_theirs(self, text: str, holder: str, relation: str) -> None:
+        x = extract(text, said_at=MARCH)
+        assert any(r.subject == holder and r.relation == relation for r in x.relations), x.relations
+        assert not any(r.subject == ME and r.relation == relation for r in x.relations), x.relations
+
+    @pytest.mark.parametrize(
+        ("text", "relation", "entity"),
+        [
+            ("我是建筑师，在一家设计院上班", "works_at", "org:" + slug("一家设计院")),
+            ("I live in Toronto and work at Shopify", "works_at", "org:shopify"),
+            ("I live in Oslo with my wife", "lives_in", "place:oslo"),
+            ("我在上海定居好几年了", "lives_in", "place:shanghai"),
+        ],
+    )
+    def test_the_users_own_are_the_users(self, text: str, relation: str, entity: str) -> None:
+        assert (ME, relation, entity) in rels(extract(text, said_at=MARCH))
+
+    @pytest.mark.parametrize(
+        ("text", "role"),
+        [("她老公在腾讯工作", "kin:husband"), ("王先生在银行工作", "kin:husband"), ("我没有姐姐", "kin:elder_sister"),
+         ("朋友的妈妈是医生", "kin:mother"), ("My sister-in-law lives in Paris", "kin:sister")],
+    )  # fmt: skip
+    def test_someone_elses_relative_is_no_family_of_the_users(self, text: str, role: str) -> None:
+        assert role not in ids(extract(text, said_at=MARCH))

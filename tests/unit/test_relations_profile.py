@@ -7,7 +7,15 @@ import pytest
 
 from memory.relations.extract import extract
 from memory.relations.graph import Graph, Merge, Record
-from memory.relations.profile import Attribute, attributes_of, parse_tag, tags_of
+from memory.relations.profile import (
+    LEGACY_CONFIDENCE,
+    PROFILE_MIN_CONFIDENCE,
+    Attribute,
+    attributes_of,
+    parse_tag,
+    tags_of,
+)
+from memory.relations.speech import statements
 
 DAY = 86_400.0
 T0 = 1_770_000_000.0
@@ -189,3 +197,204 @@ def test_a_value_keeps_the_case_it_was_said_in() -> None:
     assert {(a.key, a.value) for a in said} == {("iphone", "iPhone"), ("macbook", "MacBook")}
     zh = attributes_of("我在备考IELTS", extract("我在备考IELTS", said_at=T0))
     assert [(a.key, a.value) for a in zh] == [("ielts", "IELTS")]
+
+
+# --- issue 40: a profile that is only true ------------------------------------------------------------
+# One seeded user's messages (the issue's report): the prompt's profile block said "工作单位：一家设计院…
+# 设备：Pixel、ThinkPad、白色" and a book title's "one hundred" was a preference.
+SEEDED = [
+    "我是一名护士，住在杭州。",
+    "我老公是建筑师，在一家设计院上班。",
+    "我的新车是白色的。",
+    "My favourite book is One Hundred Years of Solitude.",
+    "I use a Pixel 8 for work and a ThinkPad X1 Carbon at home.",
+    "We went to see the Berlin Philharmonic, then walked around West Lake.",
+]
+
+
+def said(text: str) -> dict[tuple[str, str], Attribute]:
+    return {(a.category, a.key): a for a in attributes_of(text, extract(text, said_at=T0)) if a.key}
+
+
+class TestOnlyTrue:
+    def test_the_husbands_employer_is_not_the_users(self) -> None:
+        got = said("我老公是建筑师，在一家设计院上班。")
+        assert not any(c in ("employer", "occupation") for c, _ in got), got
+        assert ("family", "husband") in got
+        mine = said("我是建筑师，在一家设计院上班。")  # the same said of the user is the user's
+        assert ("occupation", "architect") in mine
+        assert any(c == "employer" and "设计院" in a.value for (c, _), a in mine.items())
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "我的新车是白色的。",
+            "My new car is white.",
+            "My car is a grey Volvo.",
+            "我的车是一辆灰色的沃尔沃。",
+        ],
+    )
+    def test_a_cars_colour_is_no_device(self, text: str) -> None:
+        assert not any(c == "device" for c, _ in said(text))
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "My favourite book is One Hundred Years of Solitude.",
+            "我最喜欢的书是《百年孤独》。",
+            "My favourite colour is green.",
+            "我最喜欢的颜色是蓝色。",
+            "My lucky number is seven.",
+            "我的幸运数字是8。",
+            "我最爱的电影是《霸王别姬》。",
+        ],
+    )
+    def test_titles_colours_and_numbers_are_no_preference(self, text: str) -> None:
+        assert not any(c == "preference" for c, _ in said(text)), said(text)
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [("My favourite sport is tennis.", "tennis"), ("我最喜欢的运动是游泳。", "swimming")],
+    )
+    def test_a_favourite_of_the_lexicon_still_is_one(self, text: str, expected: str) -> None:
+        assert ("preference", expected) in said(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "If I were a doctor I'd work fewer nights.",
+            "要是我住在北京就好了。",
+            "I wish I had a dog.",
+            "如果我是医生，我会更忙。",
+            "I don't have a dog.",
+            "I have no cats.",
+            "我不喜欢咖啡。",
+            "我不住在北京。",
+            "Do you like cats?",
+            "我住哪？",
+            "Am I a good programmer?",
+            "我是不是应该学日语？",
+            'He said, "I live in Oslo."',
+            "小张说“我在华为上班”。",
+            "Ben thinks I work at Google.",
+            "我妈说我应该去当老师。",
+            "I used to live in Beijing.",
+            "我在北京住过三年。",
+        ],
+    )
+    def test_hypotheticals_negations_questions_and_reported_speech_say_nothing(self, text: str) -> None:
+        got = {k for k in said(text) if k[0] != "family"}
+        assert got == set(), got
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ("I'm not a teacher, I'm a tutor.", ("occupation", "teacher")),
+            ("I don't eat meat.", ("diet", "no_meat")),
+            ("我不吃肉。", ("diet", "no_meat")),
+            ("我不喜欢跑步，但很喜欢游泳。", ("preference", "swimming")),
+            ("我以前住在北京，现在住在杭州。", ("home", "hangzhou")),
+            ("I prefer tea to coffee.", ("preference", "tea")),
+        ],
+    )
+    def test_what_a_negation_leaves_stated_is_still_said(self, text: str, expected: tuple[str, str]) -> None:
+        got = said(text)
+        assert expected in got, got
+        assert ("preference", "coffee") not in got
+        assert ("home", "beijing") not in got
+
+    def test_the_seeded_users_prompt_line_holds_only_what_is_true(self) -> None:
+        graph = Graph({f"m{i}": record(text, T0 + i) for i, text in enumerate(SEEDED)})
+        zh = graph.profile().compact(zh=True)
+        en = graph.profile().compact(zh=False)
+        for false in ("设计院", "白色", "one", "hundred", "孤独", "Philharmonic", "West"):
+            assert false.lower() not in zh.lower(), zh
+            assert false.lower() not in en.lower(), en
+        assert zh == "职业：护士；居住地：杭州；家人：老公；设备：Pixel、ThinkPad"
+        assert en == "occupation: nurse; home: hangzhou; family: husband; device: pixel, thinkpad"
+
+
+class TestConfidence:
+    def test_each_attribute_has_a_confidence_and_a_hedge_lowers_it(self) -> None:
+        sure = said("I'm a nurse.")[("occupation", "nurse")]
+        hedged = said("I think I'm probably a night owl and maybe a nurse.")
+        assert sure.confidence >= PROFILE_MIN_CONFIDENCE
+        assert all(a.confidence < PROFILE_MIN_CONFIDENCE for a in hedged.values())
+
+    def test_below_the_threshold_an_entry_is_kept_but_left_out_of_the_prompt(self) -> None:
+        once = Graph({"m1": record("我每天早上都喝咖啡。", T0), "m2": record("我是护士。", T0 + 1)})
+        entry = next(e for e in once.profile().current if e.key == "coffee")
+        assert entry.confidence < PROFILE_MIN_CONFIDENCE
+        assert [e.key for e in once.profile().sure()] == ["nurse"]
+        assert once.profile().compact(zh=True) == "职业：护士"
+        assert "#preference_coffee" in once.profile().tags  # the route and the tags still show it
+        twice = Graph(
+            {
+                "m1": record("我每天早上都喝咖啡。", T0),
+                "m2": record("I drink coffee every morning.", T0 + DAY),
+                "m3": record("我是护士。", T0 + 1),
+            }
+        )
+        assert twice.profile().compact(zh=True) == "职业：护士；喜好：咖啡"  # said twice: 1 - 0.4 * 0.4
+
+    def test_a_record_keeps_its_confidences_and_one_written_before_has_the_legacy_one(self) -> None:
+        again = Record.loads(record("我是老师", T0).dumps())
+        assert [(a.key, a.confidence) for a in again.attrs] == [("teacher", 0.9)]
+        old = Record.loads('{"t":1.0,"e":[],"r":[],"a":[],"p":[["device","白色","白色"]]}')
+        assert [(a.key, a.confidence) for a in old.attrs] == [("白色", LEGACY_CONFIDENCE)]
+        assert Graph({"m1": old}).profile().compact(zh=True) == ""
+
+
+class TestStatements:
+    """memory/relations/speech.py: each clause's subject and how it is said."""
+
+    @pytest.mark.parametrize(
+        ("text", "subjects"),
+        [
+            ("我老公是建筑师，在一家设计院上班。", [("other", "我老公"), ("other", "我老公")]),
+            ("我是建筑师，在一家设计院上班。", [("me", ""), ("me", "")]),
+            ("My husband is a doctor and I'm a nurse.", [("other", "My husband"), ("me", "")]),
+            ("I live in Toronto and work at Shopify.", [("me", ""), ("me", "")]),
+            ("Lake Tahoe is gorgeous, we loved it.", [("thing", ""), ("me", "")]),
+        ],
+    )
+    def test_a_clause_without_a_subject_continues_the_one_before(
+        self, text: str, subjects: list[tuple[str, str]]
+    ) -> None:
+        assert [(s.subject, s.holder) for s in statements(text)] == subjects
+
+    def test_after_a_reporting_verb_the_sentence_is_someone_elses_words(self) -> None:
+        for text in (
+            "我妈说我应该去当老师，当个小学老师。",
+            "My mom said I should be a teacher, a good one.",
+        ):
+            reporter, *words = statements(text)
+            assert not reporter.reported
+            assert words
+            assert all(s.reported for s in words)
+
+    @pytest.mark.parametrize(
+        ("text", "flag"),
+        [
+            ("要是我住在北京就好了", "conditional"),
+            ("If I lived in Paris, I'd eat croissants", "conditional"),
+            ("我不喜欢咖啡", "negated"),
+            ("I hate running", "negated"),
+            ("我住哪？", "question"),
+            ("Do you like cats?", "question"),
+            ("我打算明年搬到深圳", "intent"),
+            ("I'm thinking about getting a cat", "intent"),
+            ("我以前住在北京", "past"),
+            ("I used to live in Beijing", "past"),
+            ("我好像有点喜欢跑步", "hedged"),
+            ("I think I'm a night owl", "hedged"),
+        ],
+    )
+    def test_how_a_clause_is_said(self, text: str, flag: str) -> None:
+        assert all(getattr(s, flag) for s in statements(text)), statements(text)
+
+    @pytest.mark.parametrize(
+        "text", ["我特别爱吃火锅", "I'm a nurse", "我不得不搬到北京", "I can't wait to see Oslo"]
+    )
+    def test_words_that_only_look_negative_negate_nothing(self, text: str) -> None:
+        assert not any(s.negated for s in statements(text))

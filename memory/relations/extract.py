@@ -34,6 +34,7 @@ from memory.relations.lexicon import (
     PLACES,
     SOCIAL,
     SURNAMES,
+    ZH_PLACE_SUFFIX,
     word_set,
     zh_words_led_by_surname,
 )
@@ -747,13 +748,10 @@ def _claims(said: Sequence[Statement], found: _Found, orgs: set[str]) -> None:
                     found.relate(subject, "lives_in", found.add(Entity(place_id(place), "place", place)))
 
 
-_ZH_PLACE_SUFFIX = re.compile(r"(?:市|省|县|区|镇|村|州|岛|乡)$")
-
-
 def _place_of(value: str, clause: str) -> str:
     """The place a residence claim names: its value when it reads as a place (the lexicon, a capitalised
     name, 某某市), else the one lexicon place the clause names ("我在上海定居好几年了" → 上海), else ""."""
-    if value.lower() in PLACE_OF or _ZH_PLACE_SUFFIX.search(value):
+    if value.lower() in PLACE_OF or ZH_PLACE_SUFFIX.search(value):
         return value
     if not _CJK.search(value):
         said = re.search(re.escape(value), clause, re.I)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import re
 
 # place key -> its spellings (Chinese and English, lower case for English)
 PLACES: dict[str, tuple[str, ...]] = {
@@ -159,6 +160,8 @@ PLACES: dict[str, tuple[str, ...]] = {
     "brazil": ("巴西", "brazil"),
 }
 PLACE_OF: dict[str, str] = {spelling: key for key, spellings in PLACES.items() for spelling in spellings}
+# a Chinese place name the lexicon lacks still ends like one ("昆山市", "余杭区", "涠洲岛")
+ZH_PLACE_SUFFIX = re.compile(r"(?:市|省|县|区|镇|村|州|岛|乡)$")
 
 # the user's family: role key -> Chinese words, English words (after "my")
 KIN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

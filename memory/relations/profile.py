@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory.relations.extract import ME, Extraction, statement_claims
-from memory.relations.lexicon import KIN, PLACE_OF, PLACES
+from memory.relations.lexicon import KIN, PLACE_OF, PLACES, ZH_PLACE_SUFFIX
 from memory.relations.speech import Statement, statements
 from memory.text.lexicons import EN_OCCUPATIONS, ZH_OCCUPATIONS
 
@@ -340,7 +340,6 @@ _CLAIMS: Mapping[str, str] = {
     "residence": "home",
     "diet": "diet",
 }
-_ZH_PLACE_SUFFIX = re.compile(r"(?:市|省|县|区|镇|村|州|岛|乡)$")
 _VAGUE = re.compile(r"^(?:一家|一个|一所|某|a |an |some |the )", re.I)
 _ZH_JOB_FALLBACK = re.compile(
     r"^我(?:现在|目前|也|还)?是(?:一名|一个|一位|个|名)?(?P<v>[\u4e00-\u9fff]{1,6}?(?:师|员|医|工|家|匠|手|官|警))"
@@ -352,7 +351,8 @@ _EN_JOB_AT = re.compile(
     r"(?: at (?P<o>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*){0,3}|(?:a|an|the) (?:[\w'-]+ ){0,2}[\w'-]+))?",
     re.I,
 )
-_EN_PLACE_WORDS_AFTER = re.compile(
+# what follows the workplace: "a ramen place downtown", "a clinic in Leeds"
+_AFTER_WORKPLACE = re.compile(
     r"\s+(?:in|near|on|for|since|downtown|nearby|here|there|now|at|with|and|but|as|by|across|outside)\b.*$",
     re.I,
 )
@@ -429,7 +429,7 @@ def _claimed(claim: str, value: str, st: Statement, weight: float) -> tuple[str,
         if key in _VALUES["home"]:
             return category, key, said, weight
         proper = not _CJK.search(value) and said[:1].isupper()
-        if proper or _ZH_PLACE_SUFFIX.search(value):
+        if proper or ZH_PLACE_SUFFIX.search(value):
             return category, key, said, min(weight, LOOSER)
         # "我在上海定居好几年了": the claim took the wrong words; the place the clause names is the home
         places = _lexicon_hits("home", st.text)
@@ -473,7 +473,7 @@ def _family_mentions(
             low = st.text.lower()
             for label in labels:
                 at = low.find(label.lower())
-                if at < 0 or _negated_before(st.text[:at], st.zh):
+                if at < 0 or _NEGATION_BEFORE.search(st.text[:at]):
                     continue
                 best = max(best, weight_of(st))
         if best:
@@ -482,11 +482,8 @@ def _family_mentions(
     return out
 
 
+# a negation before a relative's mention: "我没有姐姐", "I don't have my sister's number"
 _NEGATION_BEFORE = re.compile(r"没有|没|不是|\bno\b|\bnot\b|n't\b|\bnever\b|\bwithout\b", re.I)
-
-
-def _negated_before(text: str, zh: bool) -> bool:
-    return _NEGATION_BEFORE.search(text) is not None
 
 
 def attributes_of(text: str, extraction: Extraction) -> tuple[Attribute, ...]:
@@ -531,7 +528,7 @@ def attributes_of(text: str, extraction: Extraction) -> tuple[Attribute, ...]:
                 value = job.group("v")
                 add("occupation", value_key("occupation", value), value, weight - 0.05)
             if job is not None and "o" in job.re.groupindex and job.group("o") and "employer" not in claimed:
-                org = _EN_PLACE_WORDS_AFTER.sub("", job.group("o"))
+                org = _AFTER_WORKPLACE.sub("", job.group("o"))
                 named = org[:1].isupper()
                 org = re.sub(r"^(?:a|an|the) ", "", org, flags=re.I)
                 add("employer", value_key("employer", org), org, weight if named else min(weight, LOOSER))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 # Emoji and pictographs, dingbats, variation selectors, zero-width joiners, skin tones, flags.
 _EMOJI_RE = re.compile(
@@ -67,3 +68,27 @@ def segment(text: str, max_chars: int = SEGMENT_MAX_CHARS) -> list[str]:
 
 def _is_cjk(ch: str) -> bool:
     return "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef"
+
+
+def clause_spans(text: str, parts: Sequence[str]) -> list[tuple[int, int]] | None:
+    """Where each of `parts` (consecutive substrings of `text`, in order: a message's clauses) starts and
+    ends; None when one is not found."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for part in parts:
+        start = text.find(part, at)
+        if start < 0 or not part:
+            return None
+        at = start + len(part)
+        spans.append((start, at))
+    return spans
+
+
+_LOOSE_ENDS = " \t,，、:：;；-–—"
+
+
+def join_pieces(pieces: Sequence[str]) -> str:
+    """Consecutive pieces of a text (each a clause with the punctuation after it), some left out,
+    joined again: a comma or colon left dangling at either end goes, whitespace is collapsed."""
+    out = "".join(pieces).strip(_LOOSE_ENDS)
+    return _SPACE_BEFORE_CJK_PUNCT_RE.sub(r"\1", " ".join(out.split()))

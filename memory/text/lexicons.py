@@ -422,3 +422,106 @@ SELF_REQUEST_RE = re.compile(
     r"\b(?:give|tell|help|show|teach|let|get|send|make|find|write|bring)\s+(?:me|us)\b|\blet'?s\b",
     re.IGNORECASE,
 )
+
+# --- write hygiene for chat turns (issue 40): requests, and the "remember" anchor kept out of the text --
+# One clause (memory/text/turns.py `clauses`: no surrounding punctuation) that only asks to remember: the
+# anchor of the message, never part of what is stored ("记住：我的车牌号是…", "my locker is 42, remember
+# that", "Please remember: …", "请记住哦"). A clause that starts with one keeps what follows
+# (REMEMBER_LEAD_RE): "remember that I moved to Berlin", "记住我的车位是B2-117", "别忘了我对花生过敏";
+# "don't forget my sister's birthday" and "别忘了帮我订票" say what to do, they keep their words.
+_REMEMBER_POLITE_EN = r"(?:(?:please|pls|plz|and|oh|also|so|just|now|but)\s*,?\s+)*"
+_REMEMBER_VERB_EN = (
+    r"(?:remember|don'?t forget|do not forget|never forget|keep in mind|bear in mind|please note|take note|"
+    r"make a note|note|memori[sz]e|i (?:want|need) you to remember|make sure (?:you|to) remember)"
+)
+_REMEMBER_POLITE_ZH = r"(?:请你?|你要|你得|帮我|一定要|千万|麻烦你?|务必)?"
+_REMEMBER_VERB_ZH = r"(?:记住|记好|记着|记下来?|记一下|别忘了|别忘记|不要忘了|不要忘记|不要忘|千万别忘了?)"
+_ZH_PARTICLES_REMEMBER = r"(?:哦|啊|喔|哈|呀|吧|啦|了|哟|噢|嘛|好吗|好不好|行吗|可以吗)*"
+REMEMBER_CLAUSE_RE = re.compile(
+    rf"{_REMEMBER_POLITE_EN}{_REMEMBER_VERB_EN}(?:\s+(?:this|that|it|these|the following))?"
+    rf"(?:\s+(?:for me|for later|please|ok|okay|for the future))*|"
+    rf"{_REMEMBER_POLITE_ZH}{_REMEMBER_VERB_ZH}(?:这个|这件事|这点|这些|以下|下面的?|一下)?{_ZH_PARTICLES_REMEMBER}",
+    re.IGNORECASE,
+)
+REMEMBER_LEAD_RE = re.compile(
+    rf"^{_REMEMBER_POLITE_EN}(?:{_REMEMBER_VERB_EN})\s+that\s+(?=\S)|"
+    rf"^{_REMEMBER_POLITE_ZH}(?:记住|记好|记着|记一下)(?:这个|这件事|这点|这些)?(?:\s*[:：/]\s*)?(?=\S)(?![了哦啊喔哈呀吧啦哟噢嘛吗么没]*$)|"
+    rf"^{_REMEMBER_POLITE_ZH}(?:别忘了|别忘记|不要忘了|不要忘记|千万别忘了?)(?=我|咱|俺)",
+    re.IGNORECASE,
+)
+# "…, ok?", "…好吗？" after a "remember" lead: a tag the stored text does not keep
+REMEMBER_TAG_RE = re.compile(
+    r"\s*(?:好吗|好不好|行吗|可以吗|好嘛|ok|okay|please|thanks|谢谢)$", re.IGNORECASE
+)
+
+# A clause that asks the assistant to do something for the moment (tell, write, translate, explain,
+# suggest...): its words are the request, not a fact about the user. Matched at the clause's start,
+# after politeness and ability forms ("please", "can you", "麻烦你", "你能不能帮我").
+_REQUEST_PREFIX_EN = (
+    r"(?:(?:please|pls|plz|kindly|hey|hi|hello|ok|okay|so|now|and|also|then|just|quick(?:ly)?|ok so)\s*,?\s+)*"
+    r"(?:(?:can|could|would|will|won't)\s+you(?:\s+(?:please|kindly|just|quickly|maybe))*\s+|"
+    r"i(?:'d| would)? (?:want|need|like|love) you to\s+|i(?:'d| would) like you to\s+|"
+    r"help me(?:\s+to)?\s+|let'?s\s+|let us\s+)?"
+    r"(?:please\s+|just\s+)?"
+)
+_REQUEST_VERB_EN = (
+    r"tell (?:me|us)|give (?:me|us)|show (?:me|us)|teach (?:me|us)|read (?:me|us)|find (?:me|us)|"
+    r"make (?:me|us)|get (?:me|us)|send (?:me|us)|quiz (?:me|us)|explain|write|draft|compose|translate|"
+    r"summari[sz]e|describe|define|list|suggest|recommend|generate|create|come up with|brainstorm|rewrite|"
+    r"rephrase|paraphrase|proofread|correct (?:this|that|these|it|the|my)|calculate|compute|convert|solve|look up|search(?: for)?|"
+    r"sing|recite|guess|pretend|imagine|draw|outline|compare|analy[sz]e|make up|think of|name (?:a|an|some|\d+|three|five|ten)|"
+    r"play (?:a|some) (?:game|song|trivia)|share (?:a|an|some)|say something|spell|give (?:a|an|some)"
+)
+_REQUEST_PREFIX_ZH = (
+    r"(?:请问|请|麻烦你?|劳驾|那|那你|好|嗯|你|您|再|现在|快)?"
+    r"(?:能不能|能否|可不可以|可以|能|帮忙|帮帮我|帮我|给我|为我|替我|跟我|和我|再|来)*"
+)
+_REQUEST_VERB_ZH = (
+    r"讲(?:个|一个|几个|一下|讲|一段|一则|些)|说(?:个|一个|几个|一段|一则|些)|写(?:一|个|首|篇|段|封|份|点|几)|"
+    r"翻译|解释|总结|概括|介绍(?:一下)?|推荐|列(?:出|举|一下|个|一个|张|一张|份|一份)|告诉我|教(?:我|我们)|生成|编(?:个|一个|一首|一段|一个故事)|"
+    r"计算|换算|转换|改写|润色|校对|画(?:个|一个|一张|一幅)|唱(?:个|一首|首)|猜(?:个|一个|一下)|"
+    r"出(?:个|几道|一道|几个|一些|些)|想(?:个|几个|一个|些)|起(?:个|一个|几个)名|查(?:一下|查|个)|搜(?:一下|索)|"
+    r"找(?:个|一个|几个|些|点)|讲讲|说说|算(?:一下|算)|来(?:个|一个|一首|一段|点)|分析(?:一下)?|"
+    r"比较(?:一下)?|举(?:个|几个)例"
+)
+REQUEST_RE = re.compile(
+    # a Chinese verb followed by 了/过/着/说/得/的 tells of what was done ("解释说他们的哥哥会没事的")
+    rf"{_REQUEST_PREFIX_EN}(?:{_REQUEST_VERB_EN})\b|{_REQUEST_PREFIX_ZH}(?:[把用][^，。！？,.!?]{{1,20}}?)?(?:{_REQUEST_VERB_ZH})(?![了过着说得的])|"
+    r"(?:我想|我要|我想要)(?:听|看)(?:个|一个|一首|一段|些|点)|i(?:'d| would)? (?:want|like|love) (?:a|an|some) "
+    r"(?:joke|poem|story|fun fact|fact|riddle|song|haiku|limerick|recipe|summary|translation)s?\b",
+    re.IGNORECASE,
+)
+# How to do something (of anyone): "how do I boil an egg?", "怎么煮鸡蛋？", "我该怎么把…". Not "how do you…"
+# (asked of the other speaker, it presupposes something about them) nor "怎么样"/"怎么了" (how is it).
+HOW_TO_RE = re.compile(
+    r"^(?:(?:so|and|hey|hi|hello|ok|okay|quick question|question)\s*,?\s+)*"
+    r"(?:how (?:do|can|should|could|would|might|shall) (?:i|one|we)|how to|how would i go about|"
+    r"what(?:'s| is) the (?:best|easiest|fastest|quickest|right|proper|simplest) way to|"
+    r"is there (?:a|an|any) (?:way|trick) to|any (?:tips|advice|ideas) (?:on|for|about))\b|"
+    r"^(?:请问|那|所以|对了|话说)?(?:我|我们)?(?:该|应该|要|得|能|可以)?(?:怎么|怎样|如何|咋)(?:才能|能|可以|才|去|把|做|弄)?"
+    r"(?!样|了|回事|啦|办)",
+    re.IGNORECASE,
+)
+# The request's own forms, removed before asking whether a request tells of the user ("I'd like you to…",
+# "…for me", "我想听…"): "me" and "我" as the request's object ("give me", "帮我") are SELF_REQUEST_RE's.
+REQUEST_FORM_RE = re.compile(
+    r"\bi(?:'d| would)? (?:want|need|like|love) you to\b|\bi(?:'d| would) like\b|\bi want\b|\b(?:for|to) (?:me|us)\b|"
+    r"我想(?:听|看|要|让你|请你|知道)|我要(?:听|看)|我想要",
+    re.IGNORECASE,
+)
+# A request the assistant should act on later or that books something: a to-do, which is a memory
+# (TASK_RE without its "帮我查/找/看/写/发", which ask for something now).
+TODO_RE = re.compile(
+    r"提醒我|记得(?:要|去|帮)|帮我(?:订|买|约|安排|预约|预订|记)|预订|预约|订(?:一?张|个|机票|酒店|餐|票)|安排|截止|待办|"
+    r"\bremind (?:me|us)\b|\b(?:book|reserve|schedule|reschedule|cancel)\b|\bdeadline\b|\bto-?do\b|"
+    r"\bdue (?:on|by)\b|\bappointment\b|\bset (?:a|an) (?:reminder|alarm|timer)\b|设(?:个|一个)?(?:提醒|闹钟)",
+    re.IGNORECASE,
+)
+# What a request asks about, when it asks a question ("tell me where I live", "告诉我太阳系有几颗行星"):
+# read like a question, whose "I" and "my" ask about the user rather than tell of them.
+EMBEDDED_QUESTION_RE = re.compile(
+    r"^\s*(?:what|where|when|who|whom|whose|why|how|which|if|whether)\b|什么|哪|谁|几|多少|怎么|怎样|为什么|是否|有没有",
+    re.IGNORECASE,
+)
+# A clause that asks the other speaker to tell of themself: "tell me about your trip", "说说你的新工作".
+SECOND_PERSON_RE = re.compile(r"你|您|\byou\b|\byour\b|\byou're\b|\byou've\b|\byourself\b", re.IGNORECASE)

@@ -1,12 +1,14 @@
 """What becomes a long-term memory, and how it is written.
 
-Every message is cleaned (emoji/control characters out), PII-redacted, and split into segments of at
+Every message is cleaned (emoji/control characters out), PII-redacted, gated (small talk, a user's
+question that only asks and a user's request for the assistant make no memory), stripped of what is not
+the fact (the user's "记住：", "Please remember:"; a request next to a statement), and split into segments of at
 most 400 characters; each segment becomes one memory with importance (0.4·preference + 0.35·task +
 0.25·entity), topic, entities and the preceding messages as keyword context. A memory is a `fact` when
 its importance reaches the threshold (0.65) or an anchor fires, otherwise `episodic` (kept and
 searchable: the LoCoMo benchmark shows most answers sit in plain narrative turns, see docs/benchmarks.md).
 
-Anchors: an explicit "remember this" (记住/别忘了/remember/don't forget), a document or ID number
+Anchors: an explicit "remember this" (记住/别忘了/remember/don't forget/"Please remember:"), a document or ID number
 (订单号/合同号/报价单号, order/contract/quote no.), a user's confirmation right after an assistant's
 answer (that answer becomes a fact), and the first mention in a new session of an entity from an earlier one.
 
@@ -53,11 +55,13 @@ from memory.write.judge import MAX_PAIRS, SupersessionJudge, judge_pairs
 from memory.write.scoring import (
     HEALTH_IMPORTANCE,
     SkipReason,
+    asks_to_remember,
     entities,
     importance,
     is_explicit_anchor,
     is_health,
     skip_reason,
+    stored_text,
     topic_of,
 )
 from memory.write.superseder import Superseder
@@ -81,7 +85,9 @@ class WritePolicy:
     lock_wait_seconds: float = 30.0
     in_process_max: int = 20_000  # users with more memories are de-duplicated by the vector store
     supersession: bool = True  # newer statements of an attribute supersede older ones (supersession.py)
-    gate: bool = True  # small talk and a user's questions that only ask are not memories (scoring.py)
+    # small talk, a user's questions that only ask and requests for the assistant are not memories, and
+    # the user's "remember" is kept out of the stored text (scoring.py)
+    gate: bool = True
     health_importance: float = HEALTH_IMPORTANCE  # a health or safety fact the user states
     # the time zone relative dates are resolved in ("昨天" said at 01:00 in Beijing is the day before in
     # Beijing): the deployment's `TIME_ZONE`, the one questions are read in
@@ -182,10 +188,10 @@ class WritePipeline:
             elif confirmation and i == 0 and last_message is not None:
                 out.extend(
                     _as_fact(m, p.threshold)
-                    for m in self._memories_of(user_id, session_id, last_message, [], now, p)
+                    for m in memories_of(user_id, session_id, last_message, [], now, p)
                 )
-            made = self._memories_of(user_id, session_id, message, history, now, p)
-            if not made:  # the gate: small talk, a question that only asks (counted, never stored)
+            made = memories_of(user_id, session_id, message, history, now, p)
+            if not made:  # the gate: small talk, a question or request that only asks (counted, never stored)
                 metrics.MEMORY_WRITES.labels(f"skipped_{self.skip_reason(message)}").inc()
             by_message[i] = list(range(len(out), len(out) + len(made)))
             out.extend(made)
@@ -205,43 +211,6 @@ class WritePipeline:
             return None
         text = sanitize(message.content)
         return skip_reason(text, role=message.role) if text else None
-
-    def _memories_of(
-        self, user_id: str, session_id: str, message: Message, history: list[str], now: float, p: WritePolicy
-    ) -> list[Memory]:
-        text = sanitize(message.content)
-        if p.gate and skip_reason(text, role=message.role) is not None:
-            return []  # its words stay in the context of the messages after it (`prepare`)
-        parts = segment(text, p.segment_chars)
-        base_id = memory_id_for(user_id, session_id, message)
-        made = []
-        said_at = message.timestamp if message.timestamp is not None else now
-        said = datetime.fromtimestamp(said_at, p.zone)  # relative dates are resolved from it (event dates)
-        for n, part in enumerate(parts):
-            score = importance(part)
-            anchor = is_explicit_anchor(part, role=message.role)
-            health = p.gate and is_health(part, role=message.role)
-            weight = max(score.score, p.threshold) if anchor else score.score
-            made.append(
-                Memory(
-                    id=base_id if len(parts) == 1 else f"{base_id}-{n}",
-                    user_id=user_id,
-                    content=part,
-                    created_at=message.timestamp if message.timestamp is not None else now,
-                    session_id=session_id,
-                    source=message.role,
-                    content_hash=content_hash(part),
-                    importance=max(weight, p.health_importance) if health else weight,
-                    topic=topic_of(part),
-                    name=message.name,
-                    source_message_ids=(message.id,) if message.id else (),
-                    tier="fact" if anchor or health or score.score >= p.threshold else "episodic",
-                    entities=tuple(entities(part, now=said)[:20]),
-                    context=" ".join(history),
-                    facts=tuple(claims_of(part)) if p.supersession and message.role == "user" else (),
-                )
-            )
-        return made
 
     async def write(
         self,
@@ -527,6 +496,49 @@ class WritePipeline:
             out.append(_as_fact(m, self.policy.threshold) if earlier else m)
         await self._redis.hset(key, mapping=dict.fromkeys(names, session_id))
         return out
+
+
+def memories_of(
+    user_id: str, session_id: str, message: Message, history: Sequence[str], now: float, p: WritePolicy
+) -> list[Memory]:
+    """Pure: the memories one message makes under the policy `p` (none when the gate keeps it out), said
+    after `history` (the lines before it: their keyword context) at `now` when it has no timestamp."""
+    text = sanitize(message.content)
+    if p.gate and skip_reason(text, role=message.role) is not None:
+        return []  # its words stay in the context of the messages after it (`prepare`)
+    # "记住：…" is the anchor, not the fact; a request next to a statement is not the fact either
+    remembered = asks_to_remember(text, role=message.role)
+    kept = stored_text(text, role=message.role) if p.gate else text
+    parts = segment(kept, p.segment_chars)
+    base_id = memory_id_for(user_id, session_id, message)
+    made = []
+    said_at = message.timestamp if message.timestamp is not None else now
+    said = datetime.fromtimestamp(said_at, p.zone)  # relative dates are resolved from it (event dates)
+    for n, part in enumerate(parts):
+        score = importance(part)
+        anchor = remembered or is_explicit_anchor(part, role=message.role)
+        health = p.gate and is_health(part, role=message.role)
+        weight = max(score.score, p.threshold) if anchor else score.score
+        made.append(
+            Memory(
+                id=base_id if len(parts) == 1 else f"{base_id}-{n}",
+                user_id=user_id,
+                content=part,
+                created_at=message.timestamp if message.timestamp is not None else now,
+                session_id=session_id,
+                source=message.role,
+                content_hash=content_hash(part),
+                importance=max(weight, p.health_importance) if health else weight,
+                topic=topic_of(part),
+                name=message.name,
+                source_message_ids=(message.id,) if message.id else (),
+                tier="fact" if anchor or health or score.score >= p.threshold else "episodic",
+                entities=tuple(entities(part, now=said)[:20]),
+                context=" ".join(history),
+                facts=tuple(claims_of(part)) if p.supersession and message.role == "user" else (),
+            )
+        )
+    return made
 
 
 async def _nothing() -> None:

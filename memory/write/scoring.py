@@ -1,4 +1,5 @@
-"""Write-time scoring, pure: importance (seed 001), topic, entities, anchors, and the gate (issue 24).
+"""Write-time scoring, pure: importance (seed 001), topic, entities, anchors, the gate (issue 24) and the
+stored text (issue 40).
 
 Importance = 0.4·preference + 0.35·task + 0.25·entity, each component in [0, 1]; a health or safety fact
 stated by the user (allergy, medication, condition, dietary restriction, emergency contact) is at least
@@ -6,34 +7,63 @@ stated by the user (allergy, medication, condition, dietary restriction, emergen
 score is reproducible in a test.
 
 The gate (`skip_reason`): small talk and acknowledgements from either speaker, and a user's question that
-only asks (it names nothing: no name, place, number, task or "remember"), are not memories. The
-question's words still reach recall as the keyword context of the messages after it.
+only asks (it names nothing: no name, place, number, task or "remember"), are not memories; nor is a
+user's request for the assistant ("tell me a fun fact", "帮我写一首诗", "怎么煮鸡蛋？", `why_not_stored`).
+Their words still reach recall as the keyword context of the messages after them. What a message stores
+(`stored_text`) is without the user's "remember" (the anchor, not the fact: "记住：我的车牌号是…") and
+without a request that comes with a statement ("I'm vegetarian, suggest a recipe" stores "I'm vegetarian").
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from memory.models import Role
+from memory.text.cleaning import clause_spans, join_pieces
 from memory.text.language import CJK_RE
 from memory.text.lexicons import (
     DOC_NUMBER_RE,
+    EMBEDDED_QUESTION_RE,
+    FILLER_RE,
     HEALTH_RE,
+    HOW_TO_RE,
     PREFERENCE_RE,
+    REMEMBER_CLAUSE_RE,
+    REMEMBER_LEAD_RE,
     REMEMBER_QUESTION_RE,
     REMEMBER_RE,
+    REMEMBER_TAG_RE,
+    REQUEST_FORM_RE,
+    REQUEST_RE,
+    SECOND_PERSON_RE,
+    SMALL_TALK_RE,
     TASK_RE,
+    TODO_RE,
     TOPICS,
 )
 from memory.text.slots import extract_slots
-from memory.text.turns import fold_quotes, is_health_fact, is_small_talk, only_asks
+from memory.text.turns import (
+    Clause,
+    clauses,
+    fold_quotes,
+    is_health_fact,
+    is_small_talk,
+    only_asks,
+    speaks_of_self,
+)
 
 HEALTH_IMPORTANCE = 0.9  # a health or safety fact the user states: above every other kind of memory
+# What `POST /messages` names (app/http/schemas.py): a request for the assistant is reported as a question
 SkipReason = Literal["small_talk", "question"]
+# Why a message is no memory, finer: a request ("tell me a fun fact", "帮我写一首诗", "怎么煮鸡蛋？") apart
+WriteSkip = Literal["small_talk", "question", "request"]
+ClauseKind = Literal["filler", "remember", "request", "how_to", "question", "statement"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +124,34 @@ def importance(text: str, *, weights: ImportanceWeights = ImportanceWeights()) -
 _NUMBER_IN_TEXT_RE = re.compile(r"\d{3,}|[A-Za-z]-?\d{2,}")
 
 
-def is_explicit_anchor(text: str, *, role: Role = "user") -> bool:
-    """Always stored as a fact: the user's own "remember this" (记住/别忘了/remember/don't forget; not the
-    assistant saying it back, not "do you remember…?"), or a document/ID number that is actually given
-    (订单号 A12345, order no. 88231; "what's my order number?" gives none)."""
-    text = fold_quotes(text)
-    if role == "user" and REMEMBER_RE.search(text) and not REMEMBER_QUESTION_RE.search(text):
+@functools.lru_cache(maxsize=64)
+def _clauses(text: str) -> tuple[Clause, ...]:
+    """`clauses`, once per text: the gate, the anchor and the stored text of one message all read them."""
+    return tuple(clauses(text))
+
+
+def asks_to_remember(text: str, *, role: Role = "user") -> bool:
+    """The user's own "remember this": 记住/请记住/别忘了/remember that/don't forget/keep in mind, or a
+    clause that only says it ("Please remember: …", "…，记住了"); not the assistant saying it back, not a
+    recall question ("do you remember…?", "你还记得…吗")."""
+    if role != "user":
+        return False
+    folded = fold_quotes(text)
+    if REMEMBER_QUESTION_RE.search(folded):
+        return False
+    if REMEMBER_RE.search(folded):
         return True
+    return any(
+        REMEMBER_CLAUSE_RE.fullmatch(c.text) or REMEMBER_LEAD_RE.match(c.text) for c in _clauses(folded)
+    )
+
+
+def is_explicit_anchor(text: str, *, role: Role = "user") -> bool:
+    """Always stored as a fact: the user's own "remember this" (`asks_to_remember`), or a document/ID
+    number that is actually given (订单号 A12345, order no. 88231; "what's my order number?" gives none)."""
+    if asks_to_remember(text, role=role):
+        return True
+    text = fold_quotes(text)
     return bool(DOC_NUMBER_RE.search(text) and _NUMBER_IN_TEXT_RE.search(text))
 
 
@@ -110,12 +161,12 @@ def is_health(text: str, *, role: Role = "user") -> bool:
         return False
     folded = fold_quotes(text)
     # "记住我对花生过敏好吗？" asks to remember a health fact: the request states it
-    return is_health_fact(folded) or bool(REMEMBER_RE.search(folded) and HEALTH_RE.search(folded))
+    return is_health_fact(folded) or bool(asks_to_remember(folded) and HEALTH_RE.search(folded))
 
 
 # A question to the other speaker presupposes something about them ("What got you into running?",
 # "你那边搬完了吗"): kept. The user's questions about themself, or about nothing in particular, are not.
-_SECOND_PERSON_RE = re.compile(r"你|您|\byou\b|\byour\b|\byou're\b|\byou've\b", re.I)
+_SECOND_PERSON_RE = SECOND_PERSON_RE
 # "can you tell me…", "你能告诉我…": a request form, not a question about the other speaker
 _REQUEST_YOU_RE = re.compile(
     r"\b(?:can|could|would|will) you(?: please)?(?: tell me| remind me| check)?\b|你(?:能|可以|能不能|可不可以|帮我)?(?:告诉我|查一下|查查|说说)|你(?:能|可以)",
@@ -129,25 +180,179 @@ def names_something(text: str) -> bool:
     return bool(re.search(r"\d", text)) or any(not _DATE_VALUE_RE.match(e) for e in entities(text))
 
 
-def skip_reason(text: str, *, role: Role) -> SkipReason | None:
-    """Why this (cleaned, redacted) message is not a memory, or None when it is one. Small talk states
-    nothing, whoever says it; a user's question that only asks states nothing either, unless it names
-    something, asks for a task ("can you remind me…?") or asks to remember, or is asked of the other
-    speaker ("What got you into running?": it presupposes that they run) without being a recall question
-    ("do you remember…?", "你还记得…吗")."""
+def clause_kind(clause: Clause) -> ClauseKind:
+    """What one clause of a user's message does: small talk or filler, "remember this", a request for
+    the assistant ("tell me a fun fact", "帮我写一首诗", "translate this"), a how-to ("how do I boil an
+    egg", "怎么煮鸡蛋"), a question, or a statement."""
+    text = clause.text
+    low = text.lower()
+    if REMEMBER_CLAUSE_RE.fullmatch(text):  # "记住" is small talk too when the assistant says it back
+        return "remember"
+    if SMALL_TALK_RE.fullmatch(low) or FILLER_RE.fullmatch(low):
+        return "filler"
+    if REQUEST_RE.match(text):
+        return "request"
+    if HOW_TO_RE.match(text):
+        return "how_to"
+    return "question" if clause.interrogative else "statement"
+
+
+def clause_kinds(text: str, parts: Sequence[Clause]) -> list[ClauseKind]:
+    """`clause_kind` of each of the clauses `parts` of `text` (folded), in their sentence: in a sentence
+    with a request, a clause that tells of no one (no I, you, name or number) goes on with the request
+    ("帮我写一个Python函数，把列表排序", "don't suggest coffee machines, recommend a kettle") rather than
+    stating something. The other sentences keep their statements ("Thanks, Gina! Appreciate the offer.")."""
+    kinds = [clause_kind(c) for c in parts]
+    spans = clause_spans(text, [c.text for c in parts])
+    if spans is None or ("request" not in kinds and "how_to" not in kinds):
+        return kinds
+    sentence, sentences = 0, []
+    for n, (start, _) in enumerate(spans):
+        if n and _SENTENCE_BREAK_RE.search(text[spans[n - 1][1] : start]):
+            sentence += 1
+        sentences.append(sentence)
+    asking = {i for i, k in zip(sentences, kinds, strict=True) if k in ("request", "how_to")}
+    return [
+        "request" if k == "statement" and i in asking and not _tells_of_someone(c.text) else k
+        for c, k, i in zip(parts, kinds, sentences, strict=True)
+    ]
+
+
+_SENTENCE_BREAK_RE = re.compile(r"[.。!！?？;；…\n]")
+
+
+def _tells_of_someone(text: str) -> bool:
+    return speaks_of_self(text) or bool(_SECOND_PERSON_RE.search(text)) or names_something(text)
+
+
+def carries_the_user(clause: Clause, kind: ClauseKind) -> bool:
+    """Does this request, how-to or question say something of a person beyond what it asks for? A
+    request that is not asked as a question may tell of the user ("recommend a gift for my wife, she
+    loves gardening", "给我女儿写一首生日诗"; "me" and "我" as its object do not count: "tell me a joke",
+    "帮我写一首诗"). Asked as a question ("can you tell me my name?", "告诉我我住哪", "how do I…?"), its
+    "I" and "my" ask about the user, as a question's do: only the other speaker counts ("tell me about
+    your trip", like "What got you into running?")."""
+    text = clause.text
+    asked = REQUEST_RE.match(text) if kind == "request" else None
+    what = text[asked.end() :] if asked else text
+    if (
+        kind in ("question", "how_to")
+        or clause.interrogative
+        or (asked and EMBEDDED_QUESTION_RE.search(what))
+    ):
+        # asked, like a question: "can you tell me my name?" and "告诉我我住哪" tell nothing of the user
+        return bool(_SECOND_PERSON_RE.search(_REQUEST_YOU_RE.sub("", what)))
+    return speaks_of_self(REQUEST_FORM_RE.sub(" ", text)) or bool(_SECOND_PERSON_RE.search(what))
+
+
+def why_not_stored(text: str, *, role: Role) -> WriteSkip | None:
+    """Why this (cleaned, redacted) message is not a memory, or None when it is one.
+
+    - Small talk states nothing, whoever says it.
+    - A user's question that only asks states nothing either, unless it names something, asks for a
+      task ("can you remind me…?") or asks to remember, or is asked of the other speaker ("What got you
+      into running?": it presupposes that they run) without being a recall question ("do you
+      remember…?", "你还记得…吗"). A greeting before it is no question to the other speaker ("你好，我住哪？").
+    - A user's request for the assistant ("Tell me a fun fact number 0 about the ocean", "帮我写一首诗",
+      "translate this", "怎么煮鸡蛋？"), alone or with questions and small talk, is no memory whatever it
+      names, unless it says something of the user or of the other speaker (`carries_the_user`), asks for
+      a to-do (remind, book, schedule: TODO_RE) or to remember, or gives a document number or a health fact.
+      A request that comes with a statement keeps the statement (`stored_text`)."""
     if is_small_talk(text):
         return "small_talk"
-    if role == "user" and only_asks(text):
-        folded = fold_quotes(text)
+    if role != "user":
+        return None
+    folded = fold_quotes(text)
+    parts = _clauses(folded)
+    kinds = clause_kinds(folded, parts)
+    if "request" in kinds or "how_to" in kinds:
+        if any(k in ("statement", "remember") for k in kinds):
+            return None
+        if TODO_RE.search(folded) or is_explicit_anchor(folded) or is_health(folded):
+            return None
+        if any(k != "filler" and carries_the_user(c, k) for c, k in zip(parts, kinds, strict=True)):
+            return None
+        return "request"
+    if only_asks(text):
         if names_something(folded) or TASK_RE.search(folded):
             return None
         recall = REMEMBER_QUESTION_RE.search(folded) is not None
-        if REMEMBER_RE.search(folded) and not recall:
+        if asks_to_remember(folded):
             return None
-        if not recall and _SECOND_PERSON_RE.search(_REQUEST_YOU_RE.sub("", folded)):
+        # the other speaker is asked of in a question, not in a greeting or thanks before it ("你好，…")
+        asked = " ".join(c.text for c, k in zip(parts, kinds, strict=True) if k == "question")
+        if not recall and _SECOND_PERSON_RE.search(_REQUEST_YOU_RE.sub("", asked)):
             return None
         return "question"
     return None
+
+
+def skip_reason(text: str, *, role: Role) -> SkipReason | None:
+    """`why_not_stored` as `POST /messages` names it: a request for the assistant is a message that only
+    asks ("question")."""
+    why = why_not_stored(text, role=role)
+    return "question" if why == "request" else why
+
+
+_SENTENCE_END_RE = re.compile(r"[.。!！;；…]")  # a question mark ends what was asked: never carried over
+_LOOSE = " ,，、:：-–—/"
+
+
+def stored_text(text: str, *, role: Role) -> str:
+    """What of a (cleaned, redacted) message the memory keeps. The user's "remember" is the anchor
+    (`asks_to_remember`), not part of the fact: "记住：我的车牌号是沪A12345" keeps "我的车牌号是沪A12345",
+    "Please remember that I moved to Berlin" keeps "I moved to Berlin". A request for the assistant that
+    comes with a statement keeps the statement: "I'm vegetarian, suggest a recipe" keeps "I'm
+    vegetarian" (a request that says something of a person stays, `carries_the_user`). The assistant's
+    words are kept as said; so is a message that would keep nothing."""
+    if role != "user":
+        return text
+    folded = fold_quotes(text)
+    if REMEMBER_QUESTION_RE.search(folded):
+        return text
+    parts = _clauses(folded)
+    spans = clause_spans(folded, [c.text for c in parts])
+    if not parts or spans is None:
+        return text
+    kinds = clause_kinds(folded, parts)
+    states = "statement" in kinds
+    pieces: list[str] = [text[: spans[0][0]]]
+    lead_stripped = False
+
+    def drop(tail: str) -> None:
+        """A clause left out: the sentence it ended ends with the piece before it ("I'm vegetarian,
+        remember that." keeps "I'm vegetarian.")."""
+        end = _SENTENCE_END_RE.search(tail)
+        if end and len(pieces) > 1 and not _SENTENCE_BREAK_RE.search(pieces[-1].rstrip()[-1:] or "x"):
+            pieces[-1] = pieces[-1].rstrip(_LOOSE) + end.group(0)
+
+    for n, (clause, kind, (start, end)) in enumerate(zip(parts, kinds, spans, strict=True)):
+        tail = text[end : spans[n + 1][0] if n + 1 < len(spans) else len(text)]
+        if kind == "remember":
+            lead_stripped = True
+            drop(tail)
+            continue
+        if (
+            kind == "request"
+            and states
+            and REQUEST_RE.match(clause.text)  # a request's own words (what goes on with it stays)
+            and not carries_the_user(clause, kind)
+            and not names_something(clause.text)
+        ):
+            drop(tail)  # "I'm vegetarian, suggest a recipe"; "Can you show me one of Oscar?" names its dog
+            continue
+        if lead_stripped and kind == "filler" and REMEMBER_TAG_RE.fullmatch(" " + clause.text):
+            continue  # "…, ok?" after "remember"
+        lead = REMEMBER_LEAD_RE.match(clause.text)
+        body_start = start + (lead.end() if lead else 0)
+        tag = REMEMBER_TAG_RE.search(text[body_start:end]) if lead else None
+        body_end = body_start + tag.start() if tag and tag.start() > 0 else end
+        if body_end != end:
+            tail = tail.replace("?", "").replace("？", "")  # "记住我对花生过敏好吗？": the tag asked
+        lead_stripped = lead_stripped or lead is not None
+        pieces.append(text[body_start:body_end] + tail)
+    kept = join_pieces(pieces)
+    return kept if kept.strip(" .。!！?？") else text
 
 
 def _compile_topics() -> list[tuple[str, tuple[str, ...], frozenset[str], tuple[re.Pattern[str], ...]]]:

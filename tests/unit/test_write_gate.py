@@ -1,12 +1,19 @@
 """The write policy's gate and health lexicon (issue 24), zh + en: small talk, questions that only ask,
-health and safety facts, the user-only "remember" anchor."""
+health and safety facts, the user-only "remember" anchor; requests for the assistant, greetings before a
+question, and the "remember" anchor kept out of the stored text (issue 40, bench/data/write_hygiene.json)."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from memory.models import Role
+from memory.models import Memory, Message, Role
 from memory.text.turns import clauses, is_health_fact, is_small_talk, only_asks
+from memory.write.policy import WritePolicy, memories_of
 from memory.write.scoring import HEALTH_IMPORTANCE, importance, is_explicit_anchor, is_health, skip_reason
 
 
@@ -165,3 +172,143 @@ def test_curly_apostrophes_score_like_straight_ones() -> None:
 )
 def test_anchors_by_speaker(text: str, role: Role, anchor: bool) -> None:
     assert is_explicit_anchor(text, role=role) is anchor
+
+
+# --- write hygiene for chat turns (issue 40) --------------------------------------------------------
+
+HYGIENE: list[dict[str, Any]] = json.loads(
+    (Path(__file__).resolve().parents[2] / "bench" / "data" / "write_hygiene.json").read_text("utf-8")
+)["messages"]
+NOW = 1_780_000_000.0
+
+
+def made(text: str, role: Role = "user") -> list[Memory]:
+    """What the write policy makes of one message (memory/write/policy.py `memories_of`)."""
+    return memories_of("alice", "s1", Message(role, text, id="m1"), [], NOW, WritePolicy())
+
+
+def test_the_labelled_set_covers_both_languages() -> None:
+    assert len(HYGIENE) >= 60
+    by = Counter((m["kind"], m["lang"]) for m in HYGIENE)
+    for kind in {m["kind"] for m in HYGIENE}:
+        assert by[(kind, "zh")], kind
+        assert by[(kind, "en")], kind
+    assert len({m["text"] for m in HYGIENE}) == len(HYGIENE)
+
+
+@pytest.mark.parametrize("item", HYGIENE, ids=[f"{m['kind']}-{m['lang']}-{i}" for i, m in enumerate(HYGIENE)])
+def test_the_write_policy_over_the_labelled_set(item: dict[str, Any]) -> None:
+    """Each message of bench/data/write_hygiene.json makes the memory its label says (its exact text),
+    or none; `fact` ones are facts."""
+    memories = made(item["text"])
+    assert [m.content for m in memories] == ([] if item["stored"] is None else [item["stored"]]), item["why"]
+    if item.get("fact"):
+        assert memories[0].tier == "fact"
+        assert (memories[0].importance or 0.0) >= WritePolicy().threshold
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tell me a fun fact number 0 about the ocean",
+        "write me a poem",
+        "translate this",
+        "Give me three tips for a job interview",
+        "How do I convert 100 Celsius to Fahrenheit?",
+        "Write a haiku about autumn rain.",
+        "帮我写一首诗",
+        "给我讲个笑话",
+        "翻译一下",
+        "解释一下什么是量子纠缠",
+        "怎么把 Excel 转成 CSV？",
+        "你好，帮我写一首关于秋天的诗",
+    ],
+)
+def test_requests_for_the_assistant_are_no_memory(text: str) -> None:
+    """A request or a how-to is no memory, whatever it names (a number, Excel); `POST /messages` names
+    it a message that only asks."""
+    assert skip_reason(text, role="user") == "question"
+    assert made(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你好，我住哪？",
+        "Thank you! Where do I live?",
+        "谢谢你！我住在哪个城市？",
+        "Thank you so much! What's my dog called?",
+    ],
+)
+def test_a_greeting_before_a_question_asks_nothing_of_the_other_speaker(text: str) -> None:
+    """你/you in 你好 or "thank you" is no question to the other speaker (that one is kept: "你住哪？")."""
+    assert skip_reason(text, role="user") == "question"
+    assert made(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("I'm vegetarian, suggest a recipe", "I'm vegetarian"),
+        ("我是素食者，推荐个菜谱", "我是素食者"),
+        ("I have a cat named Miso. Give me some toy ideas!", "I have a cat named Miso."),
+        ("我女儿周六满六岁，帮我写一首生日诗", "我女儿周六满六岁"),
+        ("I'm allergic to shellfish, can you suggest a dinner?", "I'm allergic to shellfish"),
+    ],
+)
+def test_a_request_that_carries_a_fact_keeps_the_fact(text: str, kept: str) -> None:
+    (memory,) = made(text)
+    assert memory.content == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("记住：我的车牌号是沪A12345", "我的车牌号是沪A12345"),
+        ("Please remember: my locker code is 4312", "my locker code is 4312"),
+        ("remember that I moved to Berlin in May", "I moved to Berlin in May"),
+        ("请记住我的生日是5月3日", "我的生日是5月3日"),
+        ("别忘了我对花生过敏", "我对花生过敏"),
+        ("我的车位是B2-117，记住了", "我的车位是B2-117"),
+        ("My wifi password is on the fridge, remember that.", "My wifi password is on the fridge."),
+        ("请记住：我的手机号是13812345678", "我的手机号是[PHONE]"),  # PII redaction still applies
+    ],
+)
+def test_the_remember_anchor_pins_the_memory_but_is_not_stored(text: str, kept: str) -> None:
+    (memory,) = made(text)
+    assert memory.content == kept
+    assert memory.tier == "fact"
+    assert (memory.importance or 0.0) >= WritePolicy().threshold
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Remind me to call Anna on Friday",
+        "提醒我明天下午三点开会",
+        "帮我订一张周五去上海的机票",
+        "Book a table for two at 7pm tomorrow",
+        "Recommend a gift for my wife, she loves gardening",
+        "给我女儿写一首生日诗",
+        "Tell me more about your trip!",
+        "说说你的新工作吧",
+    ],
+)
+def test_to_dos_and_requests_that_tell_of_someone_are_kept_whole(text: str) -> None:
+    """A to-do is for later (remind, book: a memory); a request that says something of the user (my
+    wife, 我女儿) or asks the other speaker about themself is kept whole."""
+    assert [m.content for m in made(text)] == [text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Tell me more about your trip!",
+        "好的，记住：你对花生过敏，下单时我会提醒你。",
+        "Write it down: the code is 4312.",
+    ],
+)
+def test_the_assistants_words_are_kept_as_said(text: str) -> None:
+    """Only the user's requests are gated and only the user's "remember" is an anchor."""
+    (memory,) = made(text, role="assistant")
+    assert memory.content == text

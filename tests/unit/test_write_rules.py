@@ -10,10 +10,17 @@ from memory.models import Memory
 from memory.recall.keyword_index import tokenize
 from memory.recall.query import plan_query
 from memory.recall.ranking import month_range, recency_importance, time_decay
-from memory.text.cleaning import clean_text, segment, split_sentences
+from memory.text.cleaning import clause_spans, clean_text, join_pieces, segment, split_sentences
 from memory.text.privacy import luhn_ok, redact, valid_cn_id
 from memory.write.policy import same_facts
-from memory.write.scoring import entities, importance, is_explicit_anchor, topic_of
+from memory.write.scoring import (
+    entities,
+    importance,
+    is_explicit_anchor,
+    stored_text,
+    topic_of,
+    why_not_stored,
+)
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC).timestamp()
 
@@ -118,6 +125,87 @@ class TestImportance:
     @pytest.mark.parametrize("text", ["我们明天见", "see you tomorrow", "this is a great quote from a movie"])
     def test_not_anchors(self, text: str) -> None:
         assert not is_explicit_anchor(text)
+
+
+class TestWriteHygiene:
+    """Issue 40: what of a user's message is stored (memory/write/scoring.py `stored_text`)."""
+
+    def test_clause_pieces(self) -> None:
+        text = "I'm vegetarian, suggest a recipe."
+        assert clause_spans(text, ["I'm vegetarian", "suggest a recipe"]) == [(0, 14), (16, 32)]
+        assert clause_spans(text, ["suggest a recipe", "I'm vegetarian"]) is None  # out of order
+        assert join_pieces(["我是素食者，"]) == "我是素食者"
+        assert join_pieces(["Hi! ", "I work nights, "]) == "Hi! I work nights"
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Please remember: my locker code is 4312",
+            "Remember, my locker code is 4312",
+            "请你记好：我的车位是B2-117",
+            "记着，我家门禁密码是1234",
+        ],
+    )
+    def test_remember_said_in_a_clause_of_its_own_is_an_anchor(self, text: str) -> None:
+        assert is_explicit_anchor(text)
+        assert not is_explicit_anchor(text, role="assistant")
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Remember when we went to Paris?",
+            "I remember the trip to Paris",
+            "你还记得我住哪吗？",
+            "Do you remember my sister?",
+        ],
+    )
+    def test_remember_that_asks_or_tells_is_no_anchor(self, text: str) -> None:
+        assert not is_explicit_anchor(text)
+        assert stored_text(text, role="user") == text
+
+    @pytest.mark.parametrize(
+        ("text", "kept"),
+        [
+            ("我住在杭州，记住这个。I live in Hangzhou, remember that.", "我住在杭州。I live in Hangzhou."),
+            ("我对花生过敏，记住这个 / I am allergic to peanuts", "我对花生过敏，I am allergic to peanuts"),
+            ("记住我对花生过敏好吗？", "我对花生过敏"),
+            ("Please remember that I'm allergic to nuts, ok?", "I'm allergic to nuts"),
+            ("Guess what? I got a new job!", "I got a new job!"),
+        ],
+    )
+    def test_what_is_stored(self, text: str, kept: str) -> None:
+        assert stored_text(text, role="user") == kept
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "我昨天给妈妈解释了一下怎么用微信",  # a request's verb told of the past
+            "I wrote a poem for my sister yesterday.",
+            "don't forget my sister's birthday",  # says what to do
+            "别忘了帮我订周五的机票",
+            "Thanks, Gina! Appreciate the offer. Need help with marketing strategies - any advice on reaching "
+            "my target audience?",  # a conversation's turn: only a request's own words could go
+            "I'm quitting my job. How do I tell my boss?",
+        ],
+    )
+    def test_what_is_stored_whole(self, text: str) -> None:
+        assert why_not_stored(text, role="user") is None
+        assert stored_text(text, role="user") == text
+
+    @pytest.mark.parametrize(
+        ("text", "why"),
+        [
+            ("帮我写一个Python函数，把列表排序", "request"),  # what goes on with a request is the request
+            ("don't suggest coffee machines, recommend a small kitchen appliance", "request"),
+            ("Can you tell me my name?", "request"),  # "my" asks about the user, it tells nothing
+            ("告诉我我住在哪", "request"),
+            ("谢谢你！我住在哪个城市？", "question"),
+            ("Thank you! Where do I live?", "question"),
+        ],
+    )
+    def test_why_not_stored(self, text: str, why: str) -> None:
+        assert why_not_stored(text, role="user") == why
+        assert why_not_stored(text, role="assistant") is None
 
 
 class TestTopicsAndEntities:

@@ -53,7 +53,7 @@ class TestIngest:
         body = resp.json()
         assert body["stored"] == 4
         first = body["memories"][0]
-        assert first["content"] == "我住在杭州，记住这个"
+        assert first["content"] == "我住在杭州"  # "记住这个" pins it (an anchor) and is not kept in the text
         assert first["created_at"] == "2026-11-01T02:00:00Z"
         assert first["source_message_ids"] == ["zh-1"]
         assert first["source"] == "user"

@@ -722,7 +722,8 @@ class HybridRetriever:
         # the query's own words, or the aliases mnemo itself adds to them ("bills" -> 账单, invoice): a
         # user who wrote "invoice" did write what "my bills" asks about; gibberish has no aliases
         # (and the lexicon's translations of them: a user who wrote "adopted" wrote what "领养" asks)
-        aliases = [t for t in [*plan.keyword_tokens, *(translated or ())] if t not in set(plan.own_tokens)]
+        own = set(plan.own_tokens)  # once: per token it made a long query's ranking quadratic (issue 39)
+        aliases = [t for t in [*plan.keyword_tokens, *(translated or ())] if t not in own]
         known = max(
             (max(src.known(plan.own_tokens), src.known(aliases)) for src, _ in sources if len(src)),
             default=0.0,

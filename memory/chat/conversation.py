@@ -33,6 +33,7 @@ from memory.session.store import Action, BufferedMessage, SessionState, SessionS
 from memory.text.language import detect_language
 from memory.text.privacy import redact
 from memory.text.slots import extract_slots
+from memory.text.window import message_window
 from memory.text.zones import name_of
 from monitoring import metrics
 
@@ -331,18 +332,20 @@ class ConversationService:
     async def _recall(self, chat: ChatInput, now: float, coding: bool) -> list[ScoredMemory]:
         """The turn's memories: the search's best among those the recall gate admits (relevance reaches
         the floor, and a higher one for a message about the world: memory/chat/recall_gate.py), minus
-        those under the similarity floor."""
+        those under the similarity floor. A long message asks with its window (its opening and its end,
+        at most the search API's 4,000 characters: memory/text/window.py), not with all of it."""
         k = self._recall_k
+        query = message_window(chat.message)
         hits = await self._memory.search(
             chat.user_id,
-            chat.message,
+            query,
             top_k=k * 3 if coding else k,
             filters=SearchFilters(exclude_session_id=chat.session_id),
             as_of=now,
             min_relevance=self._recall_gate.min_relevance,
             zone=chat.zone,
         )
-        hits = self._recall_gate.admitted(chat.message, hits)
+        hits = self._recall_gate.admitted(query, hits)
         kept = [h for h in hits if h.similarity >= self._recall_min_similarity]
         if len(kept) < len(hits):
             metrics.RECALL_BELOW_FLOOR.inc(len(hits) - len(kept))

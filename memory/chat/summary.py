@@ -3,6 +3,7 @@
 `ExtractiveSummarizer` needs no model: it turns the newest user message into a third-person clause and
 puts it in front of the previous summary's clauses, dropping the oldest ones that no longer fit.
 `LLMSummarizer` asks the configured model with the same rules and falls back to the extractive one.
+Both read a long message's window (memory/text/window.py), never all of its 32,000 characters.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Protocol
 
 from memory.chat.context import compress
 from memory.chat.llm import ChatModel, GenerationParams, PromptMessage, TurnFacts
+from memory.text.window import message_window
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +139,8 @@ class ExtractiveSummarizer:
     ) -> str:
         sep = ZH_CLAUSE_SEP if language == "zh" else EN_CLAUSE_SEP
         to_third = third_person_zh if language == "zh" else third_person_en
-        new = [to_third(" ".join(m.split())) for m in reversed(user_messages) if m.strip()]
+        # a message's window: the clause keeps its opening anyway, and a long one costs no more
+        new = [to_third(" ".join(message_window(m).split())) for m in reversed(user_messages) if m.strip()]
         new = [c for c in new if c]
         old = [c for c in _split_clauses(previous, sep) if c not in new]
         return fit([*new, *old], sep, max_chars)
@@ -171,7 +174,7 @@ class LLMSummarizer:
             PromptMessage(
                 "user",
                 f"previous summary: {previous or '-'}\nnew user messages:\n"
-                + "\n".join(f"- {m}" for m in user_messages),
+                + "\n".join(f"- {message_window(m)}" for m in user_messages),
             ),
         ]
         try:

@@ -11,7 +11,9 @@ import re
 
 from memory.text.cleaning import clean_text
 
-_EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+# a local part is at most 64 characters (RFC 5321): unbounded, every start in a long run of letters or
+# digits without an @ rescanned the rest of the run (0.8 s for 32,000 of them, issue 39)
+_EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _CN_ID_RE = re.compile(r"(?<![0-9A-Za-z])(\d{17}[\dXx])(?![0-9A-Za-z])")
 _CARD_RE = re.compile(r"(?<![0-9A-Za-z])((?:\d[ -]?){12,18}\d)(?![0-9A-Za-z])")
 _CN_MOBILE_RE = re.compile(r"(?<![0-9A-Za-z])(?:\+?86[ -]?)?1[3-9]\d(?:[ -]?\d{4}){2}(?![0-9A-Za-z])")

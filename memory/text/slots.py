@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from memory.text.window import message_window
+
 _ZH_DIGITS = {
     "零": 0,
     "一": 1,
@@ -430,8 +432,10 @@ def _time(match: re.Match[str]) -> str:
 
 
 def extract_slots(text: str, *, now: datetime | None = None) -> list[Slot]:
-    """Every slot found in `text`; the first match per slot name wins."""
+    """Every slot found in `text`'s window (all of a text up to 4,000 characters; of a longer one its
+    opening and its end: memory/text/window.py); the first match per slot name wins."""
     now = now or datetime.now(UTC)
+    text = message_window(text)
     found: dict[str, Slot] = {}
     for pattern in _DATE_PATTERNS:
         for match in pattern.finditer(text):

@@ -58,6 +58,18 @@ class SessionBusy(MemoryError_):
         self.session_id = session_id
 
 
+class SessionLockLost(MemoryError_):
+    """A turn's session lock was no longer its own at the commit: it expired (the turn outlived it) or
+    was deleted (the session deleted or reset meanwhile). Nothing of the turn was written."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id!r}: the turn was not saved, its session lock expired or was taken "
+            "before the commit"
+        )
+        self.session_id = session_id
+
+
 class MemoryBusy(MemoryError_):
     """Another write of this user's long-term memory (or a rebalance moving the user) held its lock past
     the bounded wait."""

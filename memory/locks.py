@@ -85,7 +85,7 @@ class RedisLocks:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.02)  # locks here are held for milliseconds: poll often
         held = self._held[token] = _Held(key, kind, ttl_seconds)
-        held.keeper = asyncio.create_task(self._keep_alive(key, token, ttl_seconds))
+        held.keeper = asyncio.create_task(self._keep_alive(key, token, ttl_seconds, kind))
         try:
             yield token
         finally:
@@ -167,14 +167,16 @@ class RedisLocks:
         if not self._left_behind.get(key, True):
             self._left_behind.pop(key, None)
 
-    async def _keep_alive(self, key: str, token: str, ttl: int) -> None:
+    async def _keep_alive(self, key: str, token: str, ttl: int, kind: str) -> None:
+        """Extends the lock every `ttl / 2.5` s: it outlives any work as long as the event loop runs this
+        task (work that blocks the loop for longer than the rest of a TTL loses it: issue 39)."""
         while True:
             await asyncio.sleep(ttl / 2.5)
             try:
                 if not await self._extend(keys=[key], args=[token, int(ttl * 1000)]):
                     held = self._held.get(token)
                     if held is None or not held.settled:
-                        log.warning("lock lost before the work finished", extra={"key": key})
+                        log.warning("lock lost before the work finished", extra={"lock": kind})
                     return
             except Exception:  # a Redis hiccup: retry next tick; the TTL still protects everyone
                 log.warning("could not extend lock", exc_info=True)

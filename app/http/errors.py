@@ -23,6 +23,7 @@ from memory.errors import (
     MemoryBusy,
     MemoryNotFound,
     SessionBusy,
+    SessionLockLost,
     StoreUnavailable,
     UpstreamFailed,
     VersionMismatch,
@@ -47,6 +48,7 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
         "memory_not_found": 404,
         "method_not_allowed": 405,
         "session_busy": 409,
+        "session_lock_lost": 409,
         "version_mismatch": 412,
         "memory_busy": 409,
         "merge_conflict": 409,
@@ -270,6 +272,14 @@ async def _session_busy(request: Request, exc: Exception) -> JSONResponse:
     return envelope(409, "session_busy", str(exc), request_id_of(request), {"Retry-After": "1"})
 
 
+async def _session_lock_lost(request: Request, exc: Exception) -> JSONResponse:
+    """A turn that outlived its session lock (or whose session was deleted meanwhile): not an outage,
+    and no Retry-After: a retry at once would only repeat what let the lock expire."""
+    assert isinstance(exc, SessionLockLost)
+    log.warning("turn not saved: its session lock was lost before the commit")
+    return envelope(409, "session_lock_lost", str(exc), request_id_of(request))
+
+
 async def _memory_busy(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, MemoryBusy)
     return envelope(409, "memory_busy", str(exc), request_id_of(request), {"Retry-After": "1"})
@@ -299,6 +309,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(IdempotencyConflict, _idempotency_conflict)
     app.add_exception_handler(VersionMismatch, _version_mismatch)
     app.add_exception_handler(SessionBusy, _session_busy)
+    app.add_exception_handler(SessionLockLost, _session_lock_lost)
     app.add_exception_handler(MemoryBusy, _memory_busy)
     app.add_exception_handler(UpstreamFailed, _upstream_failed)
 

@@ -27,7 +27,7 @@ from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency
 from app.http.ids import Id
 from memory.chat.conversation import ChatInput, PreparedTurn, ReplayedStream, TurnDebug, TurnStream
 from memory.chat.llm import GenerationParams, PromptMessage, estimate_tokens
-from memory.errors import REDIS_UNAVAILABLE, StoreUnavailable, UpstreamFailed
+from memory.errors import REDIS_UNAVAILABLE, SessionLockLost, StoreUnavailable, UpstreamFailed
 from memory.session.idempotency import IdempotencyKey
 from monitoring import metrics
 
@@ -186,6 +186,10 @@ def _stream_error(exc: Exception) -> dict[str, Any]:
         message = (
             f"{store} is unavailable; the turn may not be recorded: retry it with the same Idempotency-Key"
         )
+    elif isinstance(exc, SessionLockLost):
+        code = "session_lock_lost"
+        log.warning("turn not saved: its session lock was lost before the commit of a stream")
+        message = str(exc)
     else:
         code = "internal_error"
         log.exception("stream failed after it started")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory import keys
-from memory.errors import SessionBusy, StoreUnavailable
+from memory.errors import SessionBusy, SessionLockLost
 from memory.locks import RedisLocks
 from memory.redis_client import RedisClient, ReplicaAck
 from memory.session.actions import coding_mode
@@ -332,14 +332,13 @@ class SessionStore:
         record: tuple[str, str, int] | None = None,
         lock_token: str | None = None,
     ) -> int | None:
-        """Everything a finished turn writes, in one MULTI/EXEC: buffer, action, slots, summary (CAS)
+        """Everything a finished turn writes, in one script: buffer, action, slots, summary (CAS)
         and the long-term outbox entry; with `record` (key, value, ttl) the turn's idempotency record;
         with `lock_token` (from `lock()`) the release of the session lock, so that once the commit is
-        applied no separate release is left that could fail. With a lock the transaction is WATCHed
-        (memory/locks.py): it applies only while the lock is still ours, and a connection lost during
-        EXEC is reported (StoreUnavailable: outcome unknown) instead of the commit being re-sent and
-        applied twice. Returns the new summary version (None if the CAS lost). A failure of the
-        release step alone does not fail the commit (logged, counted)."""
+        applied no separate release is left that could fail. With a lock the script applies only while
+        the lock is still ours (SessionLockLost otherwise: nothing written); one that a lost connection
+        re-sends finds its own turn and changes nothing. Returns the new summary version (None if the
+        CAS lost). A failure of the release step alone does not fail the commit (logged, counted)."""
         script_keys, args = self._record_call(user_id, session_id, messages, action, slots)
         payload = json.dumps(
             {"summary": summary, "last_update": self._clock(), "version": expected_summary_version + 1},
@@ -369,8 +368,8 @@ class SessionStore:
             ],
         )
         version, released = int(result[0]), bool(int(result[1]))
-        if version == LOCK_LOST:  # Redis unreachable for longer than the lock's TTL, or the lock deleted
-            raise StoreUnavailable("redis", "the session lock expired before the commit")
+        if version == LOCK_LOST:  # not renewed within its TTL (memory/locks.py), or deleted
+            raise SessionLockLost(session_id)
         if lock_token is not None:
             self._locks.settled(lock_token, released=released or version == APPLIED_BEFORE)
         # with replicas required, the turn is acknowledged only once they have it (WAIT)

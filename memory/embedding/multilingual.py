@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any, Literal
 
-import anyio.to_thread
 import numpy as np
 
-from memory.embedding.base import Vectors
+from memory.embedding.base import Vectors, embed_in_slices
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -89,4 +88,4 @@ class MultilingualEmbedder:
         return np.asarray(out / np.clip(norms, 1e-12, None), dtype=np.float32)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        return await anyio.to_thread.run_sync(self.embed_sync, list(texts))
+        return await embed_in_slices(self.embed_sync, texts)

@@ -21,11 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
-from memory.embedding.base import Vectors
+from memory.embedding.base import Vectors, embed_in_slices
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -184,4 +183,4 @@ class OnnxEmbedder:
         return out
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        return await anyio.to_thread.run_sync(self.embed_sync, list(texts))
+        return await embed_in_slices(self.embed_sync, texts)

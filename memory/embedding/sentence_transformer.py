@@ -8,10 +8,9 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-import anyio.to_thread
 import numpy as np
 
-from memory.embedding.base import Vectors
+from memory.embedding.base import Vectors, embed_in_slices
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -81,4 +80,4 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
-        return await anyio.to_thread.run_sync(self.embed_sync, list(texts))
+        return await embed_in_slices(self.embed_sync, texts)

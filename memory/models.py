@@ -108,6 +108,9 @@ class Evidence:
     coverage: float  # idf-weighted share of the query's words found in the memory (0: none)
     bridge: float | None  # bridge (multilingual) cosine of the memory's own vector; None: not computed
     attribute: bool = False  # states the attribute the question asks about ("where do I live")
+    # states a value of the category of the user's life the question asks about ("我有什么爱好？": "周末我喜欢
+    # 拉大提琴"), memory/recall/validity.py `states_category`
+    category: bool = False
     words: tuple[str, ...] = ()  # the query's words found in the memory (stems, CJK bigrams/characters)
     # idf-weighted share of the query's words the user ever wrote (in any memory searched): a query
     # none of whose words the user used ("xyzzy plugh", "量子计算的原理") is seldom about what they said

@@ -327,6 +327,10 @@ class EvidenceOut(BaseModel):
     coverage: float = Field(description="idf-weighted share of the query's words the memory holds")
     bridge: float | None = Field(description="multilingual bridge cosine; null: the channel took no part")
     attribute: bool = Field(description="states the attribute the question asks about")
+    category: bool = Field(
+        False,
+        description="states a value of the category of the user's life the question asks about (a hobby)",
+    )
     words: list[str] = Field(description="the query's words found in it (stems, CJK bigrams)")
     known: float = Field(description="share of the query's words the user ever wrote (any memory)")
     fused: float = Field(description="the ranking's fused value, relative to this search's candidates")
@@ -340,6 +344,7 @@ class EvidenceOut(BaseModel):
             coverage=round(e.coverage, 6),
             bridge=round(e.bridge, 6) if e.bridge is not None else None,
             attribute=e.attribute,
+            category=e.category,
             words=list(e.words),
             known=round(e.known, 6),
             fused=round(e.fused, 6),

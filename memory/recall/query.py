@@ -18,6 +18,8 @@ from memory.recall.keyword_index import tokenize
 from memory.text.lexicons import (
     ANSWER_TYPES,
     ATTRIBUTE_QUESTIONS,
+    CATEGORY_OTHER_PERSON_RE,
+    CATEGORY_QUESTIONS,
     CHECKED_RE,
     DOC_TYPE_ALIASES,
     EVENT_ANCHOR_NOT_CLAUSE_RE,
@@ -71,6 +73,9 @@ class QueryPlan:
     checked: list[str] = field(default_factory=list)  # what a statement or check is about ("comedy movies")
     checked_tokens: frozenset[str] = frozenset()
     attributes: list[str] = field(default_factory=list)  # supersession keys the question asks about
+    # the categories of the user's life it asks about ("我有什么爱好？": hobby; CATEGORY_QUESTIONS): only a
+    # question about the user's own life (first person, no other person named)
+    categories: list[str] = field(default_factory=list)
     # the query's own terms (no document-type aliases): what relevance's word coverage is measured on
     own_tokens: list[str] = field(default_factory=list)
     # the text with each known name it writes in the other script spelled as the user's turns do
@@ -228,11 +233,27 @@ def plan_query(
         attributes=[key for key, asks in ATTRIBUTE_QUESTIONS.items() if asks.search(text)]
         if changing_facts
         else [],
+        categories=categories_asked(text) if not names and not across else [],
         own_tokens=[
             t for t in tokenize(" ".join([own_text, *(k for _, k in across)])) if t not in negated_tokens
         ],
         scripted=scripted if scripted != text else "",
     )
+
+
+_FIRST_PERSON_RE = re.compile(r"我|\b(?:i|me|my|mine|myself|i'm|i've)\b", re.IGNORECASE)
+
+
+def categories_asked(text: str) -> list[str]:
+    """The categories of the user's life a question in the first person asks about (CATEGORY_QUESTIONS):
+    "我有什么爱好？" -> ["hobby"], "What subject do I teach?" -> ["teaching"]; of a question about a
+    relative's life ("我女儿有什么爱好？") only the family."""
+    if _FIRST_PERSON_RE.search(text) is None:
+        return []
+    asked = [key for key, asks in CATEGORY_QUESTIONS.items() if asks.search(text)]
+    if CATEGORY_OTHER_PERSON_RE.search(text):  # "我女儿有什么爱好？": the daughter's, not the user's
+        return [key for key in asked if key == "family"]
+    return asked
 
 
 def _past_day(slot: Slot, moment: datetime) -> bool:

@@ -12,6 +12,8 @@ Relevance is computed from each channel's *absolute* evidence for one memory (mo
 - `bridge`: the multilingual bridge cosine the ranking uses, when that channel took part: the
   memory's vector blended with its neighbouring turns' (0.3 each, in the query's language and across);
 - `attribute`: the memory states the attribute the question asks about ("where do I live");
+- `category`: the memory states a value of the category of the user's life the question asks about
+  ("我有什么爱好？", "what subject do I teach"): its relevance is at least CATEGORY_RELEVANCE;
 - `known` (same language only): the idf-weighted share of the query's words the user ever wrote, in
   any memory searched. A question none of whose words the user used ("xyzzy plugh", "量子计算的原理是
   什么") is seldom about anything they said, however near its vector falls.
@@ -114,10 +116,20 @@ def reaches(e: Evidence, relevance: float, floor: float) -> bool:
     return relevance >= floor
 
 
+# A memory stating a value of the category of the user's life a question asks about ("我有什么爱好？":
+# "周末我喜欢拉大提琴", "What subject do I teach?": "I'm a chemistry teacher"; issue 40) is relevant at
+# least this much, whatever its words: the question names the category, never the value, so coverage is
+# 0 and the vectors are far (the model put it at 0.01). Above the chat floors (RECALL_MIN_RELEVANCE,
+# RECALL_GENERAL_MIN_RELEVANCE 0.2). Not fitted: bench/data/relevance_pairs.json has no category question
+# (docs/decisions.md#category-questions-issue-40)
+CATEGORY_RELEVANCE = 0.5
+
+
 def relevance_of(e: Evidence, model: RelevanceModel = DEFAULT_MODEL) -> float:
     group, x = features(e)
     z = sum(b * v for b, v in zip(model.coefficients(group), x, strict=True))
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+    fitted = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+    return max(fitted, CATEGORY_RELEVANCE) if e.category else fitted
 
 
 @dataclass(frozen=True, slots=True)

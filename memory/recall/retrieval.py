@@ -51,7 +51,14 @@ from memory.recall.ranking import day_range, month_range, period_range, recency_
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
 from memory.recall.snapshot import IndexSnapshots, decode, encode
 from memory.recall.translation import QueryTranslator, fuse, target_of
-from memory.recall.validity import Visible, changed_facts, rank_validity, states_attribute
+from memory.recall.validity import (
+    Visible,
+    category_statements,
+    changed_facts,
+    rank_validity,
+    states_attribute,
+    states_category,
+)
 from memory.text.language import detect_language
 from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
 from monitoring import metrics
@@ -86,6 +93,7 @@ class RankingWeights:
     negation_intent: bool = True
     checked_boost: float = 0.25  # the user's own statement about what a check asks ("…, right?")
     attribute_boost: float = 0.4  # a memory stating the attribute asked about ("我以前开什么车？")
+    category_boost: float = 0.4  # a memory stating a value of the category asked about ("我有什么爱好？")
     # relation memory (issue 26): memories one hop from the query's or the best candidates' entities
     link_boost: float = 0.0  # reached from another memory (a seed's document id, a chain): placed instead
     link_named_boost: float = 0.35  # one hop from an entity the question itself names (aliases resolved)
@@ -651,6 +659,11 @@ class HybridRetriever:
             for m in changed_facts(plan, candidates, view):
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
+        # a question about a category of the user's life ("What are my hobbies?") shares no word with
+        # the memories stating one ("I play the cello on weekends"): they are candidates (issue 40)
+        for m in category_statements(plan.categories, view):
+            if passes(m, filters):
+                candidates.setdefault(m.id, m)
         in_month: list[str] = []
         if asked and self.links is not None:  # they rank first (the month-first rule): seeds too
             lo, hi = asked  # (a seed follows document ids only: a few more are cheap)
@@ -900,6 +913,8 @@ class HybridRetriever:
                 boosts["fact"] = w.fact_boost
             if w.supersession and plan.attributes and states_attribute(m, plan.attributes):
                 boosts["attribute"] = w.attribute_boost
+            if plan.categories and states_category(m, plan.categories):
+                boosts["category"] = w.category_boost
             if mid in in_cluster:  # a boost, never a filter: multi-evidence answers span clusters
                 boosts["cluster"] = w.cluster_boost
             if linked and mid in linked:  # relation memory: linked to the question's entities
@@ -949,7 +964,9 @@ class HybridRetriever:
             )
             ev = (evidence or {}).get(mid)
             if ev is not None:
-                ev = replace(ev, attribute="attribute" in boosts, fused=relevance)
+                ev = replace(
+                    ev, attribute="attribute" in boosts, category="category" in boosts, fused=relevance
+                )
             scored.append(
                 ScoredMemory(
                     memory=m,

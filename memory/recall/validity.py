@@ -8,6 +8,7 @@ filtered: "Where did I live before?" must still find them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 
@@ -15,6 +16,7 @@ from memory.models import Memory, ScoredMemory
 from memory.recall.keyword_index import BM25Index
 from memory.recall.query import QueryPlan
 from memory.text.facts import HABIT, supersedes
+from memory.text.lexicons import CATEGORY_FACTS, CATEGORY_STATEMENTS
 
 
 class Visible(Mapping[str, Memory]):
@@ -106,6 +108,36 @@ def changed_facts(plan: QueryPlan, candidates: Mapping[str, Memory], index: Visi
 
 def states_attribute(m: Memory, attributes: Sequence[str]) -> bool:
     return any(k == a or k.split(":", 1)[0] == a for k, _ in m.facts for a in attributes)
+
+
+CATEGORY_CANDIDATES = 10  # memories stating a category a question asks about ("我有什么爱好？"), newest first
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stated_in(content: str) -> frozenset[str]:
+    """The categories (CATEGORY_STATEMENTS) whose words the text says."""
+    return frozenset(key for key, says in CATEGORY_STATEMENTS.items() if says.search(content))
+
+
+def states_category(m: Memory, categories: Sequence[str]) -> bool:
+    """Whether the user's own memory `m` states a value of one of `categories` (issue 40): by the
+    supersession keys of its facts (CATEGORY_FACTS: "我开的是一辆丰田" states the car) or in the words of
+    such a statement, said of themself ("周末我喜欢拉大提琴" states a hobby, "我女儿在学钢琴" does not)."""
+    if m.source != "user" or not categories:
+        return False
+    if states_attribute(m, [k for c in categories for k in CATEGORY_FACTS.get(c, ())]):
+        return True
+    return not _stated_in(m.content).isdisjoint(categories)
+
+
+def category_statements(categories: Sequence[str], index: Mapping[str, Memory]) -> list[Memory]:
+    """The `CATEGORY_CANDIDATES` newest memories stating a value of one of `categories` (a question about
+    a category shares no word with them: "What are my hobbies?" and "I play the cello on weekends")."""
+    if not categories:
+        return []
+    stating = [m for m in index.values() if states_category(m, categories)]
+    stating.sort(key=lambda m: m.created_at, reverse=True)
+    return stating[:CATEGORY_CANDIDATES]
 
 
 def implicit_links(memories: Sequence[Memory], known: Mapping[str, Memory]) -> dict[str, Memory]:

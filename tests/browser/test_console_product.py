@@ -13,7 +13,6 @@ from pathlib import Path
 
 from selenium import webdriver
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
 
 from app.http.auth import TokenCodec
 from tests.browser.test_console import Api, all_of, find, open_console, token, type_into, visible, wait
@@ -24,7 +23,12 @@ WIDTHS = (1400, 390)
 
 
 def set_lang(driver: webdriver.Chrome, lang: str) -> None:
-    Select(find(driver, "#lang")).select_by_value(lang)
+    """The language picked in the bar, also while a dialog (and its backdrop) covers the page."""
+    driver.execute_script(
+        "const s = document.querySelector('#lang');"
+        "if (s.value !== arguments[0]) { s.value = arguments[0]; s.dispatchEvent(new Event('change')); }",
+        lang,
+    )
 
 
 def sideways(driver: webdriver.Chrome) -> int:

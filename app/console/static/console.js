@@ -16,9 +16,35 @@
     profile: null, entities: null, entity: null, merges: null,
   };
 
-  const t = (key, vars) => (T[lang][key] ?? T.en[key] ?? key).replace(/\{(\w+)\}/g, (_, k) => String((vars || {})[k] ?? ""));
+  // a string of the UI's language; `{n}` a number picks the plural form (`key_one`) where the language has one
+  const plural = (key, vars) => {
+    if (!vars || typeof vars.n !== "number") return key;
+    const form = `${key}_${new Intl.PluralRules(lang === "zh" ? "zh-CN" : "en").select(vars.n)}`;
+    return form in T[lang] ? form : key;
+  };
+  const t = (key, vars) => (T[lang][plural(key, vars)] ?? T.en[key] ?? key).replace(/\{(\w+)\}/g, (_, k) => String((vars || {})[k] ?? ""));
   const has = (key) => key in T[lang];
+  // the same, as nodes: a placeholder given a Node (a person's data) is inserted as that node
+  const tx = (key, vars) => {
+    const f = document.createDocumentFragment();
+    const s = T[lang][plural(key, vars)] ?? T.en[key] ?? key;
+    let last = 0;
+    s.replace(/\{(\w+)\}/g, (m, k, at) => {
+      const v = (vars || {})[k];
+      f.append(s.slice(last, at), v instanceof Node ? v : String(v ?? ""));
+      last = at + m.length;
+      return m;
+    });
+    f.append(s.slice(last));
+    return f;
+  };
+  const count = (kind, n) => t(`n_${kind}`, { n });
+  // a value that is the person's data (a memory's text, an id, a name): shown as it is, never translated
+  const data = (v, cls) => el("span", { translate: "no", class: cls || null }, v == null || v === "" ? "—" : String(v));
+  // a topic: the classifier's words in the UI's language; a topic someone typed, as typed
+  const topicEl = (v) => (!v ? "—" : has(`topic_${v}`) ? t(`topic_${v}`) : data(v));
   // a value the API sends as a word (a role, a tier, an action, a mode): shown in the UI's language
+  // (an unknown word shows as sent: tests/browser/test_console_words.py fails on it if it is a raw name)
   const val = (kind, v) => (v == null || v === "" ? "—" : has(`${kind}_${v}`) ? t(`${kind}_${v}`) : String(v));
   const el = (tag, attrs, ...kids) => {
     const e = document.createElement(tag);
@@ -45,6 +71,27 @@
     }
     return abs;
   }
+  const dayFmt = () => new Intl.DateTimeFormat(locale(), { dateStyle: "medium" });
+  const MONTHS = (loc) => Array.from({ length: 12 }, (_, i) => new Intl.DateTimeFormat(loc, { month: "short" }).format(new Date(2026, i, 15)).toLowerCase().replace(/\.$/, ""));
+  // a date typed in a date field: "10 Nov 2026", "2026年11月10日", "2026-11-10", "10/11/2026" -> "2026-11-10" (null: not a date)
+  function parseDay(text) {
+    const v = text.trim().toLowerCase().replace(/\.$/, "");
+    let y, m, d;
+    let x;
+    if ((x = /^(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?$/.exec(v))) [y, m, d] = [x[1], x[2], x[3]];
+    else if ((x = /^(\d{1,2})[/.](\d{1,2})[/.](\d{4})$/.exec(v))) [d, m, y] = [x[1], x[2], x[3]];  // day first, as en-GB writes it
+    else if ((x = /^(\d{1,2})\s+([a-z]+)\.?,?\s+(\d{4})$/.exec(v)) || (x = /^([a-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})$/.exec(v))) {
+      const [a, b] = /^\d/.test(x[1]) ? [x[1], x[2]] : [x[2], x[1]];
+      const i = MONTHS("en-GB").findIndex((name) => b.startsWith(name.slice(0, 3)));
+      if (i < 0) return null;
+      [y, m, d] = [x[3], String(i + 1), a];
+    } else return null;
+    const iso = `${y}-${String(m).padStart(2, "0")}-${String(d).padStart(2, "0")}`;
+    const back = new Date(iso + "T00:00:00Z");
+    return isNaN(back) || back.toISOString().slice(0, 10) !== iso ? null : iso;
+  }
+  const showDay = (iso) => dayFmt().format(new Date(iso + "T12:00:00"));
+  const dayExample = () => showDay(new Date().toISOString().slice(0, 10));
   const timeEl = (iso, rel) => el("time", { datetime: iso || null }, date(iso, rel));
   // a memory a newer one superseded (facts that change): kept, shown with when it stopped being current
   const earlier = (m) => m.superseded_by ? el("span", { class: "superseded" }, " ", t("earlier_until", { d: date(m.valid_to) })) : null;
@@ -56,6 +103,14 @@
     document.querySelectorAll("[data-i18n-placeholder]").forEach((e) => { e.placeholder = t(e.dataset.i18nPlaceholder); });
     document.querySelectorAll("[data-i18n-label]").forEach((e) => { e.setAttribute("aria-label", t(e.dataset.i18nLabel)); });
     $("#lang").value = lang;
+    // the date fields: a hint in the console's locale, and a date already typed said again in it
+    for (const sel of DATE_FIELDS) {
+      const box = $(sel);
+      box.placeholder = dayExample();  // the format to type, by example, in the console's locale
+      box.title = t("date_hint", { example: dayExample() });
+      const iso = parseDay(box.value);
+      if (iso) box.value = showDay(iso);
+    }
   }
 
   function decode(jwt) {
@@ -75,7 +130,8 @@
     for (const id of ["#error", "#notice"]) $(id).hidden = true;
     if (!m) return;
     const box = $(m.error ? "#error" : "#notice");
-    box.textContent = m.err ? errorText(m.err) : t(m.key, m.vars);
+    const vars = Object.fromEntries(Object.entries(m.vars || {}).map(([k, v]) => [k, typeof v === "string" ? data(v) : v]));
+    box.replaceChildren(m.err ? errorText(m.err) : tx(m.key, vars));
     box.hidden = false;
   }
   const show = (key, vars, error) => { state.msg = { key, vars, error }; drawMessage(); };
@@ -104,6 +160,7 @@
   const json = async (method, path, body) => (await api(method, path, body)).json();
 
   function failed(err) {
+    if (err instanceof Refused) { state.msg = { key: err.key, vars: err.vars, error: true }; drawMessage(); return; }
     // the token stopped working (expired, or the server's secret changed): back to sign-in, saying why
     if (err && err.status === 401) { signOut(err.code === "token_expired" ? "signin_session_expired" : "signin_session_invalid"); return; }
     state.msg = { err, error: true };
@@ -113,8 +170,25 @@
   // one path segment: percent-encoded, dots too, so no URL normaliser can make it a dot segment
   const segment = (v) => encodeURIComponent(v).replace(/\./g, "%2E");
   const userPath = segment;
-  const day = (v, end) => (!v ? undefined : /^\d{4}-\d{2}-\d{2}$/.test(v) ? v + (end ? "T23:59:59Z" : "T00:00:00Z") : v);
+  // a date field's value as the API takes it (a day's start or end, UTC); a value that is no date says so
+  class Refused extends Error { constructor(key, vars) { super(key); this.key = key; this.vars = vars; } }
+  function day(sel, end) {
+    const v = $(sel).value.trim();
+    if (!v) return undefined;
+    const iso = parseDay(v);
+    if (!iso) { $(sel).focus(); throw new Refused("date_invalid", { v, example: dayExample() }); }
+    $(sel).value = showDay(iso);  // said back in the console's locale
+    return iso + (end ? "T23:59:59Z" : "T00:00:00Z");
+  }
+  const DATE_FIELDS = ["#f-since", "#f-until", "#fg-after", "#fg-before", "#au-since", "#au-until"];
+  // a user id as the API's id rule has it (app/http/ids.py): checked before asking, so a typo is named
+  const validId = (v) => /^[A-Za-z0-9_.@:|+-]{1,128}$/.test(v) && !/^\.+$/.test(v);
   const cell = (label, cls, ...kids) => el("td", { "data-label": t(label), class: cls || null }, ...kids);
+
+  // ---- dialogs: one at a time, over a backdrop that dims the page behind and closes it when clicked ------
+  const DIALOGS = ["#editor", "#history", "#confirm"];
+  function dialog(id) { for (const d of DIALOGS) $(d).hidden = d !== id; $("#backdrop").hidden = false; }
+  function closeDialogs() { for (const d of DIALOGS) $(d).hidden = true; $("#backdrop").hidden = true; }
 
   // ---- views ---------------------------------------------------------------------------------------
   const TABS = ["memories", "search", "forget", "sessions", "entities", "chat", "export"];
@@ -123,7 +197,7 @@
     document.querySelectorAll("main > section").forEach((s) => { s.hidden = s.id !== "view-" + name; });
     document.querySelectorAll(".subject").forEach((s) => { s.textContent = state.user; });
     document.querySelectorAll("#nav a").forEach((a) => { if (a.id === "nav-" + name) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current"); });
-    for (const id of ["#editor", "#history", "#confirm"]) $(id).hidden = true;
+    closeDialogs();
   }
   const redraw = {
     memories: () => drawMemories(), search: () => drawSearch(), forget: () => { drawPreview(); drawForgot(); },
@@ -146,7 +220,7 @@
     const add = (k, v) => { if (v) q.set(k, v); };
     add("topic", $("#f-topic").value.trim()); add("session_id", $("#f-session").value.trim());
     add("source", $("#f-source").value); add("tier", $("#f-tier").value);
-    add("since", day($("#f-since").value.trim(), false)); add("until", day($("#f-until").value.trim(), true));
+    add("since", day("#f-since", false)); add("until", day("#f-until", true));
     if ($("#f-current").checked) q.set("current_only", "true");
     const page = await json("GET", `/v1/memory/${userPath(state.user)}/list?${q}`);
     if (mine !== listing) return;
@@ -162,25 +236,34 @@
     body.replaceChildren();
     $("#memory-total").textContent = page ? t("total", { n: page.total }) : "";
     $("#more").hidden = !page || state.offset >= page.total;
+    const q = $("#f-text").value.trim().toLowerCase();
+    $("#f-text-help").textContent = page ? t("text_filter_help", { n: page.items.length }) : "";
     if (!page) return;
+    const items = !q ? page.items : page.items.filter((m) => [m.content, m.topic, m.topic && has(`topic_${m.topic}`) ? t(`topic_${m.topic}`) : "", m.session_id]
+      .some((x) => (x || "").toLowerCase().includes(q)));
     if (!page.items.length) body.append(el("tr", {}, el("td", { colspan: "8" }, t("no_memories"))));
-    for (const m of page.items) {
+    else if (!items.length) body.append(el("tr", {}, el("td", { colspan: "8" }, tx("text_filter_none", { n: page.items.length, q: data($("#f-text").value.trim()) }))));
+    for (const m of items) {
       const del = el("button", { class: "delete", type: "button" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(m));
       const edit = el("button", { class: "edit", type: "button" }, t("edit"));
       edit.addEventListener("click", () => safely(() => openEditor(m.id))());
       const hist = el("button", { class: "history", type: "button" }, t("history"));
       hist.addEventListener("click", () => safely(() => openHistory(m.id))());
-      const from = (m.source_message_ids || []).length ? el("span", { class: "sub sources" }, t("from_message_ids", { ids: m.source_message_ids.join(", ") })) : null;
+      const from = (m.source_message_ids || []).length ? el("span", { class: "sub sources" }, tx("from_message_ids", { ids: data(m.source_message_ids.join(", ")) })) : null;
       body.append(el("tr", { "data-id": m.id },
-        el("td", { class: "content primary", "data-label": t("content") }, el("span", { class: "text" }, m.content), earlier(m), m.pinned ? el("span", { class: "tag" }, t("pinned_tag")) : null, from),
+        el("td", { class: "content primary", "data-label": t("content") }, el("span", { class: "text", translate: "no" }, m.content), earlier(m), m.pinned ? el("span", { class: "tag" }, t("pinned_tag")) : null, from),
         cell("created", "created", timeEl(m.created_at, true)),
-        cell("session", null, m.session_id), cell("source", null, val("role", m.source)), cell("tier", "tier", val("tier", m.tier)),
-        cell("importance_short", "num importance", m.importance == null ? "—" : Number(m.importance).toFixed(2)),
-        cell("topic", "topic", m.topic || "—"),
+        cell("session", null, data(m.session_id)), cell("source", null, val("role", m.source)), cell("tier", "tier", val("tier", m.tier)),
+        cell("importance_short", "num importance", importanceText(m)),
+        cell("topic", "topic", topicEl(m.topic)),
         el("td", { class: "actions-cell" }, edit, hist, del)));
     }
   }
+
+  // importance as a person reads it: a memory never rated (a core fact is kept for what it is, not
+  // for a score) says so rather than "0.00"
+  const importanceText = (m) => (m.importance == null || (m.importance === 0 && m.tier === "fact") ? t("importance_unset") : Number(m.importance).toFixed(2));
 
   // ---- correcting a memory: read it with its version, edit it (If-Match), read its history ------------
   const memoryPath = (id) => `/v1/memory/${userPath(state.user)}/${segment(id)}`;
@@ -196,8 +279,7 @@
     state.editMsg = message || null;
     $("#ed-message").textContent = message ? t(message) : "";
     $("#ed-message").hidden = !message;
-    $("#history").hidden = true;
-    $("#editor").hidden = false;
+    dialog("#editor");
     $("#ed-content").focus();
   }
 
@@ -213,61 +295,64 @@
     if ($("#ed-pinned").checked !== !!m.pinned) body.pinned = $("#ed-pinned").checked;
     const ended = !!m.valid_to && !m.superseded_by;
     if ($("#ed-ended").checked !== ended) body.valid_to = $("#ed-ended").checked ? new Date().toISOString() : null;
-    if (!Object.keys(body).length) { $("#editor").hidden = true; show("unchanged"); return; }
+    if (!Object.keys(body).length) { closeDialogs(); show("unchanged"); return; }
     let saved;
     try { saved = await (await api("PATCH", memoryPath(m.id), body, { "If-Match": `"${m.version}"` })).json(); }
     catch (err) {
       if (err.status === 412) { await openEditor(m.id, "changed_since"); return; }
       throw err;
     }
-    $("#editor").hidden = true;
+    closeDialogs();
     if (state.memories) state.memories.items = state.memories.items.map((x) => (x.id === saved.id ? { ...x, ...saved } : x));
-    drawMemories();
+    if (state.search) state.search.results = state.search.results.map((x) => (x.id === saved.id ? { ...x, ...saved } : x));
+    drawMemories(); drawSearch();
     show("saved");
   }
 
   function describe(e) {
     const d = e.detail || {};
-    if (e.event === "created") return t("from_message", { ids: (d.source_message_ids || []).join(", ") || "—", session: d.session_id || "" });
-    if (e.event === "superseded") return t("superseded_by", { id: d.by || "" });
-    if (e.event === "restored") return t("from_tier", { tier: val("archive", d.from) });
-    if (e.event === "merged") return (d.source_message_ids || []).join(", ");
+    if (e.event === "created") return [tx("from_message", { ids: data((d.source_message_ids || []).join(", ")), session: data(d.session_id) })];
+    if (e.event === "superseded") return [tx("superseded_by", { id: data(d.by) })];
+    if (e.event === "restored") return [t("from_tier", { tier: val("archive", d.from) })];
+    if (e.event === "merged") return [data((d.source_message_ids || []).join(", "))];
     if (e.event === "edited") {
-      const shown = (field, v) => (v === true ? t("yes") : v === false ? t("no") : v == null ? "—" : field === "valid_to" ? date(v) : v);
-      return Object.entries(d).map(([field, v]) => `${t(field)}: ${shown(field, v.before)} → ${shown(field, v.after)}`).join("\n");
+      const shown = (field, v) => (v === true ? t("yes") : v === false ? t("no") : v == null ? "—" : field === "valid_to" ? date(v)
+        : field === "topic" ? topicEl(v) : field === "importance" ? String(v) : data(v));
+      return Object.entries(d).map(([field, v]) => el("div", { "data-field": field },
+        `${has("field_" + field) ? t("field_" + field) : field}: `, shown(field, v.before), " → ", shown(field, v.after)));
     }
-    return "";
+    return [];
   }
 
   async function openHistory(id) {
     const res = await json("GET", memoryPath(id) + "/history");
-    const m = state.memories && state.memories.items.find((x) => x.id === id);
+    const m = [...(state.memories ? state.memories.items : []), ...(state.search ? state.search.results : [])].find((x) => x.id === id);
     state.history = { res, content: m ? m.content : id };
     drawHistory();
-    $("#editor").hidden = true;
-    $("#history").hidden = false;
+    dialog("#history");
+    $("#hi-close").focus();
   }
   function drawHistory() {
     if (!state.history) return;
     const { res, content } = state.history;
-    $("#hi-content").textContent = content;
+    $("#hi-content").textContent = content;  // translate="no" in the page: a person's words
     const list = $("#hi-events");
     list.replaceChildren();
     for (const e of res.events) {
-      const who = e.role === "system" ? "" : " · " + t("by", { actor: e.actor, role: val("role", e.role) });
+      const who = e.role === "system" ? "" : el("span", {}, " · ", tx("by", { actor: data(e.actor), role: val("role", e.role) }));
       list.append(el("li", { "data-event": e.event }, el("strong", {}, t("ev_" + e.event)), " ", timeEl(e.at), who,
-        el("div", { class: "change" }, describe(e))));
+        el("div", { class: "change" }, ...describe(e))));
     }
     if (!res.events.length) list.append(el("li", {}, t("history_empty")));
   }
 
   function confirmDelete(m) {
-    $("#confirm-text").textContent = t("delete_confirm");
+    $("#confirm-text").dataset.i18n = "delete_confirm"; translate();
     $("#confirm-content").textContent = m.content;
-    $("#confirm").hidden = false;
+    dialog("#confirm");
     $("#confirm-no").focus();
     $("#confirm-yes").onclick = async () => {
-      $("#confirm").hidden = true;
+      closeDialogs();
       try {
         await api("DELETE", memoryPath(m.id));
         show("deleted", { content: m.content });
@@ -280,7 +365,7 @@
         drawMemories(); drawSearch();
       } catch (err) { failed(err); }
     };
-    $("#confirm-no").onclick = () => { $("#confirm").hidden = true; };
+    $("#confirm-no").onclick = () => { closeDialogs(); };
   }
 
   // ---- search: relevance as words and a bar; the breakdown on demand --------------------------------
@@ -290,11 +375,14 @@
 
   function breakdown(x) {
     if (!x) return null;
-    const boosts = Object.entries(x.boosts).filter(([, v]) => v !== 0).map(([k, v]) => `${k} +${fmt(v)}`).join(", ") || "0";
+    const boosts = Object.entries(x.boosts).filter(([, v]) => v !== 0)
+      .map(([k, v]) => `${has("boost_" + k) ? t("boost_" + k) : k} +${fmt(v)}`).join(", ") || t("no_boost");
+    // a channel that gave nothing (a cross-language hit has no dense part: the bridge carries it) says so
+    const part = (v) => (v === 0 ? t("channel_none") : fmt(v));
     return el("div", { class: "breakdown" },
-      el("span", { class: "b-dense" }, `${t("dense")} ${fmt(x.dense)}`), " + ",
-      el("span", { class: "b-keyword" }, `${t("keyword")} ${fmt(x.keyword)}`), " + ",
-      el("span", { class: "b-bridge" }, `${t("bridge")} ${fmt(x.bridge)}`), " + ",
+      el("span", { class: "b-dense" }, `${t("dense")} ${part(x.dense)}`), " + ",
+      el("span", { class: "b-keyword" }, `${t("keyword")} ${part(x.keyword)}`), " + ",
+      el("span", { class: "b-bridge" }, `${t("bridge")} ${part(x.bridge)}`), " + ",
       el("span", { class: "b-boosts" }, `${t("boosts")} ${boosts}`), " × ",
       el("span", { class: "b-recency" }, `${t("recency")} ${fmt(x.recency_factor)}`));
   }
@@ -303,7 +391,7 @@
   const opened = new Set();
   function why(h, sources) {
     const d = el("details", { class: "why", open: opened.has(h.id) ? "" : null }, el("summary", {}, t("why")), breakdown(h.explain),
-      el("div", { class: "sources" }, `${t("from_messages")}: ${sources.join(" | ") || t("none")}`));
+      el("div", { class: "sources" }, `${t("from_messages")}: `, sources.length ? data(sources.join(" | ")) : t("none")));
     d.addEventListener("toggle", () => { if (d.open) opened.add(h.id); else opened.delete(h.id); });
     return d;
   }
@@ -332,13 +420,17 @@
       const sources = (h.source_messages || []).map((m) => `${m.session_id}/${m.id}` + (m.content ? `: ${m.content}` : " " + t("not_held")));
       const del = el("button", { class: "delete", type: "button" }, t("delete"));
       del.addEventListener("click", () => confirmDelete(h));
+      const edit = el("button", { class: "edit", type: "button" }, t("edit"));
+      edit.addEventListener("click", () => safely(() => openEditor(h.id))());
+      const hist = el("button", { class: "history", type: "button" }, t("history"));
+      hist.addEventListener("click", () => safely(() => openHistory(h.id))());
       const rel = relevanceEl(h);  // without relevance (an older server): the score alone
       list.append(el("li", { class: "hit", "data-id": h.id, "data-strength": kind || "" },
-        el("div", {}, el("span", { class: "content" }, h.content), earlier(h)),
+        el("div", {}, el("span", { class: "content", translate: "no" }, h.content), earlier(h)),
         rel,
-        el("div", { class: "meta" }, timeEl(h.created_at, true), ` · ${val("tier", h.tier)}`, h.topic ? ` · ${h.topic}` : ""),
+        el("div", { class: "meta" }, timeEl(h.created_at, true), ` · ${val("tier", h.tier)}`, h.topic ? " · " : "", h.topic ? topicEl(h.topic) : ""),
         why(h, sources),
-        el("div", { class: "actions" }, del)));
+        el("div", { class: "actions" }, edit, hist, del)));
     }
   }
 
@@ -377,6 +469,15 @@
     await loadEntities(null);
     show("split_done", { source: m.source });
   }
+  // a profile value as said, and in the UI's language when it was said in the other one: the tags carry
+  // both ("#职业_教师", "#occupation_teacher"), so "教师" reads "教师 (teacher)" in English
+  function profileValue(a) {
+    const [zhTag, enTag] = a.tags;
+    const tagged = lang === "zh" ? zhTag && zhTag.replace(`#${a.category_zh}_`, "") : enTag && enTag.replace(`#${a.category}_`, "").replace(/_/g, " ");
+    const cjk = /[\u3400-\u9fff]/.test(a.value);
+    const other = tagged && tagged !== a.value && (lang === "zh" ? !cjk : cjk);
+    return el("span", {}, data(a.value), other ? ` (${tagged})` : "");
+  }
   function drawEntities() {
     const one = state.entity;
     $("#entity-index").hidden = !!one;
@@ -389,8 +490,8 @@
       if (!rowsOf.length) prof.append(el("tr", {}, el("td", { colspan: "4" }, t("no_profile"))));
       for (const [a, current] of rowsOf) {
         prof.append(el("tr", { "data-key": `${a.category}:${a.key}`, "data-current": String(current) },
-          cell("category", "primary", lang === "zh" ? a.category_zh : a.category), cell("value", null, a.value),
-          cell("tags", null, a.tags.join(" ")),
+          cell("category", "primary", lang === "zh" ? a.category_zh : a.category), cell("value", null, profileValue(a)),
+          cell("tags", null, data(a.tags.join(" "))),
           cell("status", null, current ? t("current") : t("past_until", { date: date(a.valid_to, false) }))));
       }
     }
@@ -399,8 +500,8 @@
     if (state.entities) {
       if (!state.entities.items.length) list.append(el("tr", {}, el("td", { colspan: "4" }, t("no_entities"))));
       for (const e of state.entities.items) {
-        list.append(el("tr", { "data-entity": e.id }, el("td", { class: "primary", "data-label": t("name") }, el("a", { href: entityHref(e.id) }, e.name)),
-          cell("kind", null, val("kind", e.kind)), cell("aliases", null, e.aliases.join(", ")), cell("memories", "num", String(e.memories))));
+        list.append(el("tr", { "data-entity": e.id }, el("td", { class: "primary", "data-label": t("name") }, el("a", { href: entityHref(e.id), translate: "no" }, e.name)),
+          cell("kind", null, val("kind", e.kind)), cell("aliases", null, data(e.aliases.join(", "))), cell("memories", "num", String(e.memories))));
       }
     }
     const merges = $("#merge-list tbody");
@@ -410,8 +511,8 @@
       for (const m of state.merges) {
         const undo = el("button", { class: "split", type: "button" }, t("split"));
         undo.addEventListener("click", safely(() => split(m)));
-        merges.append(el("tr", { "data-merge": m.id }, cell("merged", "primary", m.source),
-          cell("into", null, el("a", { href: entityHref(m.target) }, m.target)), cell("at", null, timeEl(m.at, true)),
+        merges.append(el("tr", { "data-merge": m.id }, cell("merged", "primary", data(m.source)),
+          cell("into", null, el("a", { href: entityHref(m.target), translate: "no" }, m.target)), cell("at", null, timeEl(m.at, true)),
           el("td", { class: "actions-cell" }, undo)));
       }
     }
@@ -422,20 +523,20 @@
     $("#ev-back").href = `#/u/${userPath(state.user)}/entities`;
     $("#ev-title").textContent = one.name;
     $("#ev-kind").textContent = val("kind", one.kind);
-    $("#ev-aliases").textContent = one.aliases.length ? one.aliases.join(", ") : t("none");
+    $("#ev-aliases").replaceChildren(one.aliases.length ? data(one.aliases.join(", ")) : t("none"));
     const rels = $("#ev-relations tbody");
     rels.replaceChildren();
     if (!one.relations.length) rels.append(el("tr", {}, el("td", { colspan: "4" }, t("no_relations"))));
     for (const r of one.relations) {
       // the neighbour: the other end of the relation (the user, another entity, or none for a state)
       const [otherId, otherName] = r.subject === one.id ? [r.object, r.object_name] : [r.subject, r.subject_name];
-      const other = !otherId ? "—" : otherId === "me" ? t("me") : el("a", { href: entityHref(otherId) }, otherName);
+      const other = !otherId ? "—" : otherId === "me" ? t("me") : el("a", { href: entityHref(otherId), translate: "no" }, otherName);
       rels.append(el("tr", { "data-relation": r.relation, "data-current": String(r.current) },
         cell("relation", "primary", val("rel", r.relation)), cell("neighbour", null, other), cell("said", null, timeEl(r.said_at, true)),
         cell("status", null, r.current ? t("current") : t("past_until", { date: date(r.valid_to, false) }))));
     }
     $("#ev-memories").replaceChildren(...one.memory_items.map((m) => el("li", { class: "hit", "data-id": m.id },
-      el("span", { class: "content" }, m.content), el("div", { class: "meta" }, timeEl(m.created_at, true)))));
+      el("span", { class: "content", translate: "no" }, m.content), el("div", { class: "meta" }, timeEl(m.created_at, true)))));
   }
 
   // ---- forget ---------------------------------------------------------------------------------------
@@ -443,9 +544,9 @@
   function matchedBecause(w) {
     if (w.by === "superseded") return `${t("why")}: ${t("why_superseded", { id: w.superseded_by })}`;
     if (w.by === "criteria") return `${t("why")}: ${t("why_criteria")}`;
-    const channels = Object.entries(w.channels || {}).map(([k, v]) => `${t(k)} ${fmt(v)}`).join(", ");
-    const words = (w.words || []).length ? " · " + t("why_words", { words: w.words.join(" ") }) : "";
-    return `${t("why")}: ${t("why_match", { r: fmt(w.relevance), channels })}${words}`;
+    const channels = Object.entries(w.channels || {}).map(([k, v]) => `${has(k) ? t(k) : k} ${fmt(v)}`).join(", ");
+    const words = (w.words || []).length ? el("span", {}, " · ", tx("why_words", { words: data(w.words.join(" ")) })) : "";
+    return el("span", {}, `${t("why")}: ${t("why_match", { r: fmt(w.relevance), channels })}`, words);
   }
 
   function forgetBody(dryRun) {
@@ -453,7 +554,7 @@
     const put = (k, v) => { if (v) b[k] = v; };
     put("query", $("#fg-query").value.trim()); put("topic", $("#fg-topic").value.trim());
     put("session_id", $("#fg-session").value.trim());
-    put("before", day($("#fg-before").value.trim(), false)); put("after", day($("#fg-after").value.trim(), true));
+    put("before", day("#fg-before", false)); put("after", day("#fg-after", true));
     if (b.query) b.min_relevance = Number($("#fg-minrel").value);
     return b;
   }
@@ -474,17 +575,18 @@
     const list = $("#fg-preview-list");
     list.replaceChildren();
     const byId = new Map((res.memories || []).map((m) => [m.id, m]));
-    const why = [body.query && t("why_query", { q: body.query, s: body.min_relevance }), body.topic && t("why_topic", { v: body.topic }),
-      body.session_id && t("why_session", { v: body.session_id }), body.after && t("why_after", { v: date(body.after) }),
-      body.before && t("why_before", { v: date(body.before) })].filter(Boolean).join(t("and"));
+    const parts = [body.query && tx("why_query", { q: data(body.query), s: body.min_relevance }), body.topic && tx("why_topic", { v: topicEl(body.topic) }),
+      body.session_id && tx("why_session", { v: data(body.session_id) }), body.after && t("why_after", { v: date(body.after) }),
+      body.before && t("why_before", { v: date(body.before) })].filter(Boolean);
+    const why = el("span", {}, ...parts.flatMap((p, i) => (i ? [t("and"), p] : [p])));
     for (const id of res.ids) {
       const m = byId.get(id);
-      list.append(el("li", { "data-id": id }, el("div", { class: "content" }, m ? m.content : id),
-        m ? el("div", { class: "meta" }, timeEl(m.created_at), ` · ${m.session_id} · ${val("tier", m.tier)}`) : null,
+      list.append(el("li", { "data-id": id }, el("div", { class: "content", translate: "no" }, m ? m.content : id),
+        m ? el("div", { class: "meta" }, timeEl(m.created_at), " · ", data(m.session_id), ` · ${val("tier", m.tier)}`) : null,
         m && m.why ? el("div", { class: "why" }, matchedBecause(m.why)) : null));
     }
-    $("#fg-count").textContent = res.count ? t("would_go", { n: res.count, why }) : t("nothing_matches");
-    if (res.count > FORGET_CAP) $("#fg-count").textContent += " " + t("too_many", { cap: FORGET_CAP, n: res.count });
+    $("#fg-count").replaceChildren(res.count ? tx("would_go", { n: res.count, why }) : t("nothing_matches"));
+    if (res.count > FORGET_CAP) $("#fg-count").append(" " + t("too_many", { cap: FORGET_CAP, n: res.count }));
     $("#fg-confirm").hidden = !res.count;
   }
 
@@ -514,11 +616,11 @@
     if (!state.sessions) return;
     if (!state.sessions.length) list.append(el("tr", {}, el("td", { colspan: "4" }, t("no_sessions"))));
     for (const s of state.sessions) {
-      const a = el("a", { href: "#", "data-session": s.session_id }, s.session_id);
+      const a = el("a", { href: "#", "data-session": s.session_id, translate: "no" }, s.session_id);
       a.addEventListener("click", (e) => { e.preventDefault(); clear(); openSession(s.session_id).catch(failed); });
       const del = el("button", { class: "delete-session", type: "button" }, t("delete_session"));
       del.addEventListener("click", () => confirmSessionDelete(s.session_id));
-      list.append(el("tr", { "data-session": s.session_id }, el("td", { class: "primary", "data-label": t("session") }, s.short_term ? a : s.session_id),
+      list.append(el("tr", { "data-session": s.session_id }, el("td", { class: "primary", "data-label": t("session") }, s.short_term ? a : data(s.session_id)),
         cell("short_term", null, s.short_term ? t("yes") : t("no")), cell("memories", "num", s.memories == null ? "—" : String(s.memories)),
         el("td", { class: "actions-cell" }, s.short_term ? del : null)));
     }
@@ -534,30 +636,30 @@
     const { sid, s } = state.session;
     $("#sv-title").textContent = sid;
     $("#sv-mode").textContent = val("mode", s.mode);
-    $("#sv-summary").replaceChildren(s.summary ? el("span", {}, s.summary.summary, " ", el("span", { class: "help" }, "(", timeEl(s.summary.last_update, true), ")")) : t("none"));
+    $("#sv-summary").replaceChildren(s.summary ? el("span", {}, data(s.summary.summary), " ", el("span", { class: "help" }, "(", timeEl(s.summary.last_update, true), ")")) : t("none"));
     const slots = $("#sv-slots tbody");
     slots.replaceChildren();
     for (const [name, v] of Object.entries(s.slots)) {
-      slots.append(el("tr", { "data-slot": name }, cell("slot", "primary", val("slot", name)), cell("value", null, v.value ?? v.raw),
+      slots.append(el("tr", { "data-slot": name }, cell("slot", "primary", val("slot", name)), cell("value", null, data(v.value ?? v.raw)),
         cell("ttl", "ttl", v.ttl_seconds == null ? "" : t("seconds", { n: v.ttl_seconds }))));
     }
     if (!Object.keys(s.slots).length) slots.append(el("tr", {}, el("td", { colspan: "3" }, t("none"))));
-    $("#sv-buffer").replaceChildren(...s.buffer.map((m) => el("li", {}, el("strong", {}, val("role", m.role)), ": ", m.content)));
+    $("#sv-buffer").replaceChildren(...s.buffer.map((m) => el("li", {}, el("strong", {}, val("role", m.role)), ": ", data(m.content))));
   }
   function confirmSessionDelete(sid) {
-    $("#confirm-text").textContent = t("delete_session_confirm");
+    $("#confirm-text").dataset.i18n = "delete_session_confirm"; translate();
     $("#confirm-content").textContent = sid;
-    $("#confirm").hidden = false;
+    dialog("#confirm");
     $("#confirm-no").focus();
     $("#confirm-yes").onclick = async () => {
-      $("#confirm").hidden = true;
+      closeDialogs();
       try {
         await api("DELETE", `/v1/sessions/${userPath(state.user)}/${segment(sid)}`);
         await loadSessions();
         show("session_deleted", { sid });
       } catch (err) { failed(err); }
     };
-    $("#confirm-no").onclick = () => { $("#confirm").hidden = true; };
+    $("#confirm-no").onclick = () => { closeDialogs(); };
   }
 
   // ---- chat playground: streams through /v1/chat/completions with `debug: true`; each turn shows what
@@ -625,28 +727,28 @@
   function drawChat() {
     const log = $("#chat-log");
     log.replaceChildren();
-    $("#chat-help").textContent = state.user !== claims.sub ? t("chat_as_help", { user: state.user }) : t("chat_help");
+    $("#chat-help").replaceChildren(state.user !== claims.sub ? tx("chat_as_help", { user: data(state.user) }) : t("chat_help"));
     $("#chat-empty").hidden = state.chat.length > 0;
     state.chat.forEach((turn, i) => {
-      log.append(el("li", { class: "user" }, el("span", { class: "who" }, `${state.user} · ${t("session")} ${turn.sid}`), el("div", { class: "said" }, turn.text)));
+      log.append(el("li", { class: "user" }, el("span", { class: "who" }, data(state.user), ` · ${t("session")} `, data(turn.sid)), el("div", { class: "said", translate: "no" }, turn.text)));
       const d = turn.debug;
       const recalled = !d || !d.recalled ? null : el("div", { class: "recalled" },
         el("h2", {}, d.recalled.length ? t("recalled_n", { n: d.recalled.length }) : t("recalled_none")),
         d.recall_degraded ? el("p", { class: "warn" }, t("recall_degraded")) : null,
         d.recalled.length ? el("ul", { class: "cards" }, ...d.recalled.map((m) => el("li", { "data-id": m.id, class: "recalled-memory" },
-          el("div", { class: "content" }, m.content), relevanceEl(m),
-          el("div", { class: "meta" }, timeEl(m.created_at, true), ` · ${t("session")} ${m.session_id} · ${val("tier", m.tier)}`,
+          el("div", { class: "content", translate: "no" }, m.content), relevanceEl(m),
+          el("div", { class: "meta" }, timeEl(m.created_at, true), ` · ${t("session")} `, data(m.session_id), ` · ${val("tier", m.tier)}`,
             m.in_prompt ? "" : ` · ${t("not_in_prompt")}`)))) : null,
         el("p", { class: "help" }, t("chat_debug", { mode: val("mode", d.mode), tokens: d.total_tokens, summary: d.redis_summary_used ? t("yes") : t("no") })));
       let prompt = null;
       if (d && d.prompt) {
         prompt = el("details", { class: "prompt", open: turn.showPrompt ? "" : null }, el("summary", {}, t("show_prompt", { n: d.prompt.length })),
-          el("ol", { class: "prompt-messages" }, ...d.prompt.map((m) => el("li", { "data-role": m.role }, el("strong", {}, val("role", m.role)), el("pre", {}, m.content)))));
+          el("ol", { class: "prompt-messages" }, ...d.prompt.map((m) => el("li", { "data-role": m.role }, el("strong", {}, val("role", m.role)), el("pre", { translate: "no" }, m.content)))));
         prompt.addEventListener("toggle", () => { turn.showPrompt = prompt.open; });
       }
       log.append(el("li", { class: "assistant", "data-turn": String(i), "data-chunks": String(turn.chunks), "aria-busy": turn.done ? "false" : "true" },
         el("span", { class: "who" }, t("assistant_label")),
-        el("div", { class: "reply" }, turn.reply || (turn.done ? "" : t("thinking"))),
+        el("div", { class: "reply", translate: turn.reply ? "no" : null }, turn.reply || (turn.done ? "" : t("thinking"))),
         turn.failed ? el("p", { class: "warn" }, errorText(turn.failed)) : null, recalled, prompt));
     });
   }
@@ -664,7 +766,10 @@
     state.exported = { n: (doc.memories || []).length, s: (doc.sessions || []).length, file };
     drawExported();
   }
-  const drawExported = () => { $("#export-result").textContent = state.exported ? t("exported", state.exported) : ""; };
+  const drawExported = () => {
+    const x = state.exported;
+    $("#export-result").replaceChildren(x ? tx("exported", { n: count("memories", x.n), s: count("sessions", x.s), file: data(x.file) }) : "");
+  };
 
   // ---- admin: audit trail, erase ----------------------------------------------------------------------
   async function loadAudit(append) {
@@ -672,23 +777,37 @@
     const q = new URLSearchParams({ limit: "50" });
     const add = (k, v) => { if (v) q.set(k, v); };
     add("user_id", $("#au-user").value.trim()); add("action", $("#au-action").value);
-    add("since", day($("#au-since").value.trim(), false)); add("until", day($("#au-until").value.trim(), true));
+    add("since", day("#au-since", false)); add("until", day("#au-until", true));
     add("before", state.auditBefore);
     const res = await json("GET", `/v1/audit?${q}`);
     state.audit = [...state.audit, ...res.items];
     state.auditBefore = res.next_before;
     drawAudit();
   }
-  function detailText(r) {
-    return Object.entries(r.details).map(([k, v]) => `${has("dk_" + k) ? t("dk_" + k) : k}: ${k === "at_rest_purged_by" && v !== "operator" ? date(v) : v === "true" ? t("yes") : v === "false" ? t("no") : v}`).join("\n");
+  // an audit entry's details, each name and value in the UI's language; ids stay as they are; an empty
+  // value ("filters" of an unfiltered listing) is left out
+  const DETAIL_IDS = new Set(["memory_id", "merge_id", "session_id", "users"]);
+  const DETAIL_LISTS = { filters: "field", criteria: "field", fields: "field" };
+  function detailValue(k, v) {
+    if (v === "true") return t("yes");
+    if (v === "false") return t("no");
+    if (DETAIL_IDS.has(k)) return data(v.split(",").join(", "));
+    if (DETAIL_LISTS[k]) return v.split(",").map((x) => (has(`${DETAIL_LISTS[k]}_${x}`) ? t(`${DETAIL_LISTS[k]}_${x}`) : x)).join(", ");
+    if (k === "sort" || k === "what") return val(k, v);
+    if (k === "at_rest_purged_by") return v === "operator" ? t("dk_operator") : date(v);
+    return v;
+  }
+  function details(r) {
+    return Object.entries(r.details).filter(([, v]) => v !== "").map(([k, v]) =>
+      el("div", { "data-detail": k }, `${has("dk_" + k) ? t("dk_" + k) : k}: `, detailValue(k, v)));
   }
   function drawAudit() {
     const body = $("#audit-list tbody");
     body.replaceChildren();
     for (const r of state.audit) {
       body.append(el("tr", { "data-action": r.action }, cell("at", null, timeEl(r.at, true)), cell("action", "primary", val("act", r.action)),
-        cell("user_id", null, r.user_id), cell("actor", null, `${r.actor} (${val("role", r.actor_role)})`), cell("count", "num", r.count),
-        cell("details", "prewrap", detailText(r))));
+        cell("user_id", null, data(r.user_id)), cell("actor", null, data(r.actor), ` (${val("role", r.actor_role)})`), cell("count", "num", r.count),
+        cell("details", null, ...details(r))));
     }
     if (!state.audit.length) body.append(el("tr", {}, el("td", { colspan: "6" }, t("audit_empty"))));
     $("#au-more").hidden = !state.auditBefore;
@@ -697,7 +816,9 @@
   // ---- admin: find a user by id prefix ------------------------------------------------------------------
   async function findUsers() {
     const prefix = $("#open-user").value.trim();
-    if (!prefix) { state.found = null; drawFound(); show("find_empty", {}, true); $("#open-user").focus(); return; }
+    state.found = null; drawFound();  // a failed find never leaves the previous answer under the new question
+    if (!prefix) { show("find_empty", {}, true); $("#open-user").focus(); return; }
+    if (!validId(prefix)) { show("id_invalid", { v: prefix }, true); $("#open-user").focus(); return; }
     state.found = await json("GET", `/v1/admin/users?${new URLSearchParams({ prefix, limit: "50" })}`);
     drawFound();
   }
@@ -706,14 +827,14 @@
     const body = $("#found-list tbody");
     body.replaceChildren();
     $("#found-list").hidden = !f || !f.users.length;
-    $("#found-summary").textContent = !f ? "" : !f.users.length ? t("found_none", { prefix: f.prefix })
-      : t(f.more ? "found_more" : "found_n", { n: f.users.length, prefix: f.prefix });
+    $("#found-summary").replaceChildren(!f ? "" : !f.users.length ? tx("found_none", { prefix: data(f.prefix) })
+      : tx(f.more ? "found_more" : "found_n", { n: f.users.length, prefix: data(f.prefix) }));
     if (!f) return;
     for (const u of f.users) {
       const erase = el("a", { href: "#/erase", class: "button-link", "data-user": u }, t("erase_this"));
       erase.addEventListener("click", () => { state.eraseUser = u; });
       body.append(el("tr", { "data-user": u }, el("td", { class: "primary", "data-label": t("user_id") },
-        el("a", { href: `#/u/${userPath(u)}/memories`, class: "open-user" }, u)),
+        el("a", { href: `#/u/${userPath(u)}/memories`, class: "open-user", translate: "no" }, u)),
         el("td", { class: "actions-cell" }, el("a", { href: `#/u/${userPath(u)}/chat`, class: "button-link" }, t("chat")), " ", erase)));
     }
   }
@@ -723,6 +844,7 @@
     const user = $("#er-user").value.trim();
     state.receipt = null; drawReceipt();
     if (!user) { state.erasePreview = null; drawErasePreview(); show("erase_empty", {}, true); $("#er-user").focus(); return; }
+    if (!validId(user)) { state.erasePreview = null; drawErasePreview(); show("id_invalid", { v: user }, true); $("#er-user").focus(); return; }
     const p = await json("GET", `/v1/admin/users/${userPath(user)}/erase-preview`);
     state.erasePreview = { user, p };
     $("#er-confirm").value = "";
@@ -741,16 +863,16 @@
     armErase();
     if (!e) return;
     const { user, p } = e;
-    $("#ep-title").textContent = p.held ? t("ep_title", { user }) : t("erased_nothing_title", { user });
+    $("#ep-title").replaceChildren(tx(p.held ? "ep_title" : "erased_nothing_title", { user: data(user) }));
     const kinds = Object.entries(p.kinds).map(([k, n]) => `${val("tier", k)} ${n}`).join(" · ");
-    $("#ep-summary").textContent = p.held ? t("ep_summary", { n: p.memories_total, kinds: kinds || "—" }) : t("ep_nothing");
+    $("#ep-summary").textContent = p.held ? t("ep_summary", { mem: count("long_term", p.memories_total), kinds: kinds || "—" }) : t("ep_nothing");
     $("#er-preview-box").classList.toggle("nothing", !p.held);
     const body = $("#ep-stores tbody");
     body.replaceChildren();
     for (const [key, count, label] of EP_ROWS) {
       body.append(el("tr", { "data-store": key }, cell("what_goes", "primary", t(label)), cell("count", "num", String(count(p)))));
     }
-    $("#er-confirm-label").textContent = t("type_user_id_n", { user });
+    $("#er-confirm-label").replaceChildren(tx("type_user_id_n", { user: data(user) }));
   }
   function armErase() {
     const e = state.erasePreview;
@@ -762,7 +884,7 @@
     const user = $("#er-user").value.trim();
     if (!e || e.user !== user || $("#er-confirm").value.trim() !== user) return;
     const receipt = await json("DELETE", `/v1/memory/${userPath(user)}?confirm=${encodeURIComponent(user)}`);
-    state.receipt = { user, receipt };
+    state.receipt = { user, receipt, preview: e.p };  // the preview's counts the receipt does not repeat
     state.erasePreview = null;
     drawErasePreview();
     drawReceipt();
@@ -772,21 +894,33 @@
     const r = state.receipt;
     $("#er-receipt").hidden = !r;
     if (!r) return;
-    const { user, receipt } = r;
+    const { user, receipt, preview } = r;
     const nothing = Object.values(receipt.deleted).every((n) => !n);
     $("#er-receipt").classList.toggle("nothing", nothing);
-    $("#er-title").textContent = nothing ? t("erased_nothing_title", { user }) : t("erased_title", { user });
-    $("#er-summary").textContent = (nothing ? t("erased_nothing", { user }) : t("erased_summary", { at: date(receipt.at) })) + " " +
-      (receipt.at_rest_purged_by ? t("purged_by", { at: date(receipt.at_rest_purged_by) }) : t("purged_operator"));
+    $("#er-title").replaceChildren(tx(nothing ? "erased_nothing_title" : "erased_title", { user: data(user) }));
+    const said = [nothing ? t("erased_nothing") : t("erased_summary", { at: date(receipt.at) }),
+      receipt.at_rest_purged_by ? t("purged_by", { at: date(receipt.at_rest_purged_by) }) : t("purged_operator")];
+    // the receipt counts Redis keys, not sessions: the sessions and messages the preview counted are said
+    if (!nothing && preview && (preview.sessions || preview.buffer_messages)) {
+      said.push(t("rc_preview_said", { sessions: count("sessions", preview.sessions), messages: count("messages", preview.buffer_messages) }));
+    }
+    $("#er-summary").textContent = said.join(" ");
+    // what was deleted, per kind, in the preview's words (never a store's internal name)
     const body = $("#er-stores tbody");
     body.replaceChildren();
-    const stores = new Set([...Object.keys(receipt.deleted), ...Object.keys(receipt.at_rest || {})]);
-    for (const store of stores) {
-      const rest = (receipt.at_rest || {})[store];
-      const restText = !rest ? "—" : rest.state === "scheduled" ? t("rest_scheduled", { at: date(rest.purged_by) })
-        : rest.state === "operator" ? t("rest_operator", { command: rest.command || "" }) : t("rest_none");
-      body.append(el("tr", { "data-store": store }, cell("store", "primary", val("store", store)),
-        cell("deleted_count", "num deleted", String(receipt.deleted[store] ?? 0)), cell("at_rest", null, restText)));
+    for (const [key, n] of Object.entries(receipt.deleted)) {
+      body.append(el("tr", { "data-store": key }, cell("what_went", "primary", has("rc_" + key) ? t("rc_" + key) : key),
+        cell("deleted_count", "num deleted", String(n))));
+    }
+    // where each store's files stand
+    const rest = $("#er-rest tbody");
+    rest.replaceChildren();
+    for (const [store, a] of Object.entries(receipt.at_rest || {})) {
+      const text = a.state === "scheduled" ? t("rest_scheduled", { at: date(a.purged_by) })
+        : a.state === "operator" ? tx("rest_operator", { command: el("code", { translate: "no" }, (a.command || "").replace("<Chroma persist directory>", t("chroma_dir"))) })
+          : t("rest_none");
+      rest.append(el("tr", { "data-store": store }, cell("store", "primary", has("rest_store_" + store) ? t("rest_store_" + store) : store),
+        cell("at_rest", null, text)));
     }
   }
 
@@ -814,8 +948,16 @@
     if (typeof c.exp === "number" && c.exp * 1000 < Date.now() - 30000) return ["signin_expired"];
     return null;
   }
+  // a token as pasted: from a terminal (wrapped over lines), a JSON or shell line (quoted), a header
+  // ("Authorization: Bearer …"); what is left is the token, or something no token looks like
+  function cleanToken(raw) {
+    let v = (raw || "").trim().replace(/^authorization\s*:\s*/i, "").replace(/^bearer\s+/i, "");
+    v = v.replace(/^["'`“”‘’]+|["'`“”‘’,;]+$/g, "").replace(/^bearer\s+/i, "");
+    return v.replace(/\s+/g, "");
+  }
   async function signIn(raw) {
-    const tok = (raw || "").trim().replace(/^bearer\s+/i, "").trim();
+    const tok = cleanToken(raw);
+    if (/["'`“”‘’]/.test(tok)) { signOut("signin_garbled"); return; }
     const problem = localProblem(tok);
     if (problem) { signOut(problem[0], problem[1]); return; }
     // the server has the last word (the signature, the audience, the clock): one call that records nothing
@@ -828,7 +970,11 @@
         signOut(e.error === "token_expired" ? "signin_expired" : "signin_forged");
         return;
       }
-    } catch (_) { signOut("signin_unreachable"); return; }
+    } catch (_) {
+      // fetch refuses a header value it cannot send before reaching any server: that is the token's fault
+      signOut(/^[A-Za-z0-9._~+/=-]+$/.test(tok) ? "signin_unreachable" : "signin_garbled");
+      return;
+    }
     token = tok;
     sessionStorage.setItem("mnemo.token", token);
     state.signinMsg = null;
@@ -841,14 +987,17 @@
     claims = token ? decode(token) || {} : {};
     const admin = claims.role === "admin";
     document.body.classList.toggle("admin", !!token && admin);
-    $("#whoami").textContent = token && claims.sub ? `${claims.sub}${admin ? ` (${t("role_admin_short")})` : ""}` : "";
+    $("#whoami").replaceChildren(...(token && claims.sub ? [data(claims.sub), admin ? ` (${t("role_admin_short")})` : ""] : []));
     $("#nav").hidden = !token;
     $("#sign-out").hidden = !token;
   }
 
+  // the user tabs lead to the user on screen; an admin on their own pages (find, audit, erase) has no
+  // user open, so the tabs are not shown (they would lead to the admin's own, empty, memories)
   function links() {
-    const who = state.user || claims.sub;
+    const who = state.user || (claims.role === "admin" ? "" : claims.sub);
     for (const tab of TABS) {
+      $("#nav-" + tab).hidden = !who;
       if (who) $("#nav-" + tab).href = `#/u/${userPath(who)}/${tab}`;
       else $("#nav-" + tab).removeAttribute("href");
     }
@@ -915,6 +1064,7 @@
   $("#notfound-home").setAttribute("href", "#/");
   $("#filters").addEventListener("submit", safely(() => loadMemories(false)));
   $("#more").addEventListener("click", safely(() => loadMemories(true)));
+  $("#f-text").addEventListener("input", () => drawMemories());
   $("#search-form").addEventListener("submit", safely(runSearch));
   $("#entity-form").addEventListener("submit", safely(() => loadEntities(null)));
   $("#merge-form").addEventListener("submit", safely(mergeInto));
@@ -927,9 +1077,10 @@
   $("#erase-form").addEventListener("submit", safely(previewErase));
   $("#erase-confirm-form").addEventListener("submit", safely(runErase));
   $("#ed-save").addEventListener("click", safely(saveEdit));
-  $("#ed-cancel").addEventListener("click", () => { $("#editor").hidden = true; });
-  $("#hi-close").addEventListener("click", () => { $("#history").hidden = true; });
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape") for (const id of ["#editor", "#history", "#confirm"]) $(id).hidden = true; });
+  $("#ed-cancel").addEventListener("click", () => { closeDialogs(); });
+  $("#hi-close").addEventListener("click", () => { closeDialogs(); });
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") closeDialogs(); });
+  $("#backdrop").addEventListener("click", closeDialogs);
   // another id typed: the preview shown was of someone else, so it goes (and the erase button with it)
   $("#er-user").addEventListener("input", () => { if (state.erasePreview && state.erasePreview.user !== $("#er-user").value.trim()) { state.erasePreview = null; drawErasePreview(); } });
   $("#er-confirm").addEventListener("input", armErase);

@@ -2,11 +2,11 @@
 
 A chat message may hold 32,000 characters (the request limit); recall, the recall gate, slot extraction
 and the summaries read at most `MESSAGE_WINDOW_CHARS` of it, the search API's own query limit, so a chat
-turn never asks recall for more than a search may. The window is the message's opening quarter (where
-an instruction or the topic usually stands: "帮我看看这份合同：…", "Summarize the following: …") and
-its last three quarters (where the question stands after pasted text: "…这份合同的违约金是多少？",
-"…so what should I ask for?"), each cut where a word or a sentence ends. What must see every character
-(redaction, the stored text, the prompt) still does.
+turn never asks recall for more than a search may. A longer message's window is its first quarter of
+that (1,000 characters: where an instruction or the topic usually stands, "帮我看看这份合同：…",
+"Summarize the following: …") and its last three quarters (3,000: where the question stands after
+pasted text, "…这份合同的违约金是多少？", "…so what should I ask for?"), each cut where a word or a
+sentence ends. What must see every character (redaction, the stored text, the prompt) still does.
 """
 
 from __future__ import annotations

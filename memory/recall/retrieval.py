@@ -991,7 +991,7 @@ class HybridRetriever:
             scored = [
                 s
                 for s in scored
-                if s.evidence is not None and reaches(s.evidence, s.relevance, min_relevance)
+                if s.evidence is not None and reaches(s.evidence, s.relevance, min_relevance, plan.text)
             ]
         if one_per_turn:
             scored = best_per_turn(scored)

@@ -7,7 +7,7 @@ import pytest
 
 from memory.models import Evidence, Memory
 from memory.recall.keyword_index import BM25Index, coverage, tokenize
-from memory.recall.relevance import forget_query, matched_channels, reaches, relevance_of
+from memory.recall.relevance import forget_query, matched_channels, reaches, relevance_of, shares_a_word
 from memory.recall.retrieval import _minmax
 
 
@@ -27,6 +27,7 @@ def ev(
     attribute: bool = False,
     known: float = 1.0,
     fused: float = 0.0,
+    words: tuple[str, ...] = (),
 ) -> Evidence:
     return Evidence(
         q,  # type: ignore[arg-type]
@@ -37,6 +38,7 @@ def ev(
         attribute=attribute,
         known=known,
         fused=fused,
+        words=words,
     )
 
 
@@ -167,3 +169,53 @@ class TestFloor:
         # a known question: the floor alone, in either language
         assert not reaches(ev("en", "zh", bridge=0.05, known=0.3), 0.002, 0.005)
         assert reaches(ev("en", "zh", bridge=0.05, known=0.3), 0.006, 0.005)
+
+    def test_a_weakly_known_query_needs_a_word_in_common(self) -> None:
+        """Issue 42: "火星上的天气" is 0.1 known through 上 and 天, and found "下个月我要去成都出差三天"
+        (relevance 0.067, through 天) and two English memories (0.009, nothing in common); "LeBron James
+        career stats" (0.19 known) found three at ~0.01."""
+        through_a_character = ev("zh", "zh", bridge=0.2, coverage=0.03, known=0.1, words=("天",))
+        assert not reaches(through_a_character, 0.067, 0.005)
+        assert not reaches(ev("zh", "en", bridge=0.13, known=0.1), 0.009, 0.005)
+        assert not reaches(ev("en", "en", cosine=0.18, known=0.19), 0.015, 0.005)
+        assert not reaches(ev("en", "zh", bridge=0.15, known=0.19), 0.012, 0.005)
+        # what means it passes: a strong match by meaning ("my cat's name" over "我家的猫叫团子", 0.09
+        # known), or a word in common, in either language ("周末打什么球" is known 0.6 anyway)
+        assert reaches(ev("en", "zh", bridge=0.59, known=0.09), 0.92, 0.005)
+        assert reaches(ev("zh", "zh", coverage=0.3, known=0.2, words=("国庆", "国")), 0.03, 0.005)
+        assert reaches(ev("en", "en", coverage=0.2, known=0.2, words=("learn",)), 0.02, 0.005)
+        # a well known query keeps the floor alone, whatever this memory shares with it
+        assert reaches(ev("zh", "en", bridge=0.1, known=0.27), 0.01, 0.005)
+        assert reaches(ev("zh", "zh", known=0.4, words=("吃",)), 0.01, 0.005)
+        assert reaches(through_a_character, 0.0, 0.0)  # min_relevance 0: every candidate
+
+    def test_a_word_is_more_than_one_character(self) -> None:
+        assert not shares_a_word(ev("zh", "zh", words=("天", "月")))
+        assert not shares_a_word(ev("en", "en"))
+        assert shares_a_word(ev("zh", "zh", words=("天气", "天")))
+        assert shares_a_word(ev("en", "en", words=("chess",)))
+        assert shares_a_word(ev("zh", "zh", words=("tb20240518",)))
+
+    @pytest.mark.parametrize(
+        "query",
+        ["我孩子周末做什么？", "我不能吃什么？", "When are my dance classes?", "what do I eat on weekends"],
+    )
+    def test_a_question_about_the_speaker_keeps_the_floor(self, query: str) -> None:
+        """ "我孩子周末做什么" over "我女儿每周六上午去少年宫学小提琴" (0.079, through 周, 0.09 known): a
+        question about the speaker's life in everyday words; the same hit of a question about the world
+        ("火星上的天气") needs the unknown query's floor."""
+        weak = ev("zh", "zh", bridge=0.36, coverage=0.03, known=0.09, words=("周",))
+        assert reaches(weak, 0.079, 0.005, query)
+        assert not reaches(weak, 0.079, 0.005, "火星上的天气")
+        assert not reaches(weak, 0.079, 0.005, "what is the weather on Mars")
+        assert not reaches(weak, 0.079, 0.005)  # no query: as one about the world
+        # a query of no known word needs it, whoever it speaks of
+        assert not reaches(ev("zh", "zh", bridge=0.3, known=0.0), 0.05, 0.005, query)
+
+    def test_across_languages_without_the_bridge_the_floor_alone(self) -> None:
+        """The bridge off: "我们从收容所领养了什么？" finds "We finally adopted a puppy" by the lexicon's
+        keywords; relevance is σ(intercept) for every such hit, nothing to judge by."""
+        lexicon_only = ev("zh", "en", bridge=None, known=0.18)
+        assert relevance_of(lexicon_only) < 0.1
+        assert reaches(lexicon_only, relevance_of(lexicon_only), 0.005, "量子色动力学")
+        assert not reaches(ev("zh", "en", bridge=0.15, known=0.18), 0.017, 0.005, "量子色动力学")

@@ -37,7 +37,7 @@ from tests.services import RestartableRedis, ServerProcess, free_port
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]  # its own restartable redis-server
 
 USER = "alice"
-SAID = "我住在杭州，记住这个。I live in Hangzhou, remember that."
+SAID = "我住在杭州，离西湖不远。I live in Hangzhou, near the West Lake."
 
 
 @pytest.fixture

@@ -236,11 +236,13 @@ def walk_user(browser: webdriver.Chrome, served: str, screenshots: Path, name: s
 
     find(browser, "#nav-forget").click()
     wait(browser, visible("#view-forget"), "the forget page")
-    type_into(browser, "#fg-query", "sister")
+    type_into(browser, "#fg-query", "my sister Anna in Hangzhou")
+    type_into(browser, "#fg-minrel", "0.5")
     type_into(browser, "#fg-session", "s1")
     type_into(browser, "#fg-after", "2020-01-01")
     find(browser, "#fg-preview").click()
     wait(browser, visible("#fg-preview-box"), "the forget preview")
+    assert all_of(browser, "#fg-preview-list li"), "the walk reads a preview with memories in it"
     walk.read("forget-preview")
 
     find(browser, "#nav-sessions").click()
@@ -422,8 +424,11 @@ def test_dates_are_typed_and_shown_in_the_consoles_locale(browser: webdriver.Chr
     assert all_of(browser, "input[type='date']") == []
     type_into(browser, "#f-since", "2020-01-01")
     find(browser, "#f-apply").click()
-    wait(browser, lambda d: find(d, "#f-since").get_attribute("value") == "1 Jan 2020", "the date said back")
-    assert len(rows(browser)) == 1
+    wait(
+        browser,
+        lambda d: find(d, "#f-since").get_attribute("value") == "1 Jan 2020" and len(rows(d)) == 1,
+        "the date said back, and the memory since it",
+    )
     set_lang(browser, "zh")
     assert find(browser, "#f-since").get_attribute("value") == "2020年1月1日"
     assert re.fullmatch(
@@ -445,7 +450,8 @@ def test_an_admins_own_pages_have_no_user_tabs(browser: webdriver.Chrome, served
     are not there."""
     name, _ = one_memory_user(served)
     open_console(browser, served, f"#token={token('ops', role='admin')}")
-    for page, view in (("#/", "#view-home"), ("#/audit", "#view-audit"), ("#/erase", "#view-erase")):
+    wait(browser, visible("#view-home"), "the admin home")
+    for page, view in (("#/audit", "#view-audit"), ("#/erase", "#view-erase"), ("#/", "#view-home")):
         browser.get(f"{served}/console/{page}")
         wait(browser, visible(view), page)
         shown = [a.get_attribute("href") for a in all_of(browser, "#nav a") if a.is_displayed()]

@@ -588,6 +588,7 @@
     $("#fg-count").replaceChildren(res.count ? tx("would_go", { n: res.count, why }) : t("nothing_matches"));
     if (res.count > FORGET_CAP) $("#fg-count").append(" " + t("too_many", { cap: FORGET_CAP, n: res.count }));
     $("#fg-confirm").hidden = !res.count;
+    $("#fg-warning").hidden = !res.count;  // nothing to forget: nothing to warn of
   }
 
   async function confirmForget() {

@@ -163,7 +163,7 @@ window.MNEMO_I18N = {
     dk_pending_writes: "turns not yet written", dk_history_events: "history events", dk_relations: "relations",
     dk_entities: "entities", dk_entity_merges: "entity merges", dk_sessions: "sessions",
     dk_redis_keys: "Redis keys", dk_outbox: "turns not yet written", dk_dead_letters: "unreadable turns",
-    dk_warm: "archived (warm)", dk_cold: "archived (cold files)", dk_operator: "by an operator command",
+    dk_warm: "archived (warm)", dk_cold: "archived (cold files)", dk_operator: "an operator command (still to run)",
     rc_chroma: "long-term memories (recent)", rc_warm: "long-term memories, archived (warm)",
     rc_cold: "long-term memories, archived (cold files)", rc_redis_keys: "Redis keys: sessions, recent messages, histories, bookkeeping",
     rc_outbox: "chat turns not yet written to long-term memory", rc_dead_letters: "unreadable turns (dead letters)",

@@ -514,6 +514,7 @@ def make_lifespan(
             if llm_client is not None and settings.llm_compress_memories
             else None,
             recall_k=settings.recall_top_k,
+            memory_tokens=settings.memory_context_tokens,
             recall_min_similarity=settings.recall_min_similarity,
             recall_min_relevance=settings.recall_min_relevance,
             recall_general_min_relevance=settings.recall_general_min_relevance,

@@ -195,7 +195,11 @@ class Settings(BaseSettings):
     session_lock_wait_seconds: float = Field(10.0, gt=0, le=120)
     summary_max_chars: int = Field(80, ge=20, le=2000)
     summary_fresh_seconds: int = Field(3600, ge=0)
-    recall_top_k: int = Field(3, ge=1, le=20)
+    # chat recall: up to this many memories are offered to the prompt, best first, and the prompt takes
+    # as many as fit MEMORY_CONTEXT_TOKENS (estimated tokens: one per CJK character, one per ~4 other
+    # characters; the profile line takes at most a quarter of it). docs/memory.md#what-a-prompt-holds
+    recall_top_k: int = Field(20, ge=1, le=100)
+    memory_context_tokens: int = Field(1000, ge=100, le=16000)
     recall_min_similarity: float = Field(0.2, ge=-1, le=1)
     # calibrated relevance (docs/memory.md#relevance): the floor of API/MCP/console search by default,
     # and of chat recall (a memory below it never enters the prompt); 0 turns either off. Low, so that

@@ -125,7 +125,8 @@ class TurnDebugOut(BaseModel):
     chroma_retrieved_count: int
     context_length: int
     total_tokens: int
-    memory_ids: list[str]
+    memory_ids: list[str] = Field(description="the memories in the prompt, best first")
+    memory_tokens: int = Field(0, description="estimated tokens of those memories' lines (and the profile)")
     mode: str
     recall_degraded: str | None
     session_id: str

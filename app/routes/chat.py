@@ -103,6 +103,7 @@ def _debug_out(
         context_length=debug.context_length,
         total_tokens=total_tokens,
         memory_ids=debug.memory_ids,
+        memory_tokens=debug.memory_tokens,
         mode=debug.mode,
         recall_degraded=debug.recall_degraded,
         session_id=session_id,

@@ -71,6 +71,7 @@ class TurnDebug:
     memory_ids: list[str]
     mode: str
     recall_degraded: str | None
+    memory_tokens: int = 0  # estimated tokens of the memory lines in the prompt (0 in older records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,9 +98,10 @@ class PreparedTurn:
             chroma_retrieved_count=len(self.recalled),
             context_length=self.prompt.context_chars,
             estimated_prompt_tokens=self.prompt.estimated_tokens,
-            memory_ids=[h.memory.id for h in self.recalled],
+            memory_ids=[h.memory.id for h in self.recalled[: self.prompt.memories_used]],  # in the prompt
             mode="coding" if self.coding else "default",
             recall_degraded=self.recall_degraded,
+            memory_tokens=self.prompt.memory_tokens,
         )
 
 
@@ -154,7 +156,8 @@ class ConversationService:
         *,
         summarizer: Summarizer | None = None,
         compressor: LLMCompressor | None = None,
-        recall_k: int = 3,
+        recall_k: int = 20,
+        memory_tokens: int = 1000,
         recall_min_similarity: float = 0.2,
         recall_min_relevance: float = 0.0,
         recall_general_min_relevance: float = 0.0,
@@ -167,7 +170,9 @@ class ConversationService:
         """`max_backlog`: more turns than this waiting for the long-term writer slow new turns down
         (for at most `max_backlog_wait` seconds each) until it catches up; 0 never waits. `records`:
         where turns with an Idempotency-Key are recorded (without it, keys are ignored). `zone`: the
-        time zone a turn's "明天" or "Friday" is resolved in for the session's slots (`TIME_ZONE`)."""
+        time zone a turn's "明天" or "Friday" is resolved in for the session's slots (`TIME_ZONE`).
+        `recall_k`: the memories recall offers the prompt, best first; `memory_tokens`: the prompt's
+        budget for them (and the profile line), estimated tokens (memory/chat/llm.py estimate_tokens)."""
         self._zone = zone
         self._sessions = sessions
         self._memory = memory
@@ -176,6 +181,7 @@ class ConversationService:
         self._refiner = summarizer  # an LLM summarizer refines the extractive one off the request path
         self._compressor = compressor
         self._recall_k = recall_k
+        self._memory_tokens = memory_tokens
         self._recall_min_similarity = recall_min_similarity
         self._recall_gate = RecallGate(recall_min_relevance, recall_general_min_relevance)
         self._max_backlog = max_backlog
@@ -290,7 +296,7 @@ class ConversationService:
         recalled: list[ScoredMemory] = []
         degraded: str | None = None
         try:
-            recalled = await self._recall(chat, now, coding)
+            recalled = await self._recall(chat, now, coding, in_buffer={m.id for m in state.buffer})
         except StoreUnavailable as exc:
             degraded = f"{exc.store}_unavailable"
             log.warning("recall degraded", extra={"reason": exc.reason})
@@ -313,6 +319,7 @@ class ConversationService:
             recall_degraded=degraded is not None,
             compressed=compressed,
             profile=profile,
+            memory_token_budget=self._memory_tokens,
         )
         if degraded is None:
             _observe_injection(prompt)
@@ -329,22 +336,29 @@ class ConversationService:
             prompt=prompt,
         )
 
-    async def _recall(self, chat: ChatInput, now: float, coding: bool) -> list[ScoredMemory]:
+    async def _recall(
+        self, chat: ChatInput, now: float, coding: bool, *, in_buffer: set[str]
+    ) -> list[ScoredMemory]:
         """The turn's memories: the search's best among those the recall gate admits (relevance reaches
         the floor, and a higher one for a message about the world: memory/chat/recall_gate.py), minus
-        those under the similarity floor. A long message asks with its window (its opening and its end,
-        at most the search API's 4,000 characters: memory/text/window.py), not with all of it."""
+        those under the similarity floor, best first: the prompt's memory budget takes as many as fit.
+        This session's earlier turns are memories like any other once they have left its buffer; a
+        memory made only of messages the buffer still holds is left out (the prompt has them already).
+        A long message asks with its window (its opening and its end, at most the search API's 4,000
+        characters: memory/text/window.py), not with all of it."""
         k = self._recall_k
         query = message_window(chat.message)
         hits = await self._memory.search(
             chat.user_id,
             query,
-            top_k=k * 3 if coding else k,
-            filters=SearchFilters(exclude_session_id=chat.session_id),
+            top_k=(k * 3 if coding else k) + len(in_buffer),
+            filters=SearchFilters(),
             as_of=now,
             min_relevance=self._recall_gate.min_relevance,
             zone=chat.zone,
         )
+        hits = [h for h in hits if not _told_by(h.memory.source_message_ids, in_buffer)]
+        hits = _distinct(hits)
         hits = self._recall_gate.admitted(query, hits)
         kept = [h for h in hits if h.similarity >= self._recall_min_similarity]
         if len(kept) < len(hits):
@@ -560,6 +574,24 @@ class ReplayedStream:
     async def deltas(self) -> AsyncIterator[str]:
         if self.text:
             yield self.text
+
+
+def _told_by(sources: Sequence[str], in_buffer: set[str]) -> bool:
+    """A memory whose every source message the session buffer still holds (word for word)."""
+    return bool(sources) and all(source in in_buffer for source in sources)
+
+
+def _distinct(hits: Sequence[ScoredMemory]) -> list[ScoredMemory]:
+    """The first hit of each text (whitespace and case aside): the same fact said in two sessions is one
+    line of the prompt, not two."""
+    seen: set[str] = set()
+    out: list[ScoredMemory] = []
+    for hit in hits:
+        key = " ".join(hit.memory.content.split()).casefold()
+        if key not in seen:
+            seen.add(key)
+            out.append(hit)
+    return out
 
 
 def _observe_injection(prompt: AssembledPrompt) -> None:

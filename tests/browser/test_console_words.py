@@ -542,6 +542,10 @@ def test_topics_breakdown_and_long_words_read_well(browser: webdriver.Chrome, se
     assert one_line == [1, True]
     set_lang(browser, "zh")
     assert sorted(td.text for td in all_of(browser, "#memory-list td.topic")) == ["娱乐", "家庭"]
+    # the topic fields (filter, forget, editor) offer the classifier's words with their Chinese names
+    offered = find(browser, "#topic-options option[value='entertainment']").get_attribute("label")
+    assert offered == "娱乐"
+    assert find(browser, "#ed-topic").get_attribute("list") == "topic-options"
     set_lang(browser, "en")
     browser.set_window_size(1280, 900)
     find(browser, "#nav-search").click()

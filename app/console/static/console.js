@@ -103,6 +103,9 @@
     document.querySelectorAll("[data-i18n-placeholder]").forEach((e) => { e.placeholder = t(e.dataset.i18nPlaceholder); });
     document.querySelectorAll("[data-i18n-label]").forEach((e) => { e.setAttribute("aria-label", t(e.dataset.i18nLabel)); });
     $("#lang").value = lang;
+    // the topic fields take the classifier's words (work, family…): offered with their names in this language
+    $("#topic-options").replaceChildren(...Object.keys(T.en).filter((k) => k.startsWith("topic_"))
+      .map((k) => el("option", { value: k.slice(6), label: t(k) })));
     // the date fields: a hint in the console's locale, and a date already typed said again in it
     for (const sel of DATE_FIELDS) {
       const box = $(sel);

@@ -38,7 +38,8 @@
     f.append(s.slice(last));
     return f;
   };
-  const count = (kind, n) => t(`n_${kind}`, { n });
+  // "1 memory", "3 sessions": a number with its noun, in the plural form it takes
+  const counted = (kind, n) => t(`n_${kind}`, { n });
   // a value that is the person's data (a memory's text, an id, a name): shown as it is, never translated
   const data = (v, cls) => el("span", { translate: "no", class: cls || null }, v == null || v === "" ? "—" : String(v));
   // a topic: the classifier's words in the UI's language; a topic someone typed, as typed
@@ -772,7 +773,7 @@
   }
   const drawExported = () => {
     const x = state.exported;
-    $("#export-result").replaceChildren(x ? tx("exported", { n: count("memories", x.n), s: count("sessions", x.s), file: data(x.file) }) : "");
+    $("#export-result").replaceChildren(x ? tx("exported", { n: counted("memories", x.n), s: counted("sessions", x.s), file: data(x.file) }) : "");
   };
 
   // ---- admin: audit trail, erase ----------------------------------------------------------------------
@@ -869,7 +870,7 @@
     const { user, p } = e;
     $("#ep-title").replaceChildren(tx(p.held ? "ep_title" : "erased_nothing_title", { user: data(user) }));
     const kinds = Object.entries(p.kinds).map(([k, n]) => `${val("tier", k)} ${n}`).join(" · ");
-    $("#ep-summary").textContent = p.held ? t("ep_summary", { mem: count("long_term", p.memories_total), kinds: kinds || "—" }) : t("ep_nothing");
+    $("#ep-summary").textContent = p.held ? t("ep_summary", { mem: counted("long_term", p.memories_total), kinds: kinds || "—" }) : t("ep_nothing");
     $("#er-preview-box").classList.toggle("nothing", !p.held);
     const body = $("#ep-stores tbody");
     body.replaceChildren();
@@ -906,7 +907,7 @@
       receipt.at_rest_purged_by ? t("purged_by", { at: date(receipt.at_rest_purged_by) }) : t("purged_operator")];
     // the receipt counts Redis keys, not sessions: the sessions and messages the preview counted are said
     if (!nothing && preview && (preview.sessions || preview.buffer_messages)) {
-      said.push(t("rc_preview_said", { sessions: count("sessions", preview.sessions), messages: count("messages", preview.buffer_messages) }));
+      said.push(t("rc_preview_said", { sessions: counted("sessions", preview.sessions), messages: counted("messages", preview.buffer_messages) }));
     }
     $("#er-summary").textContent = said.join(" ");
     // what was deleted, per kind, in the preview's words (never a store's internal name)

@@ -193,7 +193,7 @@ class Settings(BaseSettings):
     slot_ttl_seconds: int = Field(1800, ge=10)
     session_lock_ttl_seconds: int = Field(5, ge=1, le=60)
     session_lock_wait_seconds: float = Field(10.0, gt=0, le=120)
-    summary_max_chars: int = Field(80, ge=20, le=2000)
+    summary_max_chars: int = Field(200, ge=20, le=2000)
     summary_fresh_seconds: int = Field(3600, ge=0)
     # chat recall: up to this many memories are offered to the prompt, best first, and the prompt takes
     # as many as fit MEMORY_CONTEXT_TOKENS (estimated tokens: one per CJK character, one per ~4 other

@@ -1,7 +1,8 @@
 """The rolling session summary: at most N characters, third person, no filler, in the user's language.
 
-`ExtractiveSummarizer` needs no model: it turns the newest user message into a third-person clause and
-puts it in front of the previous summary's clauses, dropping the oldest ones that no longer fit.
+`ExtractiveSummarizer` needs no model: it keeps what the user said of themselves, in their own words and
+language ("用户说过：我住在杭州；…" / "The user said: I live in Hangzhou; …"), newest first, then what they
+asked for, dropping the oldest that no longer fit; questions give nothing (no sentence is rebuilt).
 `LLMSummarizer` asks the configured model with the same rules and falls back to the extractive one.
 Both read a long message's window (memory/text/window.py), never all of its 32,000 characters.
 """
@@ -15,6 +16,7 @@ from typing import Protocol
 
 from memory.chat.context import compress
 from memory.chat.llm import ChatModel, GenerationParams, PromptMessage, TurnFacts
+from memory.relations.speech import OTHER, statements
 from memory.text.window import message_window
 
 log = logging.getLogger(__name__)
@@ -29,30 +31,10 @@ EN_FILLERS = re.compile(
 )
 ZH_CLAUSE_SEP = "；"
 EN_CLAUSE_SEP = "; "
-_EN_UNCHANGED = {
-    "can",
-    "could",
-    "will",
-    "would",
-    "should",
-    "must",
-    "may",
-    "might",
-    "was",
-    "did",
-    "had",
-    "shall",
-}
-_EN_IRREGULAR = {
-    "am": "is",
-    "'m": "is",
-    "have": "has",
-    "'ve": "has",
-    "do": "does",
-    "go": "goes",
-    "don't": "doesn't",
-}
-_EN_PRONOUNS = {"my": "their", "me": "them", "mine": "theirs", "myself": "themselves"}
+# what the user said of themselves (and of the people around them), in their own words after one lead-in,
+# then what they asked for: "用户说过：我住在杭州；我的车是红色沃尔沃；用户请求：订明天去浦东机场的车"
+SAID = {"zh": "用户说过：", "en": "The user said: "}
+ASKED = {"zh": "用户请求：", "en": "The user asked: "}
 _EN_REQUEST = re.compile(
     r"^(?:can|could|would|will) you (?:please )?|^please |^(?:help me|i need you to|i want you to) ", re.I
 )
@@ -65,62 +47,55 @@ class Summarizer(Protocol):
     ) -> str: ...
 
 
-def _third_person_verb(verb: str) -> str:
-    low = verb.lower()
-    if low in _EN_UNCHANGED or low.endswith("ed"):
-        return verb
-    if low in _EN_IRREGULAR:
-        return _EN_IRREGULAR[low]
-    if re.search(r"(s|sh|ch|x|z|o)$", low):
-        return verb + "es"
-    if re.search(r"[^aeiou]y$", low):
-        return verb[:-1] + "ies"
-    return verb + "s"
+_ASSISTANT = {"你", "您", "你们", "you"}
+_LEAD_IN = re.compile(r"^(?:and|but|so|also|then)\s+", re.I)
 
 
-def third_person_en(text: str) -> str:
-    text = EN_FILLERS.sub("", text).strip(" ,;")
-    request = _EN_REQUEST.match(text)
+def _clean(text: str, zh: bool) -> str:
+    cleaned = (ZH_FILLERS if zh else EN_FILLERS).sub("", text)
+    return _LEAD_IN.sub("", " ".join(cleaned.split())).strip(" ，,。.！!？?；;～~")
+
+
+def said_of_self(message: str, zh: bool) -> tuple[list[str], str | None]:
+    """(the clauses of `message` that state a fact of the user or their people, in their words; the
+    request it makes, if any). Questions, wishes, plans, quotes and small talk give nothing: a summary
+    holds what was said, never a sentence rebuilt around it."""
+    text = (ZH_FILLERS if zh else EN_FILLERS).sub("", " ".join(message_window(message).split())).strip()
+    request = (_ZH_REQUEST if zh else _EN_REQUEST).match(text)
     if request:
-        rest = text[request.end() :].rstrip("?.! ")
-        rest = re.sub(r"\bme\b", "them", rest, flags=re.I)
-        return f"User asked to {rest}"
-    text = re.sub(r"\bI'm\b", "User is", text)
-    text = re.sub(r"\bI've\b", "User has", text)
-    text = re.sub(r"\bI'd\b", "User would", text)
-    text = re.sub(r"\bI'll\b", "User will", text)
-    text = re.sub(r"\bI (don't)\b", "User doesn't", text)
-    text = re.sub(r"\bI (\w+)\b", lambda m: f"User {_third_person_verb(m.group(1))}", text)
-    text = re.sub(r"\bI\b", "User", text)
-    text = re.sub(
-        r"\b(my|me|mine|myself)\b", lambda m: _EN_PRONOUNS[m.group(1).lower()], text, flags=re.IGNORECASE
-    )
-    text = text.rstrip(".!? ")
-    if not text.lower().startswith("user"):
-        text = f"User said {text[:1].lower()}{text[1:]}" if text else text
-    return text
+        asked = _clean(text[request.end() :], zh)
+        return [], asked or None
+    facts: list[str] = []
+    kept = False  # the clause before was kept: a clause that leaves its subject out continues it
+    for st in statements(text):
+        # someone the user names (我老公, my brother Tom), never the assistant ("你好", "you")
+        other = st.subject == OTHER and st.holder.casefold() not in _ASSISTANT
+        about = st.mine and (st.explicit or kept) or other and bool(st.holder)
+        kept = st.fact and not st.question and about and bool(clause := _clean(st.text, zh))
+        if kept:
+            facts.append(clause)
+    return facts, None
 
 
-def third_person_zh(text: str) -> str:
-    text = ZH_FILLERS.sub("", text).strip(" ，,。！!？?～~")
-    request = _ZH_REQUEST.match(text)
-    if request:
-        rest = text[request.end() :].replace("我", "用户")
-        return f"用户请求{rest}"
-    text = text.replace("我们", "用户一方").replace("我", "用户").replace("你", "助手")
-    if not text.startswith("用户"):
-        text = f"用户提到{text}"
-    return text
-
-
-def _split_clauses(summary: str | None, sep: str) -> list[str]:
+def _parse(summary: str | None, lang: str) -> tuple[list[str], list[str]]:
+    """The facts and requests of a summary this summarizer wrote (older formats read as facts)."""
     if not summary:
-        return []
-    return [c.strip() for c in summary.split(sep.strip()) if c.strip()]
+        return [], []
+    sep = ZH_CLAUSE_SEP if lang == "zh" else EN_CLAUSE_SEP
+    facts: list[str] = []
+    asked: list[str] = []
+    for clause in (c.strip() for c in summary.split(sep.strip())):
+        if not clause:
+            continue
+        if clause.startswith(ASKED[lang]):
+            asked.append(clause.removeprefix(ASKED[lang]))
+        else:
+            facts.append(clause.removeprefix(SAID[lang]))
+    return facts, asked
 
 
 def fit(clauses: Sequence[str], sep: str, max_chars: int) -> str:
-    """Join clauses newest-first while they fit; a single over-long clause is compressed."""
+    """Join clauses in order while they fit; a single over-long clause is compressed."""
     out: list[str] = []
     for clause in clauses:
         candidate = sep.join([*out, clause])
@@ -134,16 +109,26 @@ def fit(clauses: Sequence[str], sep: str, max_chars: int) -> str:
 
 
 class ExtractiveSummarizer:
+    """Facts first, newest first (a new one that says the same as an old one replaces it), then the
+    latest requests, within `max_chars`: what the user said about themselves outlives what they asked."""
+
     async def summarize(
         self, previous: str | None, user_messages: Sequence[str], language: str, *, max_chars: int
     ) -> str:
-        sep = ZH_CLAUSE_SEP if language == "zh" else EN_CLAUSE_SEP
-        to_third = third_person_zh if language == "zh" else third_person_en
-        # a message's window: the clause keeps its opening anyway, and a long one costs no more
-        new = [to_third(" ".join(message_window(m).split())) for m in reversed(user_messages) if m.strip()]
-        new = [c for c in new if c]
-        old = [c for c in _split_clauses(previous, sep) if c not in new]
-        return fit([*new, *old], sep, max_chars)
+        lang = "zh" if language == "zh" else "en"
+        sep = ZH_CLAUSE_SEP if lang == "zh" else EN_CLAUSE_SEP
+        old_facts, old_asked = _parse(previous, lang)
+        new_facts: list[str] = []
+        new_asked: list[str] = []
+        for message in reversed(user_messages):
+            said, request = said_of_self(message, lang == "zh")
+            new_facts += said
+            new_asked += [request] if request else []
+        facts = list(dict.fromkeys([*new_facts, *old_facts]))
+        requests = list(dict.fromkeys([*new_asked, *old_asked]))
+        clauses = [f"{SAID[lang]}{facts[0]}", *facts[1:]] if facts else []
+        clauses += [f"{ASKED[lang]}{r}" for r in requests]
+        return fit(clauses, sep, max_chars) if clauses else (previous or "")
 
 
 SUMMARY_RULES = {

@@ -77,8 +77,8 @@ class TestOfflineResponder:
         state = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
         assert [m["role"] for m in state["buffer"]] == ["user", "assistant"]
         assert state["summary"]["version"] == 1
-        assert state["summary"]["summary"].startswith("User lives in Hangzhou")
-        assert len(state["summary"]["summary"]) <= 80
+        assert state["summary"]["summary"].startswith("The user said: I live in Hangzhou")
+        assert len(state["summary"]["summary"]) <= 200  # SUMMARY_MAX_CHARS
         assert state["slots"]["place"]["value"] == "Hangzhou"
         assert state["actions"][0]["action_type"] in {"set_preference", "chit_chat"}
 
@@ -92,7 +92,7 @@ class TestOfflineResponder:
         assert state["slots"]["place"]["value"] == "浦东机场"
         assert state["slots"]["time"]["value"] == "15:00"
         assert "date" in state["slots"]
-        assert state["summary"]["summary"].startswith("用户")
+        assert state["summary"]["summary"].startswith("用户请求：订明天下午3点")
 
 
 class TestWhatReachesLongTermMemory:

@@ -9,7 +9,7 @@ import pytest
 from memory.chat.context import assemble_prompt, compress, humanize_age
 from memory.chat.llm import PromptMessage, TurnFacts
 from memory.chat.offline import offline_reply
-from memory.chat.summary import ExtractiveSummarizer, third_person_en, third_person_zh
+from memory.chat.summary import ExtractiveSummarizer, said_of_self
 from memory.models import Memory, ScoredMemory
 from memory.session.actions import classify_action, coding_mode
 from memory.text.language import detect_language
@@ -210,26 +210,52 @@ class TestSlots:
 
 
 class TestSummary:
-    def test_third_person(self) -> None:
-        assert third_person_en("I live in Hangzhou, remember that") == "User lives in Hangzhou"
-        assert third_person_en("Um, I really like spicy food") == "User likes spicy food"
-        assert (
-            third_person_en("Can you write me a Python function?")
-            == "User asked to write them a Python function"
-        )
-        assert third_person_zh("我住在杭州，记住这个") == "用户住在杭州"
-        assert third_person_zh("嗯，那个我喜欢吃辣") == "用户喜欢吃辣"
-        assert third_person_zh("帮我写一个Python函数") == "用户请求写一个Python函数"
+    """Issue 40: the offline summary keeps what the user said of themselves, in their words; it rebuilt
+    questions into "User said which city do User lives in"."""
+
+    @pytest.mark.parametrize(
+        ("said", "zh", "facts", "asked"),
+        [
+            ("I live in Hangzhou, remember that", False, ["I live in Hangzhou"], None),
+            ("Um, I really like spicy food", False, ["I like spicy food"], None),
+            ("Can you write me a Python function?", False, [], "write me a Python function"),
+            ("which city do I live in, and what pet do I have?", False, [], None),
+            (
+                "Hi! I live in Hangzhou and my dog is called Biscuit.",
+                False,
+                ["I live in Hangzhou", "my dog is called Biscuit"],
+                None,
+            ),
+            ("我住在杭州，记住这个", True, ["我住在杭州"], None),
+            ("嗯，那个我喜欢吃辣", True, ["我喜欢吃辣"], None),
+            ("帮我写一个Python函数", True, [], "写一个Python函数"),
+            ("你好，我住哪？", True, [], None),
+            ("要是我住在北京就好了", True, [], None),
+            ("我老公是建筑师", True, ["我老公是建筑师"], None),
+        ],
+    )
+    def test_what_a_message_says_of_the_user(
+        self, said: str, zh: bool, facts: list[str], asked: str | None
+    ) -> None:
+        assert said_of_self(said, zh) == (facts, asked)
 
     async def test_rolling_and_bounded(self) -> None:
         s = ExtractiveSummarizer()
         first = await s.summarize(None, ["我住在杭州，记住这个"], "zh", max_chars=80)
         second = await s.summarize(first, ["帮我订明天下午3点去浦东机场的车"], "zh", max_chars=80)
-        assert second == "用户请求订明天下午3点去浦东机场的车；用户住在杭州"
+        assert second == "用户说过：我住在杭州；用户请求：订明天下午3点去浦东机场的车"
+        third = await s.summarize(second, ["我的车是一辆红色的沃尔沃。"], "zh", max_chars=80)
+        assert (
+            third == "用户说过：我的车是一辆红色的沃尔沃；我住在杭州；用户请求：订明天下午3点去浦东机场的车"
+        )
+        tight = await s.summarize(third, ["我对花生过敏"], "zh", max_chars=24)
+        assert tight == "用户说过：我对花生过敏；我的车是一辆红色的沃尔沃"  # facts outlive requests
         long = await s.summarize(second, ["我" + "很" * 200 + "累"], "zh", max_chars=80)
         assert len(long) <= 80
         en = await s.summarize(None, ["I prefer short answers"], "en", max_chars=80)
-        assert en == "User prefers short answers"
+        assert en == "The user said: I prefer short answers"
+        asked = await s.summarize(en, ["How do I boil an egg?", "What's my name?"], "en", max_chars=80)
+        assert asked == en  # questions add nothing
 
     def test_language(self) -> None:
         assert detect_language("我住在哪个城市？") == "zh"

@@ -249,6 +249,9 @@ def walk_user(browser: webdriver.Chrome, served: str, screenshots: Path, name: s
     wait(browser, visible("#session-list a[data-session='chat1']"), "the sessions")
     find(browser, "#session-list a[data-session='chat1']").click()
     wait(browser, visible("#session-view"), "the session")
+    slots = find(browser, "#sv-slots").text
+    assert "date" in slots.lower(), slots
+    assert not re.search(r"\d{4}-\d\d-\d\d", slots), slots  # a date slot said as dates are said
     walk.read("sessions")
 
     find(browser, "#nav-entities").click()

@@ -635,6 +635,8 @@
     state.session = { sid, s };
     drawSession();
   }
+  // a slot's value: a date said in the console's locale ("6 Dec 2026"), anything else as it was said
+  const slotValue = (name, v) => (name === "date" && typeof v === "string" && parseDay(v) ? showDay(parseDay(v)) : data(v));
   function drawSession() {
     $("#session-view").hidden = !state.session;
     if (!state.session) return;
@@ -645,8 +647,8 @@
     const slots = $("#sv-slots tbody");
     slots.replaceChildren();
     for (const [name, v] of Object.entries(s.slots)) {
-      slots.append(el("tr", { "data-slot": name }, cell("slot", "primary", val("slot", name)), cell("value", null, data(v.value ?? v.raw)),
-        cell("ttl", "ttl", v.ttl_seconds == null ? "" : t("seconds", { n: v.ttl_seconds }))));
+      slots.append(el("tr", { "data-slot": name }, cell("slot", "primary", val("slot", name)), cell("value", null, slotValue(name, v.value ?? v.raw)),
+        cell("ttl", "ttl", v.ttl_seconds == null ? "" : v.ttl_seconds >= 120 ? t("minutes", { n: Math.round(v.ttl_seconds / 60) }) : t("seconds", { n: v.ttl_seconds }))));
     }
     if (!Object.keys(s.slots).length) slots.append(el("tr", {}, el("td", { colspan: "3" }, t("none"))));
     $("#sv-buffer").replaceChildren(...s.buffer.map((m) => el("li", {}, el("strong", {}, val("role", m.role)), ": ", data(m.content))));

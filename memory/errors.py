@@ -44,10 +44,13 @@ class VersionMismatch(MemoryError_):
 class StoreUnavailable(MemoryError_):
     """A backing store (Chroma, Redis) could not be reached or answered with a server error."""
 
-    def __init__(self, store: str, reason: str) -> None:
+    def __init__(self, store: str, reason: str, *, stored: bool = False) -> None:
+        """`stored`: the failure came after the write it interrupted was stored (a long-term write whose
+        version bump or lock release failed): the answer says so, and that a retry is safe."""
         super().__init__(f"{store} unavailable: {reason}")
         self.store = store
         self.reason = reason
+        self.stored = stored
 
 
 class SessionBusy(MemoryError_):

@@ -33,6 +33,7 @@ from monitoring import metrics
 log = logging.getLogger(__name__)
 
 REQUEST_ID_HEADER = "X-Request-ID"
+STORED_HEADER = "Mnemo-Write-Stored"  # on a 503 that interrupted a write after it was stored
 
 ERROR_CODES: Mapping[str, int] = MappingProxyType(
     {
@@ -243,13 +244,15 @@ async def _store_unavailable(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StoreUnavailable)
     log.warning("store unavailable", extra={"store": exc.store, "reason": exc.reason})
     metrics.STORE_UNAVAILABLE.labels(exc.store).inc()
-    return envelope(
-        503,
-        f"{exc.store}_unavailable",
-        f"{exc.store} is unavailable; try again shortly",
-        request_id_of(request),
-        {"Retry-After": str(RETRY_AFTER_SECONDS.get(exc.store, 5))},
-    )
+    detail = f"{exc.store} is unavailable; try again shortly"
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS.get(exc.store, 5))}
+    if exc.stored:
+        detail = (
+            f"{exc.store} is unavailable, but what you sent was stored: it is searchable once {exc.store} is "
+            "back, and a retry is safe (it overwrites the same memories) (已保存；服务恢复后即可检索，重试不会重复)"
+        )
+        headers[STORED_HEADER] = "true"
+    return envelope(503, f"{exc.store}_unavailable", detail, request_id_of(request), headers)
 
 
 async def _redis_unavailable(request: Request, exc: Exception) -> JSONResponse:

@@ -38,7 +38,7 @@ from redis.exceptions import RedisError
 
 from memory import keys
 from memory.embedding.base import Embedder, Vectors
-from memory.errors import MemoryBusy
+from memory.errors import REDIS_UNAVAILABLE, MemoryBusy, StoreUnavailable
 from memory.locks import RedisLocks
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.ids import content_hash, memory_id_for
@@ -250,46 +250,57 @@ class WritePipeline:
         out: list[list[Memory]] = [[] for _ in requests]
         if not todo:
             return out
-        async with contextlib.AsyncExitStack() as locks:
-            for i in todo:  # in user-id order: two writers never wait on each other in a cycle
-                await locks.enter_async_context(self.user_lock(users[i]))
-            checked = await asyncio.gather(*(self._check(requests[i], prepared[i]) for i in todo))
-            drafts = [(i, d) for i, d in zip(todo, checked, strict=True) if d is not None]
-            if not drafts:
-                return out
-            await asyncio.gather(
-                self._vectorize([d for _, d in drafts]),
-                self._prepare([m for _, d in drafts for m in d.merged]) if self._prepare else _nothing(),
-            )
-            finals = await asyncio.gather(*(self._near_duplicates(d) for _, d in drafts))
-            made = [len(final) for final, _ in finals]  # what follows them: older memories superseded
-            if self.policy.supersession:
-                finals = list(
-                    await asyncio.gather(
-                        *(
-                            self._superseder.apply(d.user_id, d.index, final, vectors)
-                            for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
+        upserted = asyncio.Event()  # set once the upsert is done
+        try:
+            async with contextlib.AsyncExitStack() as locks:
+                for i in todo:  # in user-id order: two writers never wait on each other in a cycle
+                    await locks.enter_async_context(self.user_lock(users[i]))
+                checked = await asyncio.gather(*(self._check(requests[i], prepared[i]) for i in todo))
+                drafts = [(i, d) for i, d in zip(todo, checked, strict=True) if d is not None]
+                if not drafts:
+                    return out
+                await asyncio.gather(
+                    self._vectorize([d for _, d in drafts]),
+                    self._prepare([m for _, d in drafts for m in d.merged]) if self._prepare else _nothing(),
+                )
+                finals = await asyncio.gather(*(self._near_duplicates(d) for _, d in drafts))
+                made = [len(final) for final, _ in finals]  # what follows them: older memories superseded
+                if self.policy.supersession:
+                    finals = list(
+                        await asyncio.gather(
+                            *(
+                                self._superseder.apply(d.user_id, d.index, final, vectors)
+                                for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
+                            )
                         )
                     )
+                if judged and self.policy.supersession and self._judge is not None:
+                    finals = await self._judged([d for _, d in drafts], finals, made)
+                await self._store.upsert(
+                    [m for final, _ in finals for m in final], np.concatenate([v for _, v in finals])
                 )
-            if judged and self.policy.supersession and self._judge is not None:
-                finals = await self._judged([d for _, d in drafts], finals, made)
-            await self._store.upsert(
-                [m for final, _ in finals for m in final], np.concatenate([v for _, v in finals])
-            )
-            await asyncio.gather(
-                *(
-                    self._versions.bump(
-                        d.user_id,
-                        upserted=[m.id for m in final],
-                        records=list(zip(final, vectors, strict=True)),
+                upserted.set()  # from here on a failure leaves this write stored: say so
+                await asyncio.gather(
+                    *(
+                        self._versions.bump(
+                            d.user_id,
+                            upserted=[m.id for m in final],
+                            records=list(zip(final, vectors, strict=True)),
+                        )
+                        for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
                     )
-                    for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
                 )
-            )
-            undone = await self._apply_late_deletes(
-                [(d.user_id, final) for (_, d), (final, _) in zip(drafts, finals, strict=True)]
-            )
+                undone = await self._apply_late_deletes(
+                    [(d.user_id, final) for (_, d), (final, _) in zip(drafts, finals, strict=True)]
+                )
+        except StoreUnavailable as exc:
+            if not upserted.is_set():
+                raise
+            raise StoreUnavailable(exc.store, exc.reason, stored=True) from exc
+        except REDIS_UNAVAILABLE as exc:
+            if not upserted.is_set():
+                raise
+            raise StoreUnavailable("redis", f"{type(exc).__name__}: {exc}", stored=True) from exc
         for (i, d), (final, _), n, gone in zip(drafts, finals, made, undone, strict=True):
             final = final[:n]  # the older memories superseded in this round follow the round's own
             out[i] = [m for m in final if m.id not in gone]

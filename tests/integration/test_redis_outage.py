@@ -560,6 +560,9 @@ class TestVersionBumpLost:
             back_up = cutter.cut_before(ltm_bump_matcher, down_for=1.0)
             first = await a.post(f"/v1/memory/{USER}/messages", json=body, headers=auth(USER))
             assert_redis_unavailable(first, "a write whose version bump never reached Redis")
+            # issue 39: the 503 says the write was stored, so a client knows it need not fear a loss
+            assert first.headers["Mnemo-Write-Stored"] == "true"
+            assert "was stored" in first.json()["detail"]
             await asyncio.wait_for(back_up.wait(), 10)
             back = time.monotonic()
             while not (await finds(a, auth, self.CODE) and await finds(b, auth, self.CODE)):

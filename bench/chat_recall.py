@@ -8,8 +8,10 @@ questions about what the user said (the right memory should), through the recall
     .venv/bin/python bench/chat_recall.py --sets labelled held_out       # only the short sets
 
 Chat turns go through `POST /v1/chat/completions` (no LLM configured: the offline responder; `debug`
-names the memories recalled), all turns of a user in one session: chat recall leaves the current
-session out, so what the earlier turns wrote is not recalled (it is in the session's buffer). Sets:
+names the memories in the prompt, within MEMORY_CONTEXT_TOKENS, and what their lines cost), all turns of a
+user in one session. Since issue 40 chat recall searches the current session too: a world question's
+"injecting a memory" counts the seeded memories only, and the bench's own earlier turns that the write
+policy kept are counted apart. `--budget` sets MEMORY_CONTEXT_TOKENS, `--top-k` RECALL_TOP_K. Sets:
 
 - `labelled`: the users and memories of `bench/data/relevance_pairs.json` (each memory its own earlier
   session); 30 questions about the world (`UNRELATED`, 15 zh, 15 en: general knowledge, tasks, small
@@ -56,7 +58,7 @@ CONVERSATIONS = [
     DEFAULT_DATA.with_name("locomo_dev_zh.json"),
     ROOT / "bench" / "data" / "zh_conversation.json",
 ]
-GATE = ("recall_min_relevance", "recall_general_min_relevance")
+GATE = ("recall_min_relevance", "recall_general_min_relevance", "memory_context_tokens", "recall_top_k")
 DAY = 86_400.0
 
 
@@ -115,7 +117,11 @@ UNRELATED = [
 ]
 
 
+TOKENS: list[int] = []  # memory tokens of every turn asked (the prompt's memory lines, estimated)
+
+
 async def turn(http: httpx.AsyncClient, client: Client, user: str, text: str, session: str) -> list[str]:
+    """The ids of the memories the turn's prompt holds (those the memory budget left out do not count)."""
     resp = await http.post(
         "/v1/chat/completions",
         json={
@@ -127,8 +133,9 @@ async def turn(http: httpx.AsyncClient, client: Client, user: str, text: str, se
         headers=client.headers(user),
     )
     resp.raise_for_status()
-    ids: list[str] = resp.json()["debug"]["memory_ids"]
-    return ids
+    debug = resp.json()["debug"]
+    TOKENS.append(int(debug.get("memory_tokens", 0)))
+    return [r["id"] for r in debug["recalled"] if r["in_prompt"]]
 
 
 async def listed(http: httpx.AsyncClient, client: Client, user: str) -> dict[str, dict[str, Any]]:
@@ -171,12 +178,17 @@ async def short_sets(http: httpx.AsyncClient, sets: list[str]) -> dict[str, Any]
     for name in sets:
         world, about = plans[name]
         injecting: list[dict[str, Any]] = []
+        any_memory = 0
         turns = 0
         for user in data["users"]:
             for text in world:
                 turns += 1
-                if ids := await turn(http, client, user["id"], text, "bench-now"):
-                    injecting.append({"question": text, "memories": [texts.get(i, i) for i in ids]})
+                ids = await turn(http, client, user["id"], text, "bench-now")
+                any_memory += bool(ids)
+                # the user's seeded memories; the bench's own earlier turns that the write policy kept
+                # (a question that names something) are recalled in this session too now, counted apart
+                if seeded := [i for i in ids if i in texts]:
+                    injecting.append({"question": text, "memories": [texts[i] for i in seeded]})
         found = 0
         missed: list[str] = []
         for user_id, text, relevant in about:
@@ -188,6 +200,7 @@ async def short_sets(http: httpx.AsyncClient, sets: list[str]) -> dict[str, Any]
         out[name] = {
             "world_turns": turns,
             "world_turns_injecting_a_memory": round(len(injecting) / turns, 3),
+            "world_turns_injecting_any_memory_incl_earlier_bench_turns": round(any_memory / turns, 3),
             "about_turns": len(about),
             "about_turns_injecting_a_relevant_memory": round(found / len(about), 3),
             "world_turns_that_injected": injecting,
@@ -201,6 +214,7 @@ async def conversation(http: httpx.AsyncClient, path: Path) -> dict[str, Any]:
     client = Client(http)
     samples = json.loads(path.read_text())
     found = chars = n = 0
+    TOKENS.clear()
     for sample in samples:
         user = user_of(sample, "chat")
         end = await ingest(http, sample, user, client.headers(user))
@@ -219,6 +233,8 @@ async def conversation(http: httpx.AsyncClient, path: Path) -> dict[str, Any]:
         "questions": n,
         "turns_injecting_an_evidence_turn": round(found / max(1, n), 3),
         "mean_chars_injected": round(chars / max(1, n)),
+        "mean_memory_tokens": round(sum(TOKENS) / max(1, len(TOKENS))),
+        "p95_memory_tokens": sorted(TOKENS)[int(0.95 * (len(TOKENS) - 1))] if TOKENS else 0,
     }
 
 
@@ -242,6 +258,8 @@ def main() -> None:
     )
     parser.add_argument("--floor", type=float, default=None, help="RECALL_MIN_RELEVANCE")
     parser.add_argument("--general-floor", type=float, default=None, help="RECALL_GENERAL_MIN_RELEVANCE")
+    parser.add_argument("--budget", type=int, default=None, help="MEMORY_CONTEXT_TOKENS")
+    parser.add_argument("--top-k", type=int, default=None, help="RECALL_TOP_K (candidates for the budget)")
     parser.add_argument(
         "--sets",
         nargs="+",
@@ -254,6 +272,8 @@ def main() -> None:
         for key, value in (
             ("recall_min_relevance", args.floor),
             ("recall_general_min_relevance", args.general_floor),
+            ("memory_context_tokens", args.budget),
+            ("recall_top_k", args.top_k),
         )
         if value is not None
     }

@@ -57,9 +57,9 @@ def _clean(text: str, zh: bool) -> str:
 
 
 def said_of_self(message: str, zh: bool) -> tuple[list[str], str | None]:
-    """(the clauses of `message` that state a fact of the user or their people, in their words; the
-    request it makes, if any). Questions, wishes, plans, quotes and small talk give nothing: a summary
-    holds what was said, never a sentence rebuilt around it."""
+    """(the clauses of `message` in which the user says something of themselves or of their people (a
+    fact, a plan, what was), in their words; the request it makes, if any). Questions, wishes, quotes and
+    small talk give nothing: a summary holds what was said, never a sentence rebuilt around it."""
     text = (ZH_FILLERS if zh else EN_FILLERS).sub("", " ".join(message_window(message).split())).strip()
     request = (_ZH_REQUEST if zh else _EN_REQUEST).match(text)
     if request:
@@ -71,7 +71,8 @@ def said_of_self(message: str, zh: bool) -> tuple[list[str], str | None]:
         # someone the user names (我老公, my brother Tom), never the assistant ("你好", "you")
         other = st.subject == OTHER and st.holder.casefold() not in _ASSISTANT
         about = st.mine and (st.explicit or kept) or other and bool(st.holder)
-        kept = st.fact and not st.question and about and bool(clause := _clean(st.text, zh))
+        said = not (st.question or st.conditional or st.reported)  # plans and the past are kept too
+        kept = said and about and bool(clause := _clean(st.text, zh))
         if kept:
             facts.append(clause)
     return facts, None

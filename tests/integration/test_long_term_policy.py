@@ -283,7 +283,9 @@ class TestRecall:
         assert plain[0]["source_message_ids"] == [negated_id]  # without the negation it would come first
         ranked = [r["source_message_ids"][0] for r in await search(client, auth, query)]
         assert ranked[0] != negated_id
-        assert ranked[-1] == negated_id
+        # last, or below the relevance floor altogether (a weakly known query's hit needs a word in
+        # common, issue 42: once the negated words are set aside the coffee machine shares none)
+        assert negated_id not in ranked or ranked[-1] == negated_id
 
     async def test_document_aliases_cross_languages(
         self, client: httpx.AsyncClient, auth: AuthHeaders

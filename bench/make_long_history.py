@@ -2,6 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/make_long_history.py            # -> bench/results/long_history.json
     PYTHONPATH=. .venv/bin/python bench/make_long_history.py --users 8  # a smaller set, same generator
+    PYTHONPATH=. .venv/bin/python bench/make_long_history.py --tokens 1000000  # one 1M-token user (issue 45)
 
 Deterministic (`random.Random(SEED)` and the user's number): the set is built from the templates and
 lexicons below, never fetched, so it is not committed (about 4 MB); `bench/long_history.py` builds it
@@ -31,6 +32,7 @@ import argparse
 import hashlib
 import json
 import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -1707,7 +1709,18 @@ def main() -> None:
     parser.add_argument(
         "--out", default=str(Path(__file__).resolve().parent / "results" / "long_history.json")
     )
+    parser.add_argument(
+        "--tokens",
+        type=int,
+        default=0,
+        help="instead: one bilingual user of about this many tokens (bench/make_token_history.py, issue 45)",
+    )
     args = parser.parse_args()
+    if args.tokens:
+        from bench import make_token_history
+
+        make_token_history.main(["--tokens", str(args.tokens)], write=sys.stdout.write)
+        return
     data = build(args.users)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -55,7 +55,9 @@ def functions(path: Path, root: Path = ROOT) -> Iterator[Function]:
                 start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
                 end = child.end_lineno or child.lineno
                 qual = f"{prefix}{child.name}"
-                yield Function(rel, qual, end - start + 1, tuple(n for n in names if n not in ("self", "cls")))
+                yield Function(
+                    rel, qual, end - start + 1, tuple(n for n in names if n not in ("self", "cls"))
+                )
                 yield from visit(child, f"{qual}.")
             elif isinstance(child, ast.ClassDef):
                 yield from visit(child, f"{prefix}{child.name}.")
@@ -85,7 +87,9 @@ def census(root: Path = ROOT) -> dict[str, object]:
         "zone_list": [f"{f.path}:{f.name}" for f in zoned],
         "search_option_signatures": len(threading),
         "search_option_list": [f"{f.path}:{f.name}" for f in threading],
-        "modules_over_limit": {p: n for p, n in sorted(sizes.items(), key=lambda kv: -kv[1]) if n > MAX_MODULE_LINES},
+        "modules_over_limit": {
+            p: n for p, n in sorted(sizes.items(), key=lambda kv: -kv[1]) if n > MAX_MODULE_LINES
+        },
         "functions_over_limit": {
             f"{f.path}:{f.name}": f.lines
             for f in sorted(all_functions, key=lambda f: -f.lines)
@@ -98,7 +102,9 @@ def census(root: Path = ROOT) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--list", action="store_true", help="also list the signatures counted")
-    parser.add_argument("--root", type=Path, default=ROOT, help="another checkout (e.g. `git archive` of a commit)")
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="another checkout (e.g. `git archive` of a commit)"
+    )
     args = parser.parse_args()
     result = census(args.root)
     if not args.list:

@@ -22,7 +22,9 @@ policy kept are counted apart. `--budget` sets MEMORY_CONTEXT_TOKENS, `--top-k` 
   questions about the world (imperatives with "me"/"我", a generic "how do I") asked of both users, and
   36 new questions about the same memories, first person and not.
 - `conversations`: the LoCoMo development slice (`../shared/data/locomo_dev.json`), its Chinese
-  translation (`locomo_dev_zh.json`) and mnemo's Chinese conversation (`bench/data/zh_conversation.json`),
+  translation (`locomo_dev_zh.json`), both cross-language directions (English turns asked in Chinese,
+  Chinese turns asked in English, question for question) and mnemo's Chinese conversation
+  (`bench/data/zh_conversation.json`),
   ingested as `bench/locomo.py` does; every category 1-4 question is then a chat turn: *share of turns
   injecting an evidence turn* and the mean characters injected. Their questions are in the third person
   ("When did Caroline…", "周明的吉他老师是谁"): what a higher floor for questions about the world costs.
@@ -49,14 +51,18 @@ import httpx  # noqa: E402
 from app.http.auth import TokenCodec  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, machine, served_app  # noqa: E402
-from bench.locomo import DEFAULT_DATA, evidence_ids, ingest, user_of  # noqa: E402
+from bench.locomo import DEFAULT_DATA, asked_from, evidence_ids, ingest, user_of  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "relevance_pairs.json"
 HELD_OUT = ROOT / "bench" / "data" / "chat_gate_held_out.json"
-CONVERSATIONS = [
-    DEFAULT_DATA,
-    DEFAULT_DATA.with_name("locomo_dev_zh.json"),
-    ROOT / "bench" / "data" / "zh_conversation.json",
+ZH_DATA = DEFAULT_DATA.with_name("locomo_dev_zh.json")
+# (report key, the conversation ingested, the file whose questions are asked or None for its own)
+CONVERSATIONS: list[tuple[str, Path, Path | None]] = [
+    ("locomo_dev", DEFAULT_DATA, None),
+    ("locomo_dev_zh", ZH_DATA, None),
+    ("locomo_dev_en_turns_zh_questions", DEFAULT_DATA, ZH_DATA),
+    ("locomo_dev_zh_turns_en_questions", ZH_DATA, DEFAULT_DATA),
+    ("zh_conversation", ROOT / "bench" / "data" / "zh_conversation.json", None),
 ]
 GATE = ("recall_min_relevance", "recall_general_min_relevance", "memory_context_tokens", "recall_top_k")
 DAY = 86_400.0
@@ -209,10 +215,14 @@ async def short_sets(http: httpx.AsyncClient, sets: list[str]) -> dict[str, Any]
     return out
 
 
-async def conversation(http: httpx.AsyncClient, path: Path) -> dict[str, Any]:
-    """A LoCoMo-format conversation, ingested; every category 1-4 question is a chat turn."""
+async def conversation(http: httpx.AsyncClient, path: Path, questions: Path | None) -> dict[str, Any]:
+    """A LoCoMo-format conversation, ingested; every category 1-4 question is a chat turn (the questions
+    of `questions`, the same conversation in the other language, when given: turns in one language,
+    questions in the other)."""
     client = Client(http)
     samples = json.loads(path.read_text())
+    if questions is not None:
+        samples = asked_from(samples, json.loads(questions.read_text()))
     found = chars = n = 0
     TOKENS.clear()
     for sample in samples:
@@ -238,7 +248,7 @@ async def conversation(http: httpx.AsyncClient, path: Path) -> dict[str, Any]:
     }
 
 
-async def run(sets: list[str], settings: dict[str, Any]) -> dict[str, Any]:
+async def run(sets: list[str], settings: dict[str, Any], only: list[str] | None = None) -> dict[str, Any]:
     defaults = {k: Settings.model_fields[k].default for k in GATE if k in Settings.model_fields}
     report: dict[str, Any] = {"machine": machine(), **defaults, **settings}
     options = {"bridge_embedding": True, **settings}
@@ -246,9 +256,11 @@ async def run(sets: list[str], settings: dict[str, Any]) -> dict[str, Any]:
         async with served_app(**options) as http:
             report |= await short_sets(http, short)
     if "conversations" in sets:
-        for path in CONVERSATIONS:
+        for name, path, questions in CONVERSATIONS:
+            if only and name not in only:
+                continue
             async with served_app(**options) as http:
-                report[path.stem] = await conversation(http, path)
+                report[name] = await conversation(http, path, questions)
     return report
 
 
@@ -266,6 +278,13 @@ def main() -> None:
         choices=["labelled", "held_out", "conversations"],
         default=["labelled", "held_out", "conversations"],
     )
+    parser.add_argument(
+        "--conversations",
+        nargs="+",
+        choices=[name for name, _, _ in CONVERSATIONS],
+        default=None,
+        help="only these conversations of the `conversations` set",
+    )
     args = parser.parse_args()
     settings = {
         key: value
@@ -277,7 +296,7 @@ def main() -> None:
         )
         if value is not None
     }
-    report = asyncio.run(run(args.sets, settings))
+    report = asyncio.run(run(args.sets, settings, args.conversations))
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     variant = "".join(f"_{k.split('_')[1]}{v}" for k, v in settings.items())

@@ -113,13 +113,18 @@ CHAT_MEMORIES_INJECTED = Histogram(
 CHAT_MEMORY_CHARS = Histogram(
     "mnemo_chat_memory_chars",
     "Characters of long-term memory put into one chat turn's prompt",
-    buckets=(0, 50, 100, 200, 300, 450, 600, 900, 1200, 1800, 2400),
+    buckets=(0, 50, 100, 200, 300, 450, 600, 900, 1200, 1800, 2400, 3600, 4800, 7200),
 )
 CHAT_MEMORY_TOKENS = Histogram(
     "mnemo_chat_memory_tokens",
     "Estimated tokens of long-term memory put into one chat turn's prompt",
-    buckets=(0, 25, 50, 100, 150, 200, 300, 400, 500, 600, 800),
+    buckets=(0, 25, 50, 100, 150, 200, 300, 400, 500, 600, 800, 1000, 1200, 1600, 2000, 3000),
 )
+SUMMARY_FACT_CHECKS = Counter(
+    "mnemo_summary_fact_checks",
+    "LLM session summaries checked against what the user said of themselves, by outcome",
+    ["outcome"],
+)  # outcome: kept (every fact there) | replaced (a fact missing: the extractive summary instead)
 RECALL_BELOW_FLOOR = Counter(
     "mnemo_recall_below_floor",
     "Memories a chat turn's recall found but dropped under the similarity floor (RECALL_MIN_SIMILARITY)",

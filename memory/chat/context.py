@@ -124,7 +124,9 @@ def validity_note(valid_to: float | None, language: str) -> str:
     return f"{labels['earlier']}{'，' if language == 'zh' else ', '}{until}"
 
 
-def memory_line(hit: ScoredMemory, *, now: float, language: str, text: str | None = None) -> str:
+def memory_line(
+    hit: ScoredMemory, *, now: float, language: str, text: str | None = None, limit: int = MEMORY_MAX_CHARS
+) -> str:
     labels = LABELS[language]
     m = hit.memory
     who = labels["you"] if m.source == "user" else labels["assistant"]
@@ -135,7 +137,57 @@ def memory_line(hit: ScoredMemory, *, now: float, language: str, text: str | Non
         topic = TOPIC_NAMES_ZH.get(m.topic, m.topic) if language == "zh" else m.topic
         parts.append(f"{labels['about']}{topic}" if language == "zh" else f"{labels['about']} {topic}")
     sep = "，" if language == "zh" else ", "
-    return f"- ({sep.join(parts)}) {compress(text if text is not None else m.content)}"
+    return f"- ({sep.join(parts)}) {compress(text if text is not None else m.content, limit)}"
+
+
+NEIGHBOUR_SECONDS = 300.0  # memories of one session said this close together read as one passage
+_ENDS = ("。", "！", "？", "…", ".", "!", "?", "；", ";")
+
+
+def _neighbours(a: ScoredMemory, b: ScoredMemory) -> bool:
+    x, y = a.memory, b.memory
+    return (
+        x.session_id == y.session_id
+        and x.source == y.source
+        and x.topic == y.topic  # one annotation stays true of the whole line
+        and not x.superseded_by
+        and not y.superseded_by
+        and abs(y.created_at - x.created_at) <= NEIGHBOUR_SECONDS
+    )
+
+
+def _passage(texts: Sequence[str]) -> str:
+    """Neighbouring memories' texts as one passage, each a sentence of its own."""
+    parts = []
+    for text in texts:
+        flat = compress(text)
+        if not flat.endswith(_ENDS):
+            flat += "。" if any("\u4e00" <= ch <= "\u9fff" for ch in flat[-3:]) else "."
+        parts.append(flat)
+    return " ".join(parts)
+
+
+def said_lines(chosen: Sequence[tuple[ScoredMemory, str]], *, now: float, language: str) -> list[str]:
+    """The chosen memories (best first, with the text each should show) as prompt lines in the order
+    they were said: oldest first, so that what replaced what reads in order, and neighbouring memories
+    of one session (same speaker and topic, within NEIGHBOUR_SECONDS) merged into one line under the
+    first's age and annotation."""
+    ordered = sorted(chosen, key=lambda pair: pair[0].memory.created_at)
+    runs: list[list[tuple[ScoredMemory, str]]] = []
+    for pair in ordered:
+        if runs and _neighbours(runs[-1][-1][0], pair[0]):
+            runs[-1].append(pair)
+        else:
+            runs.append([pair])
+    lines = []
+    for run in runs:
+        first = run[0][0]
+        if len(run) == 1:
+            lines.append(memory_line(first, now=now, language=language, text=run[0][1]))
+            continue
+        passage = _passage([t for _, t in run])
+        lines.append(memory_line(first, now=now, language=language, text=passage, limit=len(passage)))
+    return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,17 +240,19 @@ def assemble_prompt(
     if recall_degraded:
         memory_block = labels["degraded"]
     elif recalled:
-        lines: list[str] = []
+        chosen: list[tuple[ScoredMemory, str]] = []
         spent = 0
         for i, hit in enumerate(recalled):
-            line = memory_line(hit, now=now, language=lang, text=compressed[i] if compressed else None)
-            cost = estimate_tokens(line)
-            if lines and spent + cost > memory_token_budget:
+            text = compressed[i] if compressed else hit.memory.content
+            cost = estimate_tokens(memory_line(hit, now=now, language=lang, text=text))
+            if chosen and spent + cost > memory_token_budget:
                 break
-            lines.append(line)
+            chosen.append((hit, text))
             spent += cost
+        lines = said_lines(chosen, now=now, language=lang)
         memory_block = "\n".join(lines)
-        used, used_chars, used_tokens = len(lines), sum(len(line) for line in lines), spent
+        used, used_chars = len(chosen), sum(len(line) for line in lines)
+        used_tokens = sum(estimate_tokens(line) for line in lines)
     else:
         memory_block = labels["none_recalled"]
     sections = [*client_system, RULES[lang]]

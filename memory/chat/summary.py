@@ -3,7 +3,8 @@
 `ExtractiveSummarizer` needs no model: it keeps what the user said of themselves, in their own words and
 language ("用户说过：我住在杭州；…" / "The user said: I live in Hangzhou; …"), newest first, then what they
 asked for, dropping the oldest that no longer fit; questions give nothing (no sentence is rebuilt).
-`LLMSummarizer` asks the configured model with the same rules and falls back to the extractive one.
+`LLMSummarizer` asks the configured model with the same rules and falls back to the extractive one, also
+when its summary leaves out something the user said of themselves (checked word by word: `missing_facts`).
 Both read a long message's window (memory/text/window.py), never all of its 32,000 characters.
 """
 
@@ -16,8 +17,10 @@ from typing import Protocol
 
 from memory.chat.context import compress
 from memory.chat.llm import ChatModel, GenerationParams, PromptMessage, TurnFacts
+from memory.recall.keyword_index import UNIGRAM, tokenize
 from memory.relations.speech import OTHER, statements
 from memory.text.window import message_window
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -144,8 +147,31 @@ SUMMARY_RULES = {
 }
 
 
+FACT_COVERAGE = 0.6  # share of a fact's words (English stems, Chinese characters) a summary must hold
+
+
+def _fact_words(text: str) -> set[str]:
+    """English stems and single Chinese characters (a paraphrase keeps 红色沃尔沃 but not 我的车是)."""
+    return {
+        t for t in tokenize(text) if t.startswith(UNIGRAM) or not any("\u4e00" <= c <= "\u9fff" for c in t)
+    }
+
+
+def missing_facts(summary: str, facts: Sequence[str]) -> list[str]:
+    """The facts (the user's own clauses) of which `summary` holds less than FACT_COVERAGE of the words."""
+    held = _fact_words(summary)
+    missing = []
+    for fact in facts:
+        words = _fact_words(fact)
+        if words and len(words & held) < FACT_COVERAGE * len(words):
+            missing.append(fact)
+    return missing
+
+
 class LLMSummarizer:
-    """Asks the model; any failure or an empty answer falls back to the extractive summary."""
+    """Asks the model; any failure, an empty answer or one that leaves out a fact the user said of
+    themselves (in the new messages or the previous summary's own words) falls back to the extractive
+    summary: a model's summary may reword, never drop or lose what the user told."""
 
     def __init__(self, model: ChatModel, fallback: Summarizer | None = None) -> None:
         self._model = model
@@ -171,6 +197,13 @@ class LLMSummarizer:
         except Exception:
             log.warning("LLM summary failed; using the extractive one", exc_info=True)
             text = ""
-        if not text:
-            return await self._fallback.summarize(previous, user_messages, language, max_chars=max_chars)
-        return compress(text, max_chars)
+        if text:
+            text = compress(text, max_chars)
+            told = [f for m in user_messages for f in said_of_self(m, lang == "zh")[0]]
+            told += _parse(previous, lang)[0] if previous and previous.startswith(SAID[lang]) else []
+            if not (lost := missing_facts(text, told)):
+                metrics.SUMMARY_FACT_CHECKS.labels("kept").inc()
+                return text
+            metrics.SUMMARY_FACT_CHECKS.labels("replaced").inc()
+            log.info("LLM summary left out %d of the user's facts; using the extractive one", len(lost))
+        return await self._fallback.summarize(previous, user_messages, language, max_chars=max_chars)

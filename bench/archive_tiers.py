@@ -41,7 +41,7 @@ from app.settings import Settings  # noqa: E402
 from bench.archive_data import NOW, memories_over, user_ids  # noqa: E402
 from bench.common import SECRET, bench_stores, machine, percentile  # noqa: E402
 from memory.archive.mover import Archiver  # noqa: E402
-from memory.models import ArchiveTier  # noqa: E402
+from memory.models import ArchiveTier, RecallRequest  # noqa: E402
 from memory.redis_client import close  # noqa: E402
 from tests.fakes import HashEmbedder  # noqa: E402
 
@@ -117,13 +117,13 @@ async def worker(
     first: list[float] = []
     for user_id in users:
         t = time.perf_counter()
-        await service.search_tiered(user_id, rng.choice(queries), top_k=5, as_of=NOW, tiers=tiers)
+        await service.recall(user_id, RecallRequest(rng.choice(queries), top_k=5, as_of=NOW, tiers=tiers))
         first.append(time.perf_counter() - t)
     timed: list[float] = []
     for _ in range(searches):
         user_id = rng.choice(users)
         t = time.perf_counter()
-        await service.search_tiered(user_id, rng.choice(queries), top_k=5, as_of=NOW, tiers=tiers)
+        await service.recall(user_id, RecallRequest(rng.choice(queries), top_k=5, as_of=NOW, tiers=tiers))
         timed.append(time.perf_counter() - t)
     retriever = service._retriever
     tiered = service._tiered

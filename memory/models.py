@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import tzinfo
 from typing import Literal
 
 Role = Literal["user", "assistant"]
@@ -75,6 +76,34 @@ class SearchFilters:
     since: float | None = None
     until: float | None = None
     ids: frozenset[str] | None = None  # only these memories (the ones profile tags select); None: any
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    """One search, as the edge that received it (a route, the MCP server, a chat turn) built it: what
+    every layer of recall reads instead of a dozen threaded keyword arguments. Adding a per-request
+    option is a field here, set where the request is built and read where it is used.
+
+    `as_of`: "now" for time-aware ranking (None: the service's clock, resolved once in
+    `MemoryService.recall`); `zone`: the user's time zone when the request named one (None: the
+    deployment's, resolved once in `HybridRetriever.search`); `tiers`: the archive tiers asked for (None:
+    hot + warm, cold as a fallback); `min_relevance`: hits below it are left out; `with_bridge`: compute
+    the bridge channel even where the ranking does not need it (forget's second opinion);
+    `every_segment`: each segment of a long message is a hit of its own (forget judges every memory)."""
+
+    query: str
+    top_k: int = 5
+    filters: SearchFilters = SearchFilters()
+    as_of: float | None = None
+    zone: tzinfo | None = None
+    tiers: Collection[ArchiveTier] | None = None
+    min_relevance: float = 0.0
+    with_bridge: bool = False
+    every_segment: bool = False
+
+    def at(self, now: float) -> RecallRequest:
+        """This request with `as_of` set: its own, else `now`."""
+        return self if self.as_of is not None else replace(self, as_of=now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from memory.models import (
     Memory,
     MemoryPage,
     Message,
+    RecallRequest,
     ScoredMemory,
     SearchFilters,
     SortOrder,
@@ -259,76 +260,34 @@ class MemoryService:
         filters: SearchFilters | None = None,
         as_of: float | None = None,
         min_relevance: float = 0.0,
-        zone: tzinfo | None = None,
     ) -> list[ScoredMemory]:
-        """Best `top_k` memories for `query` whose relevance reaches `min_relevance`; `as_of` is "now"
-        for time-aware ranking; `zone`: the user's time zone, when the request named one."""
-        found = await self.search_tiered(
-            user_id, query, top_k=top_k, filters=filters, as_of=as_of, min_relevance=min_relevance, zone=zone
+        """Best `top_k` memories for `query` whose relevance reaches `min_relevance`: `recall` for a
+        caller without a request of its own (the deployment's time zone, hot + warm)."""
+        request = RecallRequest(
+            query, top_k=top_k, filters=filters or SearchFilters(), as_of=as_of, min_relevance=min_relevance
         )
-        return found.hits
+        return (await self.recall(user_id, request)).hits
 
-    async def search_tiered(
-        self,
-        user_id: str,
-        query: str,
-        *,
-        top_k: int = 5,
-        filters: SearchFilters | None = None,
-        as_of: float | None = None,
-        tiers: Collection[ArchiveTier] | None = None,
-        min_relevance: float = 0.0,
-        zone: tzinfo | None = None,
-    ) -> TieredHits:
-        """`search`, saying which tiers were searched and why (memory/archive/search.py): hot + warm by
-        default, cold when `tiers` names it or hot + warm found nothing relevant."""
+    async def recall(self, user_id: str, request: RecallRequest) -> TieredHits:
+        """The request's hits, saying which tiers were searched and why (memory/archive/search.py): hot
+        + warm by default, cold when `request.tiers` names it or hot + warm found nothing relevant."""
+        request = request.at(self._clock())
         with metrics.RETRIEVAL_DURATION.labels(self.pipeline).time():
             if self._tiered is not None and self._retriever is not None:
-                return await self._tiered.search(
-                    user_id,
-                    query,
-                    top_k=top_k,
-                    filters=filters or SearchFilters(),
-                    as_of=as_of if as_of is not None else self._clock(),
-                    tiers=tiers,
-                    min_relevance=min_relevance,
-                    zone=zone,
-                )
-            hits = await self._search(
-                user_id,
-                query,
-                top_k=top_k,
-                filters=filters,
-                as_of=as_of,
-                min_relevance=min_relevance,
-                zone=zone,
-            )
+                return await self._tiered.search(user_id, request)
+            hits = await self._search(user_id, request)
             return TieredHits(hits, TierChoice(("hot",), "default", "no archive configured"))
 
-    async def _search(
-        self,
-        user_id: str,
-        query: str,
-        *,
-        top_k: int,
-        filters: SearchFilters | None,
-        as_of: float | None,
-        min_relevance: float = 0.0,
-        every_segment: bool = False,
-        zone: tzinfo | None = None,
-    ) -> list[ScoredMemory]:
-        filters = filters or SearchFilters()
+    async def _search(self, user_id: str, request: RecallRequest) -> list[ScoredMemory]:
+        """The hot tier alone: the hybrid retriever, else the naive pipeline (`request.as_of` is set)."""
         if self._retriever is not None:
-            return await self._retriever.search(
-                user_id,
-                query,
-                top_k=top_k,
-                filters=filters,
-                as_of=as_of if as_of is not None else self._clock(),
-                min_relevance=min_relevance,
-                every_segment=every_segment,
-                zone=zone,
-            )
+            return await self._retriever.search(user_id, request)
+        query, top_k, filters, min_relevance = (
+            request.query,
+            request.top_k,
+            request.filters,
+            request.min_relevance,
+        )
         vectors = await self._embedder.embed([query])
         hits = await self._store.query(user_id, vectors[0].tolist(), n_results=top_k, filters=filters)
         language = detect_language(query)
@@ -525,8 +484,7 @@ class MemoryService:
         text = forget_query(query)
         top_k = max(1, min(scan, FORGET_SCAN))
         if self._tiered is not None and self._retriever is not None:
-            found = await self._tiered.search(
-                user_id,
+            request = RecallRequest(
                 text,
                 top_k=top_k,
                 filters=filters,
@@ -536,11 +494,10 @@ class MemoryService:
                 with_bridge=True,
                 every_segment=True,  # each segment of a long message is judged on its own
             )
-            hits = found.hits
+            hits = (await self._tiered.search(user_id, request)).hits
         else:
-            hits = await self._search(
-                user_id, text, top_k=top_k, filters=filters, as_of=None, every_segment=True
-            )
+            naive = RecallRequest(text, top_k=top_k, filters=filters, as_of=self._clock(), every_segment=True)
+            hits = await self._search(user_id, naive)
             hits = [h for h in hits if h.relevance >= min_relevance]
         hits = [h for h in hits if h.memory.id in chosen and h.evidence is not None]
         # a memory without a stored bridge vector (warm, cold) gets its bridge cosine now: in Chinese the

@@ -45,6 +45,7 @@ from app.http.schemas import (
     memory_fields,
 )
 from memory.errors import REDIS_UNAVAILABLE, ForgetNotConfirmed
+from memory.models import RecallRequest
 from memory.session.store import SessionState, SessionStore
 from monitoring import metrics
 
@@ -115,16 +116,16 @@ async def search_memories(
     filters = body.filters()
     if body.tags:  # profile tags: only the memories stating every one (AND)
         filters = dataclasses.replace(filters, ids=await memory.tagged_ids(user_id, tag_keys(body.tags)))
-    found = await memory.search_tiered(
-        user_id,
+    request = RecallRequest(
         body.query,
         top_k=body.top_k,
         filters=filters,
         as_of=body.as_of,
+        zone=body.time_zone,
         tiers=body.chosen_tiers,
         min_relevance=body.min_relevance if body.min_relevance is not None else settings.search_min_relevance,
-        zone=body.time_zone,
     )
+    found = await memory.recall(user_id, request)
     hits = found.hits
     buffers = (
         await session_buffers(sessions, user_id, {h.memory.session_id for h in hits}) if body.explain else {}

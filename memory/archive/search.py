@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import tzinfo
 from typing import Literal
 
 import anyio.to_thread
@@ -24,7 +23,7 @@ from redis.exceptions import RedisError
 from memory.archive.tiers import TIERS, Snapshot
 from memory.archive.view import ArchivedTiers
 from memory.embedding.base import Vectors
-from memory.models import ArchiveTier, Memory, ScoredMemory, SearchFilters
+from memory.models import ArchiveTier, Memory, RecallRequest, ScoredMemory
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever
 
@@ -63,71 +62,23 @@ class TieredSearch:
         self.cold_cache = cold_cache or KeywordIndexCache(50_000)
         self._fallback = cold_fallback_similarity
 
-    async def search(
-        self,
-        user_id: str,
-        query: str,
-        *,
-        top_k: int,
-        filters: SearchFilters,
-        as_of: float,
-        tiers: Collection[ArchiveTier] | None = None,
-        min_relevance: float = 0.0,
-        with_bridge: bool = False,
-        every_segment: bool = False,
-        zone: tzinfo | None = None,
-    ) -> TieredHits:
-        """`min_relevance`, `with_bridge`, `every_segment` and `zone`: as `HybridRetriever.search`. The cold fallback looks at
-        the hits that pass `min_relevance`: hot + warm holding nothing relevant searches cold too."""
+    async def search(self, user_id: str, request: RecallRequest) -> TieredHits:
+        """The request's hits over the tiers it asks for (`request.as_of` is set: `MemoryService.recall`).
+        The cold fallback looks at the hits that pass `request.min_relevance`: hot + warm holding nothing
+        relevant searches cold too."""
         try:
             snap = await self._archive.snapshot(user_id)
         except RedisError:  # as LtmVersions.get: any Redis failure
             # as with versions and placements: search goes on with what it can reach (hot alone: which
             # tier answers for an id in a move is in Redis)
             log.warning("archive state unavailable; searching hot only")
-            hits = await self._search(
-                user_id,
-                query,
-                Snapshot(),
-                HOT,
-                top_k=top_k,
-                filters=filters,
-                as_of=as_of,
-                min_relevance=min_relevance,
-                with_bridge=with_bridge,
-                every_segment=every_segment,
-                zone=zone,
-            )
+            hits = await self._search(user_id, request, Snapshot(), HOT)
             return TieredHits(hits, TierChoice(HOT, "default", "archive state unavailable (Redis): hot only"))
-        if tiers:
-            chosen = tuple(t for t in TIERS if t in tiers)
-            hits = await self._search(
-                user_id,
-                query,
-                snap,
-                chosen,
-                top_k=top_k,
-                filters=filters,
-                as_of=as_of,
-                min_relevance=min_relevance,
-                with_bridge=with_bridge,
-                every_segment=every_segment,
-                zone=zone,
-            )
+        if request.tiers:
+            chosen = tuple(t for t in TIERS if t in request.tiers)
+            hits = await self._search(user_id, request, snap, chosen)
             return TieredHits(hits, TierChoice(chosen, "requested", "the tiers the request named"))
-        hits = await self._search(
-            user_id,
-            query,
-            snap,
-            DEFAULT_TIERS,
-            top_k=top_k,
-            filters=filters,
-            as_of=as_of,
-            min_relevance=min_relevance,
-            with_bridge=with_bridge,
-            every_segment=every_segment,
-            zone=zone,
-        )
+        hits = await self._search(user_id, request, snap, DEFAULT_TIERS)
         best = max((h.similarity for h in hits), default=None)
         if not snap.has_cold or (best is not None and best >= self._fallback):
             detail = (
@@ -137,19 +88,7 @@ class TieredSearch:
             )
             return TieredHits(hits, TierChoice(DEFAULT_TIERS, "default", detail))
         every: tuple[ArchiveTier, ...] = ("hot", "warm", "cold")
-        hits = await self._search(
-            user_id,
-            query,
-            snap,
-            every,
-            top_k=top_k,
-            filters=filters,
-            as_of=as_of,
-            min_relevance=min_relevance,
-            with_bridge=with_bridge,
-            every_segment=every_segment,
-            zone=zone,
-        )
+        hits = await self._search(user_id, request, snap, every)
         detail = (
             "hot + warm found nothing"
             if best is None
@@ -158,19 +97,7 @@ class TieredSearch:
         return TieredHits(hits, TierChoice(every, "cold_fallback", detail))
 
     async def _search(
-        self,
-        user_id: str,
-        query: str,
-        snap: Snapshot,
-        tiers: Sequence[ArchiveTier],
-        *,
-        top_k: int,
-        filters: SearchFilters,
-        as_of: float,
-        min_relevance: float = 0.0,
-        with_bridge: bool = False,
-        every_segment: bool = False,
-        zone: tzinfo | None = None,
+        self, user_id: str, request: RecallRequest, snap: Snapshot, tiers: Sequence[ArchiveTier]
     ) -> list[ScoredMemory]:
         archived: list[tuple[BM25Index, Collection[str]]] = []
         if snap.archived:
@@ -179,18 +106,7 @@ class TieredSearch:
             if "cold" in tiers and snap.has_cold:
                 archived.append((await self.index(user_id, snap, "cold"), snap.hidden("cold")))
         return await self._retriever.search(
-            user_id,
-            query,
-            top_k=top_k,
-            filters=filters,
-            as_of=as_of,
-            hot="hot" in tiers,
-            hidden_hot=snap.hidden("hot"),
-            archived=archived,
-            min_relevance=min_relevance,
-            with_bridge=with_bridge,
-            every_segment=every_segment,
-            zone=zone,
+            user_id, request, hot="hot" in tiers, hidden_hot=snap.hidden("hot"), archived=archived
         )
 
     async def index(self, user_id: str, snap: Snapshot, tier: ArchiveTier) -> BM25Index:

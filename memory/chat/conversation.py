@@ -24,7 +24,7 @@ from memory.chat.recall_gate import RecallGate
 from memory.chat.summary import ExtractiveSummarizer, Summarizer
 from memory.errors import StoreUnavailable
 from memory.longterm.ids import content_hash
-from memory.models import Message, ScoredMemory, SearchFilters
+from memory.models import Message, RecallRequest, ScoredMemory
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.service import MemoryService
 from memory.session.actions import classify_action, coding_mode
@@ -348,15 +348,14 @@ class ConversationService:
         characters: memory/text/window.py), not with all of it."""
         k = self._recall_k
         query = message_window(chat.message)
-        hits = await self._memory.search(
-            chat.user_id,
+        request = RecallRequest(
             query,
             top_k=(k * 3 if coding else k) + len(in_buffer),
-            filters=SearchFilters(),
             as_of=now,
-            min_relevance=self._recall_gate.min_relevance,
             zone=chat.zone,
+            min_relevance=self._recall_gate.min_relevance,
         )
+        hits = (await self._memory.recall(chat.user_id, request)).hits
         hits = [h for h in hits if not _told_by(h.memory.source_message_ids, in_buffer)]
         hits = _distinct(hits)
         hits = self._recall_gate.admitted(query, hits)

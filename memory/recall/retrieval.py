@@ -41,7 +41,7 @@ from memory.errors import REDIS_UNAVAILABLE
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
-from memory.models import Evidence, Memory, ScoreBreakdown, ScoredMemory, SearchFilters
+from memory.models import Evidence, Memory, RecallRequest, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.bilingual import BilingualLexicon
 from memory.recall.crosslingual import BridgeChannel, BridgeRows, cross_language, nearest, needs_bridge
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
@@ -240,6 +240,18 @@ def place_linked(
     return [s for s in out if s.memory.id not in dropped] if dropped else out
 
 
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A request's "now" and time zone, resolved once in `HybridRetriever.search`, and what the search
+    covers: hot (less `hidden_hot`) and the `archived` indexes (warm, cold)."""
+
+    as_of: float
+    zone: tzinfo = UTC
+    hot: bool = True
+    hidden_hot: Collection[str] = frozenset()
+    archived: Sequence[tuple[BM25Index, Collection[str]]] = ()
+
+
 MAX_INCREMENTAL = 200  # more changes than this (or than half the index) since the cached version: rebuild
 
 
@@ -422,29 +434,24 @@ class HybridRetriever:
     async def search(
         self,
         user_id: str,
-        query: str,
+        request: RecallRequest,
         *,
-        top_k: int,
-        filters: SearchFilters,
-        as_of: float,
         hot: bool = True,
         hidden_hot: Collection[str] = frozenset(),
         archived: Sequence[tuple[BM25Index, Collection[str]]] = (),
-        min_relevance: float = 0.0,
-        with_bridge: bool = False,
-        every_segment: bool = False,
-        zone: tzinfo | None = None,
     ) -> list[ScoredMemory]:
-        """`hot`: search the user's hot memories (the store and the cached in-process index), less
+        """The request's best hits (memory/models.py says what each of its fields asks; `as_of` must be
+        set). `hot`: search the user's hot memories (the store and the cached in-process index), less
         `hidden_hot`; `archived`: more indexes (warm, cold: memory/archive/search.py), each with the ids
-        it must not answer for, whose candidates are ranked together with hot's. `min_relevance`: hits
-        below it are left out (before the top k are taken); `with_bridge`: compute the bridge channel
-        even where the ranking does not need it (English over English: forget's second opinion);
-        `every_segment`: each segment of a long message is a hit of its own (forget judges every memory),
-        whatever `RankingWeights.one_per_turn` says. `zone`: the user's time zone, when the request named
-        one: the question's days, weeks and months are read in it (else in the deployment's)."""
+        it must not answer for, whose candidates are ranked together with hot's. `request.every_segment`
+        wins over `RankingWeights.one_per_turn`. The request's time zone, else the deployment's (resolved
+        here, once): the question's days, weeks and months are read in it."""
+        if request.as_of is None:
+            raise ValueError("a recall request reaches the retriever with as_of set (MemoryService.recall)")
         w = self.weights
-        zone = zone or self.zone
+        query, as_of, every_segment = request.query, request.as_of, request.every_segment
+        zone = request.zone or self.zone
+        scope = Scope(as_of, zone, hot, hidden_hot, archived)
         bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
         early: _EarlyEmbedding | None = None
         warming: asyncio.Task[None] | None = None
@@ -472,22 +479,8 @@ class HybridRetriever:
             and self._may_need_translation(user_id, language)
             else None
         )
-        search = functools.partial(
-            self._search,
-            user_id,
-            top_k=top_k,
-            filters=filters,
-            as_of=as_of,
-            hot=hot,
-            hidden_hot=hidden_hot,
-            archived=archived,
-            min_relevance=min_relevance,
-            with_bridge=with_bridge,
-            every_segment=every_segment,
-            zone=zone,
-        )
         try:
-            hits = await search(query, early=early, warming=warming)
+            hits = await self._search(user_id, request, scope, early=early, warming=warming)
             # asked while the search ran; waited for only if the user has memories in the other language
             if translation is not None and self._may_need_translation(user_id, language):
                 translated = await translation
@@ -496,10 +489,12 @@ class HybridRetriever:
                     # it adds what is said in the other language; the question as asked ranks the rest
                     more = [
                         h
-                        for h in await search(translated, early=None, warming=None)
+                        for h in await self._search(
+                            user_id, replace(request, query=translated), scope, early=None, warming=None
+                        )
                         if h.evidence is not None and h.evidence.memory_language == target
                     ]
-                    hits = fuse(hits, more, top_k, rrf_k=w.translation_rrf_k)
+                    hits = fuse(hits, more, request.top_k, rrf_k=w.translation_rrf_k)
                 else:
                     metrics.QUERY_TRANSLATIONS.labels("none").inc()
             return hits
@@ -527,22 +522,26 @@ class HybridRetriever:
     async def _search(
         self,
         user_id: str,
-        query: str,
+        request: RecallRequest,
+        scope: Scope,
         *,
-        top_k: int,
-        filters: SearchFilters,
-        as_of: float,
-        hot: bool,
-        hidden_hot: Collection[str],
-        archived: Sequence[tuple[BM25Index, Collection[str]]],
-        min_relevance: float,
-        with_bridge: bool,
-        every_segment: bool,
         early: _EarlyEmbedding | None,
         warming: asyncio.Task[None] | None,
-        zone: tzinfo,
     ) -> list[ScoredMemory]:
         w = self.weights
+        query, top_k, filters, with_bridge = (
+            request.query,
+            request.top_k,
+            request.filters,
+            request.with_bridge,
+        )
+        hot, hidden_hot, archived, zone, as_of = (
+            scope.hot,
+            scope.hidden_hot,
+            scope.archived,
+            scope.zone,
+            scope.as_of,
+        )
         bridge = self._bridge if hot else None
         prefetched: dict[str, np.ndarray] | None = None
         if not hot:
@@ -571,15 +570,7 @@ class HybridRetriever:
         plan = planned(query)
         asked = _asked_span(plan, zone)
         if asked is None and plan.anchor is not None and hot:  # "before I moved": dated by the move
-            asked = await self._event_span(
-                user_id,
-                plan.anchor,
-                filters=filters,
-                as_of=as_of,
-                hidden_hot=hidden_hot,
-                archived=archived,
-                zone=zone,
-            )
+            asked = await self._event_span(user_id, plan.anchor, request, scope)
             if asked is not None:  # and the move says when, not what: the ranking reads the rest
                 # (a question about the time before keeps asking about the past: what the move
                 # superseded is not demoted)
@@ -768,55 +759,38 @@ class HybridRetriever:
             cosine,
             keyword,
             in_cluster,
-            as_of=as_of,
-            top_k=top_k,
+            request,
+            scope,
             memories=view,
             bridge=bridge_cos,
             cross=cross,
             evidence=evidence,
-            min_relevance=min_relevance,
             linked=linked,
-            one_per_turn=w.one_per_turn and not every_segment,
+            one_per_turn=w.one_per_turn and not request.every_segment,
             asked=asked,
-            zone=zone,
         )
 
     async def _event_span(
-        self,
-        user_id: str,
-        anchor: tuple[str, str],
-        *,
-        filters: SearchFilters,
-        as_of: float,
-        hidden_hot: Collection[str],
-        archived: Sequence[tuple[BM25Index, Collection[str]]],
-        zone: tzinfo,
+        self, user_id: str, anchor: tuple[str, str], request: RecallRequest, scope: Scope
     ) -> tuple[float, float] | None:
         """The time before or after the event a question names ("before I moved", "结婚以后"): dated by
         the memory that tells of the event best, by its event date when it keeps one, else by when it
         was said; that memory counts as inside. None when no memory reaches `anchor_min_relevance`
         (the user never told of it): the question is then ranked on its words alone."""
         rel, clause = anchor
-        found = await self._search(
-            user_id,
-            clause,
+        about = replace(
+            request,
+            query=clause,
             top_k=1,
-            filters=filters,
-            as_of=as_of,
-            hot=True,
-            hidden_hot=hidden_hot,
-            archived=archived,
             min_relevance=self.weights.anchor_min_relevance,
             with_bridge=False,
             every_segment=False,
-            early=None,
-            warming=None,
-            zone=zone,
         )
+        found = await self._search(user_id, about, scope, early=None, warming=None)
         if not found or found[0].relevance < self.weights.anchor_min_relevance:
             return None
         event = found[0].memory
-        spans = (span_of(e, zone) for e in event.entities)
+        spans = (span_of(e, scope.zone) for e in event.entities)
         at = min((s[0] for s in spans if s is not None), default=event.created_at)
         return (0.0, at + 1.0) if rel == "before" else (at, math.inf)
 
@@ -860,18 +834,16 @@ class HybridRetriever:
         cosine: dict[str, float],
         keyword: dict[str, float],
         in_cluster: set[str],
+        request: RecallRequest,
+        scope: Scope,
         *,
-        as_of: float,
-        top_k: int,
         memories: Mapping[str, Memory] | None = None,
         bridge: dict[str, float] | None = None,
         cross: set[str] | None = None,
         evidence: Mapping[str, Evidence] | None = None,
-        min_relevance: float = 0.0,
         linked: Mapping[str, Link] | None = None,
         one_per_turn: bool = False,
         asked: tuple[float, float] | None = None,
-        zone: tzinfo = UTC,
     ) -> list[ScoredMemory]:
         """`memories`: the user's whole index, where superseded candidates find their successors;
         `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the
@@ -880,6 +852,7 @@ class HybridRetriever:
         `min_relevance`: candidates below it are dropped before the top k are taken; `asked`: the time
         the question names (a month, a period, before or after an event), ranked first."""
         w = self.weights
+        as_of, top_k, min_relevance, zone = scope.as_of, request.top_k, request.min_relevance, scope.zone
         zh = detect_language(plan.language_text) == "zh"
         w_dense, w_keyword = (w.dense_zh, w.keyword_zh) if zh else (w.dense, w.keyword)
         dense_n, keyword_n = _minmax(cosine), _minmax(keyword)

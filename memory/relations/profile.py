@@ -258,8 +258,9 @@ HABIT = 0.6
 PROFILE_MIN_CONFIDENCE = 0.7
 # the attributes of a record written before confidences (records of the rules that put other people's
 # employers and cars' colours into profiles): kept, shown by the route, left out of the prompt until the
-# memory is written again
-LEGACY_CONFIDENCE = 0.5
+# memory is written again. Zero: however many old records repeat a value (the husband's employer said in
+# five turns), their joint confidence stays 0; one rated memory stating it is what lets it in.
+LEGACY_CONFIDENCE = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ from memory.archive.view import ArchivedTiers
 from memory.governance.erasure import Eraser
 from memory.longterm.routing import RoutingLongTermStore
 from memory.longterm.tombstones import Tombstones
-from memory.models import Memory
+from memory.models import Memory, RecallRequest
 from memory.outbox.stream import Outbox
 from memory.redis_client import RedisClient
 from memory.service import MemoryService
@@ -152,16 +152,18 @@ class TestArchival:
             service = r.fresh_service()  # a worker that never searched these users
             for user_id in USERS[:4]:
                 f = facts[user_id]
-                warm = await service.search_tiered(user_id, f.warm_query, top_k=3, as_of=NOW)
+                warm = await service.recall(user_id, RecallRequest(f.warm_query, top_k=3, as_of=NOW))
                 assert warm.tiers.searched == ("hot", "warm")
                 assert warm.hits[0].memory.id == f.warm_id
                 assert warm.hits[0].memory.archive_tier == "warm"
-                cold = await service.search_tiered(user_id, f.cold_query, top_k=3, as_of=NOW, tiers=["cold"])
+                cold = await service.recall(
+                    user_id, RecallRequest(f.cold_query, top_k=3, as_of=NOW, tiers=["cold"])
+                )
                 assert cold.tiers.choice == "requested"
                 assert cold.hits[0].memory.id == f.cold_id
                 assert cold.hits[0].memory.archive_tier == "cold"
-                hot_only = await service.search_tiered(
-                    user_id, f.warm_query, top_k=3, as_of=NOW, tiers=["hot"]
+                hot_only = await service.recall(
+                    user_id, RecallRequest(f.warm_query, top_k=3, as_of=NOW, tiers=["hot"])
                 )
                 assert f.warm_id not in {h.memory.id for h in hot_only.hits}
 
@@ -190,13 +192,13 @@ class TestArchival:
             assert planned.would_move == report.moved
             assert report.moved["warm_to_cold"] > 0
             f = facts[USERS[0]]
-            found = await r.memory.search_tiered(USERS[0], f.cold_query, top_k=3, as_of=NOW)
+            found = await r.memory.recall(USERS[0], RecallRequest(f.cold_query, top_k=3, as_of=NOW))
             assert found.tiers.choice == "cold_fallback"
             assert found.tiers.searched == ("hot", "warm", "cold")
             assert "0.90" in found.tiers.detail
             assert found.hits[0].memory.id == f.cold_id
         async with rig(settings, str(tmp_path / "archive"), archive_cold_fallback_similarity=-1.0) as r:
-            found = await r.memory.search_tiered(USERS[0], f.cold_query, top_k=3, as_of=NOW)
+            found = await r.memory.recall(USERS[0], RecallRequest(f.cold_query, top_k=3, as_of=NOW))
             assert found.tiers.choice == "default"
             assert f.cold_id not in {h.memory.id for h in found.hits}
 
@@ -381,8 +383,8 @@ class TestGovernanceAcrossTiers:
             cold_ids = {m.id for m in r.archive.cold.read_user(user_id, with_vectors=False)[0]}
             assert f.cold_id not in cold_ids
             assert cold_ids
-            found = await r.fresh_service().search_tiered(
-                user_id, f.cold_query, top_k=5, as_of=NOW, tiers=["warm", "cold"]
+            found = await r.fresh_service().recall(
+                user_id, RecallRequest(f.cold_query, top_k=5, as_of=NOW, tiers=["warm", "cold"])
             )
             assert f.cold_id not in {h.memory.id for h in found.hits}
             listed = await r.memory.list(user_id, limit=100, offset=0, sort="recent", archive_tier="cold")
@@ -513,8 +515,8 @@ class TestColdOnS3:
             assert keys_in_bucket
             assert all(k.startswith("archive/user_hash=") and "/month=" in k for k in keys_in_bucket)
             f = facts[USERS[0]]
-            found = await r.fresh_service().search_tiered(
-                USERS[0], f.cold_query, top_k=3, as_of=NOW, tiers=["cold"]
+            found = await r.fresh_service().recall(
+                USERS[0], RecallRequest(f.cold_query, top_k=3, as_of=NOW, tiers=["cold"])
             )
             assert found.hits[0].memory.id == f.cold_id
             await assert_each_once(r, by_user(memories))
@@ -729,7 +731,7 @@ class TestRedisDown:
             await r.archiver().run()
         dead = settings.model_copy(update={"redis_url": f"redis://127.0.0.1:{free_port()}/0"})
         async with rig(dead, cold_url, redis_socket_timeout=0.5) as down:
-            found = await down.memory.search_tiered(USERS[0], facts[USERS[0]].warm_query, top_k=5)
+            found = await down.memory.recall(USERS[0], RecallRequest(facts[USERS[0]].warm_query, top_k=5))
             assert found.tiers.searched == ("hot",)
             assert "unavailable" in found.tiers.detail
             assert found.hits

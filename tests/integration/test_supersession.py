@@ -18,7 +18,7 @@ from app.lifespan import build_archive, build_memory_service, build_store, tier_
 from app.settings import Settings
 from memory import Embedder
 from memory.archive.mover import Archiver
-from memory.models import Message
+from memory.models import Message, RecallRequest
 from tests.conftest import AuthHeaders, app_client, chroma_client, drain, records_on, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.integration.test_chat import chat, llm_settings
@@ -395,13 +395,15 @@ class TestArchiveTiers:
                 )
             ]
             await service.ingest("alice", "s2", new)
-            found = await service.search_tiered("alice", "Where do I live now?", top_k=5, as_of=now)
+            found = await service.recall("alice", RecallRequest("Where do I live now?", top_k=5, as_of=now))
             assert "warm" in found.tiers.searched
             hits = {h.memory.source_message_ids[0]: h for h in found.hits}
             assert hits["old"].memory.archive_tier == "warm"
             assert found.hits[0].memory.source_message_ids == ("new",)
             assert hits["old"].memory.superseded_by == hits["new"].memory.id  # marked at read time
-            past = await service.search_tiered("alice", "Where did I live before?", top_k=5, as_of=now)
+            past = await service.recall(
+                "alice", RecallRequest("Where did I live before?", top_k=5, as_of=now)
+            )
             assert {"old", "new"} <= {h.memory.source_message_ids[0] for h in past.hits}
         finally:
             await redis.aclose()

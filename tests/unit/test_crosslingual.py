@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memory.embedding.multilingual import MultilingualEmbedder, bridge_model_name
-from memory.models import Memory
+from memory.models import Memory, RecallRequest
 from memory.recall.crosslingual import (
     BridgeCache,
     BridgeChannel,
@@ -18,8 +18,10 @@ from memory.recall.crosslingual import (
     rows_from,
 )
 from memory.recall.query import plan_query
-from memory.recall.retrieval import HybridRetriever
+from memory.recall.retrieval import HybridRetriever, Scope
 from tests.fakes import HashEmbedder
+
+TOP_2 = RecallRequest("", top_k=2, as_of=0.0)  # what _rank reads of a request: top_k (min_relevance 0)
 
 
 def memory(mid: str, text: str, *, at: float = 0.0, session: str = "s") -> Memory:
@@ -174,7 +176,7 @@ class TestFusion:
 
     def rank(self, r: HybridRetriever, **kw: Any) -> list[str]:
         plan = plan_query("我女儿对什么过敏？")
-        hits = r._rank(plan, self.candidates, self.cosine, self.keyword, set(), as_of=0.0, top_k=2, **kw)
+        hits = r._rank(plan, self.candidates, self.cosine, self.keyword, set(), TOP_2, Scope(0.0), **kw)
         return [h.memory.id for h in hits]
 
     def test_without_the_bridge_the_other_language_loses(self) -> None:
@@ -188,7 +190,7 @@ class TestFusion:
         r = retriever(channel())
         plan = plan_query("我女儿对什么过敏？")
         hits = r._rank(
-            plan, self.candidates, self.cosine, self.keyword, set(), as_of=0.0, top_k=2,
+            plan, self.candidates, self.cosine, self.keyword, set(), TOP_2, Scope(0.0),
             bridge=self.bridge, cross={"fact"},
         )  # fmt: skip
         by_id = {h.memory.id: h.similarity for h in hits}
@@ -198,8 +200,8 @@ class TestFusion:
         a, b = memory("a", "I moved to Lisbon last May"), memory("b", "My sister is a nurse in Porto")
         plan = plan_query("Where does my sister work?")
         args = ({"a": a, "b": b}, {"a": 0.2, "b": 0.6}, {"a": 0.0, "b": 2.0}, set[str]())
-        before = retriever(None)._rank(plan, *args, as_of=0.0, top_k=2)
+        before = retriever(None)._rank(plan, *args, TOP_2, Scope(0.0))
         after = retriever(channel())._rank(
-            plan, *args, as_of=0.0, top_k=2, bridge={"a": 0.9, "b": 0.1}, cross=set()
+            plan, *args, TOP_2, Scope(0.0), bridge={"a": 0.9, "b": 0.1}, cross=set()
         )
         assert [(h.memory.id, h.score) for h in before] == [(h.memory.id, h.score) for h in after]

@@ -343,6 +343,15 @@ class TestConfidence:
         old = Record.loads('{"t":1.0,"e":[],"r":[],"a":[],"p":[["device","白色","白色"]]}')
         assert [(a.key, a.confidence) for a in old.attrs] == [("白色", LEGACY_CONFIDENCE)]
         assert Graph({"m1": old}).profile().compact(zh=True) == ""
+        # five old records saying the same make no entry of the prompt's; one rated memory does
+        many = {
+            f"m{i}": Record.loads(f'{{"t":{i}.0,"e":[],"r":[],"a":[],"p":[["occupation","teacher","老师"]]}}')
+            for i in range(5)
+        }
+        assert Graph(many).profile().compact(zh=True) == ""
+        assert "#occupation_teacher" in Graph(many).profile().tags  # the route still shows it
+        rated = Graph({**many, "m9": record("我是老师", T0 + DAY)})
+        assert rated.profile().compact(zh=True).startswith("职业：")
 
 
 class TestStatements:

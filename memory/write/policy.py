@@ -250,6 +250,10 @@ class WritePipeline:
         out: list[list[Memory]] = [[] for _ in requests]
         if not todo:
             return out
+        # both models embed before the user's lock (issue 45): the lock serialised a user's writes
+        # embedding included, so two imports' batches of one user on two workers ran one core at a
+        # time; now they embed side by side and hold the lock for the checks and the upsert only
+        early = await self._embed_early([(users[i], prepared[i]) for i in todo])
         upserted = asyncio.Event()  # set once the upsert is done
         try:
             async with contextlib.AsyncExitStack() as locks:
@@ -260,7 +264,7 @@ class WritePipeline:
                 if not drafts:
                     return out
                 await asyncio.gather(
-                    self._vectorize([d for _, d in drafts]),
+                    self._vectorize([d for _, d in drafts], early),
                     self._prepare([m for _, d in drafts for m in d.merged]) if self._prepare else _nothing(),
                 )
                 finals = await asyncio.gather(*(self._near_duplicates(d) for _, d in drafts))
@@ -429,21 +433,40 @@ class WritePipeline:
         merged = [_merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged]
         return _Draft(user_id, prepared, merged, frozenset(existing), index)
 
-    async def _vectorize(self, drafts: Sequence[_Draft]) -> None:
-        """Every draft's vectors: recall's where published for the exact text, the rest in one call."""
-        texts = [[m.embed_text for m in d.merged] for d in drafts]
-        known: list[dict[int, Vectors]] = (
-            list(
-                await asyncio.gather(
-                    *(
-                        self._shared.fetch(d.user_id, t, self._embedder.dimension)
-                        for d, t in zip(drafts, texts, strict=True)
-                    )
-                )
-            )
-            if self._shared is not None
-            else [{} for _ in drafts]
+    async def _embed_early(self, work: Sequence[tuple[str, list[Memory]]]) -> dict[tuple[str, str], Vectors]:
+        """Before the lock: the main model's vector of every prepared memory's text (recall's where
+        published), by (user, text), and the bridge vectors prepared alongside. A text the checks then
+        merge away was embedded for nothing: rare (exact and near duplicates within one import)."""
+        if not work:
+            return {}
+        early_drafts = [_Draft(u, made, list(made), frozenset(), None) for u, made in work]
+        await asyncio.gather(
+            self._vectorize(early_drafts, {}),
+            self._prepare([m for _, made in work for m in made]) if self._prepare else _nothing(),
         )
+        out: dict[tuple[str, str], Vectors] = {}
+        for d in early_drafts:
+            assert d.vectors is not None
+            for m, vector in zip(d.merged, d.vectors, strict=True):
+                out[(d.user_id, m.embed_text)] = vector
+        return out
+
+    async def _vectorize(self, drafts: Sequence[_Draft], early: dict[tuple[str, str], Vectors]) -> None:
+        """Every draft's vectors: those embedded before the lock (`early`), recall's where published for
+        the exact text, the rest in one call."""
+        texts = [[m.embed_text for m in d.merged] for d in drafts]
+        known: list[dict[int, Vectors]] = [
+            {j: early[(d.user_id, text)] for j, text in enumerate(t) if (d.user_id, text) in early}
+            for d, t in zip(drafts, texts, strict=True)
+        ]
+        if self._shared is not None:
+            shared = self._shared
+            asked = [n for n, t in enumerate(texts) if len(known[n]) < len(t)]
+            fetched = await asyncio.gather(
+                *(shared.fetch(drafts[n].user_id, texts[n], self._embedder.dimension) for n in asked)
+            )
+            for n, found in zip(asked, fetched, strict=True):
+                known[n] = {**found, **known[n]}
         missing = [(n, j) for n, t in enumerate(texts) for j in range(len(t)) if j not in known[n]]
         dimension = self._embedder.dimension
         computed = (

@@ -1,0 +1,354 @@
+"""Token-sized users (issue 45): import, chat during import, first/warm search, RSS and recall vs BM25.
+
+    PYTHONPATH=. .venv/bin/python bench/token_history.py --tokens 100000
+    PYTHONPATH=. .venv/bin/python bench/token_history.py --tokens 1000000 --concurrency 2
+    PYTHONPATH=. .venv/bin/python bench/token_history.py --tokens 1000000 --import-turns 300  # a slice
+
+The set is `bench/make_token_history.py`'s (one bilingual user of about `--tokens` tokens, cached in
+`bench/results/`). The service runs as deployed (`bench/served.py`): uvicorn with `--workers` API
+workers and the separate writer, its own redis-server and `chroma run`.
+
+1. **Idle chat**: 10 paced users (one chat turn a second each, `bench/turn_load.py`'s loop) for
+   `--chat-seconds`: p50/p95 of their turns.
+2. **Import** of the whole history through `POST /v1/memory/{user}/messages`, `--batch` turns a call
+   (the turn id as message id, the session's start + a minute a turn as timestamp), `--concurrency`
+   calls in flight (0 of them wait for another), while the same 10 users keep chatting: turns/s,
+   seconds per 1M tokens, and the chat p50/p95 during the import (same run as the idle figures).
+   `--import-turns N` imports the first N turns only (a measured slice of a set too big for the time).
+3. **RSS** of every API worker after the import (`/metrics`).
+4. **Search** from a fresh in-process app on the same stores (a worker that never saw the user): its
+   first search (reads the store and writes the snapshot); then a second fresh app: its first search
+   (from the snapshot), then every question `--rounds` times (warm p50/p95). The second app's RSS before
+   and after the user's first search gives the bytes the user costs a worker, and per memory.
+5. **Recall**: any@10 (the question's evidence turn among the top 10's `source_message_ids`) and the
+   mean characters of the top 10, per question type and part (early, middle, late), against plain BM25
+   over whole turns (the project's `BM25Index` alone, every turn one document, the 10 best turns whole)
+   in the same run. For facts that changed: `stale_first`, how often an older statement ranks above the
+   latest (or the latest is missing while an older one is there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+
+from app.http.auth import TokenCodec  # noqa: E402
+from bench.common import SECRET, app_on, machine, percentile  # noqa: E402
+from bench.long_history import calls  # noqa: E402
+from bench.make_token_history import PARTS, describe, load_or_build  # noqa: E402
+from bench.served import served  # noqa: E402
+from bench.turn_load import user_loop, worker_rss  # noqa: E402
+from memory import keys  # noqa: E402
+from memory.models import Memory  # noqa: E402
+from memory.recall.keyword_index import BM25Index, tokenize  # noqa: E402
+
+User = dict[str, Any]
+KINDS = ("fact", "assistant", "changed", "preference")
+
+
+def say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+
+
+def sliced(user: User, turns: int) -> User:
+    """The user with its first `turns` turns only (whole sessions), and the questions whose evidence
+    is among them."""
+    if not turns:
+        return user
+    sessions = []
+    count = 0
+    for s in user["sessions"]:
+        if count >= turns:
+            break
+        sessions.append(s)
+        count += len(s["turns"])
+    kept = {t["id"] for s in sessions for t in s["turns"]}
+    questions = [q for q in user["questions"] if set(q["evidence"]) <= kept]
+    return {**user, "sessions": sessions, "questions": questions}
+
+
+async def chat(base: str, users: int, stop: asyncio.Event, out: list[float], errors: list[str]) -> None:
+    """`users` paced chat users until `stop` is set."""
+    codec = TokenCodec(SECRET)
+    limits = httpx.Limits(max_connections=users + 2, max_keepalive_connections=users + 2)
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
+        while not stop.is_set():
+            deadline = time.perf_counter() + 5.0
+            tag = f"chat{int(time.time() * 1000) % 10**8}"
+            await asyncio.gather(
+                *(
+                    user_loop(http, f"{tag}-u{i}", codec.mint(f"chat-u{i}"), deadline, True, out, errors)
+                    for i in range(users)
+                )
+            )
+
+
+async def import_history(base: str, user: User, batch: int, concurrency: int) -> tuple[float, list[str]]:
+    """Seconds to import every turn, `concurrency` calls in flight; the errors met."""
+    codec = TokenCodec(SECRET)
+    headers = {"Authorization": f"Bearer {codec.mint(user['user_id'], ttl_seconds=86400)}"}
+    todo = calls(user, batch)
+    queue: asyncio.Queue[tuple[str, list[dict[str, Any]]]] = asyncio.Queue()
+    for item in todo:
+        queue.put_nowait(item)
+    errors: list[str] = []
+
+    async def one(http: httpx.AsyncClient) -> None:
+        while not queue.empty():
+            session_id, messages = queue.get_nowait()
+            for _ in range(5):
+                resp = await http.post(
+                    f"/v1/memory/{user['user_id']}/messages",
+                    json={"session_id": session_id, "messages": messages},
+                    headers=headers,
+                )
+                if resp.status_code == 200:
+                    break
+                errors.append(f"{resp.status_code} {resp.text[:160]}")
+                await asyncio.sleep(1.0)
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    started = time.perf_counter()
+    async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as http:
+        await asyncio.gather(*(one(http) for _ in range(concurrency)))
+    return time.perf_counter() - started, errors
+
+
+def _latencies(values: list[float]) -> dict[str, Any]:
+    return {
+        "turns": len(values),
+        "p50_ms": round(percentile(values, 50) * 1000, 1) if values else None,
+        "p95_ms": round(percentile(values, 95) * 1000, 1) if values else None,
+    }
+
+
+def scored(q: dict[str, Any], ranked: list[tuple[str, ...]], chars: int) -> dict[str, Any]:
+    """One question's row; `ranked`: each hit's source turn ids, best first."""
+    evidence = set(q["evidence"])
+    stale = set(q.get("stale", ()))
+    found = {tid for ids in ranked for tid in ids}
+    first_latest = next((k for k, ids in enumerate(ranked) if evidence & set(ids)), None)
+    first_stale = next((k for k, ids in enumerate(ranked) if stale & set(ids)), None)
+    stale_first = first_stale is not None and (first_latest is None or first_stale < first_latest)
+    return {
+        "type": q["question_type"],
+        "part": q["part"],
+        "language": q["language"],
+        "any10": bool(evidence & found),
+        "stale_first": stale_first,
+        "chars10": chars,
+        "question": q["question"],
+    }
+
+
+def table(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def stats(part: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "n": len(part),
+            "any10": round(statistics.fmean(r["any10"] for r in part), 3),
+            "chars10": round(statistics.fmean(r["chars10"] for r in part)),
+        }
+
+    out: dict[str, Any] = {"all": stats(rows)}
+    for key, values in (("language", ("en", "zh")), ("type", KINDS), ("part", PARTS)):
+        for v in values:
+            part = [r for r in rows if r[key] == v]
+            if part:
+                out[v] = stats(part)
+    changed = [r for r in rows if r["type"] == "changed"]
+    if changed:
+        out["changed"]["stale_first"] = round(statistics.fmean(r["stale_first"] for r in changed), 3)
+    return out
+
+
+def bm25_rows(user: User) -> list[dict[str, Any]]:
+    turns = [t for s in user["sessions"] for t in s["turns"]]
+    docs = [
+        Memory(
+            id=t["id"],
+            user_id=user["user_id"],
+            content=t["content"],
+            created_at=0.0,
+            session_id="",
+            source=t["role"],
+            content_hash="",
+        )
+        for t in turns
+    ]
+    index = BM25Index(docs)
+    text = {t["id"]: t["content"] for t in turns}
+    rows = []
+    for q in user["questions"]:
+        top = [mid for mid, _ in index.search(tokenize(q["question"]), limit=10)]
+        rows.append(scored(q, [(m,) for m in top], sum(len(text[m]) for m in top)))
+    return rows
+
+
+async def search(client: httpx.AsyncClient, user: User, q: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+    codec = TokenCodec(SECRET)
+    headers = {"Authorization": f"Bearer {codec.mint(user['user_id'])}"}
+    t0 = time.perf_counter()
+    resp = await client.post(
+        f"/v1/memory/{user['user_id']}/search",
+        json={"query": q["question"], "top_k": 10, "as_of": q["question_date"]},
+        headers=headers,
+    )
+    elapsed = time.perf_counter() - t0
+    resp.raise_for_status()
+    results = resp.json()["results"][:10]
+    ranked = [tuple(r["source_message_ids"]) for r in results]
+    return elapsed, scored(q, ranked, sum(len(r["content"]) for r in results))
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    full = load_or_build(args.tokens)
+    user = sliced(full, args.import_turns)
+    imported = describe(user)
+    result: dict[str, Any] = {"set": describe(full), "imported": imported, "machine": machine()}
+    say(f"set {result['set']}\nimporting {imported}")
+    env: dict[str, Any] = {"EMBEDDING_THREADS": str(args.embedding_threads)} if args.embedding_threads else {}
+    with served(workers=args.workers, writer=True, **env) as svc:
+        redis_url = svc.redis_env["REDIS_URL"]
+        idle: list[float] = []
+        errors: list[str] = []
+        stop = asyncio.Event()
+        task = asyncio.create_task(chat(svc.base_url, args.chat_users, stop, idle, errors))
+        await asyncio.sleep(args.chat_seconds)
+        stop.set()
+        await task
+        result["chat_idle"] = _latencies(idle)
+        say(f"chat idle {result['chat_idle']}")
+        during: list[float] = []
+        stop = asyncio.Event()
+        task = asyncio.create_task(chat(svc.base_url, args.chat_users, stop, during, errors))
+        seconds, import_errors = await import_history(svc.base_url, user, args.batch, args.concurrency)
+        stop.set()
+        await task
+        result["chat_during_import"] = _latencies(during)
+        result["chat_errors"] = errors[:3]
+        result["import"] = {
+            "seconds": round(seconds, 1),
+            "turns_per_s": round(imported["turns"] / seconds, 2),
+            "s_per_1m_tokens": round(seconds * 1_000_000 / imported["tokens"]),
+            "batch": args.batch,
+            "concurrency": args.concurrency,
+            "workers": args.workers,
+            "errors": import_errors[:3],
+        }
+        say(f"import {result['import']}\nchat during import {result['chat_during_import']}")
+        result["api_worker_rss_mib"] = [round(x) for x in worker_rss(svc.base_url)]
+        settings: dict[str, Any] = {"outbox_worker": False}
+        async with app_on(redis_url, svc.chroma.url, **settings) as client:
+            codec = TokenCodec(SECRET)
+            listed = await client.get(
+                f"/v1/memory/{user['user_id']}/list?limit=1",
+                headers={"Authorization": f"Bearer {codec.mint(user['user_id'])}"},
+            )
+            memories = int(listed.json()["total"])
+            result["memories"] = memories
+            first_store, _ = await search(client, user, user["questions"][0])
+            result["first_search_from_store_ms"] = round(first_store * 1000, 1)
+            say(f"memories {memories}; first search from the store {result['first_search_from_store_ms']} ms")
+        snapshot = await _wait_snapshot(redis_url, user["user_id"])
+        result["snapshot_written"] = snapshot
+        async with app_on(redis_url, svc.chroma.url, **settings) as client:
+            codec = TokenCodec(SECRET)
+            await client.post(  # warm the app itself (models, routes) on another, empty user
+                "/v1/memory/nobody/search",
+                json={"query": "warm up 预热", "top_k": 10},
+                headers={"Authorization": f"Bearer {codec.mint('nobody')}"},
+            )
+            before = rss_mib()
+            first, _ = await search(client, user, user["questions"][0])
+            after = rss_mib()
+            warm: list[float] = []
+            rows: list[dict[str, Any]] = []
+            for k in range(args.rounds):
+                for q in user["questions"]:
+                    elapsed, row = await search(client, user, q)
+                    warm.append(elapsed)
+                    if k == 0:
+                        rows.append(row)
+            after_all = rss_mib()
+        if svc.writer is not None:  # it may still drain the chat users' backlog: not measured here
+            svc.writer.kill()
+            svc.writer.wait()
+    result["first_search_from_snapshot_ms"] = round(first * 1000, 1)
+    result["warm_search_ms"] = {
+        "n": len(warm),
+        "p50": round(percentile(warm, 50) * 1000, 1),
+        "p95": round(percentile(warm, 95) * 1000, 1),
+    }
+    grown = max(after, after_all) - before
+    result["worker_rss_for_user_mib"] = round(grown, 1)
+    result["worker_rss_per_memory_kib"] = round(grown * 1024 / max(1, result["memories"]), 2)
+    result["mnemo"] = table(rows)
+    result["bm25_turns"] = table(bm25_rows(user))
+    result["misses"] = [r for r in rows if not r["any10"]][: args.show_misses]
+    return result
+
+
+async def _wait_snapshot(redis_url: str, user_id: str, timeout: float = 60.0) -> bool:
+    from redis.asyncio import Redis
+
+    r = Redis.from_url(redis_url)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if await r.exists(keys.ltm_snapshot(user_id)):
+                return True
+            await asyncio.sleep(0.5)
+        return False
+    finally:
+        await r.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=100_000)
+    parser.add_argument("--import-turns", type=int, default=0, help="import the first N turns only")
+    parser.add_argument("--batch", type=int, default=12, help="turns per /messages call")
+    parser.add_argument("--concurrency", type=int, default=1, help="/messages calls in flight")
+    parser.add_argument("--workers", type=int, default=2, help="uvicorn API workers")
+    parser.add_argument("--embedding-threads", type=int, default=0, help="EMBEDDING_THREADS (0: default)")
+    parser.add_argument("--chat-users", type=int, default=10)
+    parser.add_argument("--chat-seconds", type=float, default=20.0)
+    parser.add_argument("--rounds", type=int, default=3, help="warm searches of every question")
+    parser.add_argument("--show-misses", type=int, default=0)
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args()
+    result = asyncio.run(run(args))
+    out = ROOT / "bench" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    name = f"token_history_run_{args.tokens}_{args.import_turns}_c{args.concurrency}{args.tag}.json"
+    (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    misses = result.pop("misses")
+    for key, value in result.items():
+        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            say(f"{key}\n" + "".join(f"  {k:<12} {v}\n" for k, v in value.items()))
+        else:
+            say(f"{key:<32} {value}")
+    for miss in misses:
+        say(json.dumps(miss, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -18,6 +18,7 @@ import httpx
 from fastapi import FastAPI
 from redis.exceptions import RedisError
 
+from app.clients.model_catalog import ModelCatalog
 from app.clients.redis import build_redis, check_layout, connect
 from app.clients.upstream import OpenAICompatibleLLM
 from app.http.auth import TokenCodec
@@ -98,6 +99,7 @@ class State(TypedDict):
     outbox: Outbox
     conversation: ConversationService
     llm: ChatModel
+    models: ModelCatalog
     audit: AuditLog
     exporter: UserExport
     idempotency: IdempotencyRecords
@@ -558,6 +560,11 @@ def make_lifespan(
                 outbox=outbox,
                 conversation=conversation,
                 llm=llm,
+                models=ModelCatalog(
+                    llm if isinstance(llm, OpenAICompatibleLLM) else None,
+                    settings.llm_model,
+                    ttl_seconds=settings.llm_models_cache_seconds,
+                ),
                 audit=AuditLog(redis),
                 exporter=UserExport(
                     deferred,

@@ -10,9 +10,10 @@ from app import __version__
 from app.http.cors import CorsMiddleware
 from app.http.errors import ErrorBodyResponses, install_error_handlers
 from app.http.middleware import RequestContextMiddleware
+from app.http.openai_errors import OpenAIErrorMiddleware
 from app.lifespan import make_lifespan
 from app.mcp.endpoint import McpEndpoint
-from app.routes import admin, audit, chat, corrections, health, memories, relations, sessions
+from app.routes import admin, audit, chat, corrections, health, memories, models, relations, sessions
 from app.routes.console import ConsoleFiles, console_home
 from app.settings import Settings, load_settings
 from memory import Embedder
@@ -46,12 +47,15 @@ def create_app(
     app.add_middleware(MetricsMiddleware)  # outside the request context: it also sees 413s and 500s
     # outermost: every answer a page may need to read (401, 429, 503, the last-resort 500) has CORS headers
     app.add_middleware(CorsMiddleware, settings=settings)
+    # outermost: the OpenAI-compatible routes answer every error, CORS refusals too, in OpenAI's shape
+    app.add_middleware(OpenAIErrorMiddleware)
     app.include_router(health.router)
     app.include_router(memories.router)
     app.include_router(relations.router)  # before corrections: /{user}/entities is no memory id
     app.include_router(corrections.router)  # after: /{user}/list and /{user}/export keep their paths
     app.include_router(sessions.router)
     app.include_router(chat.router)
+    app.include_router(models.router)
     app.include_router(audit.router)
     app.include_router(admin.router)
     app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False))

@@ -185,6 +185,7 @@ class Settings(BaseSettings):
     llm_summary: bool = True  # refine the session summary with the LLM (off the request path)
     llm_compress_memories: bool = True  # recalled memories over 150 chars are shortened by the LLM
     llm_supersession_judge: bool = True  # the writer asks the LLM about supersessions the rules missed
+    llm_models_cache_seconds: float = Field(300.0, ge=0, le=86_400)  # /v1/models keeps the upstream's list
 
     # short-term memory (Redis)
     session_ttl_seconds: int = Field(7200, ge=60)

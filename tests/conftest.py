@@ -241,3 +241,16 @@ def auth(tokens: TokenCodec) -> AuthHeaders:
 @pytest.fixture
 def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
+
+
+def error_code(resp: httpx.Response) -> str:
+    """The error code of an answer in either envelope: mnemo's `{"error": code, ...}` or, on the
+    OpenAI-compatible routes, OpenAI's `{"error": {"code": code, ...}}`."""
+    error = resp.json()["error"]
+    return str(error["code"] if isinstance(error, dict) else error)
+
+
+def error_detail(resp: httpx.Response) -> str:
+    """The error's text in either envelope (mnemo's `detail`, OpenAI's `error.message`)."""
+    body = resp.json()
+    return str(body["error"]["message"] if isinstance(body["error"], dict) else body["detail"])

@@ -74,6 +74,24 @@ class OpenAICompatibleLLM:
             payload["stop"] = list(params.stop)
         return payload
 
+    async def list_models(self) -> list[dict[str, Any]]:
+        """The upstream's `GET models` list (`data`), each entry at least `{"id"}`; raises
+        `UpstreamFailed` when it cannot be read (unreachable, an error status, not OpenAI's shape)."""
+        try:
+            resp = await self._client.get("models")
+        except httpx.TimeoutException as exc:
+            raise UpstreamFailed(f"upstream timed out: {type(exc).__name__}", timeout=True) from exc
+        except httpx.HTTPError as exc:
+            raise UpstreamFailed(f"upstream unreachable: {type(exc).__name__}: {exc}") from exc
+        if resp.status_code >= 400:
+            raise UpstreamFailed(f"upstream answered {resp.status_code}", status=resp.status_code)
+        try:
+            data = resp.json()["data"]
+            models = [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UpstreamFailed("upstream answered with an unreadable model list") from exc
+        return models
+
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(
             retry=retry_if_exception(_is_retryable),

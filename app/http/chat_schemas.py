@@ -183,3 +183,17 @@ def chunk(
         "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
     }
+
+
+class ModelOut(BaseModel):
+    """One model in OpenAI's shape (`GET /v1/models`)."""
+
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str
+
+
+class ModelListOut(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelOut]

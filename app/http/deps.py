@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Path, Request
 from redis.asyncio import Redis
 
+from app.clients.model_catalog import ModelCatalog
 from app.http.audit import RequestAudit
 from app.http.auth import Principal, bearer_token, ensure_can_act_for
 from app.http.errors import Forbidden, RateLimited, request_id_of
@@ -68,6 +69,8 @@ def get_llm(request: Request) -> ChatModel:
     return request.state.llm  # type: ignore[no-any-return]
 
 
+def get_models(request: Request) -> ModelCatalog:
+    return request.state.models  # type: ignore[no-any-return]
 def get_editor(request: Request) -> MemoryEditor:
     return request.state.editor  # type: ignore[no-any-return]
 
@@ -117,6 +120,7 @@ def require_admin(principal: Annotated[Principal, Depends(get_principal)]) -> Pr
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RedisDep = Annotated[Redis, Depends(get_redis)]
 StoreDep = Annotated[RoutingLongTermStore, Depends(get_store)]
+ModelsDep = Annotated[ModelCatalog, Depends(get_models)]
 MemoryDep = Annotated[MemoryService, Depends(get_memory)]
 SessionsDep = Annotated[SessionStore, Depends(get_sessions)]
 ConversationDep = Annotated[ConversationService, Depends(get_conversation)]

@@ -17,6 +17,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.http.openai_errors import PARAM_STATE_KEY
 from memory.errors import (
     REDIS_UNAVAILABLE,
     IdempotencyConflict,
@@ -47,6 +48,7 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
         "forbidden": 403,
         "not_found": 404,
         "memory_not_found": 404,
+        "model_not_found": 404,
         "method_not_allowed": 405,
         "session_busy": 409,
         "session_lock_lost": 409,
@@ -197,6 +199,15 @@ _HTTP_CODES = {
 }
 
 
+def _first_param(errors: Sequence[Any]) -> str | None:
+    """The request field the first error names (`messages.0.role`, `temperature`), for OpenAI's `param`."""
+    for err in errors:
+        loc = [str(p) for p in err.get("loc", ()) if p not in {"body", "query", "path", "header"}]
+        if loc:
+            return ".".join(loc)
+    return None
+
+
 def _describe_validation(errors: Sequence[Any]) -> tuple[str, str]:
     """(code, detail) for pydantic errors: 'invalid_json' when the body is not JSON at all."""
     parts: list[str] = []
@@ -217,6 +228,7 @@ async def _service_error(request: Request, exc: Exception) -> JSONResponse:
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     code, detail = _describe_validation(exc.errors())
+    setattr(request.state, PARAM_STATE_KEY, _first_param(exc.errors()))
     return envelope(ERROR_CODES[code], code, detail, request_id_of(request))
 
 
@@ -237,7 +249,7 @@ async def _memory_not_found(request: Request, exc: Exception) -> JSONResponse:
 
 # Seconds a client should wait after a 503 naming the store: a Redis restart from AOF or a replica's
 # promotion takes seconds (and stale pooled connections are retried here, not by the client).
-RETRY_AFTER_SECONDS = {"redis": 2, "chroma": 5}
+RETRY_AFTER_SECONDS = {"redis": 2, "chroma": 5, "embeddings": 5}
 
 
 async def _store_unavailable(request: Request, exc: Exception) -> JSONResponse:

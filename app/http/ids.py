@@ -151,3 +151,22 @@ ExclusiveStreamEnd = Annotated[
     AfterValidator(check_exclusive_end),
     WithJsonSchema({"type": "string", "pattern": r"^(0|[1-9][0-9]{0,19})-(0|[1-9][0-9]{0,19})$"}),
 ]
+
+
+# -- model ids (GET /v1/models/{model_id}) ---------------------------------------------------------------
+
+MODEL_ID_MAX_CHARS = 200
+# A model id as servers spell them (`gpt-4o-mini`, `qwen2.5:7b`, `Qwen/Qwen2.5-7B-Instruct`, `通义-7b`):
+# segments of letters (any script), digits and `_.:@+-`, each starting with a letter or digit, joined by
+# single slashes. So no `.`/`..` segment, empty segment, space, control character, backslash or percent
+# sign gets through, and the id never names another resource.
+_MODEL_SEGMENT = r"[^\W_][\w.:@+\-]*"
+_MODEL_ID_RE = re.compile(rf"{_MODEL_SEGMENT}(?:/{_MODEL_SEGMENT})*")
+MODEL_ID_RULE = (
+    f"at most {MODEL_ID_MAX_CHARS} characters of letters, digits and _.:@+- in segments joined by single "
+    "slashes, each starting with a letter or digit (模型 id 只能含字母、数字和 _.:@+-，以单个斜杠分段)"
+)
+
+
+def is_valid_model_id(value: str) -> bool:
+    return len(value) <= MODEL_ID_MAX_CHARS and _MODEL_ID_RE.fullmatch(value) is not None

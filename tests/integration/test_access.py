@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.conftest import AuthHeaders
+from tests.conftest import AuthHeaders, error_code, error_detail
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +56,7 @@ class TestIdor:
                 method, str(_fill(path, target, mid)), json=_fill(body, target, mid), headers=auth("mallory")
             )
             assert resp.status_code == 403, resp.text
-            answers.append((resp.status_code, resp.json()["error"], resp.json()["detail"]))
+            answers.append((resp.status_code, error_code(resp), error_detail(resp)))
         assert answers[0] == answers[1]  # same answer whether alice's data exists or not
         assert (await client.get("/v1/memory/alice/list", headers=auth("alice"))).json()["total"] == 1
 

@@ -15,7 +15,7 @@ from app.settings import Settings
 from memory import Embedder, keys
 from memory.models import Message
 from memory.outbox.stream import Outbox, OutboxEntry
-from tests.conftest import AuthHeaders, app_client, drain, flush, make_settings, redis_of
+from tests.conftest import AuthHeaders, app_client, drain, error_code, flush, make_settings, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, start_chroma
 
@@ -293,7 +293,7 @@ class TestUpstreamFailures:
             upstream.mode = mode
             resp = await chat(client, auth, "second turn fails")
             assert resp.status_code == status, resp.text
-            assert resp.json()["error"] == code
+            assert error_code(resp) == code
             assert resp.json()["request_id"] == resp.headers["x-request-id"]
             after = (await client.get("/v1/sessions/alice/A", headers=auth("alice"))).json()
             assert after == before
@@ -397,7 +397,7 @@ class TestChatValidation:
     ) -> None:
         resp = await client.post("/v1/chat/completions", json=body, headers=auth("alice"))
         assert resp.status_code == 422, resp.text
-        assert resp.json()["error"] == "validation_error"
+        assert error_code(resp) == "validation_error"
 
     async def test_user_id_must_match_token(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
         resp = await chat(client, auth, "hi", user_id="bob")
@@ -423,7 +423,7 @@ class TestChatValidation:
             headers={**auth("alice"), "X-Session-ID": "bad{id}"},
         )
         assert bad.status_code == 422  # as documented (it was a 400 with code validation_error)
-        assert bad.json()["error"] == "validation_error"
+        assert error_code(bad) == "validation_error"
 
     async def test_no_token(self, client: httpx.AsyncClient) -> None:
         resp = await client.post(

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import openai
 import pytest
 import uvicorn
+from openai.types.chat import ChatCompletionMessageParam
 
 from app.http.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
 from memory import Embedder, keys
-from tests.conftest import TEST_SECRET, sync_redis_of
+from tests.conftest import TEST_SECRET, make_settings, sync_redis_of
 from tests.fake_llm import FakeUpstream
-from tests.services import free_port
+from tests.services import ServerProcess, free_port, start_redis
 
 pytestmark = pytest.mark.integration
 
@@ -156,3 +159,149 @@ class TestOpenAISDK:
             )
             assert done.status_code == 200
             assert len(session_state(base, "default")["buffer"]) == 2  # type: ignore[arg-type]
+
+
+def upstream_settings(settings: Settings, **overrides: object) -> Settings:
+    return settings.model_copy(
+        update={"llm_base_url": "http://upstream.test/v1", "llm_summary": False, **overrides}
+    )
+
+
+class TestModels:
+    """`client.models.list()` is what most front ends call first (issue 41: it was a 404)."""
+
+    def test_offline_lists_the_configured_model(self, settings: Settings, embedder: Embedder) -> None:
+        with live_server(settings, embedder) as base:
+            client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+            listed = client.models.list()
+            assert [m.id for m in listed.data] == ["mnemo-offline"]
+            assert listed.data[0].object == "model"
+            assert listed.data[0].owned_by == "mnemo"
+            assert client.models.retrieve("mnemo-offline").id == "mnemo-offline"
+            with pytest.raises(openai.NotFoundError) as info:
+                client.models.retrieve("gpt-没有")
+            assert info.value.code == "model_not_found"
+            with pytest.raises(openai.AuthenticationError) as denied:
+                openai.OpenAI(base_url=f"{base}/v1", api_key="not-a-jwt", max_retries=0).models.list()
+            assert denied.value.code == "invalid_token"
+
+    def test_upstream_list_is_cached_and_ids_may_hold_slashes(
+        self, settings: Settings, embedder: Embedder
+    ) -> None:
+        upstream = FakeUpstream()
+        upstream.models = ["qwen2.5:7b", "Qwen/Qwen2.5-7B-Instruct"]
+        with live_server(upstream_settings(settings), embedder, upstream.transport) as base:
+            client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+            assert [m.id for m in client.models.list().data] == upstream.models
+            assert [m.id for m in client.models.list().data] == upstream.models
+            assert client.models.retrieve("Qwen/Qwen2.5-7B-Instruct").owned_by == "fake"
+            assert upstream.model_list_reads == 1  # the second list and the retrieve read the cache
+            # dot segments and other hostile ids never reach another resource: 422 in OpenAI's shape
+            for hostile in ("..%2F..%2Fmemory%2Falice%2Flist", "%2E%2E/memory", "a//b", "a%0Ab", "a%20b"):
+                resp = httpx.get(
+                    f"{base}/v1/models/{hostile}", headers={"Authorization": f"Bearer {token()}"}
+                )
+                assert resp.status_code in {404, 422}, (hostile, resp.text)
+                assert resp.json()["error"]["code"] in {"validation_error", "not_found"}, hostile
+
+    def test_upstream_without_a_list_or_down_gives_the_configured_model(
+        self, settings: Settings, embedder: Embedder
+    ) -> None:
+        upstream = FakeUpstream()  # answers 404 to GET /models (llama.cpp builds without it)
+        configured = upstream_settings(settings, llm_model="my-local-模型")
+        with live_server(configured, embedder, upstream.transport) as base:
+            client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+            assert [m.id for m in client.models.list().data] == ["my-local-模型"]
+        upstream.mode = "down"
+        with live_server(configured, embedder, upstream.transport) as base:
+            client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+            assert [m.id for m in client.models.list().data] == ["my-local-模型"]
+
+
+class TestOpenAIErrors:
+    """Every /v1/chat/* and /v1/models answer that fails is OpenAI's `{"error": {...}}`, with the
+    status the SDK maps to its exception class and mnemo's code in `code` (issue 41: `e.body` was the
+    bare code and the SDK found no message)."""
+
+    def test_each_failure_raises_the_sdk_class(self, settings: Settings, embedder: Embedder) -> None:
+        hi: list[ChatCompletionMessageParam] = [{"role": "user", "content": "你好 hello"}]
+        with live_server(settings.model_copy(update={"rate_limit_per_minute": 8}), embedder) as base:
+            client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+            with pytest.raises(openai.AuthenticationError) as auth_error:
+                openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0).chat.completions.create(
+                    model="mnemo", messages=hi
+                )
+            assert auth_error.value.code == "invalid_token"
+            assert auth_error.value.type == "authentication_error"
+            assert isinstance(auth_error.value.body, dict)
+            assert auth_error.value.body["message"]
+            assert auth_error.value.response.headers["www-authenticate"] == "Bearer"
+
+            with pytest.raises(openai.PermissionDeniedError) as forbidden:
+                client.chat.completions.create(model="mnemo", messages=hi, extra_body={"user_id": "bob"})
+            assert forbidden.value.code == "forbidden"
+
+            with pytest.raises(openai.UnprocessableEntityError) as invalid:
+                client.chat.completions.create(model="mnemo", messages=hi, temperature=5)
+            assert invalid.value.code == "validation_error"
+            assert invalid.value.param == "temperature"
+            assert invalid.value.type == "invalid_request_error"
+
+            with pytest.raises(openai.NotFoundError):
+                client.models.retrieve("no-such-model")
+
+            raw = httpx.post(
+                f"{base}/v1/chat/completions",
+                content=b"{not json",
+                headers={"Authorization": f"Bearer {token()}", "content-type": "application/json"},
+            )
+            assert raw.status_code == 400
+            assert raw.json()["error"]["code"] == "invalid_json"
+            assert raw.json()["request_id"] == raw.headers["x-request-id"]
+
+            for _ in range(8):  # what is left of the 8 a minute after the calls above
+                with contextlib.suppress(openai.RateLimitError):
+                    client.models.list()
+            with pytest.raises(openai.RateLimitError) as limited:
+                client.models.list()
+            assert limited.value.code == "rate_limited"
+            assert limited.value.type == "rate_limit_error"
+            assert 1 <= int(limited.value.response.headers["retry-after"]) <= 60
+
+            # the rest of the API keeps mnemo's envelope
+            other = httpx.get(f"{base}/v1/memory/alice/list", headers={"Authorization": "Bearer x"})
+            assert other.json()["error"] == "invalid_token"
+
+    def test_upstream_failure_is_a_server_error_with_mnemo_code(
+        self, settings: Settings, embedder: Embedder
+    ) -> None:
+        upstream = FakeUpstream(mode="error500")
+        with live_server(
+            upstream_settings(settings, llm_max_attempts=1), embedder, upstream.transport
+        ) as base:
+            client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+            with pytest.raises(openai.InternalServerError) as failed:
+                client.chat.completions.create(model="mnemo", messages=[{"role": "user", "content": "hi"}])
+            assert failed.value.status_code == 502
+            assert failed.value.code == "upstream_error"
+            assert failed.value.type == "server_error"
+
+    @pytest.mark.standalone
+    def test_redis_down_is_503_with_retry_after(
+        self, chroma_server: ServerProcess, embedder: Embedder, tmp_path: Path
+    ) -> None:
+        redis = start_redis(tmp_path)
+        try:
+            own = make_settings(redis.url, chroma_server.url)
+            with live_server(own, embedder) as base:
+                client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+                redis.stop()
+                with pytest.raises(openai.InternalServerError) as down:
+                    client.chat.completions.create(
+                        model="mnemo", messages=[{"role": "user", "content": "我住在哪？"}]
+                    )
+                assert down.value.status_code == 503
+                assert down.value.code == "redis_unavailable"
+                assert down.value.response.headers["retry-after"] == "2"
+        finally:
+            redis.stop()

@@ -71,6 +71,13 @@ def redis_unavailable_problem(resp: httpx.Response) -> str | None:
     if resp.status_code != 503:
         return f"{resp.status_code} {resp.text[:200]}"
     body = resp.json()
+    if isinstance(body.get("error"), dict):  # OpenAI's envelope on /v1/chat/* (app/http/openai_errors.py)
+        error = body["error"]
+        body = {
+            "error": error.get("code"),
+            "detail": error.get("message"),
+            "request_id": body.get("request_id"),
+        }
     if set(body) != {"error", "detail", "request_id"} or body["error"] != "redis_unavailable":
         return f"503 with {body}"
     if not isinstance(body["detail"], str) or not body["detail"]:

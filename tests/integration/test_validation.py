@@ -16,7 +16,15 @@ from app.http.auth import TokenCodec
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.outbox.stream import Outbox
-from tests.conftest import TEST_SECRET, AuthHeaders, app_client, make_settings, redis_of
+from tests.conftest import (
+    TEST_SECRET,
+    AuthHeaders,
+    app_client,
+    error_code,
+    error_detail,
+    make_settings,
+    redis_of,
+)
 from tests.fake_llm import FakeUpstream
 from tests.services import ServerProcess, free_port
 
@@ -71,7 +79,7 @@ class TestOneIdRule:
             headers={"Authorization": f"Bearer {token}"},
         )
         assert resp.status_code == 401, resp.text
-        assert resp.json()["error"] == "invalid_token"
+        assert error_code(resp) == "invalid_token"
         assert await user_keys(settings, "t6nl") == []
 
     @pytest.mark.parametrize("sub", ["alice\n", "\nalice", "张三", "ali ce", "a{b}", "x" * 129, ""])
@@ -118,8 +126,8 @@ class TestOneIdRule:
             ],
         )
         assert resp.status_code == 422, resp.text
-        assert resp.json()["error"] == "validation_error"
-        assert "x-session-id" in resp.json()["detail"].lower()
+        assert error_code(resp) == "validation_error"
+        assert "x-session-id" in error_detail(resp).lower()
         assert await user_keys(settings, "alice") == []
 
     async def test_good_session_header_still_works(
@@ -218,8 +226,8 @@ class TestWellFormedUnicode:
         async with app_client(llm_settings(settings), embedder, upstream.transport) as (client, _):
             resp = await client.post(path, content=raw(body), headers={**auth("alice"), **JSON})
             assert resp.status_code == 422, resp.text
-            assert resp.json()["error"] == "validation_error"
-            assert "surrogate" in resp.json()["detail"]
+            assert error_code(resp) == "validation_error"
+            assert "surrogate" in error_detail(resp)
             listed = await client.get("/v1/memory/alice/list", headers=auth("alice"))
         assert upstream.requests == []  # the LLM was never called
         assert listed.json()["total"] == 0
@@ -384,7 +392,7 @@ class TestJsonBodies:
     async def test_unreadable_bodies(self, client: httpx.AsyncClient, auth: AuthHeaders, body: bytes) -> None:
         resp = await client.post("/v1/memory/alice/search", content=body, headers={**auth("alice"), **JSON})
         assert resp.status_code == 400, resp.text
-        assert resp.json()["error"] == "invalid_json"
+        assert error_code(resp) == "invalid_json"
 
     async def test_deep_chat_extras_are_refused(self, client: httpx.AsyncClient, auth: AuthHeaders) -> None:
         deep: Any = "底"
@@ -396,7 +404,7 @@ class TestJsonBodies:
             headers=auth("alice"),
         )
         assert resp.status_code == 400, resp.text
-        assert resp.json()["error"] == "invalid_json"
+        assert error_code(resp) == "invalid_json"
 
     async def test_utf8_with_and_without_bom_is_read(
         self, client: httpx.AsyncClient, auth: AuthHeaders

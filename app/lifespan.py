@@ -43,7 +43,7 @@ from memory.chat.offline import OfflineResponder
 from memory.chat.query_translator import LLMQueryTranslator, TranslationParams
 from memory.chat.summary import LLMSummarizer
 from memory.chat.supersession_judge import LLMSupersessionJudge
-from memory.corrections import MemoryEditor
+from memory.corrections import MemoryEditor, MemoryRestorer
 from memory.embedding.multilingual import MultilingualEmbedder
 from memory.embedding.onnx import OnnxEmbedder
 from memory.governance.audit import AuditLog
@@ -63,6 +63,7 @@ from memory.longterm.deferred_deletes import DeferredDeleteStore, PurgeSweeper
 from memory.longterm.history import MemoryHistory
 from memory.longterm.placement import Placements
 from memory.longterm.purges import Purges
+from memory.longterm.restorable import RestorableBin
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
@@ -104,6 +105,7 @@ class State(TypedDict):
     exporter: UserExport
     idempotency: IdempotencyRecords
     editor: MemoryEditor
+    restorer: MemoryRestorer
 
 
 def token_codec(settings: Settings) -> TokenCodec:
@@ -339,6 +341,7 @@ def build_memory_service(
         outbox=outbox,
         archive=archive,
         relations=relations,
+        restorable=RestorableBin(redis, grace_seconds=settings.restore_grace_seconds),
         tiered=TieredSearch(
             retriever,
             archive,
@@ -539,7 +542,7 @@ def make_lifespan(
             )
             worker_task = asyncio.create_task(worker.run(), name="outbox-worker")
             leases = worker.leases
-            sweeper = PurgeSweeper(deferred, lambda: leases.held)
+            sweeper = PurgeSweeper(deferred, lambda: leases.held, restorable=memory.restorable)
             sweeper_task = asyncio.create_task(sweeper.run(), name="purge-sweeper")
         compactor = build_compactor(settings, redis) if settings.erasure_compactor else None
         compactor_task = asyncio.create_task(compactor.run(), name="compactor") if compactor else None
@@ -585,6 +588,16 @@ def make_lifespan(
                     MemoryHistory(redis),
                     lock=memory.write_lock,
                     archive=archive,
+                ),
+                restorer=MemoryRestorer(
+                    memory,
+                    deferred,
+                    model,
+                    LtmVersions(redis),
+                    MemoryHistory(redis),
+                    Tombstones(redis),
+                    memory.restorable or RestorableBin(redis, grace_seconds=0),
+                    lock=memory.write_lock,
                 ),
             )
         finally:

@@ -166,6 +166,9 @@ class Settings(BaseSettings):
     index_snapshots: bool = True
     index_snapshot_min_memories: int = Field(500, ge=0)
     index_snapshot_ttl_seconds: int = Field(7 * 86_400, ge=60)
+    # deleted and forgotten memories stay restorable this long (0: deletes are final); at most the
+    # tombstones' 30 days, so a late write never revives a memory that is still restorable
+    restore_grace_seconds: int = Field(7 * 86_400, ge=0, le=30 * 86_400)
     # users with at most this many memories are searched (dense channel) and de-duplicated on write
     # in process, by exact cosine over the cached index's vectors; larger ones through Chroma's index
     in_process_index_max: int = Field(20_000, ge=0)

@@ -217,6 +217,33 @@ def purge_queue_of(user_id: str) -> str:
     return purge_queue(partition_of(user_id))
 
 
+def ltm_purge_lock(user_id: str) -> str:
+    """Held by a purge from its read of the hidden ids until Chroma deleted them, and by a restore while
+    it stops hiding its id: a purge never deletes a memory restored after it read (deferred_deletes.py)."""
+    return f"{user_prefix(user_id)}:ltm:purge-lock"
+
+
+def ltm_restorable(user_id: str) -> str:
+    """Hash: deleted memory id -> its record as it was (JSON: text, metadata, tier, who deleted it and
+    how), restorable until the grace period ends (memory/longterm/restorable.py)."""
+    return f"{user_prefix(user_id)}:ltm:restorable"
+
+
+def ltm_restorable_at(user_id: str) -> str:
+    """Sorted set: deleted memory id -> when it was deleted (the order and the grace of `ltm_restorable`)."""
+    return f"{user_prefix(user_id)}:ltm:restorable:at"
+
+
+def restorable_queue(partition: int) -> str:
+    """Sorted set: user id -> when their oldest restorable memory's grace ends. The writers holding the
+    partition remove restorable copies for good once it has (memory/longterm/restorable.py)."""
+    return f"{partition_tag(partition)}:restorable"
+
+
+def restorable_queue_of(user_id: str) -> str:
+    return restorable_queue(partition_of(user_id))
+
+
 def user_digest(user_id: str) -> str:
     return hashlib.blake2b(user_id.encode(), digest_size=16).hexdigest()
 

@@ -28,6 +28,7 @@ from memory.errors import REDIS_UNAVAILABLE, ForgetNotConfirmed, MemoryNotFound
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.history import SYSTEM, Actor, MemoryHistory
 from memory.longterm.ids import content_hash, memory_id_for
+from memory.longterm.restorable import How, RestorableBin
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
 from memory.models import (
@@ -107,13 +108,16 @@ class MemoryService:
         tiered: TieredSearch | None = None,
         history: MemoryHistory | None = None,
         relations: RelationStore | None = None,
+        restorable: RestorableBin | None = None,
     ) -> None:
         """Without `writer`/`retriever` the service runs the naive pipeline. With `tombstones` and
         `outbox`, deleted memories are also scrubbed from pending outbox entries and never rewritten.
         With `archive` (and `tiered`, its search), list, search, delete and forget cover warm and cold.
         With `relations`, what each written memory says of entities is indexed (memory/relations), and a
-        deleted memory's relations go with it."""
+        deleted memory's relations go with it. With `restorable`, what delete and forget remove stays
+        restorable for its grace period (memory/longterm/restorable.py)."""
         self.relations = relations
+        self.restorable = restorable
         self._store = store
         self._embedder = embedder
         self._writer = writer
@@ -399,7 +403,7 @@ class MemoryService:
         if not found:
             await self._version_again_if_buried(user_id, memory_id)
             raise MemoryNotFound(memory_id)
-        await self._remove(user_id, found, actor)
+        await self._remove(user_id, found, actor, how="deleted")
 
     async def _version_again_if_buried(self, user_id: str, memory_id: str) -> None:
         """A delete retried after a 503 finds its memory gone (hidden or purged) while the version that
@@ -466,7 +470,7 @@ class MemoryService:
             raise ForgetNotConfirmed(len(ids), cap, expected_count)
         if ids and not dry_run:
             keep = set(ids)
-            await self._remove(user_id, [m for m in every if m.id in keep], actor)
+            await self._remove(user_id, [m for m in every if m.id in keep], actor, how="forgotten")
         return ForgetResult(ids, matches)
 
     async def _by_meaning(
@@ -533,15 +537,21 @@ class MemoryService:
             return self._retriever.lexicon
         return await asyncio.to_thread(cc_cedict)
 
-    async def _remove(self, user_id: str, memories: Sequence[Memory], actor: Actor = SYSTEM) -> None:
+    async def _remove(
+        self, user_id: str, memories: Sequence[Memory], actor: Actor = SYSTEM, *, how: How = "deleted"
+    ) -> None:
         """Delete from the store and from everything derived from it or about to write it: tombstones
         first; then the record (with the services' `DeferredDeleteStore`: hidden now, purged from Chroma
         right after) followed by the keyword-index version (other workers' caches), beside the archive
         tiers and the pending outbox messages it came from; last our own cache. Without the user's write
         lock: a delete must not wait for a writer round. The tombstone makes it safe: a write in flight
         never merges into a buried memory and deletes, after its upsert, whatever of its own was buried
-        meanwhile (memory/write/policy.py); a rebalance re-checks tombstones after its copy."""
+        meanwhile (memory/write/policy.py); a rebalance re-checks tombstones after its copy. Before
+        anything is deleted, a restorable copy of each memory is kept (with `restorable`)."""
         ids = [m.id for m in memories]
+        if self.restorable is not None and self.restorable.enabled:
+            whole = await self._whole(user_id, memories)
+            await self.restorable.keep(user_id, whole, how=how, actor=actor.user_id, role=actor.role)
         if self._tombstones is not None:
             await self._tombstones.bury(user_id, ids)
         messages = {i for m in memories for i in m.source_message_ids}
@@ -558,6 +568,14 @@ class MemoryService:
             self._forget_cached_index(user_id)
         if self._history is not None:  # after the delete: its text leaves the history with it
             await self._history.deleted(user_id, ids, actor)
+
+    async def _whole(self, user_id: str, memories: Sequence[Memory]) -> builtins.list[Memory]:
+        """These memories with their text: hot headers read without it are read again, with it."""
+        bare = [m.id for m in memories if not m.content and m.archive_tier == "hot"]
+        if not bare:
+            return builtins.list(memories)
+        read = {m.id: m for m in await self._store.get(user_id, ids=bare)}
+        return [read.get(m.id, m) for m in memories]
 
     async def _store_then_version(self, user_id: str, ids: builtins.list[str]) -> None:
         await self._store.delete(user_id, ids)

@@ -85,7 +85,7 @@ async def run(settings: Settings) -> None:
 
     # deletes an API worker could not finish in Chroma (it crashed, or Chroma was down), for the
     # partitions this writer leases
-    sweeper = PurgeSweeper(deferred, lambda: worker.leases.held)
+    sweeper = PurgeSweeper(deferred, lambda: worker.leases.held, restorable=memory.restorable)
 
     def stop() -> None:
         worker.stop()

@@ -16,7 +16,7 @@ from app.settings import Settings
 from memory import MemoryService, RoutingLongTermStore
 from memory.chat.conversation import ConversationService
 from memory.chat.llm import ChatModel
-from memory.corrections import MemoryEditor
+from memory.corrections import MemoryEditor, MemoryRestorer
 from memory.governance.audit import AuditLog
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
@@ -71,8 +71,14 @@ def get_llm(request: Request) -> ChatModel:
 
 def get_models(request: Request) -> ModelCatalog:
     return request.state.models  # type: ignore[no-any-return]
+
+
 def get_editor(request: Request) -> MemoryEditor:
     return request.state.editor  # type: ignore[no-any-return]
+
+
+def get_restorer(request: Request) -> MemoryRestorer:
+    return request.state.restorer  # type: ignore[no-any-return]
 
 
 def get_idempotency(request: Request) -> IdempotencyRecords:
@@ -134,4 +140,5 @@ ExporterDep = Annotated[UserExport, Depends(get_exporter)]
 UserDirectoryDep = Annotated[UserDirectory, Depends(get_user_directory)]
 IdempotencyDep = Annotated[IdempotencyRecords, Depends(get_idempotency)]
 EditorDep = Annotated[MemoryEditor, Depends(get_editor)]
+RestorerDep = Annotated[MemoryRestorer, Depends(get_restorer)]
 ActingUser = Annotated[str, Depends(get_acting_user)]

@@ -28,6 +28,7 @@ from app.http.ids import TAGS_MAX, Id, Tag
 from memory.governance.audit import AuditRecord
 from memory.governance.compaction import AtRest
 from memory.governance.erasure import ErasurePreview, ErasureReceipt
+from memory.longterm.restorable import Deleted
 from memory.models import (
     ArchiveTier,
     Evidence,
@@ -490,6 +491,33 @@ class ListResponse(BaseModel):
 # Forget by meaning below this cosine selects memories unrelated to the query (MiniLM puts unrelated
 # sentences at 0.0-0.3): such a threshold cannot be meant, so it is refused rather than obeyed.
 # `min_similarity` is deprecated (docs/api.md#forget): it can only raise the relevance floor.
+class DeletedMemoryOut(MemoryOut):
+    """A deleted or forgotten memory that can still be restored (`archive_tier`: where it was)."""
+
+    deleted_at: str
+    restorable_until: str = Field(description="after this, the memory is gone for good")
+    how: Literal["deleted", "forgotten"] = Field(description="deleted one by one, or forgotten by criteria")
+    deleted_by: str = Field(description="who deleted it: a token's subject")
+
+    @classmethod
+    def of_deleted(cls, d: Deleted) -> DeletedMemoryOut:
+        return cls(
+            **memory_fields(d.memory),
+            deleted_at=iso_utc(d.deleted_at),
+            restorable_until=iso_utc(d.restorable_until),
+            how=d.how,
+            deleted_by=d.actor,
+        )
+
+
+class DeletedListResponse(BaseModel):
+    total: int
+    grace_seconds: int = Field(
+        description="how long a deleted memory stays restorable (RESTORE_GRACE_SECONDS)"
+    )
+    items: list[DeletedMemoryOut] = Field(description="most recently deleted first")
+
+
 FORGET_MIN_SIMILARITY = 0.3
 # the lowest relevance floor a forget may ask for (the default is memory.service.FORGET_MIN_RELEVANCE):
 # below it, about one memory in two chosen would be unrelated (docs/benchmarks.md#relevance)

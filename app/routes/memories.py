@@ -1,4 +1,4 @@
-"""Long-term memory API: ingest, search, list, delete. Thin: parse, call MemoryService, map."""
+"""Long-term memory API: ingest, search, list, delete, restore. Thin: parse, call MemoryService, map."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from app.http.deps import (
     ExporterDep,
     IdempotencyDep,
     MemoryDep,
+    RestorerDep,
     SessionsDep,
     SettingsDep,
 )
@@ -27,6 +28,8 @@ from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency
 from app.http.ids import TAGS_MAX, Id, Tag, tag_keys
 from app.http.schemas import (
     FORGET_PREVIEW_MAX,
+    DeletedListResponse,
+    DeletedMemoryOut,
     ErasureOut,
     ForgetPreview,
     ForgetRequest,
@@ -279,6 +282,41 @@ async def delete_memory(
     await memory.delete(user_id, memory_id, actor=audit.actor)
     await audit.record("delete", user_id, 1, {"memory_id": memory_id})
     return Response(status_code=204)
+
+
+@router.get("/{user_id}/deleted", response_model=DeletedListResponse)
+async def list_deleted(
+    user_id: ActingUser,
+    restorer: RestorerDep,
+    audit: AuditDep,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> DeletedListResponse:
+    """The user's deleted and forgotten memories that can still be restored (for
+    `RESTORE_GRACE_SECONDS` after their delete), most recently deleted first. None of them is in
+    search, chat or export meanwhile."""
+    page = await restorer.deleted(user_id, limit=limit, offset=offset)
+    await audit.record_access("list_deleted", user_id, len(page.items), {"offset": str(offset)})
+    return DeletedListResponse(
+        total=page.total,
+        grace_seconds=int(restorer.grace_seconds),
+        items=[DeletedMemoryOut.of_deleted(d) for d in page.items],
+    )
+
+
+@router.post("/{user_id}/{memory_id}/restore", response_model=MemoryOut)
+async def restore_memory(
+    user_id: ActingUser,
+    memory_id: Annotated[Id, Path()],
+    restorer: RestorerDep,
+    audit: AuditDep,
+) -> MemoryOut:
+    """Bring a deleted or forgotten memory back (same id, hot tier), searchable and recalled again;
+    404 when this user has no restorable memory with that id (never deleted, restored already, or
+    its grace period over)."""
+    restored = await restorer.restore(user_id, memory_id, audit.actor)
+    await audit.record("restore", user_id, 1, {"memory_id": memory_id})
+    return MemoryOut.of(restored)
 
 
 @router.get(

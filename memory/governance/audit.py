@@ -16,7 +16,8 @@ from memory import keys
 from memory.redis_client import RedisClient
 
 # list/search/read/chat: an admin reading or acting as another user (never a user's own page views);
-# find: an admin looking users up by id prefix; erase_preview: an admin counting what an erase would delete
+# find: an admin looking users up by id prefix; erase_preview: an admin counting what an erase would delete;
+# list_deleted: an admin reading another user's restorable memories; restore: a deleted memory brought back
 AuditAction = Literal[
     "list",
     "search",
@@ -31,6 +32,8 @@ AuditAction = Literal[
     "erase_preview",
     "merge",
     "split",
+    "restore",
+    "list_deleted",
 ]
 
 

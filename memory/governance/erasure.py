@@ -3,8 +3,9 @@
 Order matters: pending outbox entries go first (so no background write brings data back), then the
 long-term records (under the user's write lock, so an in-flight write finishes before and not after),
 then the warm archive records and cold Parquet rows (files rewritten without them), then every Redis key
-under the user's prefix (sessions, slots, locks, rate-limit log, index version,
-entity registry, change log, shared query vectors, Chroma placement) and the user's dead letters. Shared
+under the user's prefix (sessions, slots, locks, rate-limit log, index version, restorable copies of
+deleted memories, entity registry, change log, shared query vectors, Chroma placement) and the user's
+dead letters. Shared
 collections are never dropped: only this user's records are deleted, on every Chroma server (a copy an
 interrupted rebalance left behind goes too).
 
@@ -26,6 +27,7 @@ from memory.archive.view import ArchivedTiers
 from memory.governance.compaction import STORES, AtRest, AtRestPolicy, CompactionQueue, RedisFiles, Store
 from memory.locks import RedisLocks
 from memory.longterm.chroma import ErasableStore
+from memory.longterm.restorable import unqueue
 from memory.longterm.tombstones import Tombstones
 from memory.outbox.stream import Outbox
 from memory.redis_client import RedisClient
@@ -34,7 +36,7 @@ from memory.service import MemoryService
 
 @dataclass(frozen=True, slots=True)
 class ErasureReceipt:
-    deleted: dict[str, int]
+    deleted: dict[str, int]  # per store; `sessions`: the sessions whose short-term state went
     at: float
     at_rest: dict[Store, AtRest] = field(default_factory=dict)
 
@@ -96,8 +98,8 @@ class Eraser:
             name = key.decode() if isinstance(key, bytes) else str(key)
             redis_keys += 1
             rest = name[len(prefix) :]
-            if rest.startswith("s:{") and "}:" in rest:
-                sessions.add(rest[3 : rest.index("}:")])
+            if (session := _session_of(name, user_id)) is not None:
+                sessions.add(session)
                 if rest.endswith("}:buffer"):
                     buffers.append(name)
             elif rest.startswith("ltm:history:"):
@@ -123,8 +125,14 @@ class Eraser:
             # by some worker, finds the marker when it gets the lock and is dropped
             await self._tombstones.mark_erased(user_id)
         redis_keys = 0
+        sessions: set[str] = set()
         async for key in self._redis.scan_iter(match=keys.user_pattern(user_id), count=500):
-            redis_keys += int(await self._redis.unlink(key))
+            removed = int(await self._redis.unlink(key))
+            redis_keys += removed
+            if removed and (session := _session_of(key, user_id)) is not None:
+                sessions.add(session)
+        # the restorable copies went with the user's keys; their id leaves the partition's queue too
+        await unqueue(self._redis, user_id)
         dead_letters = await self._outbox.drop_dead_letters(user_id)
         self._memory.forget_user_caches(user_id)
         # after every delete: a compaction that starts later covers them
@@ -136,6 +144,7 @@ class Eraser:
         return ErasureReceipt(
             deleted={
                 "chroma": chroma,
+                "sessions": len(sessions),
                 "redis_keys": redis_keys,
                 "outbox": outbox,
                 "dead_letters": dead_letters,
@@ -144,3 +153,12 @@ class Eraser:
             at=time.time(),
             at_rest=self._policy.plan(requested, redis_persists=persists),
         )
+
+
+def _session_of(key: str | bytes, user_id: str) -> str | None:
+    """The session a key of the user belongs to, or None for the user's other keys."""
+    name = key.decode() if isinstance(key, bytes) else str(key)
+    rest = name[len(keys.user_prefix(user_id)) + 1 :]
+    if rest.startswith("s:{") and "}:" in rest:
+        return rest[3 : rest.index("}:")]
+    return None

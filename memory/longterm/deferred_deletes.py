@@ -28,6 +28,7 @@ from memory.embedding.base import Vectors
 from memory.errors import REDIS_UNAVAILABLE, StoreUnavailable
 from memory.longterm.chroma import ErasableStore
 from memory.longterm.purges import Purges
+from memory.longterm.restorable import RestorableBin
 from memory.models import Memory, SearchFilters
 from monitoring import metrics
 
@@ -56,11 +57,18 @@ class DeferredDeleteStore:
     async def purge(self, user_id: str) -> int:
         """Delete the user's hidden ids from Chroma, then stop hiding them. Returns how many it deleted.
         Idempotent: two purges of one user (this worker and a sweeping writer) delete the same ids."""
-        hidden = await self.purges.hidden(user_id)  # the purge itself needs Redis
-        if hidden:
-            await self.inner.delete(user_id, sorted(hidden))
-        await self.purges.finish(user_id, hidden)
+        async with self.purges.lock(user_id):  # a restore waits for the delete of what it read
+            hidden = await self.purges.hidden(user_id)  # the purge itself needs Redis
+            if hidden:
+                await self.inner.delete(user_id, sorted(hidden))
+            await self.purges.finish(user_id, hidden)
         return len(hidden)
+
+    async def unhide(self, user_id: str, ids: Sequence[str]) -> None:
+        """A restore: these ids are no longer to be purged or hidden. Once this returns, no purge that
+        read them is still deleting: the restore's write that follows stays."""
+        async with self.purges.lock(user_id):
+            await self.purges.finish(user_id, ids)
 
     async def _purge_quietly(self, user_id: str) -> None:
         try:
@@ -163,7 +171,8 @@ def _visible(memories: list[Memory], hidden: Collection[str]) -> list[Memory]:
 
 class PurgeSweeper:
     """Finishes purges nobody finished: every `interval_seconds`, the users of the partitions `held()`
-    names whose purge is older than `grace_seconds` (the asking worker's own task had its chance)."""
+    names whose purge is older than `grace_seconds` (the asking worker's own task had its chance). With
+    `restorable`, it also removes for good the restorable copies whose grace period has ended."""
 
     def __init__(
         self,
@@ -173,8 +182,10 @@ class PurgeSweeper:
         interval_seconds: float = 5.0,
         grace_seconds: float = 10.0,
         batch: int = 50,
+        restorable: RestorableBin | None = None,
     ) -> None:
         self._store = store
+        self._restorable = restorable
         self._held = held
         self._interval = interval_seconds
         self._grace = grace_seconds
@@ -199,6 +210,10 @@ class PurgeSweeper:
                     continue
                 metrics.LTM_PURGES.labels("swept").inc()
                 purged += 1
+        if self._restorable is not None:
+            expired = await self._restorable.sweep(sorted(self._held()), batch=self._batch)
+            if expired:
+                log.info("restorable copies expired", extra={"count": expired})
         return purged
 
     async def run(self) -> None:

@@ -8,17 +8,21 @@ waits in the server behind the writers' upserts, and a user should not. Two keys
 - per outbox partition, `purges` (user -> when the oldest unfinished purge was asked for): the writers
   holding the partition finish purges a crashed API worker or a Chroma outage left (`due`).
 
-Both share the user's hash tag, so hiding is one MULTI/EXEC on a cluster too. A purge deletes from
+A third, `ltm:purge-lock`, orders purges and restores (memory/corrections/restore.py).
+
+All share the user's hash tag, so hiding is one MULTI/EXEC on a cluster too. A purge deletes from
 Chroma first and only then forgets the ids (`finish`): a reader that reads the hidden ids, then Chroma,
 never sees a deleted record in between.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Collection, Sequence
 
 from memory import keys
+from memory.locks import RedisLocks
 from memory.longterm.tombstones import TOMBSTONE_TTL_SECONDS
 from memory.redis_client import RedisClient
 
@@ -49,6 +53,12 @@ class Purges:
         self._redis = redis
         self._clock = clock
         self._finish = redis.register_script(_FINISH)
+        self._locks = RedisLocks(redis)
+
+    def lock(self, user_id: str) -> contextlib.AbstractAsyncContextManager[str]:
+        """Held by a purge from its read of the hidden ids until Chroma deleted them, and by a restore
+        while it stops hiding its id: so no purge deletes a memory restored after it read the ids."""
+        return self._locks.hold(keys.ltm_purge_lock(user_id), ttl_seconds=30, wait_seconds=60, kind="purge")
 
     async def hide(self, user_id: str, memory_ids: Sequence[str]) -> None:
         """Hide these ids from every read until `finish`; queue the user for a purge (one transaction)."""

@@ -38,6 +38,11 @@ class Tombstones:
             pipe.expire(key, TOMBSTONE_TTL_SECONDS)
             await pipe.execute()
 
+    async def unbury(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        """A restore: these memories are alive again (memory/corrections/restore.py)."""
+        if memory_ids:
+            await self._redis.hdel(keys.ltm_tombstones(user_id), *memory_ids)
+
     async def buried(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
         if not memory_ids:
             return set()

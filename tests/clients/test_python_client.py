@@ -69,7 +69,7 @@ class TestMemoryApi:
             assert page.total == 3
             assert len(page.items) == 3
 
-            preview = client.forget(user, query="cat Miso", min_similarity=0.3, dry_run=True)
+            preview = client.forget(user, query="cat Miso", min_relevance=0.5, dry_run=True)
             assert preview.dry_run
             assert preview.count >= 1
             assert preview.memories is not None
@@ -234,6 +234,61 @@ class TestChat:
             client.erase(user)
 
 
+class TestUndo:
+    def test_a_deleted_memory_is_listed_and_restored_in_both_languages(self, mnemo: Mnemo, user: str) -> None:
+        with MnemoClient(mnemo.url, mnemo.token(user)) as client:
+            client.ingest(
+                user,
+                "s1",
+                [
+                    {"role": "user", "content": "我的护照放在蓝色箱子里。", "id": "u1"},
+                    {"role": "user", "content": "My bike is a red Bianchi.", "id": "u2"},
+                ],
+            )
+            page = client.list_memories(user)
+            for m in page.items:
+                client.delete_memory(user, m.id)
+            assert contents(client, user) == []
+            deleted = client.list_deleted(user, limit=1)
+            assert deleted.total == 2
+            assert len(deleted.items) == 1
+            assert deleted.items[0].how == "deleted"
+            assert deleted.items[0].restorable_until > deleted.items[0].deleted_at
+            everything = client.list_deleted(user).items
+            assert {d.memory.id for d in everything} == {m.id for m in page.items}
+            for d in everything:
+                assert client.restore_memory(user, d.memory.id).id == d.memory.id
+            assert "护照" in client.search(user, "我的护照在哪里？", top_k=1).hits[0].memory.content
+            assert "Bianchi" in client.search(user, "what bike do I ride", top_k=1).hits[0].memory.content
+            with pytest.raises(NotFound) as gone:
+                client.restore_memory(user, everything[0].memory.id)
+            assert gone.value.code == "memory_not_found"
+            with pytest.raises(InvalidId):
+                client.restore_memory(user, "a/b")
+
+
+def test_forget_sends_min_relevance_not_the_deprecated_min_similarity() -> None:
+    from mnemo_client import calls
+
+    call = calls.forget(
+        "u", topic=None, session_id=None, before=None, after=None, query="猫", min_relevance=0.6, dry_run=True
+    )
+    assert call.body == {"dry_run": True, "query": "猫", "min_relevance": 0.6}
+    with pytest.warns(DeprecationWarning, match="min_relevance"):
+        old = calls.forget(
+            "u",
+            topic=None,
+            session_id=None,
+            before=None,
+            after=None,
+            query="cat",
+            min_relevance=None,
+            dry_run=True,
+            min_similarity=0.3,
+        )
+    assert old.body == {"dry_run": True, "query": "cat", "min_relevance": 0.7}  # what the server reads it as
+
+
 class TestAsyncClient:
     async def test_the_same_calls_as_coroutines(self, mnemo: Mnemo, user: str) -> None:
         async with AsyncMnemoClient(mnemo.url, mnemo.token(user)) as client:
@@ -249,7 +304,16 @@ class TestAsyncClient:
             assert "default" in await client.list_sessions(user)
             assert (await client.get_session(user, "default")).buffer
             await client.delete_session(user, "default")
-            assert (await client.forget(user, query="bakery", min_similarity=0.3)).count == 1
+            assert (await client.forget(user, query="bakery", min_relevance=0.5)).count == 1
+            # forgotten, not gone: restorable for the grace period
+            deleted = await client.list_deleted(user)
+            assert [(d.how, "bakery" in d.memory.content) for d in deleted.items] == [("forgotten", True)]
+            assert deleted.grace_seconds > 0
+            restored = await client.restore_memory(user, deleted.items[0].memory.id)
+            assert "bakery" in restored.content
+            assert "bakery" in (await client.search(user, "where do I work")).hits[0].memory.content
+            with pytest.raises(NotFound):
+                await client.restore_memory(user, restored.id)
             assert "chroma" in (await client.erase(user)).deleted
 
 

@@ -171,6 +171,12 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
         assert any(zh in hit["content"] for hit in search.json()["results"])
         listed = (await client.get(f"/v1/memory/{user}/list?limit=100", headers=auth(user))).json()
         assert sum(zh in m["content"] for m in listed["items"]) >= 2  # the stored message and the chat turn
+        # a deleted memory stays restorable for a grace period: its copy in Redis must go with the erase
+        doomed = next(m["id"] for m in listed["items"] if zh in m["content"])
+        assert (await client.delete(f"/v1/memory/{user}/{doomed}", headers=auth(user))).status_code == 204
+        restorable = (await client.get(f"/v1/memory/{user}/deleted", headers=auth(user))).json()
+        assert [m["id"] for m in restorable["items"]] == [doomed]
+        assert zh in json.dumps(await r.hgetall(keys.ltm_restorable(user)), ensure_ascii=False)
     assert await r.xlen(keys.OUTBOX_DEAD_LETTERS) == 1
     async with app_client(settings, embedder) as (client, _):
         merged = await client.post(
@@ -209,6 +215,10 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
         assert body["at_rest"]["chroma"]["state"] == "scheduled"  # CHROMA_DATA_PATH is set
         assert body["at_rest_purged_by"] == max(a["purged_by"] for a in body["at_rest"].values())
         assert body["at_rest_purged_by"] > body["at"]
+        nothing = (await client.get(f"/v1/memory/{user}/deleted", headers=auth(user))).json()
+        assert nothing["total"] == 0
+        assert (await client.post(f"/v1/memory/{user}/{doomed}/restore", headers=auth(user))).status_code == 404
+    assert await r.zscore(keys.restorable_queue_of(user), user) is None
     # erased is not yet gone from disk: this is what the compaction is for
     assert hits(redis_dir, en)
     assert hits(chroma_data, en)

@@ -32,6 +32,8 @@ from mnemo_client.ids import is_valid_id
 from mnemo_client.models import (
     ChatChunk,
     ChatCompletion,
+    DeletedMemory,
+    DeletedPage,
     Erasure,
     ForgetResult,
     HistoryEvent,
@@ -55,6 +57,8 @@ __all__ = [
     "Conflict",
     "ConnectionFailed",
     "ContractError",
+    "DeletedMemory",
+    "DeletedPage",
     "Erasure",
     "Forbidden",
     "ForgetResult",

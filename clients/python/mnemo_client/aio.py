@@ -17,6 +17,7 @@ from mnemo_client.errors import ConnectionFailed
 from mnemo_client.models import (
     ChatChunk,
     ChatCompletion,
+    DeletedPage,
     Erasure,
     ForgetResult,
     HistoryEvent,
@@ -162,10 +163,14 @@ class AsyncMnemoClient:
         before: Timestamp | None = None,
         after: Timestamp | None = None,
         query: str | None = None,
-        min_similarity: float | None = None,
+        min_relevance: float | None = None,
         dry_run: bool = False,
+        min_similarity: float | None = None,
     ) -> ForgetResult:
-        """Delete the memories matching every given criterion (`dry_run`: only list them)."""
+        """Delete the memories matching every given criterion (`dry_run`: only list them). By `query`,
+        a memory goes when its relevance reaches `min_relevance` (0.5 .. 1, server default 0.7);
+        `min_similarity` is deprecated (sent as min_relevance = max(0.7, min_similarity)). Forgotten
+        memories stay restorable for a grace period (`list_deleted`, `restore_memory`)."""
         call = calls.forget(
             user_id,
             topic=topic,
@@ -173,10 +178,22 @@ class AsyncMnemoClient:
             before=before,
             after=after,
             query=query,
-            min_similarity=min_similarity,
+            min_relevance=min_relevance,
             dry_run=dry_run,
+            min_similarity=min_similarity,
         )
         return ForgetResult.from_json(await self._json(call))
+
+    async def list_deleted(self, user_id: str, *, limit: int = 20, offset: int = 0) -> DeletedPage:
+        """Deleted and forgotten memories that can still be restored, most recently deleted first."""
+        return DeletedPage.from_json(
+            await self._json(calls.list_deleted(user_id, limit=limit, offset=offset))
+        )
+
+    async def restore_memory(self, user_id: str, memory_id: str) -> Memory:
+        """Bring a deleted or forgotten memory back (same id), searchable again; `ApiError` 404
+        (`memory_not_found`) when it is not restorable (never deleted, restored, or its grace is over)."""
+        return Memory.from_json(await self._json(calls.restore_memory(user_id, memory_id)))
 
     async def get_memory(self, user_id: str, memory_id: str) -> Memory:
         """One memory by id, in any archive tier, with its `version`."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
+import warnings
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,6 +17,8 @@ import httpx
 from mnemo_client.errors import ApiError, ContractError, ServerError, StreamFailed, error_class
 from mnemo_client.ids import check_id, segment
 from mnemo_client.models import ChatChunk
+
+FORGET_MIN_RELEVANCE = 0.7  # the server's default relevance a forget by meaning needs
 
 Timestamp = str | float | datetime
 """Epoch seconds, ISO 8601 text, or a datetime (naive means UTC, as the server reads it)."""
@@ -151,20 +154,36 @@ def forget(
     before: Timestamp | None,
     after: Timestamp | None,
     query: str | None,
-    min_similarity: float | None,
+    min_relevance: float | None,
     dry_run: bool,
+    min_similarity: float | None = None,
 ) -> Call:
+    """`min_similarity` is the server's deprecated name: sent as the `min_relevance` it stands for,
+    max(FORGET_MIN_RELEVANCE, min_similarity)."""
     if session_id is not None:
         check_id(session_id, "session_id")
+    if min_similarity is not None:
+        if min_relevance is not None:
+            raise ValueError("give min_relevance or the deprecated min_similarity, not both")
+        warnings.warn("min_similarity is deprecated: use min_relevance", DeprecationWarning, stacklevel=3)
+        min_relevance = max(FORGET_MIN_RELEVANCE, min_similarity)
     body = {"dry_run": dry_run} | _given(
         topic=topic,
         session_id=session_id,
         before=before,
         after=after,
         query=query,
-        min_similarity=min_similarity,
+        min_relevance=min_relevance,
     )
     return Call("POST", _memory(user_id, "forget"), body=body)
+
+
+def list_deleted(user_id: str, *, limit: int, offset: int) -> Call:
+    return Call("GET", _memory(user_id, "deleted"), params={"limit": limit, "offset": offset})
+
+
+def restore_memory(user_id: str, memory_id: str) -> Call:
+    return Call("POST", _memory(user_id, segment(memory_id, "memory_id"), "restore"))
 
 
 def get_memory(user_id: str, memory_id: str) -> Call:

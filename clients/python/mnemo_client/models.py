@@ -159,6 +159,48 @@ class MemoryPage:
 
 
 @dataclass(frozen=True, slots=True)
+class DeletedMemory:
+    """A deleted or forgotten memory that can still be restored (`restore_memory`) until
+    `restorable_until`; `how`: "deleted" (one by one) or "forgotten" (by criteria)."""
+
+    memory: Memory
+    deleted_at: str
+    restorable_until: str
+    how: str
+    deleted_by: str
+
+    @classmethod
+    def from_json(cls, data: Json) -> DeletedMemory:
+        what = "deleted memory"
+        return cls(
+            memory=Memory.from_json(data),
+            deleted_at=_get(data, "deleted_at", str, what),
+            restorable_until=_get(data, "restorable_until", str, what),
+            how=_get(data, "how", str, what),
+            deleted_by=_get(data, "deleted_by", str, what),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedPage:
+    """A page of restorable memories, most recently deleted first; `grace_seconds`: how long each stays
+    restorable after its delete."""
+
+    total: int
+    grace_seconds: int
+    items: tuple[DeletedMemory, ...]
+
+    @classmethod
+    def from_json(cls, data: Json) -> DeletedPage:
+        what = "deleted list answer"
+        return cls(
+            total=_get(data, "total", int, what),
+            grace_seconds=_get(data, "grace_seconds", int, what),
+            items=tuple(DeletedMemory.from_json(m) for m in _objects(data, "items", what)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ForgetResult:
     count: int
     ids: tuple[str, ...]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
+import hashlib
 import logging
 import os
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 from urllib.parse import urlsplit
 
 import anyio.to_thread
@@ -18,12 +20,14 @@ import httpx
 from fastapi import FastAPI
 from redis.exceptions import RedisError
 
+from app.clients.embeddings import HttpEmbedder, ServedModel
 from app.clients.model_catalog import ModelCatalog
 from app.clients.redis import build_redis, check_layout, connect
+from app.clients.rerank import HttpReranker, build_reranker
 from app.clients.upstream import OpenAICompatibleLLM
 from app.http.auth import TokenCodec
 from app.http.rate_limit import RateLimiter
-from app.settings import Settings, server_name
+from app.settings import Settings, StartError, server_name
 from memory import (
     ChromaLongTermStore,
     Embedder,
@@ -44,7 +48,8 @@ from memory.chat.query_translator import LLMQueryTranslator, TranslationParams
 from memory.chat.summary import LLMSummarizer
 from memory.chat.supersession_judge import LLMSupersessionJudge
 from memory.corrections import MemoryEditor, MemoryRestorer
-from memory.embedding.multilingual import MultilingualEmbedder
+from memory.embedding.base import NamedEmbedder
+from memory.embedding.multilingual import MultilingualEmbedder, bridge_model_name
 from memory.embedding.onnx import OnnxEmbedder
 from memory.governance.audit import AuditLog
 from memory.governance.compaction import (
@@ -72,6 +77,7 @@ from memory.outbox.worker import OutboxWorker
 from memory.recall.bilingual import LexiconParams, cc_cedict
 from memory.recall.crosslingual import BridgeCache, BridgeChannel, BridgeWeights
 from memory.recall.keyword_index import KeywordIndexCache
+from memory.recall.rerank import Reranker, RerankingRetriever, RerankPolicy
 from memory.recall.retrieval import HybridRetriever, RankingWeights
 from memory.recall.snapshot import IndexSnapshots
 from memory.redis_client import RedisClient, ReplicaAck, close
@@ -163,14 +169,54 @@ def chroma_stores(
 
 
 def bridge_stores(settings: Settings) -> dict[str, ChromaLongTermStore]:
-    """name -> the store of the bridge channel's collections on that server."""
-    return chroma_stores(
-        settings, bridge_prefix(settings.chroma_collection_prefix), BRIDGE_HNSW, shards=BRIDGE_SHARDS
+    """name -> the store of the bridge channel's collections on that server: the configured bridge
+    model's own (each model's vectors in collections of their own, so a new model is written beside
+    the old one and a collection never holds two sizes of vector)."""
+    prefix = model_collection_prefix(bridge_prefix(settings.chroma_collection_prefix), bridge_name(settings))
+    return chroma_stores(settings, prefix, BRIDGE_HNSW, shards=BRIDGE_SHARDS)
+
+
+def served_model(settings: Settings, channel: Literal["dense", "bridge"]) -> ServedModel:
+    """The embeddings server of a channel (EMBEDDINGS_URL, BRIDGE_EMBEDDINGS_URL): settings validate
+    that its model and size are given."""
+    if channel == "dense":
+        url, model, size = settings.embeddings_url, settings.embeddings_model, settings.embeddings_dimensions
+    else:
+        url, model = settings.bridge_embeddings_url, settings.bridge_embeddings_model
+        size = settings.bridge_embeddings_dimensions
+    assert size is not None
+    key = settings.embeddings_api_key
+    return ServedModel(
+        url=url,
+        model=model,
+        dimension=size,
+        api_key=key.get_secret_value() if key is not None else None,
+        send_dimensions=settings.embeddings_send_dimensions,
+        batch_size=settings.embeddings_batch_size,
+        timeout_seconds=settings.embeddings_timeout_seconds,
+        max_attempts=settings.embeddings_max_attempts,
+        backoff_seconds=settings.embeddings_backoff_seconds,
+        breaker_failures=settings.embeddings_breaker_failures,
+        breaker_reset_seconds=settings.embeddings_breaker_reset_seconds,
     )
 
 
+def bridge_name(settings: Settings) -> str:
+    """The name the configured bridge model records its vectors with (no model is loaded)."""
+    return (
+        served_model(settings, "bridge").model_name if settings.bridge_embeddings_url else bridge_model_name()
+    )
+
+
+def model_collection_prefix(prefix: str, model_name: str) -> str:
+    """The bundled USE v3 keeps the collections it always had; any other model gets its own."""
+    if model_name.startswith("use-multilingual-v3@"):
+        return prefix
+    return f"{prefix}-{hashlib.blake2b(model_name.encode(), digest_size=4).hexdigest()}"
+
+
 def build_store(
-    settings: Settings, redis: RedisClient, bridge: MultilingualEmbedder | None = None
+    settings: Settings, redis: RedisClient, bridge: NamedEmbedder | None = None
 ) -> RoutingLongTermStore:
     """One Chroma store per configured server behind the routing store (with CHROMA_URL alone, a
     single server); with the bridge model, the store that writes and deletes its channel too."""
@@ -195,14 +241,17 @@ def deferring(store: RoutingLongTermStore, redis: RedisClient) -> DeferredDelete
     return DeferredDeleteStore(store, Purges(redis))
 
 
-def bridge_shared_vectors(redis: RedisClient, bridge: MultilingualEmbedder) -> SharedVectors:
+def bridge_shared_vectors(redis: RedisClient, bridge: NamedEmbedder) -> SharedVectors:
     return SharedVectors(redis, f"bridge:{bridge.model_name}:{bridge.dimension}")
 
 
-def build_bridge(settings: Settings) -> MultilingualEmbedder | None:
-    """The multilingual bridge model, when the channel is on (and the hybrid pipeline runs)."""
+def build_bridge(settings: Settings) -> NamedEmbedder | None:
+    """The multilingual bridge model, when the channel is on (and the hybrid pipeline runs): USE v3 in
+    process, or the embeddings server when it serves the bridge channel."""
     if not settings.bridge_embedding or settings.retrieval_pipeline != "hybrid":
         return None
+    if settings.bridge_embeddings_url:
+        return HttpEmbedder(served_model(settings, "bridge"))
     return MultilingualEmbedder(threads=1)
 
 
@@ -225,6 +274,8 @@ def tier_policy(settings: Settings) -> TierPolicy:
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    if settings.embeddings_url:
+        return HttpEmbedder(served_model(settings, "dense"))
     if settings.embedding_backend == "onnx":
         return OnnxEmbedder(
             settings.embedding_model or None,
@@ -251,6 +302,7 @@ def build_memory_service(
     *,
     llm: ChatModel | None = None,
     searches: bool = True,
+    reranker: Reranker | None = None,
 ) -> MemoryService:
     """`archive`: list, search, delete and forget cover warm and cold too (hybrid pipeline only).
     `llm`: the configured upstream model (None without one), for the writer's supersession judge. With a
@@ -261,9 +313,7 @@ def build_memory_service(
         return MemoryService(store, embedder)
     versions = LtmVersions(redis)
     # query vectors recall computed, for the writer storing the same text; keyed by the model in use
-    shared = SharedVectors(
-        redis, f"{type(embedder).__name__}:{settings.embedding_model}:{embedder.dimension}"
-    )
+    shared = SharedVectors(redis, dense_model_name(settings, embedder))
     relations = RelationStore(redis) if settings.relation_memory else None
     bridge = bridge_channel(settings, store, redis)
     snapshots = (
@@ -277,7 +327,7 @@ def build_memory_service(
         if settings.index_snapshots
         else None
     )
-    retriever = HybridRetriever(
+    retriever = retriever_class(settings, reranker)(
         store,
         embedder,
         versions,
@@ -354,6 +404,66 @@ def build_memory_service(
     )
 
 
+def dense_model_name(settings: Settings, embedder: Embedder) -> str:
+    """What names the dense channel's model (its shared query vectors, the check of `check_dense_model`)."""
+    if isinstance(embedder, HttpEmbedder):
+        return f"{embedder.model_name}:{embedder.dimension}"
+    return f"{type(embedder).__name__}:{settings.embedding_model}:{embedder.dimension}"
+
+
+async def check_dense_model(redis: RedisClient, settings: Settings, embedder: Embedder) -> None:
+    """The dense channel's collections hold vectors of one model: the first process to start records
+    which (per collection prefix); a process configured with another model refuses to start (its
+    vectors would be ranked against the others'). A dense switch is a new CHROMA_COLLECTION_PREFIX
+    (docs/operations.md#switching-models). Checked when a served model is or was configured (the
+    bundled ONNX and torch MiniLM give the same vectors, cosine 0.999). Redis down: not checked now
+    (the next start checks)."""
+    key = f"mnemo:model:dense:{settings.chroma_collection_prefix}"
+    name = dense_model_name(settings, embedder)
+    try:
+        await redis.set(key, name, nx=True)
+        recorded = await redis.get(key)
+    except RedisError as exc:
+        log.warning("dense model not checked: redis unavailable", extra={"reason": str(exc)})
+        return
+    recorded = recorded.decode() if isinstance(recorded, bytes) else recorded
+    served = name.startswith("http:") or (recorded or "").startswith("http:")
+    if served and recorded is not None and recorded != name:
+        raise StartError(
+            f"mnemo cannot start (配置有误，无法启动): the dense channel's collections "
+            f"({settings.chroma_collection_prefix}) hold vectors of {recorded!r}, and {name!r} is configured. "
+            "Vectors of two models are never ranked together: use a new CHROMA_COLLECTION_PREFIX for the "
+            "new model (docs/operations.md#switching-models) "
+            "(两个模型的向量不能混合排序：请为新模型使用新的 CHROMA_COLLECTION_PREFIX)"
+        )
+
+
+def retriever_class(settings: Settings, reranker: Reranker | None) -> Callable[..., HybridRetriever]:
+    """The hybrid retriever, with the reranking stage when a reranker is given (RERANK_URL)."""
+    if reranker is None:
+        return HybridRetriever
+    policy = RerankPolicy(
+        candidates=settings.rerank_candidates,
+        budget_seconds=settings.rerank_timeout_seconds,
+        weight=settings.rerank_weight,
+    )
+    return functools.partial(RerankingRetriever, reranker=reranker, policy=policy)
+
+
+def build_rerank(settings: Settings) -> HttpReranker | None:
+    """The rerank server's client (RERANK_URL), None when the stage is off."""
+    if not settings.rerank_url:
+        return None
+    key = settings.rerank_api_key
+    return build_reranker(
+        settings.rerank_url,
+        style=settings.rerank_style,
+        model=settings.rerank_model,
+        api_key=key.get_secret_value() if key is not None else None,
+        timeout=settings.rerank_timeout_seconds,
+    )
+
+
 def bridged_store(store: LongTermStore) -> BridgedStore | None:
     """The store that writes the bridge channel, under the deferred-delete wrapper if any."""
     if isinstance(store, DeferredDeleteStore):
@@ -374,7 +484,7 @@ def bridge_channel(settings: Settings, store: LongTermStore, redis: RedisClient)
     if bridged is None:
         return None
     model = bridged.bridge_embedder
-    if not isinstance(model, MultilingualEmbedder):
+    if not isinstance(model, MultilingualEmbedder | HttpEmbedder):
         return None
     shared = bridge_shared_vectors(redis, model)
     return BridgeChannel(
@@ -491,6 +601,8 @@ def make_lifespan(
         await ensure_layout(redis, settings)
         with contextlib.suppress(RedisError):
             await connect(limiter_redis)
+        if settings.retrieval_pipeline == "hybrid":
+            await check_dense_model(redis, settings, model)
         bridge = await anyio.to_thread.run_sync(build_bridge, settings)
         store = build_store(settings, redis, bridge)
         down = [name for name, ok in (await store.ping_each()).items() if not ok]
@@ -505,8 +617,16 @@ def make_lifespan(
             else OfflineResponder()
         )
         deferred = deferring(store, redis)
+        reranker = build_rerank(settings)
         memory = build_memory_service(
-            settings, deferred, model, redis, outbox, archive, llm=llm if llm_client else None
+            settings,
+            deferred,
+            model,
+            redis,
+            outbox,
+            archive,
+            llm=llm if llm_client else None,
+            reranker=reranker,
         )
         sessions = build_sessions(settings, redis)
         idempotency = IdempotencyRecords(redis, ttl_seconds=settings.idempotency_ttl_seconds)
@@ -621,6 +741,10 @@ def make_lifespan(
             await conversation.aclose()
             if llm_client is not None:
                 await llm_client.aclose()
+            for served in {m for m in (model, bridge) if isinstance(m, HttpEmbedder)}:
+                await served.aclose()
+            if reranker is not None:
+                await reranker.aclose()
             await close(redis)
             await close(limiter_redis)
             metrics.mark_self_dead()

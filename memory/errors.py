@@ -53,6 +53,15 @@ class StoreUnavailable(MemoryError_):
         self.stored = stored
 
 
+class EmbeddingUnavailable(StoreUnavailable):
+    """The embedding model (a server over HTTP) could not embed: down, timing out, its circuit open, or
+    answering vectors of another size than configured (refused, never stored or ranked). A write that
+    needs it answers 503 with Retry-After; a search degrades to its keyword channel."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("embeddings", reason)
+
+
 class SessionBusy(MemoryError_):
     """Another turn holds the session lock and did not release it within the bounded wait."""
 

@@ -153,6 +153,33 @@ STORE_UNAVAILABLE = Counter(
     "Requests refused with 503 (or streams ended in-band) because a store could not serve them",
     ["store"],
 )  # store: redis | chroma
+# Models served over HTTP (issue 44): per model, never per user
+MODEL_REQUESTS = Counter(
+    "mnemo_model_requests",
+    "Calls to an embeddings or rerank server, by outcome",
+    ["kind", "model", "outcome"],
+)  # kind: embeddings | rerank; outcome: ok | error | retry | open (refused by the open circuit)
+MODEL_DURATION = Histogram(
+    "mnemo_model_request_duration_seconds",
+    "One call to an embeddings or rerank server (retries included)",
+    ["kind", "model"],
+    buckets=_FAST,
+)
+MODEL_CIRCUIT_OPEN = Gauge(
+    "mnemo_model_circuit_open",
+    "1 while the circuit breaker of a model server is open (calls refused without trying)",
+    ["kind", "model"],
+    multiprocess_mode="max",
+)
+SEARCHES_DEGRADED = Counter(
+    "mnemo_searches_degraded",
+    "Searches answered from the keyword channel alone because the embedding model was unavailable",
+)
+RERANKS = Counter(
+    "mnemo_reranks",
+    "Reranking stages by outcome: reranked, or the first-stage order kept (over budget, failed)",
+    ["outcome"],
+)  # outcome: reranked | timeout | error | skipped
 LOCK_RELEASE_FAILURES = Counter(
     "mnemo_lock_release_failures",
     "Lock releases that failed after the guarded work; the work stands, the lock expires by its TTL",

@@ -3,7 +3,9 @@
 
 Run it with the configuration the API and the writer run with (CHROMA_URL(S), REDIS_URL,
 CHROMA_COLLECTION_PREFIX, MEMORY_SHARDS, BRIDGE_EMBEDDING=true) after turning the bridge channel on
-over existing data (or a rebalance run with it off), or after the bridge model changes. Per user it embeds the
+over existing data (or a rebalance run with it off), or after the bridge model changes (BRIDGE_EMBEDDINGS_*
+set to the new model: its vectors go to collections of their own, beside the old model's; see
+docs/operations.md#switching-models). Per user it embeds the
 records that have no bridge vector of the current model, `--batch-size` at a time under the user's
 long-term write lock, then bumps the user's version so recall takes the channel up; search keeps
 ranking from the main channel until a user is complete. Resumable: a re-run does only what is left.
@@ -48,6 +50,7 @@ async def run(settings: Settings, args: argparse.Namespace) -> ReembedReport:
                     "users_done": done,
                     "users": users,
                     "vectors_written": report.vectors_written,
+                    "seconds": round(report.seconds, 1),
                     "failures": report.failures,
                 },
             )
@@ -59,6 +62,7 @@ async def run(settings: Settings, args: argparse.Namespace) -> ReembedReport:
             redis,
             batch_size=args.batch_size,
             lock_wait_seconds=args.lock_wait_seconds,
+            max_per_second=args.max_per_second,
             user_label=token_codec(settings).digest,  # the access log's stand-in for user ids
         )
         log.info("reembed started", extra={"model": bridge.model_name, "dry_run": args.dry_run})
@@ -86,9 +90,17 @@ def main(argv: list[str] | None = None) -> int:
         default=30.0,
         help="longest wait for a busy user's lock (default 30)",
     )
+    parser.add_argument(
+        "--max-per-second",
+        type=float,
+        default=None,
+        help="embed at most this many memories per second (spares a shared model server; default: no bound)",
+    )
     args = parser.parse_args(argv)
     if args.batch_size < 1:
         parser.error("--batch-size must be >= 1")
+    if args.max_per_second is not None and args.max_per_second <= 0:
+        parser.error("--max-per-second must be > 0")
     return run_job(
         lambda settings: run(settings, args),
         log=log,

@@ -481,6 +481,11 @@ class TiersOut(BaseModel):
 class SearchResponse(BaseModel):
     results: list[SearchHit]
     tiers: TiersOut | None = None
+    degraded: str | None = Field(
+        None,
+        description="set when a model was down and the search ranked by keywords alone "
+        "(embeddings_unavailable); null otherwise",
+    )
 
 
 class ListResponse(BaseModel):

@@ -49,6 +49,7 @@ from app.http.schemas import (
 )
 from memory.errors import REDIS_UNAVAILABLE, ForgetNotConfirmed
 from memory.models import RecallRequest
+from memory.recall.degraded import watching
 from memory.session.store import SessionState, SessionStore
 from monitoring import metrics
 
@@ -128,7 +129,8 @@ async def search_memories(
         tiers=body.chosen_tiers,
         min_relevance=body.min_relevance if body.min_relevance is not None else settings.search_min_relevance,
     )
-    found = await memory.recall(user_id, request)
+    with watching() as degraded:  # an embedding model down: the keyword channel answered alone
+        found = await memory.recall(user_id, request)
     hits = found.hits
     buffers = (
         await session_buffers(sessions, user_id, {h.memory.session_id for h in hits}) if body.explain else {}
@@ -139,6 +141,7 @@ async def search_memories(
     return SearchResponse(
         results=[SearchHit.of_scored(h, explain=body.explain, buffers=buffers) for h in hits],
         tiers=TiersOut(searched=list(t.searched), choice=t.choice, detail=t.detail),
+        degraded=f"{degraded.reasons[0]}_unavailable" if degraded else None,
     )
 
 

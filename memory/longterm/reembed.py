@@ -12,12 +12,18 @@ model one, user by user, online:
 - when a user is complete, their long-term version is bumped (no record changes), so every worker's
   recall picks the channel up on its next search. Until then recall ranks by the main channel alone.
 
+A new bridge model (another name or size: a model served over HTTP, docs/operations.md) has
+collections of its own, so its vectors are written beside the old model's, never over them: switching
+back is a configuration change. `max_per_second` bounds the vectors embedded per second (the model
+server serves searches meanwhile).
+
 It is resumable by construction: what is done is what the bridge collections hold, so a re-run (after
 a crash, a Ctrl-C, a server outage) does only what is left.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -45,9 +51,15 @@ class ReembedReport:
     vectors_written: int = 0
     failures: int = 0
     failed_users: list[str] = field(default_factory=list)  # labels, never raw user ids
+    seconds: float = 0.0  # wall time of the run
+
+    @property
+    def seconds_per_1000(self) -> float | None:
+        """Wall seconds per 1,000 vectors written (None before any)."""
+        return 1000 * self.seconds / self.vectors_written if self.vectors_written else None
 
     def as_dict(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "seconds_per_1000": self.seconds_per_1000}
 
 
 Progress = Callable[[ReembedReport, int], None]  # (report so far, users in all)
@@ -64,10 +76,17 @@ class Reembedder:
         lock_ttl_seconds: int = 10,
         lock_wait_seconds: float = 30.0,
         user_label: Callable[[str], str] = lambda u: u,
+        max_per_second: float | None = None,
     ) -> None:
-        """`embedder`: the bridge model (its reembed view); `user_label`: how users appear in logs."""
+        """`embedder`: the bridge model (its reembed view); `user_label`: how users appear in logs;
+        `max_per_second`: at most this many vectors embedded per second, on average (None: no bound)."""
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        if max_per_second is not None and max_per_second <= 0:
+            raise ValueError("max_per_second must be > 0")
+        self._rate = max_per_second
+        self._started = time.monotonic()
+        self._embedded = 0
         self._store = store
         self._embedder = embedder
         self._versions = LtmVersions(redis)
@@ -87,6 +106,8 @@ class Reembedder:
 
     async def run(self, *, dry_run: bool = False, progress: Progress | None = None) -> ReembedReport:
         report = ReembedReport(model=self._store.bridge.model)
+        t0 = self._started = time.monotonic()
+        self._embedded = 0
         users = await self.users()
         report.users_seen = len(users)
         for user_id in sorted(users):
@@ -99,9 +120,19 @@ class Reembedder:
                     "reembed failed for a user",
                     extra={"user": self._label(user_id), "reason": f"{type(exc).__name__}: {exc}"},
                 )
+            report.seconds = time.monotonic() - t0
             if progress is not None:
                 progress(report, len(users))
         return report
+
+    async def _pace(self, n: int) -> None:
+        """Wait until `n` more vectors keep the run within `max_per_second`."""
+        self._embedded += n
+        if self._rate is None:
+            return
+        ahead = self._embedded / self._rate - (time.monotonic() - self._started)
+        if ahead > 0:
+            await asyncio.sleep(ahead)
 
     async def user(self, user_id: str, report: ReembedReport, *, dry_run: bool = False) -> int:
         """Fill one user's bridge; returns the vectors written."""
@@ -118,6 +149,7 @@ class Reembedder:
         written = 0
         for start in range(0, len(todo), self._batch):
             chunk = todo[start : start + self._batch]
+            await self._pace(len(chunk))  # outside the lock: a paced run never holds up a write
             async with self._locks.hold(
                 keys.ltm_lock(user_id),
                 ttl_seconds=self._lock_ttl,

@@ -37,13 +37,14 @@ import numpy as np
 from redis.exceptions import RedisError
 
 from memory.embedding.base import Embedder
-from memory.errors import REDIS_UNAVAILABLE
+from memory.errors import REDIS_UNAVAILABLE, EmbeddingUnavailable
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Evidence, Memory, RecallRequest, ScoreBreakdown, ScoredMemory, SearchFilters
 from memory.recall.bilingual import BilingualLexicon
 from memory.recall.crosslingual import BridgeChannel, BridgeRows, cross_language, nearest, needs_bridge
+from memory.recall.degraded import keyword_only
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache, tokenize
 from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
@@ -593,32 +594,36 @@ class HybridRetriever:
             outcome = "fused" if use_bridge else ("incomplete" if rows is None else "off")
             metrics.BRIDGE_SEARCHES.labels(outcome).inc()
         bvec: np.ndarray | None = None
-        ready = await early.vectors(plan.semantic_text) if early is not None else None
-        if ready is not None and (ready[1] is not None or not use_bridge):
-            qvec, bvec = ready[0], ready[1] if use_bridge else None
-            for shared, vector in ((self._shared, qvec), (bridge.shared if bridge else None, bvec)):
-                if shared is not None and vector is not None:
-                    await shared.publish(user_id, plan.semantic_text, vector)
-        elif use_bridge and bridge is not None:
-            # both models at once: each runs in its own worker thread on one core
-            qvecs, bvecs = await asyncio.gather(
-                self._embedder.embed([plan.semantic_text]), bridge.embedder.embed([plan.semantic_text])
-            )
-            qvec, bvec = qvecs[0], bvecs[0]
-            await asyncio.gather(
-                *(
-                    shared.publish(user_id, plan.semantic_text, vector)
-                    for shared, vector in ((self._shared, qvec), (bridge.shared, bvec))
-                    if shared is not None
+        try:
+            ready = await early.vectors(plan.semantic_text) if early is not None else None
+            if ready is not None and (ready[1] is not None or not use_bridge):
+                qvec, bvec = ready[0], ready[1] if use_bridge else None
+                for shared, vector in ((self._shared, qvec), (bridge.shared if bridge else None, bvec)):
+                    if shared is not None and vector is not None:
+                        await shared.publish(user_id, plan.semantic_text, vector)
+            elif use_bridge and bridge is not None:
+                # both models at once: each runs in its own worker thread on one core
+                qvecs, bvecs = await asyncio.gather(
+                    self._embedder.embed([plan.semantic_text]), bridge.embedder.embed([plan.semantic_text])
                 )
-            )
-        else:
-            qvec = (await self._embedder.embed([plan.semantic_text]))[0]
-            if self._shared is not None:
-                await self._shared.publish(user_id, plan.semantic_text, qvec)
+                qvec, bvec = qvecs[0], bvecs[0]
+                await asyncio.gather(
+                    *(
+                        shared.publish(user_id, plan.semantic_text, vector)
+                        for shared, vector in ((self._shared, qvec), (bridge.shared, bvec))
+                        if shared is not None
+                    )
+                )
+            else:
+                qvec = (await self._embedder.embed([plan.semantic_text]))[0]
+                if self._shared is not None:
+                    await self._shared.publish(user_id, plan.semantic_text, qvec)
+        except EmbeddingUnavailable as exc:  # the model is down: the keyword channel alone, flagged
+            qvec, bvec = keyword_only(self._embedder.dimension, exc)
+        dense = bool(qvec.any())
         n_dense = max(w.dense_candidates, top_k)
         dense_hits: list[tuple[Memory, float]] = []
-        if len(index):
+        if len(index) and dense:
             if index.has_vectors and len(index) <= w.in_process_dense_max:
                 # the index holds every vector of this user at the current version: exact cosine here,
                 # no round trip to the vector store on the read path
@@ -628,7 +633,7 @@ class HybridRetriever:
                     user_id, qvec.tolist(), n_results=n_dense + len(hidden_hot), filters=filters
                 )
                 dense_hits = [(m, sim) for m, sim in found if m.id not in hidden_hot][:n_dense]
-        for extra, hidden in archived:  # exact cosine over the archived tier's vectors
+        for extra, hidden in archived if dense else ():  # exact cosine over the archived tier's vectors
             dense_hits += extra.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden))
         candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
         cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
@@ -748,7 +753,7 @@ class HybridRetriever:
                 known=known,
             )
         in_cluster: set[str] = set()
-        if w.clustering and len(candidates) >= 6:
+        if w.clustering and dense and len(candidates) >= 6:
             vectors = await self._store.embeddings(user_id, list(candidates))
             ids = [mid for mid in candidates if mid in vectors]
             mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)

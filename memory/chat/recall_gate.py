@@ -9,6 +9,8 @@ reaches `min_relevance` (RECALL_MIN_RELEVANCE, the search floor) and one of thes
 
 - the message speaks of the speaker (I, my, 我, 咱; their family as Chinese names it; "remember", "上次"):
   `memory.text.turns.speaks_of_self`;
+- the message names the memory's speaker, in either script ("卡罗琳何时参加了支持小组？" over Caroline's
+  turns);
 - the memory holds a name or an id of the message ("What did Caroline research?", "INV-88231": a
   conversation's questions name its people), two of its Chinese words ("卡罗琳何时参加了支持小组" over a
   turn naming 卡罗琳: 卡罗 and 罗琳; "周明的吉他老师是谁": 周明 and 吉他), or the keyword channel matched
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from memory.models import Evidence, ScoredMemory
 from memory.recall.keyword_index import tokenize
 from memory.recall.relevance import ChannelFloors
+from memory.text.transliteration import names_across_scripts
 from memory.text.turns import speaks_of_self
 
 # a capitalised word that does not open a sentence (a name: "Caroline", "Biscuit"), or a word with a
@@ -79,4 +82,25 @@ class RecallGate:
         if self.general_min_relevance <= self.min_relevance or speaks_of_self(message):
             return kept
         names = names_of(message)
-        return [h for h in kept if h.relevance >= self.general_min_relevance or named(h.evidence, names)]
+        speakers = speakers_named(message, {h.memory.name for h in kept if h.memory.name})
+        return [
+            h
+            for h in kept
+            if h.relevance >= self.general_min_relevance
+            or named(h.evidence, names)
+            or h.memory.name in speakers
+        ]
+
+
+def speakers_named(message: str, speakers: set[str]) -> set[str]:
+    """The memories' speakers (LoCoMo's Caroline, a group chat's 卡罗琳) that `message` names, in their
+    own script or the other one ("卡罗琳何时…" names Caroline's turns: memory/text/transliteration.py)."""
+    if not speakers:
+        return set()
+    folded = message.casefold()
+    own = {
+        s
+        for s in speakers
+        if re.search(rf"(?<!\w){re.escape(s.casefold())}(?!\w)", folded) or (not s.isascii() and s in message)
+    }
+    return own | {known for _, known in names_across_scripts(speakers, message)}

@@ -547,6 +547,10 @@ SELF_RE = re.compile(
 )
 SELF_REQUEST_RE = re.compile(
     r"(?:帮|给|告诉|教|替|跟|为|陪)我|让我(?:们)?(?:看看|想想|知道)|"
+    # asking how to do something: the speaker only asks ("我该怎么跟新同事打招呼", "how do I bake bread");
+    # "how do I get to my office" still speaks of self through "my"
+    r"^\W*我(?:们)?(?:该|应该|要|可以)?(?:怎么|怎样|如何)(?:才能|才可以)?|"
+    r"\bhow\s+(?:do|should|can|could|would|might)\s+(?:i|we)\b|"
     r"\b(?:give|tell|help|show|teach|let|get|send|make|find|write|bring)\s+(?:me|us)\b|\blet'?s\b",
     re.IGNORECASE,
 )

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from memory.chat.recall_gate import RecallGate, names_of
+from memory.chat.recall_gate import RecallGate, names_of, speakers_named
 from memory.models import Evidence, Memory, ScoredMemory
 from memory.text.turns import speaks_of_self
 
@@ -25,6 +27,9 @@ from memory.text.turns import speaks_of_self
         "What do you remember about us?",
         "We\u2019re planning a trip, any ideas?",  # a phone's curly apostrophe
         "Remind me what Anna teaches",
+        "How do I get to my office from here?",  # "my": the speaker's office
+        "我该怎么跟我老婆道歉？",  # the speaker's wife
+        "What should I cook tonight?",
     ],
 )
 def test_speaks_of_self(text: str) -> None:
@@ -44,6 +49,10 @@ def test_speaks_of_self(text: str) -> None:
         "Let's talk about black holes",
         "Imagine a city under the sea",  # "i" inside a word is not "I"
         "Where does Tom live?",  # about someone named: names_of lets a memory naming Tom in
+        "我该怎么跟新同事打招呼比较自然？",  # how to do something: "我" only asks
+        "我们应该如何准备面试？",
+        "How do I bake sourdough bread?",
+        "How should we split a restaurant bill fairly?",
     ],
 )
 def test_does_not_speak_of_self(text: str) -> None:
@@ -103,3 +112,34 @@ def test_a_name_or_the_keyword_channel_lets_a_weak_memory_in() -> None:
 def test_without_a_general_floor_the_gate_is_the_floor() -> None:
     gate = RecallGate(min_relevance=0.005, general_min_relevance=0.0)
     assert gate.admitted("明天股市会涨吗？", [hit(0.07, ("天",))]) == [hit(0.07, ("天",))]
+
+
+def said_by(name: str, relevance: float = 0.02) -> ScoredMemory:
+    h = hit(relevance)
+    return ScoredMemory(
+        memory=replace(h.memory, id=f"{name}-{relevance}", name=name),
+        score=1.0,
+        similarity=0.5,
+        relevance=relevance,
+        evidence=h.evidence,
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "speaker", "other"),
+    [
+        ("卡罗琳什么时候去了支持小组？", "Caroline", "Melanie"),  # Chinese question, English speakers
+        ("When did Caroline go to the support group?", "卡罗琳", "梅兰妮"),  # and the other way round
+        ("When did Caroline go to the support group?", "Caroline", "Melanie"),  # one script
+        ("梅兰妮喜欢画什么？", "梅兰妮", "卡罗琳"),
+    ],
+)
+def test_a_question_naming_the_speaker_lets_their_turns_in(question: str, speaker: str, other: str) -> None:
+    theirs, not_theirs = said_by(speaker), said_by(other)
+    assert speakers_named(question, {speaker, other}) == {speaker}
+    assert GATE.admitted(question, [theirs, not_theirs]) == [theirs]
+
+
+def test_a_world_question_names_no_speaker() -> None:
+    assert speakers_named("What's the capital of Australia?", {"Caroline", "卡罗琳"}) == set()
+    assert GATE.admitted("地球到月球有多远？", [said_by("卡罗琳")]) == []

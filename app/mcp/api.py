@@ -128,6 +128,14 @@ class MnemoApi:
     async def delete(self, user_id: str, memory_id: str) -> None:
         await self._call("DELETE", f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}")
 
+    async def deleted(self, user_id: str, params: Mapping[str, Any]) -> Any:
+        return await self._call("GET", f"/v1/memory/{_path(user_id, 'user_id')}/deleted", params=params)
+
+    async def restore(self, user_id: str, memory_id: str) -> Any:
+        return await self._call(
+            "POST", f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}/restore"
+        )
+
     async def memory(self, user_id: str, memory_id: str) -> Any:
         return await self._call(
             "GET", f"/v1/memory/{_path(user_id, 'user_id')}/{_path(memory_id, 'memory_id')}"

@@ -241,10 +241,13 @@ def build_server(api_of: ApiOf) -> MCPServer:
         api = api_of(ctx)
         user = subject(api, user_id)
         criteria: dict[str, Any] = {}
+        if (
+            min_similarity is not None and min_relevance is None
+        ):  # the deprecated name, as the server reads it
+            min_relevance = max(FORGET_MIN_RELEVANCE, min_similarity)
         for key, value in (
             ("query", query),
             ("min_relevance", min_relevance),
-            ("min_similarity", min_similarity),
             ("topic", topic),
             ("session_id", session_id),
             ("before", before),
@@ -283,8 +286,9 @@ def build_server(api_of: ApiOf) -> MCPServer:
         return {"count": out["count"], "ids": out["ids"], "dry_run": False}
 
     @server.tool(
-        description="Delete one memory by id (final: it cannot be restored). Example: memory_id from a "
-        "recall result (删除这条记忆 / delete this memory)."
+        description="Delete one memory by id. It stays restorable for a grace period (list_deleted, "
+        "restore_memory), then is gone for good. Example: memory_id from a recall result (删除这条记忆 / "
+        "delete this memory)."
     )
     async def delete_memory(
         ctx: Context,
@@ -296,6 +300,40 @@ def build_server(api_of: ApiOf) -> MCPServer:
         api = api_of(ctx)
         await _call(api.delete(subject(api, user_id), memory_id))
         return {"deleted": memory_id}
+
+    @server.tool(
+        description="List the user's deleted and forgotten memories that can still be restored, most "
+        "recently deleted first, each with deleted_at, restorable_until and how (deleted or forgotten). "
+        "Example: after 我刚才删错了 / I deleted that by mistake, find it here, then restore_memory."
+    )
+    async def list_deleted(
+        ctx: Context,
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0,
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        out = await _call(api.deleted(subject(api, user_id), {"limit": limit, "offset": offset}))
+        keep = ("deleted_at", "restorable_until", "how")
+        return {
+            "total": out["total"],
+            "grace_seconds": out["grace_seconds"],
+            "items": [{**_brief(m), **{k: m[k] for k in keep}} for m in out["items"]],
+        }
+
+    @server.tool(
+        description="Restore one deleted or forgotten memory by id (same id), recalled again at once. "
+        "Only while list_deleted shows it; otherwise a not-found error. Example: memory_id from "
+        "list_deleted (恢复这条记忆 / restore this memory)."
+    )
+    async def restore_memory(
+        ctx: Context,
+        memory_id: Annotated[str, Field(description=f"the id list_deleted gave ({ID_RULE})")],
+        user_id: UserId = None,
+    ) -> dict[str, Any]:
+        api = api_of(ctx)
+        out = await _call(api.restore(subject(api, user_id), memory_id))
+        return {**_brief(out), "restored": True}
 
     @server.tool(
         description="Correct one memory: new content (the old text stays in its history and is no longer "

@@ -92,6 +92,8 @@ class TestStreamableHttp:
             "list_memories",
             "forget",
             "delete_memory",
+            "list_deleted",
+            "restore_memory",
             "update_memory",
             "profile",
             "list_entities",
@@ -101,6 +103,7 @@ class TestStreamableHttp:
         }
         assert "我住在杭州" in (tools["remember"].description or "")
         assert "我住在哪个城市" in (tools["recall"].description or "")
+        assert "恢复这条记忆" in (tools["restore_memory"].description or "")
         assert [t.uri_template for t in templates] == ["mnemo://sessions/{session_id}/summary"]
 
     async def test_remembered_in_one_session_recalled_in_another(self, served: str) -> None:
@@ -216,6 +219,28 @@ class TestStreamableHttp:
             assert await call(client, "delete_memory", memory_id=memory_id) == {"deleted": memory_id}
             with pytest.raises(MCPError) as err:
                 await client.call_tool("delete_memory", {"memory_id": memory_id})
+        assert err.value.code == 404
+        assert err.value.data["error"] == "memory_not_found"
+
+    async def test_a_deleted_memory_is_listed_and_restored_then_recalled(self, served: str) -> None:
+        user = f"u{uuid.uuid4().hex[:8]}"
+        async with http_client(served, token(user)) as client:
+            stored = await call(client, "remember", content="我的自行车是红色的 Bianchi")
+            memory_id = stored["memories"][0]["id"]
+            await call(client, "delete_memory", memory_id=memory_id)
+            listed = await call(client, "list_deleted")
+            assert listed["total"] == 1
+            assert listed["grace_seconds"] > 0
+            [item] = listed["items"]
+            assert (item["id"], item["how"]) == (memory_id, "deleted")
+            assert "Bianchi" in item["content"]
+            restored = await call(client, "restore_memory", memory_id=memory_id)
+            assert (restored["id"], restored["restored"]) == (memory_id, True)
+            recalled = await call(client, "recall", query="我的自行车是什么颜色？")
+            assert memory_id in [h["id"] for h in recalled["results"]]
+            with pytest.raises(MCPError) as err:
+                await client.call_tool("restore_memory", {"memory_id": memory_id})
+            assert (await call(client, "list_deleted"))["total"] == 0
         assert err.value.code == 404
         assert err.value.data["error"] == "memory_not_found"
 

@@ -16,7 +16,15 @@ from typing import Any
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from memory.chat.llm import Completion, GenerationParams, PromptMessage, TurnFacts
+from memory.chat.llm import (
+    Completion,
+    GenerationParams,
+    PromptMessage,
+    StreamEnd,
+    StreamItem,
+    ToolCallDelta,
+    TurnFacts,
+)
 from memory.errors import UpstreamFailed
 from monitoring import metrics
 
@@ -35,6 +43,23 @@ class _Retryable(Exception):
     def __init__(self, status: int, body: str) -> None:
         super().__init__(f"upstream answered {status}: {body[:200]}")
         self.status = status
+
+
+def _message(m: PromptMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.name:
+        out["name"] = m.name
+    if m.tool_calls:
+        out["tool_calls"] = list(m.tool_calls)
+        out["content"] = m.content or None
+    if m.tool_call_id is not None:
+        out["tool_call_id"] = m.tool_call_id
+    return out
+
+
+def _tool_calls(message: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    calls = message.get("tool_calls")
+    return tuple(c for c in calls if isinstance(c, dict)) if isinstance(calls, list) else ()
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -61,11 +86,11 @@ class OpenAICompatibleLLM:
         payload: dict[str, Any] = {
             **params.extra,
             "model": params.model or self._model,
-            "messages": [
-                {"role": m.role, "content": m.content, **({"name": m.name} if m.name else {})} for m in prompt
-            ],
+            "messages": [_message(m) for m in prompt],
             "stream": stream,
         }
+        if stream:  # the upstream's own token counts for the ledger, where the server gives them
+            payload["stream_options"] = {**(payload.get("stream_options") or {}), "include_usage": True}
         for key in ("temperature", "top_p", "max_tokens"):
             value = getattr(params, key)
             if value is not None:
@@ -137,6 +162,7 @@ class OpenAICompatibleLLM:
             data = resp.json()
             choice = data["choices"][0]
             text = well_formed(choice["message"].get("content") or "")
+            calls = _tool_calls(choice["message"])
             usage = data.get("usage") or {}
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise UpstreamFailed("upstream answered with an unreadable completion") from exc
@@ -146,11 +172,12 @@ class OpenAICompatibleLLM:
             finish_reason=str(choice.get("finish_reason") or "stop"),
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
+            tool_calls=calls,
         )
 
     async def stream(
         self, prompt: Sequence[PromptMessage], params: GenerationParams, facts: TurnFacts
-    ) -> AsyncIterator[str]:
+    ) -> AsyncIterator[StreamItem]:
         started = time.perf_counter()
         outcome = "error"
         try:
@@ -166,7 +193,9 @@ class OpenAICompatibleLLM:
         finally:
             metrics.LLM_DURATION.labels(outcome).observe(time.perf_counter() - started)
 
-    async def _stream(self, prompt: Sequence[PromptMessage], params: GenerationParams) -> AsyncIterator[str]:
+    async def _stream(
+        self, prompt: Sequence[PromptMessage], params: GenerationParams
+    ) -> AsyncIterator[StreamItem]:
         payload = self._payload(prompt, params, stream=True)
         response: httpx.Response | None = None
         try:
@@ -191,6 +220,7 @@ class OpenAICompatibleLLM:
                 raise UpstreamFailed(
                     f"upstream answered {response.status_code}: {body[:200]}", status=response.status_code
                 )
+            end = StreamEnd()
             async for line in response.aiter_lines():
                 if not line.startswith("data:"):
                     continue
@@ -198,11 +228,29 @@ class OpenAICompatibleLLM:
                 if data == "[DONE]":
                     break
                 try:
-                    delta = json.loads(data)["choices"][0].get("delta", {}).get("content")
+                    event = json.loads(data)
+                    usage = event.get("usage") or {}
+                    if usage:
+                        end = StreamEnd(
+                            end.finish_reason, usage.get("prompt_tokens"), usage.get("completion_tokens")
+                        )
+                    if not event.get("choices"):
+                        continue
+                    choice = event["choices"][0]
+                    delta = choice.get("delta") or {}
+                    if choice.get("finish_reason"):
+                        end = StreamEnd(
+                            str(choice["finish_reason"]), end.prompt_tokens, end.completion_tokens
+                        )
+                    text, calls = delta.get("content"), delta.get("tool_calls")
                 except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                     continue
-                if delta:
-                    yield well_formed(delta)
+                if isinstance(calls, list) and calls:
+                    yield ToolCallDelta(tuple(c for c in calls if isinstance(c, dict)))
+                if text:
+                    yield well_formed(text)
+            if end != StreamEnd():
+                yield end
         except httpx.TimeoutException as exc:
             raise UpstreamFailed("upstream stream timed out", timeout=True) from exc
         except httpx.HTTPError as exc:

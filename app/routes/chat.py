@@ -15,6 +15,7 @@ from app.http.body import StrictJSONRoute
 from app.http.chat_schemas import (
     ChatCompletionRequest,
     ChatCompletionResponse,
+    ChatMessageIn,
     Choice,
     ChoiceMessage,
     TurnDebugOut,
@@ -35,24 +36,12 @@ router = APIRouter(tags=["chat"], route_class=StrictJSONRoute)
 log = logging.getLogger(__name__)
 DEFAULT_SESSION = "default"
 _PLACEHOLDER_MODELS = {"", "mnemo", "default", "mnemo-offline"}
-_ROUTE_KEYS = {
-    "model",
-    "messages",
-    "stream",
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "max_completion_tokens",
-    "stop",
-    "n",
-    "user",
-    "user_id",
-    "session_id",
-    "time_zone",
-    "debug",
-    "stream_options",
-}
 _STORE_DOWN: tuple[type[Exception], ...] = (*REDIS_UNAVAILABLE, StoreUnavailable)
+
+
+def _prompt_message(m: ChatMessageIn) -> PromptMessage:
+    calls = tuple(c.model_dump(mode="json") for c in m.tool_calls or ())
+    return PromptMessage(m.role, m.text, m.name, calls, m.tool_call_id)
 
 
 def _to_input(
@@ -60,12 +49,18 @@ def _to_input(
 ) -> ChatInput:
     last_user = max(i for i, m in enumerate(body.messages) if m.role == "user")
     history = [
-        PromptMessage(m.role, m.text, m.name)
+        _prompt_message(m)
         for m in body.messages[:last_user]
-        if m.role in {"user", "assistant"} and m.text.strip()
+        if m.role in {"user", "assistant", "tool"} and (m.text.strip() or m.tool_calls or m.role == "tool")
+    ]
+    # the assistant's tool calls and the tool results after the newest user message: a tool loop
+    tool_turn = [
+        _prompt_message(m)
+        for m in body.messages[last_user + 1 :]
+        if m.role == "tool" or (m.role == "assistant" and (m.tool_calls or m.text.strip()))
     ]
     model = body.model if body.model and body.model not in _PLACEHOLDER_MODELS else None
-    extra: dict[str, Any] = {k: v for k, v in (body.model_extra or {}).items() if k not in _ROUTE_KEYS}
+    extra: dict[str, Any] = body.upstream_fields()
     return ChatInput(
         user_id=user_id,
         session_id=session_id,
@@ -83,6 +78,7 @@ def _to_input(
         ),
         idempotency=idempotency,
         zone=body.time_zone,
+        tool_turn=tool_turn,
     )
 
 
@@ -149,7 +145,9 @@ async def chat_completions(
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         if turn.replayed:
             headers[REPLAYED_HEADER] = "true"
-        return EventSourceResponse(_sse(turn, session_id, body.debug), ping=15, headers=headers)
+        return EventSourceResponse(
+            _sse(turn, session_id, body.debug, body.include_usage()), ping=15, headers=headers
+        )
 
     result = await conversation.turn(chat, llm)
     if result.replayed:
@@ -162,7 +160,15 @@ async def chat_completions(
         id=result.completion_id,
         created=int(result.created),
         model=c.model,
-        choices=[Choice(message=ChoiceMessage(content=c.text), finish_reason=c.finish_reason)],
+        choices=[
+            Choice(
+                message=ChoiceMessage(
+                    content=c.text if c.text or not c.tool_calls else None,
+                    tool_calls=list(c.tool_calls) or None,
+                ),
+                finish_reason="tool_calls" if c.tool_calls and c.finish_reason == "stop" else c.finish_reason,
+            )
+        ],
         usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, total_tokens=total),
         response=c.text,
         debug=_debug_out(result.debug, total, session_id, trace=body.debug, prepared=result.prepared),
@@ -198,8 +204,12 @@ def _stream_error(exc: Exception) -> dict[str, Any]:
     return {"error": {"message": message, "type": code, "code": code}}
 
 
-async def _sse(turn: TurnStream | ReplayedStream, session_id: str, trace: bool) -> AsyncIterator[str]:
-    """Chunks, then the final chunk and `[DONE]`. Output has started, so the status line is already
+async def _sse(
+    turn: TurnStream | ReplayedStream, session_id: str, trace: bool, include_usage: bool = False
+) -> AsyncIterator[str]:
+    """Chunks (text deltas; tool-call deltas relayed as the upstream sent them), then the final chunk
+    (and, with `stream_options.include_usage`, OpenAI's usage chunk with no choices) and `[DONE]`.
+    Output has started, so the status line is already
     200: whatever fails from here on (the upstream, the commit, building the final chunk) is reported
     in-band as OpenAI does, and the stream still ends with `[DONE]`. A client that goes away cancels
     the generator (CancelledError is no Exception): nothing more is sent."""
@@ -209,13 +219,17 @@ async def _sse(turn: TurnStream | ReplayedStream, session_id: str, trace: bool) 
     )
     try:
         async for delta in turn.deltas():
-            yield json.dumps(chunk(completion_id, created, model, {"content": delta}), ensure_ascii=False)
+            piece = {"content": delta} if isinstance(delta, str) else {"tool_calls": list(delta.calls)}
+            yield json.dumps(chunk(completion_id, created, model, piece), ensure_ascii=False)
         final = _final_chunk(turn, completion_id, created, model, session_id, trace)
     except Exception as exc:
         yield json.dumps(_stream_error(exc), ensure_ascii=False)
         yield "[DONE]"
         return
     yield json.dumps(final, ensure_ascii=False)
+    if include_usage:
+        usage = {**chunk(completion_id, created, model, {}), "choices": [], "usage": final["usage"]}
+        yield json.dumps(usage, ensure_ascii=False)
     yield "[DONE]"
 
 
@@ -227,7 +241,7 @@ def _final_chunk(
     session_id: str,
     trace: bool,
 ) -> dict[str, Any]:
-    final = chunk(completion_id, created, model, {}, finish_reason="stop")
+    final = chunk(completion_id, created, model, {}, finish_reason=turn.finish_reason)
     prompt_tokens = turn.prompt_tokens
     final["usage"] = {
         "prompt_tokens": prompt_tokens,

@@ -19,9 +19,21 @@ from typing import Any
 
 from memory.chat.compression import LLMCompressor
 from memory.chat.context import AssembledPrompt, assemble_prompt
-from memory.chat.llm import ChatModel, Completion, GenerationParams, PromptMessage, TurnFacts, estimate_tokens
+from memory.chat.llm import (
+    ChatModel,
+    Completion,
+    GenerationParams,
+    PromptMessage,
+    StreamEnd,
+    StreamItem,
+    ToolCallDelta,
+    TurnFacts,
+    estimate_tokens,
+    merge_tool_deltas,
+)
 from memory.chat.recall_gate import RecallGate
 from memory.chat.summary import ExtractiveSummarizer, Summarizer
+from memory.chat.tool_turns import buffered_tool_turn, prompt_buffer, with_tool_turn
 from memory.errors import StoreUnavailable
 from memory.longterm.ids import content_hash
 from memory.models import Message, RecallRequest, ScoredMemory
@@ -59,6 +71,9 @@ class ChatInput:
     # the user's time zone when the request named one: the turn's "昨天" and the question's "yesterday"
     # are read in it (its recall, the session's slots, the write); None: the deployment's
     zone: tzinfo | None = None
+    # what follows the newest user message in the request: the assistant's tool calls and their results
+    # (memory/chat/tool_turns.py); kept in the session, never long-term memory by themselves
+    tool_turn: Sequence[PromptMessage] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +101,8 @@ class PreparedTurn:
     recall_degraded: str | None
     summary_used: bool
     prompt: AssembledPrompt
+    # a tool turn whose user message the session holds already: what of its calls and results it holds
+    tool_held: frozenset[str] | None = None
 
     @property
     def facts(self) -> TurnFacts:
@@ -233,7 +250,7 @@ class ConversationService:
             prepare_seconds = time.perf_counter() - started
             upstream = model.stream(prepared.prompt.messages, chat.params, prepared.facts).__aiter__()
             try:
-                first: str | None = await upstream.__anext__()
+                first: StreamItem | None = await upstream.__anext__()
             except StopAsyncIteration:
                 first = None
         except BaseException:
@@ -300,7 +317,8 @@ class ConversationService:
         except StoreUnavailable as exc:
             degraded = f"{exc.store}_unavailable"
             log.warning("recall degraded", extra={"reason": exc.reason})
-        buffer = [PromptMessage(m.role, m.content, m.name) for m in state.buffer] or list(chat.client_history)
+        buffer, tool_held = prompt_buffer(state.buffer, chat.message, chat.tool_turn)
+        buffer = buffer or list(chat.client_history)
         profile = await self._memory.profile_summary(chat.user_id, language) if degraded is None else ""
         compressed = (
             await self._compressor.compress([h.memory.content for h in recalled], language)
@@ -321,6 +339,7 @@ class ConversationService:
             profile=profile,
             memory_token_budget=self._memory_tokens,
         )
+        prompt = with_tool_turn(prompt, chat.tool_turn)
         if degraded is None:
             _observe_injection(prompt)
         return PreparedTurn(
@@ -334,6 +353,7 @@ class ConversationService:
             recall_degraded=degraded,
             summary_used=summary_used,
             prompt=prompt,
+            tool_held=tool_held,
         )
 
     async def _recall(
@@ -392,9 +412,17 @@ class ConversationService:
         # (newlines, code blocks) is kept here; long-term memory cleans it further when it writes.
         said, answered = redact(chat.message), redact(reply)
         user_msg = BufferedMessage(f"{prepared.turn_id}:u", "user", said, user_ts, chat.name)
+        # a reply that only calls tools is the session's, never a memory by itself
+        remember_reply = remember_reply and bool(answered.strip())
         reply_msg = BufferedMessage(
-            f"{prepared.turn_id}:a", "assistant", answered, reply_ts, remember=remember_reply
+            f"{prepared.turn_id}:a",
+            "assistant",
+            answered,
+            reply_ts,
+            remember=remember_reply,
+            tool_calls=completion.tool_calls,
         )
+        turn_messages = buffered_tool_turn(user_msg, chat.tool_turn, reply_msg, held=prepared.tool_held)
         previous = prepared.state.summary
         limits = self._sessions.limits
         summary = await self._extractive.summarize(
@@ -410,7 +438,13 @@ class ConversationService:
         entry = OutboxEntry(
             chat.user_id,
             chat.session_id,
-            (said_msg, reply_out) if remember_reply else (said_msg,),
+            # a resent tool turn's user message went to long-term memory with its first turn (the
+            # writer de-duplicates it if it is all there is); tool calls and results never go
+            (reply_out,)
+            if prepared.tool_held is not None and remember_reply
+            else (said_msg, reply_out)
+            if remember_reply
+            else (said_msg,),
             before,
             time_zone=name_of(chat.zone),
         )
@@ -426,7 +460,7 @@ class ConversationService:
         version = await self._sessions.commit_turn(
             chat.user_id,
             chat.session_id,
-            [user_msg, reply_msg],
+            turn_messages,
             action=Action(prepared.action, user_ts, content_hash(said)),
             slots=extract_slots(said, now=datetime.fromtimestamp(user_ts, chat.zone or self._zone)),
             summary=summary,
@@ -469,8 +503,8 @@ class TurnStream:
         service: ConversationService,
         chat: ChatInput,
         prepared: PreparedTurn,
-        first: str | None,
-        upstream: AsyncIterator[str],
+        first: StreamItem | None,
+        upstream: AsyncIterator[StreamItem],
         stack: contextlib.AsyncExitStack,
         model_name: str,
         prepare_seconds: float = 0.0,
@@ -488,6 +522,8 @@ class TurnStream:
         self._remember_reply = remember_reply
         self._lock_token = lock_token
         self.text = ""
+        self.tool_calls: tuple[dict[str, Any], ...] = ()
+        self.end = StreamEnd()
         self.completed = False
 
     @property
@@ -500,31 +536,51 @@ class TurnStream:
 
     @property
     def prompt_tokens(self) -> int:
-        return self.prepared.prompt.estimated_tokens
+        counted = self.end.prompt_tokens
+        return counted if counted is not None else self.prepared.prompt.estimated_tokens
 
     @property
     def completion_tokens(self) -> int:
-        return estimate_tokens(self.text)
+        counted = self.end.completion_tokens
+        return counted if counted is not None else estimate_tokens(self.text)
+
+    @property
+    def finish_reason(self) -> str:
+        return self.end.finish_reason or ("tool_calls" if self.tool_calls else "stop")
 
     def debug(self) -> TurnDebug:
         return self.prepared.debug()
 
-    async def deltas(self) -> AsyncIterator[str]:
+    async def _items(self) -> AsyncIterator[StreamItem]:
+        if self._first is None:
+            return
+        yield self._first
+        async for item in self._upstream:
+            yield item
+
+    async def deltas(self) -> AsyncIterator[str | ToolCallDelta]:
+        """Text deltas and tool-call pieces as the upstream sent them; its StreamEnd is kept (`end`)."""
         parts: list[str] = []
+        pieces: list[ToolCallDelta] = []
         try:
-            if self._first is not None:
-                parts.append(self._first)
-                yield self._first
-                async for delta in self._upstream:
-                    parts.append(delta)
-                    yield delta
+            async for item in self._items():
+                if isinstance(item, StreamEnd):
+                    self.end = item
+                    continue
+                if isinstance(item, str):
+                    parts.append(item)
+                else:
+                    pieces.append(item)
+                yield item
             self.text = "".join(parts)
+            self.tool_calls = merge_tool_deltas(pieces)
             commit_started = time.perf_counter()
             completion = Completion(
                 self.text,
                 self.model_name,
                 prompt_tokens=self.prompt_tokens,
                 completion_tokens=self.completion_tokens,
+                tool_calls=self.tool_calls,
             )
             commit = self._service._commit(
                 self._chat,
@@ -555,8 +611,10 @@ class ReplayedStream:
         self._result = result
         self.model_name = result.completion.model
         self.text = result.completion.text
+        self.tool_calls = tuple(result.completion.tool_calls)
         self.turn_id = result.debug.turn_id
         self.created = result.created
+        self.finish_reason = "tool_calls" if self.tool_calls else "stop"
 
     @property
     def prompt_tokens(self) -> int:
@@ -570,9 +628,11 @@ class ReplayedStream:
     def debug(self) -> TurnDebug:
         return self._result.debug
 
-    async def deltas(self) -> AsyncIterator[str]:
+    async def deltas(self) -> AsyncIterator[str | ToolCallDelta]:
         if self.text:
             yield self.text
+        if self.tool_calls:
+            yield ToolCallDelta(tuple({"index": i, **call} for i, call in enumerate(self.tool_calls)))
 
 
 def _told_by(sources: Sequence[str], in_buffer: set[str]) -> bool:

@@ -105,6 +105,8 @@ class BufferedMessage:
     timestamp: float
     name: str | None = None
     remember: bool = True  # False: kept for the session only, never written to long-term memory
+    tool_calls: tuple[dict[str, Any], ...] = ()  # an assistant message's tool calls (OpenAI's shape)
+    tool_call_id: str | None = None  # a tool message: the call it answers
 
     def to_member(self) -> str:
         data: dict[str, object] = {
@@ -116,6 +118,10 @@ class BufferedMessage:
         }
         if not self.remember:
             data["remember"] = False
+        if self.tool_calls:
+            data["tool_calls"] = list(self.tool_calls)
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
         return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
     @classmethod
@@ -128,6 +134,8 @@ class BufferedMessage:
             timestamp=data["ts"],
             name=data.get("name"),
             remember=data.get("remember", True) is not False,
+            tool_calls=tuple(data.get("tool_calls") or ()),
+            tool_call_id=data.get("tool_call_id"),
         )
 
 

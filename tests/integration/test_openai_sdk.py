@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 import uvicorn
-from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
 from app.http.auth import TokenCodec
 from app.main import create_app
@@ -305,3 +305,174 @@ class TestOpenAIErrors:
                 assert down.value.response.headers["retry-after"] == "2"
         finally:
             redis.stop()
+
+
+WEATHER_TOOL: list[ChatCompletionToolParam] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "今天的天气 / today's weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "杭州 Hangzhou"}'},
+}
+TOOL_RESULT = "晴，25°C, sunny with a light breeze"
+
+
+class TestTools:
+    """Tools end to end through mnemo (issue 41: tools, tool_choice and tool_calls were dropped)."""
+
+    def _round_trip(self, base: str, upstream: FakeUpstream, *, stream: bool) -> None:
+        client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+        asked: list[ChatCompletionMessageParam] = [
+            {"role": "user", "content": "我下周去杭州出差。What's the weather in Hangzhou?"}
+        ]
+        if stream:
+            chunks = list(
+                client.chat.completions.create(
+                    model="mnemo",
+                    messages=asked,
+                    tools=WEATHER_TOOL,
+                    tool_choice="auto",
+                    stream=True,
+                    parallel_tool_calls=False,
+                    extra_body={"session_id": "tools"},
+                )
+            )
+            pieces = [tc for c in chunks if c.choices for tc in c.choices[0].delta.tool_calls or []]
+            assert len(pieces) > 2  # relayed piece by piece, as the upstream streamed them
+            assert pieces[0].id == "call_1"
+            assert pieces[0].function is not None
+            assert pieces[0].function.name == "get_weather"
+            arguments = "".join(p.function.arguments or "" for p in pieces if p.function)
+            assert arguments == CALL["function"]["arguments"]  # type: ignore[index]
+            assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "tool_calls"
+        else:
+            first = client.chat.completions.create(
+                model="mnemo",
+                messages=asked,
+                tools=WEATHER_TOOL,
+                tool_choice="auto",
+                parallel_tool_calls=False,
+                extra_body={"session_id": "tools"},
+            )
+            assert first.choices[0].finish_reason == "tool_calls"
+            calls = first.choices[0].message.tool_calls or []
+            assert [c.model_dump() for c in calls] == [CALL]
+        offered = upstream.requests[-1]
+        assert offered["tools"] == WEATHER_TOOL
+        assert offered["tool_choice"] == "auto"
+        assert offered["parallel_tool_calls"] is False
+
+        answered: list[ChatCompletionMessageParam] = [
+            *asked,
+            {"role": "assistant", "content": None, "tool_calls": [CALL]},  # type: ignore[list-item]
+            {"role": "tool", "tool_call_id": "call_1", "content": TOOL_RESULT},
+        ]
+        if stream:
+            text = "".join(
+                c.choices[0].delta.content or ""
+                for c in client.chat.completions.create(
+                    model="mnemo",
+                    messages=answered,
+                    tools=WEATHER_TOOL,
+                    stream=True,
+                    extra_body={"session_id": "tools"},
+                )
+                if c.choices
+            )
+        else:
+            final = client.chat.completions.create(
+                model="mnemo", messages=answered, tools=WEATHER_TOOL, extra_body={"session_id": "tools"}
+            )
+            text = final.choices[0].message.content or ""
+            assert final.choices[0].finish_reason == "stop"
+        assert text.strip() == upstream.reply
+        sent = upstream.chat_requests()[-1]["messages"]
+        assert [m["role"] for m in sent][-3:] == ["user", "assistant", "tool"]
+        assert [m["role"] for m in sent].count("user") == 1  # the resent user message is not doubled
+        assert sent[-2]["tool_calls"] == [CALL]
+        assert sent[-1] == {"role": "tool", "content": TOOL_RESULT, "tool_call_id": "call_1"}
+
+        buffer = session_state(base, "tools")["buffer"]
+        assert isinstance(buffer, list)
+        assert [m["role"] for m in buffer] == ["user", "assistant", "tool", "assistant"]
+        # a next turn's prompt carries the whole tool exchange from the buffer, coherent
+        client.chat.completions.create(
+            model="mnemo",
+            messages=[{"role": "user", "content": "谢谢！Thanks"}],
+            extra_body={"session_id": "tools"},
+        )
+        again = upstream.chat_requests()[-1]["messages"]
+        assert [m["role"] for m in again][1:] == ["user", "assistant", "tool", "assistant", "user"]
+        assert again[2]["tool_calls"] == [CALL]
+
+        # the tool's result and the call are never long-term memories by themselves
+        headers = {"Authorization": f"Bearer {token()}"}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            listed = httpx.get(f"{base}/v1/memory/alice/list", headers=headers).json()
+            if any("杭州" in m["content"] for m in listed["items"]):
+                break
+            time.sleep(0.2)
+        contents = [m["content"] for m in listed["items"]]
+        assert any("杭州" in c for c in contents), contents
+        assert not any("light breeze" in c or "get_weather" in c or "call_1" in c for c in contents), contents
+
+    def test_round_trip(self, settings: Settings, embedder: Embedder) -> None:
+        upstream = FakeUpstream(reply="杭州今天晴，25°C。It is sunny in Hangzhou.")
+        upstream.tool_calls = [CALL]
+        with live_server(upstream_settings(settings), embedder, upstream.transport) as base:
+            self._round_trip(base, upstream, stream=False)
+
+    def test_streamed_round_trip(self, settings: Settings, embedder: Embedder) -> None:
+        upstream = FakeUpstream(reply="杭州今天晴，25°C。It is sunny in Hangzhou.")
+        upstream.tool_calls = [CALL]
+        with live_server(upstream_settings(settings), embedder, upstream.transport) as base:
+            self._round_trip(base, upstream, stream=True)
+
+    def test_offline_answers_a_request_with_tools_in_plain_text(
+        self, settings: Settings, embedder: Embedder
+    ) -> None:
+        with live_server(settings, embedder) as base:
+            client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+            answer = client.chat.completions.create(
+                model="mnemo",
+                messages=[{"role": "user", "content": "杭州天气？weather?"}],
+                tools=WEATHER_TOOL,
+            )
+            assert answer.choices[0].message.tool_calls is None
+            assert answer.choices[0].finish_reason == "stop"
+            assert "未配置语言模型" in (answer.choices[0].message.content or "")
+
+
+class TestStreamUsage:
+    def test_include_usage_gets_the_usage_chunk_and_asks_the_upstream(
+        self, settings: Settings, embedder: Embedder
+    ) -> None:
+        upstream = FakeUpstream(reply="好的 noted")
+        with live_server(upstream_settings(settings), embedder, upstream.transport) as base:
+            client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+            chunks = list(
+                client.chat.completions.create(
+                    model="mnemo",
+                    messages=[{"role": "user", "content": "你好 hi"}],
+                    stream=True,
+                    stream_options={"include_usage": True},
+                )
+            )
+            assert chunks[-1].choices == []
+            assert chunks[-1].usage is not None
+            assert chunks[-1].usage.prompt_tokens == upstream.usage["prompt_tokens"]  # the upstream's count
+            assert chunks[-1].usage.completion_tokens == upstream.usage["completion_tokens"]
+            assert upstream.requests[-1]["stream_options"] == {"include_usage": True}

@@ -67,6 +67,7 @@ class Models:
 def handler(models: Models) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
             pass

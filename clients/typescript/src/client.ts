@@ -14,6 +14,7 @@ import {
 import { checkId, segment } from "./ids.js";
 import { sseData } from "./sse.js";
 import {
+  checkDeleted,
   checkErasure,
   checkForget,
   checkHistory,
@@ -27,11 +28,13 @@ import {
   readCompletion,
   type ChatChunk,
   type ChatCompletion,
+  type DeletedPage,
   type Erasure,
   type ForgetResult,
   type HistoryEvent,
   type IngestResult,
   type Json,
+  type Memory,
   type MemoryDetail,
   type MemoryEdit,
   type MemoryPage,
@@ -109,9 +112,15 @@ export interface ForgetCriteria {
   before?: Timestamp;
   after?: Timestamp;
   query?: string;
+  /** By `query`, the relevance a memory needs to be forgotten: 0.5 .. 1 (server default 0.7). */
+  minRelevance?: number;
+  /** @deprecated use `minRelevance`: sent as minRelevance = max(0.7, minSimilarity), as mnemo reads it. */
   minSimilarity?: number;
   dryRun?: boolean;
 }
+
+/** The server's default relevance a forget by meaning needs. */
+const FORGET_MIN_RELEVANCE = 0.7;
 
 export interface ChatOptions {
   sessionId?: string;
@@ -309,9 +318,15 @@ export class MnemoClient {
     return checkPage(await this.json({ method: "GET", path: memory(userId, "list"), query }));
   }
 
-  /** Delete the memories matching every given criterion (`dryRun`: only list them). */
+  /** Delete the memories matching every given criterion (`dryRun`: only list them). Forgotten memories
+   * stay restorable for a grace period (`listDeleted`, `restoreMemory`). */
   async forget(userId: string, criteria: ForgetCriteria): Promise<ForgetResult> {
     if (criteria.sessionId !== undefined) checkId(criteria.sessionId, "sessionId");
+    if (criteria.minRelevance !== undefined && criteria.minSimilarity !== undefined) {
+      throw new TypeError("give minRelevance or the deprecated minSimilarity, not both");
+    }
+    const minRelevance =
+      criteria.minSimilarity !== undefined ? Math.max(FORGET_MIN_RELEVANCE, criteria.minSimilarity) : criteria.minRelevance;
     const body = given({
       dry_run: criteria.dryRun ?? false,
       topic: criteria.topic,
@@ -319,7 +334,7 @@ export class MnemoClient {
       before: criteria.before,
       after: criteria.after,
       query: criteria.query,
-      min_similarity: criteria.minSimilarity,
+      min_relevance: minRelevance,
     });
     return checkForget(await this.json({ method: "POST", path: memory(userId, "forget"), body }));
   }
@@ -355,6 +370,20 @@ export class MnemoClient {
 
   async deleteMemory(userId: string, memoryId: string): Promise<void> {
     await this.send({ method: "DELETE", path: memory(userId, segment(memoryId, "memoryId")) });
+  }
+
+  /** Deleted and forgotten memories that can still be restored, most recently deleted first. */
+  async listDeleted(userId: string, options: { limit?: number; offset?: number } = {}): Promise<DeletedPage> {
+    const query = { limit: String(options.limit ?? 20), offset: String(options.offset ?? 0) };
+    return checkDeleted(await this.json({ method: "GET", path: memory(userId, "deleted"), query }));
+  }
+
+  /** Bring a deleted or forgotten memory back (same id), searchable again; `NotFoundError`
+   * (`memory_not_found`) when it is not restorable (never deleted, restored, or its grace is over). */
+  async restoreMemory(userId: string, memoryId: string): Promise<Memory> {
+    return checkMemory(
+      await this.json({ method: "POST", path: memory(userId, segment(memoryId, "memoryId"), "restore") }),
+    );
   }
 
   /** Everything mnemo holds about the user, as one JSON document. */

@@ -75,6 +75,22 @@ export interface MemoryPage {
   items: Memory[];
 }
 
+/** A deleted or forgotten memory that can still be restored (`restoreMemory`) until `restorable_until`. */
+export interface DeletedMemory extends Memory {
+  deleted_at: string;
+  restorable_until: string;
+  /** "deleted" one by one, or "forgotten" by criteria. */
+  how: "deleted" | "forgotten";
+  deleted_by: string;
+}
+
+/** Restorable memories, most recently deleted first; `grace_seconds`: how long each stays restorable. */
+export interface DeletedPage {
+  total: number;
+  grace_seconds: number;
+  items: DeletedMemory[];
+}
+
 export interface ForgetResult {
   count: number;
   ids: string[];
@@ -184,6 +200,16 @@ export function checkPage(data: unknown): MemoryPage {
   need(data, "total", "number", "list answer");
   (need(data, "items", "array", "list answer") as unknown[]).forEach((m) => checkMemory(m));
   return data as MemoryPage;
+}
+
+export function checkDeleted(data: unknown): DeletedPage {
+  need(data, "total", "number", "deleted list answer");
+  need(data, "grace_seconds", "number", "deleted list answer");
+  (need(data, "items", "array", "deleted list answer") as unknown[]).forEach((m) => {
+    checkMemory(m, "deleted memory");
+    for (const key of ["deleted_at", "restorable_until", "how", "deleted_by"]) need(m, key, "string", "deleted memory");
+  });
+  return data as DeletedPage;
 }
 
 export function checkForget(data: unknown): ForgetResult {

@@ -59,7 +59,7 @@ describe("memory API", () => {
     const page = await client.listMemories(user, { limit: 10, sessionId: "s.1" });
     assert.equal(page.total, 3);
 
-    const preview = await client.forget(user, { query: "cat Miso", minSimilarity: 0.3, dryRun: true });
+    const preview = await client.forget(user, { query: "cat Miso", minRelevance: 0.5, dryRun: true });
     assert.equal(preview.dry_run, true);
     assert.ok(preview.memories?.some((m) => m.content.includes("Miso")));
 
@@ -89,6 +89,51 @@ describe("memory API", () => {
 
     const document = await client.export(user);
     assert.match(JSON.stringify(document["memories"]), /乌龙茶/);
+  });
+
+  test("a deleted memory is listed and restored, and forget sends min_relevance", async () => {
+    const other = `${user}.erase`;
+    const bodies: string[] = [];
+    const spy = new MnemoClient({
+      baseUrl: url,
+      token: env("MNEMO_TOKEN_ERASE"),
+      fetch: (input, init) => {
+        if (String(input).endsWith("/forget")) bodies.push(String(init?.body));
+        return fetch(input, init);
+      },
+    });
+    await spy.ingest(other, "s1", [
+      { role: "user", content: "我的护照放在蓝色箱子里。", id: "d.1" },
+      { role: "user", content: "My bike is a red Bianchi.", id: "d.2" },
+    ]);
+    const page = await spy.listMemories(other);
+    const bike = page.items.find((m) => m.content.includes("Bianchi"))!;
+    const passport = page.items.find((m) => m.content.includes("护照"))!;
+    await spy.deleteMemory(other, bike.id);
+    const forgot = await spy.forget(other, { sessionId: "s1", dryRun: false });
+    assert.deepEqual(forgot.ids, [passport.id]);
+    await spy.forget(other, { query: "bike", minSimilarity: 0.3, dryRun: true }); // the deprecated name
+    assert.deepEqual(JSON.parse(bodies.at(-1)!), { dry_run: true, query: "bike", min_relevance: 0.7 });
+
+    const deleted = await spy.listDeleted(other);
+    assert.equal(deleted.total, 2);
+    assert.ok(deleted.grace_seconds > 0);
+    assert.deepEqual(
+      deleted.items.map((d) => [d.id, d.how]),
+      [
+        [passport.id, "forgotten"],
+        [bike.id, "deleted"],
+      ],
+    );
+    assert.equal((await spy.listDeleted(other, { limit: 1, offset: 1 })).items[0]!.id, bike.id);
+    assert.equal((await spy.restoreMemory(other, passport.id)).id, passport.id);
+    assert.match((await spy.search(other, "我的护照在哪里？", { topK: 1 })).results[0]!.content, /护照/);
+    await assert.rejects(spy.restoreMemory(other, passport.id), (err: unknown) => {
+      assert.ok(err instanceof NotFoundError);
+      assert.equal(err.code, "memory_not_found");
+      return true;
+    });
+    await spy.erase(other);
   });
 
   test("erase sends the confirmation and empties the user", async () => {

@@ -13,7 +13,9 @@ workers and the separate writer, its own redis-server and `chroma run`.
 2. **Import** of the whole history through `POST /v1/memory/{user}/messages`, `--batch` turns a call
    (the turn id as message id, the session's start + a minute a turn as timestamp), `--concurrency`
    calls in flight (0 of them wait for another), while the same 10 users keep chatting: turns/s,
-   seconds per 1M tokens, and the chat p50/p95 during the import (same run as the idle figures).
+   seconds per 1M tokens, CPU seconds per turn of every process group (API workers, writer, Redis,
+   Chroma: a figure the shared host's load does not inflate), and the chat p50/p95 during the import
+   (same run as the idle figures).
    `--import-turns N` imports the first N turns only (a measured slice of a set too big for the time).
 3. **RSS** of every API worker after the import (`/metrics`).
 4. **Search** from a fresh in-process app on the same stores (a worker that never saw the user): its
@@ -23,7 +25,8 @@ workers and the separate writer, its own redis-server and `chroma run`.
 5. **Recall**: any@10 (the question's evidence turn among the top 10's `source_message_ids`) and the
    mean characters of the top 10, per question type and part (early, middle, late), against plain BM25
    over whole turns (the project's `BM25Index` alone, every turn one document, the 10 best turns whole)
-   in the same run. For facts that changed: `stale_first`, how often an older statement ranks above the
+   in the same run, and the same BM25 at mnemo's context cost (its best turns whole while they fit in
+   mnemo's mean characters of the top 10: `bm25_turns_at_mnemo_chars`). For facts that changed: `stale_first`, how often an older statement ranks above the
    latest (or the latest is missing while an older one is there).
 """
 
@@ -48,6 +51,8 @@ from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, app_on, machine, percentile  # noqa: E402
 from bench.long_history import calls  # noqa: E402
 from bench.make_token_history import PARTS, describe, load_or_build  # noqa: E402
+from bench.procstat import delta  # noqa: E402
+from bench.procstat import snapshot as cpu_snapshot  # noqa: E402
 from bench.served import served  # noqa: E402
 from bench.turn_load import user_loop, worker_rss  # noqa: E402
 from memory import keys  # noqa: E402
@@ -86,7 +91,9 @@ def sliced(user: User, turns: int) -> User:
 
 
 async def chat(base: str, users: int, stop: asyncio.Event, out: list[float], errors: list[str]) -> None:
-    """`users` paced chat users until `stop` is set."""
+    """`users` paced chat users until `stop` is set (none: returns at once)."""
+    if not users:
+        return
     codec = TokenCodec(SECRET)
     limits = httpx.Limits(max_connections=users + 2, max_keepalive_connections=users + 2)
     async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
@@ -179,7 +186,9 @@ def table(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def bm25_rows(user: User) -> list[dict[str, Any]]:
+def bm25_rows(user: User, budget: float = 0.0) -> list[dict[str, Any]]:
+    """Plain BM25 over whole turns: the 10 best turns; with a `budget` (characters), the best turns
+    whole while they fit in it (at least one): BM25 at mnemo's context cost."""
     turns = [t for s in user["sessions"] for t in s["turns"]]
     docs = [
         Memory(
@@ -198,6 +207,13 @@ def bm25_rows(user: User) -> list[dict[str, Any]]:
     rows = []
     for q in user["questions"]:
         top = [mid for mid, _ in index.search(tokenize(q["question"]), limit=10)]
+        if budget:
+            fit = top[:1]
+            for mid in top[1:]:
+                if sum(len(text[m]) for m in fit) + len(text[mid]) > budget:
+                    break
+                fit.append(mid)
+            top = fit
         rows.append(scored(q, [(m,) for m in top], sum(len(text[m]) for m in top)))
     return rows
 
@@ -231,7 +247,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         errors: list[str] = []
         stop = asyncio.Event()
         task = asyncio.create_task(chat(svc.base_url, args.chat_users, stop, idle, errors))
-        await asyncio.sleep(args.chat_seconds)
+        await asyncio.sleep(args.chat_seconds if args.chat_users else 0)
         stop.set()
         await task
         result["chat_idle"] = _latencies(idle)
@@ -239,7 +255,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         during: list[float] = []
         stop = asyncio.Event()
         task = asyncio.create_task(chat(svc.base_url, args.chat_users, stop, during, errors))
+        groups = svc.cpu_groups()
+        cpu_before = cpu_snapshot(groups)
         seconds, import_errors = await import_history(svc.base_url, user, args.batch, args.concurrency)
+        used = delta(cpu_before, cpu_snapshot(groups))
         stop.set()
         await task
         result["chat_during_import"] = _latencies(during)
@@ -252,6 +271,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "concurrency": args.concurrency,
             "workers": args.workers,
             "errors": import_errors[:3],
+            # CPU seconds per turn of each process group over the import (chat users' turns included):
+            # what a turn costs whatever the load of the shared host; 2 / the sum bounds turns/s on 2 cores
+            "cpu_s_per_turn": {k: round(v / imported["turns"], 3) for k, v in used.items()},
         }
         say(f"import {result['import']}\nchat during import {result['chat_during_import']}")
         result["api_worker_rss_mib"] = [round(x) for x in worker_rss(svc.base_url)]
@@ -302,6 +324,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result["worker_rss_per_memory_kib"] = round(grown * 1024 / max(1, result["memories"]), 2)
     result["mnemo"] = table(rows)
     result["bm25_turns"] = table(bm25_rows(user))
+    result["bm25_turns_at_mnemo_chars"] = table(bm25_rows(user, result["mnemo"]["all"]["chars10"]))
     result["misses"] = [r for r in rows if not r["any10"]][: args.show_misses]
     return result
 

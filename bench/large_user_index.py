@@ -1,0 +1,150 @@
+"""One large user's in-process index (issue 45): RSS, snapshot size and load time, search time at N.
+
+    PYTHONPATH=. .venv/bin/python bench/large_user_index.py                       # 2,000 / 20,000 / 70,000
+    PYTHONPATH=. .venv/bin/python bench/large_user_index.py --memories 70000 100000
+
+No stores, no model: the memories are the 400-character segments (`memory.text.cleaning.segment`, as
+the write path cuts long turns) of `bench/make_token_history.py`'s 10M-token user, in order, the first
+N of them, with random unit MiniLM (384) and bridge (512) vectors (a search's cost does not depend on
+what the vectors say). Each N runs in a fresh child process that reports, for one user:
+
+- `rss_kib_per_memory`: RSS growth from building the index (keyword postings + float16 vectors) and
+  the bridge rows, after a collection, per memory;
+- `snapshot_mb`, `encode_s`, `decode_s`: the Redis snapshot a first search loads (memory/recall/snapshot.py);
+- `keyword_ms` (p50 over the set's questions), `dense_ms` (exact cosine over every vector, the
+  in-process dense channel, p50): the parts of a warm search that grow with N.
+
+Times are CPU time of the process (`time.process_time`), not wall time: the 2 cores are shared with
+other jobs (load 10-20 while this was written), which stretches wall time several-fold but not the CPU
+a step needs. The children run with `OPENBLAS_NUM_THREADS=1`, as a worker on a busy 2-core host should:
+measured at load ~20, OpenBLAS' own threads made one 2,000 x 384 product take 104 ms of wall time
+against 0.3 ms on one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from bench.common import machine  # noqa: E402
+from bench.make_token_history import load_or_build  # noqa: E402
+from memory.models import Memory  # noqa: E402
+from memory.recall.crosslingual import BridgeRows  # noqa: E402
+from memory.recall.keyword_index import BM25Index, tokenize  # noqa: E402
+from memory.recall.snapshot import decode, encode  # noqa: E402
+from memory.text.cleaning import segment  # noqa: E402
+from memory.text.language import Lang, detect_language  # noqa: E402
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _unit(rows: int, dim: int, seed: int) -> np.ndarray:
+    m = np.random.default_rng(seed).standard_normal((rows, dim)).astype(np.float32)
+    return np.asarray(m / np.linalg.norm(m, axis=1, keepdims=True), dtype=np.float32)
+
+
+def memories(n: int) -> tuple[list[Memory], list[str]]:
+    user = load_or_build(10_000_000)
+    out: list[Memory] = []
+    for s in user["sessions"]:
+        for t in s["turns"]:
+            for k, part in enumerate(segment(t["content"])):
+                out.append(
+                    Memory(
+                        id=f"{t['id']}-{k}",
+                        user_id=user["user_id"],
+                        content=part,
+                        created_at=s["started"],
+                        session_id=s["session_id"],
+                        source=t["role"],
+                        content_hash=f"{len(out):032x}",
+                        source_message_ids=(t["id"],),
+                    )
+                )
+                if len(out) == n:
+                    return out, [q["question"] for q in user["questions"]]
+    raise SystemExit(f"the 10M set has fewer than {n} segments")
+
+
+def child(n: int) -> dict[str, float]:
+    mems, questions = memories(n)
+    gc.collect()
+    before = _rss()
+    index = BM25Index(mems, _unit(n, 384, 1))
+    langs: tuple[Lang, ...] = tuple(detect_language(m.content) for m in mems)
+    bridge = BridgeRows(
+        tuple(m.id for m in mems), _unit(n, 512, 2).astype(np.float16), langs, frozenset(langs)
+    )
+    gc.collect()
+    rss = (_rss() - before) / n / 1024
+    t0 = time.process_time()
+    payload = encode(1, index, bridge, "bench")
+    encode_s = time.process_time() - t0
+    t0 = time.process_time()
+    loaded = decode(payload, "bench")
+    decode_s = time.process_time() - t0
+    assert loaded is not None
+    keyword: list[float] = []
+    dense: list[float] = []
+    query = _unit(len(questions), 384, 3)
+    for k, q in enumerate(questions * 3):
+        t0 = time.process_time()
+        index.search(tokenize(q), limit=50)
+        keyword.append(time.process_time() - t0)
+        t0 = time.process_time()
+        index.nearest(query[k % len(questions)], limit=50)
+        dense.append(time.process_time() - t0)
+    return {
+        "memories": n,
+        "rss_kib_per_memory": round(rss, 2),
+        "rss_mib": round(rss * n / 1024, 1),
+        "snapshot_mb": round(len(payload) / 1e6, 1),
+        "encode_s": round(encode_s, 2),
+        "decode_s": round(decode_s, 2),
+        "keyword_ms": round(statistics.median(keyword) * 1000, 1),
+        "dense_ms": round(statistics.median(dense) * 1000, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, nargs="+", default=[2000, 20_000, 70_000])
+    parser.add_argument("--child", type=int, default=0)
+    args = parser.parse_args()
+    if args.child:
+        sys.stdout.write(json.dumps(child(args.child)) + "\n")
+        return
+    load_or_build(10_000_000)  # the set cached once, before the children
+    rows = []
+    for n in args.memories:
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", str(n)],
+            check=True,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        sys.stdout.write(done.stdout)
+    out = ROOT / "bench" / "results" / "large_user_index.json"
+    out.write_text(json.dumps({"rows": rows, "machine": machine(), "load": os.getloadavg()}, indent=2))
+    sys.stdout.write(machine() + f", load {os.getloadavg()[0]:.1f}\n")
+
+
+if __name__ == "__main__":
+    main()

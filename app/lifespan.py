@@ -35,6 +35,7 @@ from memory import (
     MemoryService,
     RoutingLongTermStore,
     SentenceTransformerEmbedder,
+    keys,
 )
 from memory.archive.cold import ColdStore
 from memory.archive.search import TieredSearch
@@ -418,7 +419,7 @@ async def check_dense_model(redis: RedisClient, settings: Settings, embedder: Em
     (docs/operations.md#switching-models). Checked when a served model is or was configured (the
     bundled ONNX and torch MiniLM give the same vectors, cosine 0.999). Redis down: not checked now
     (the next start checks)."""
-    key = f"mnemo:model:dense:{settings.chroma_collection_prefix}"
+    key = keys.dense_model(settings.chroma_collection_prefix)
     name = dense_model_name(settings, embedder)
     try:
         await redis.set(key, name, nx=True)

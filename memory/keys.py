@@ -147,6 +147,11 @@ WRITERS = f"{PREFIX}:writers"  # sorted set: writer id -> last heartbeat (ms), h
 LAYOUT = f"{PREFIX}:layout"  # hash: version, partitions
 
 
+def dense_model(collection_prefix: str) -> str:
+    """The model whose vectors the dense channel's collections of this prefix hold (a string; issue 44)."""
+    return f"{PREFIX}:model:dense:{collection_prefix}"
+
+
 # Long-term memory bookkeeping, per user.
 def ltm_version(user_id: str) -> str:
     """Bumped on every long-term write or delete: keyword indexes cached in workers key on it."""

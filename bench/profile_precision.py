@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from memory.relations import profile as profile_rules  # noqa: E402
 from memory.relations.extract import extract  # noqa: E402
-from memory.relations.profile import attributes_of, value_key  # noqa: E402
+from memory.relations.profile import attributes_of  # noqa: E402
+from memory.relations.tags import value_key  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "profile_labelled.json"
 SAID_AT = 1_770_000_000.0  # 2026-02-02

@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from pydantic import AfterValidator, WithJsonSchema
 
-from memory.relations.profile import TAG_MAX_CHARS, TAG_RULE, parse_tag
+from memory.relations.tags import TAG_MAX_CHARS, TAG_RULE, parse_tag
 
 ID_ALPHABET = "A-Za-z0-9_.@:|+-"
 ID_MAX_CHARS = 128

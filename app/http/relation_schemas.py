@@ -8,7 +8,8 @@ from app.http.ids import Id
 from app.http.schemas import MemoryOut, StrictBody, iso_utc
 from memory.models import Memory
 from memory.relations.graph import Fact, Graph, Merge, Node
-from memory.relations.profile import CATEGORIES, Profile, ProfileEntry
+from memory.relations.profile import Profile, ProfileEntry
+from memory.relations.tags import CATEGORIES
 
 
 class EntityOut(BaseModel):

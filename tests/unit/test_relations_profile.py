@@ -12,10 +12,9 @@ from memory.relations.profile import (
     PROFILE_MIN_CONFIDENCE,
     Attribute,
     attributes_of,
-    parse_tag,
-    tags_of,
 )
 from memory.relations.speech import statements
+from memory.relations.tags import parse_tag, tags_of
 
 DAY = 86_400.0
 T0 = 1_770_000_000.0

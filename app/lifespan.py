@@ -64,6 +64,7 @@ from memory.governance.compaction import (
 )
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
+from memory.governance.usage import UsageLedger
 from memory.longterm.bridge import BRIDGE_HNSW, BRIDGE_SHARDS, BridgedStore, bridge_prefix
 from memory.longterm.deferred_deletes import DeferredDeleteStore, PurgeSweeper
 from memory.longterm.history import MemoryHistory
@@ -108,6 +109,7 @@ class State(TypedDict):
     conversation: ConversationService
     llm: ChatModel
     models: ModelCatalog
+    usage: UsageLedger
     audit: AuditLog
     exporter: UserExport
     idempotency: IdempotencyRecords
@@ -613,7 +615,12 @@ def make_lifespan(
         archive = build_archive(settings, redis)
         llm_client = build_llm_client(settings, llm_transport)
         llm: ChatModel = (
-            OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
+            OpenAICompatibleLLM(
+                llm_client,
+                model=settings.llm_model,
+                max_attempts=settings.llm_max_attempts,
+                ledger=UsageLedger(redis),
+            )
             if llm_client is not None
             else OfflineResponder()
         )
@@ -689,6 +696,7 @@ def make_lifespan(
                     settings.llm_model,
                     ttl_seconds=settings.llm_models_cache_seconds,
                 ),
+                usage=UsageLedger(redis),
                 audit=AuditLog(redis),
                 exporter=UserExport(
                     deferred,

@@ -13,7 +13,18 @@ from app.http.middleware import RequestContextMiddleware
 from app.http.openai_errors import OpenAIErrorMiddleware
 from app.lifespan import make_lifespan
 from app.mcp.endpoint import McpEndpoint
-from app.routes import admin, audit, chat, corrections, health, memories, models, relations, sessions
+from app.routes import (
+    admin,
+    audit,
+    chat,
+    corrections,
+    health,
+    memories,
+    models,
+    relations,
+    sessions,
+    usage,
+)
 from app.routes.console import ConsoleFiles, console_home
 from app.settings import Settings, load_settings
 from memory import Embedder
@@ -56,6 +67,7 @@ def create_app(
     app.include_router(sessions.router)
     app.include_router(chat.router)
     app.include_router(models.router)
+    app.include_router(usage.router)
     app.include_router(audit.router)
     app.include_router(admin.router)
     app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False))

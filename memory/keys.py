@@ -195,6 +195,11 @@ def rate_limit(user_id: str) -> str:
     return f"{user_prefix(user_id)}:rl"
 
 
+def model_usage(user_id: str) -> str:
+    """Hash of this user's model use: `<purpose>:calls|in|out` counters and `since` (governance/usage.py)."""
+    return f"{user_prefix(user_id)}:usage"
+
+
 def ltm_tombstones(user_id: str) -> str:
     """Hash: deleted memory id -> when. A late write (a redelivered outbox entry) must not revive it."""
     return f"{user_prefix(user_id)}:ltm:tombstones"

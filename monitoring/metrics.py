@@ -43,6 +43,22 @@ HTTP_DURATION = Histogram(
 LLM_DURATION = Histogram(
     "mnemo_llm_request_duration_seconds", "Upstream LLM calls, by outcome", ["outcome"], buckets=_SLOW
 )
+# the ledger of model use (issue 41): every upstream call by purpose (chat, summary, judge, translation,
+# compression) and outcome (ok, empty: an answer without text or tool calls, error, timeout, cancelled)
+LLM_CALLS = Counter(
+    "mnemo_llm_calls_total", "Upstream LLM calls, by purpose and outcome", ["purpose", "outcome"]
+)
+LLM_TOKENS = Counter(
+    "mnemo_llm_tokens_total",
+    "Tokens of upstream LLM calls (the upstream's usage, else estimated), by purpose and direction (in, out)",
+    ["purpose", "direction"],
+)
+LLM_CALL_DURATION = Histogram(
+    "mnemo_llm_call_duration_seconds",
+    "Upstream LLM calls, by purpose and outcome",
+    ["purpose", "outcome"],
+    buckets=_SLOW,
+)
 RETRIEVAL_DURATION = Histogram(
     "mnemo_retrieval_duration_seconds", "Long-term memory searches", ["pipeline"], buckets=_FAST
 )

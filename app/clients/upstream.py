@@ -2,6 +2,10 @@
 
 Retries (tenacity, exponential backoff with jitter) on connect errors, 429 and 5xx, before any output;
 failures become `UpstreamFailed` (timeouts flagged, so the route can answer 504 rather than 502).
+
+Every call is counted in the ledger of model use: Prometheus counters of calls, tokens (the upstream's
+`usage`, else estimated) and latency by purpose and outcome, and the tokens of the user the call served
+(`billed_user`) in their Redis ledger (memory/governance/usage.py).
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ from memory.chat.llm import (
     StreamItem,
     ToolCallDelta,
     TurnFacts,
+    estimate_tokens,
 )
 from memory.errors import UpstreamFailed
+from memory.governance.usage import UsageLedger, billed_user
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -62,15 +68,30 @@ def _tool_calls(message: dict[str, Any]) -> tuple[dict[str, Any], ...]:
     return tuple(c for c in calls if isinstance(c, dict)) if isinstance(calls, list) else ()
 
 
+def _or(counted: object, estimate: int) -> int:
+    """The upstream's count when it gave a number, else the estimate."""
+    return (
+        counted if isinstance(counted, int) and not isinstance(counted, bool) and counted >= 0 else estimate
+    )
+
+
 def _is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, _Retryable | httpx.ConnectError | httpx.ConnectTimeout | httpx.RemoteProtocolError)
 
 
 class OpenAICompatibleLLM:
-    def __init__(self, client: httpx.AsyncClient, *, model: str, max_attempts: int = 3) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        *,
+        model: str,
+        max_attempts: int = 3,
+        ledger: UsageLedger | None = None,
+    ) -> None:
         self._client = client
         self._model = model
         self._max_attempts = max_attempts
+        self._ledger = ledger
 
     @property
     def name(self) -> str:
@@ -125,20 +146,41 @@ class OpenAICompatibleLLM:
             reraise=True,
         )
 
+    async def _count(
+        self, purpose: str, outcome: str, seconds: float, tokens_in: int = 0, tokens_out: int = 0
+    ) -> None:
+        """The call in the ledger: Prometheus always, the user's Redis ledger for a call that answered."""
+        metrics.LLM_DURATION.labels(outcome).observe(seconds)
+        metrics.LLM_CALL_DURATION.labels(purpose, outcome).observe(seconds)
+        metrics.LLM_CALLS.labels(purpose, outcome).inc()
+        metrics.LLM_TOKENS.labels(purpose, "in").inc(tokens_in)
+        metrics.LLM_TOKENS.labels(purpose, "out").inc(tokens_out)
+        user = billed_user.get()
+        if self._ledger is not None and user is not None and outcome in {"ok", "empty"}:
+            await self._ledger.add(user, purpose, tokens_in, tokens_out)
+
     async def complete(
         self, prompt: Sequence[PromptMessage], params: GenerationParams, facts: TurnFacts
     ) -> Completion:
         started = time.perf_counter()
-        outcome = "error"
         try:
             completion = await self._complete(prompt, params)
-            outcome = "ok"
-            return completion
         except UpstreamFailed as exc:
-            outcome = "timeout" if exc.timeout else "error"
+            await self._count(
+                params.purpose, "timeout" if exc.timeout else "error", time.perf_counter() - started
+            )
             raise
-        finally:
-            metrics.LLM_DURATION.labels(outcome).observe(time.perf_counter() - started)
+        except BaseException:
+            await self._count(params.purpose, "error", time.perf_counter() - started)
+            raise
+        await self._count(
+            params.purpose,
+            "ok" if completion.text.strip() or completion.tool_calls else "empty",
+            time.perf_counter() - started,
+            _or(completion.prompt_tokens, sum(estimate_tokens(m.content) for m in prompt)),
+            _or(completion.completion_tokens, estimate_tokens(completion.text)),
+        )
+        return completion
 
     async def _complete(self, prompt: Sequence[PromptMessage], params: GenerationParams) -> Completion:
         payload = self._payload(prompt, params, stream=False)
@@ -179,19 +221,36 @@ class OpenAICompatibleLLM:
         self, prompt: Sequence[PromptMessage], params: GenerationParams, facts: TurnFacts
     ) -> AsyncIterator[StreamItem]:
         started = time.perf_counter()
-        outcome = "error"
+        text: list[str] = []
+        end, calls = StreamEnd(), False
         try:
-            async for delta in self._stream(prompt, params):
-                yield delta
-            outcome = "ok"
-        except GeneratorExit:  # the client went away mid-stream
-            outcome = "cancelled"
+            async for item in self._stream(prompt, params):
+                if isinstance(item, StreamEnd):
+                    end = item
+                elif isinstance(item, str):
+                    text.append(item)
+                else:
+                    calls = True
+                yield item
+        except GeneratorExit:  # the client went away mid-stream: counted, not billed (no await here)
+            seconds = time.perf_counter() - started
+            metrics.LLM_DURATION.labels("cancelled").observe(seconds)
+            metrics.LLM_CALL_DURATION.labels(params.purpose, "cancelled").observe(seconds)
+            metrics.LLM_CALLS.labels(params.purpose, "cancelled").inc()
             raise
         except UpstreamFailed as exc:
-            outcome = "timeout" if exc.timeout else "error"
+            await self._count(
+                params.purpose, "timeout" if exc.timeout else "error", time.perf_counter() - started
+            )
             raise
-        finally:
-            metrics.LLM_DURATION.labels(outcome).observe(time.perf_counter() - started)
+        answer = "".join(text)
+        await self._count(
+            params.purpose,
+            "ok" if answer.strip() or calls else "empty",
+            time.perf_counter() - started,
+            _or(end.prompt_tokens, sum(estimate_tokens(m.content) for m in prompt)),
+            _or(end.completion_tokens, estimate_tokens(answer)),
+        )
 
     async def _stream(
         self, prompt: Sequence[PromptMessage], params: GenerationParams

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from app.http.ids import Id
 from app.http.schemas import MAX_CONTENT_CHARS, RequestBody, TimeZoneName, has_visible_text, iso_utc
 from memory.chat.conversation import PreparedTurn
+from memory.governance.usage import PurposeUsage, UserUsage
 
 _NEEDS_USER = (
     "at least one user message; the last one must have visible text (not only spaces or invisible characters)"
@@ -323,6 +324,41 @@ def chunk(
         "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
     }
+
+
+class PurposeUsageOut(BaseModel):
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class UsageOut(BaseModel):
+    """A user's model use (`GET /v1/usage`): calls and tokens by purpose, and in total."""
+
+    user_id: str
+    since: str | None = Field(description="when the first call was counted (ISO 8601 UTC); null: none yet")
+    purposes: dict[str, PurposeUsageOut] = Field(
+        description="by purpose: chat, summary, judge, translation, compression (those used)"
+    )
+    total: PurposeUsageOut
+
+    @classmethod
+    def of(cls, usage: UserUsage) -> UsageOut:
+        def out(p: PurposeUsage) -> PurposeUsageOut:
+            return PurposeUsageOut(
+                calls=p.calls,
+                prompt_tokens=p.prompt_tokens,
+                completion_tokens=p.completion_tokens,
+                total_tokens=p.prompt_tokens + p.completion_tokens,
+            )
+
+        return cls(
+            user_id=usage.user_id,
+            since=iso_utc(usage.since) if usage.since is not None else None,
+            purposes={k: out(v) for k, v in usage.purposes.items()},
+            total=out(usage.total),
+        )
 
 
 class ModelOut(BaseModel):

@@ -20,6 +20,7 @@ from memory.corrections import MemoryEditor, MemoryRestorer
 from memory.governance.audit import AuditLog
 from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
+from memory.governance.usage import UsageLedger
 from memory.governance.users import UserDirectory
 from memory.session.idempotency import IdempotencyRecords
 from memory.session.store import SessionStore
@@ -67,6 +68,10 @@ def get_audit_log(request: Request) -> AuditLog:
 
 def get_llm(request: Request) -> ChatModel:
     return request.state.llm  # type: ignore[no-any-return]
+
+
+def get_usage(request: Request) -> UsageLedger:
+    return request.state.usage  # type: ignore[no-any-return]
 
 
 def get_models(request: Request) -> ModelCatalog:
@@ -127,6 +132,7 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 RedisDep = Annotated[Redis, Depends(get_redis)]
 StoreDep = Annotated[RoutingLongTermStore, Depends(get_store)]
 ModelsDep = Annotated[ModelCatalog, Depends(get_models)]
+UsageDep = Annotated[UsageLedger, Depends(get_usage)]
 MemoryDep = Annotated[MemoryService, Depends(get_memory)]
 SessionsDep = Annotated[SessionStore, Depends(get_sessions)]
 ConversationDep = Annotated[ConversationService, Depends(get_conversation)]

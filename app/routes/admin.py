@@ -1,4 +1,5 @@
-"""Admin tools: find a user by id prefix, and preview what erasing a user would delete. Both audited."""
+"""Admin tools: find a user by id prefix, preview what erasing a user would delete (both audited), and
+read a user's ledger of model use."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from app.http.body import StrictJSONRoute
-from app.http.deps import AdminDep, AuditDep, EraserDep, UserDirectoryDep
+from app.http.chat_schemas import UsageOut
+from app.http.deps import AdminDep, AuditDep, EraserDep, UsageDep, UserDirectoryDep
 from app.http.ids import Id
 from app.http.schemas import ErasePreviewOut, FoundUsersOut
 
@@ -41,3 +43,13 @@ async def erase_preview(
     out = ErasePreviewOut.of(user_id, preview)
     await audit.record("erase_preview", user_id, out.memories_total, {"held": str(out.held).lower()})
     return out
+
+
+@router.get("/users/{user_id}/usage", response_model=UsageOut)
+async def user_usage(
+    _admin: AdminDep,
+    ledger: UsageDep,
+    user_id: Annotated[Id, Path(description="the user whose model use to read")],
+) -> UsageOut:
+    """The user's ledger of model use, as `GET /v1/usage` gives it to them."""
+    return UsageOut.of(await ledger.read(user_id))

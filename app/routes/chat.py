@@ -29,6 +29,7 @@ from app.http.ids import Id
 from memory.chat.conversation import ChatInput, PreparedTurn, ReplayedStream, TurnDebug, TurnStream
 from memory.chat.llm import GenerationParams, PromptMessage, estimate_tokens
 from memory.errors import REDIS_UNAVAILABLE, SessionLockLost, StoreUnavailable, UpstreamFailed
+from memory.governance.usage import billed_user
 from memory.session.idempotency import IdempotencyKey
 from monitoring import metrics
 
@@ -132,6 +133,7 @@ async def chat_completions(
     `Idempotent-Replayed: true`) instead of a second turn; the same key with another body is 422."""
     user_id = body.user_id or principal.user_id
     ensure_can_act_for(principal, user_id)
+    billed_user.set(user_id)  # the turn's model calls (and its summary's) count to this user
     session_id = body.session_id or x_session_id or DEFAULT_SESSION
     # an admin chatting as a user reads (recalls) and writes their memories: recorded before the turn
     await audit.record_access("chat", user_id, 1, {"session_id": session_id})

@@ -43,7 +43,9 @@ class LLMCompressor:
         prompt = [PromptMessage("system", RULES[lang].format(n=self._max)), PromptMessage("user", listing)]
         try:
             completion = await asyncio.wait_for(
-                self._model.complete(prompt, GenerationParams(temperature=0.0), TurnFacts(lang, (), 0.0)),
+                self._model.complete(
+                    prompt, GenerationParams(temperature=0.0, purpose="compression"), TurnFacts(lang, (), 0.0)
+                ),
                 self._timeout,
             )
         except Exception:

@@ -74,7 +74,9 @@ class LLMQueryTranslator:
         try:
             completion = await asyncio.wait_for(
                 self._model.complete(
-                    prompt, GenerationParams(temperature=0.0, max_tokens=200), TurnFacts(source, (), 0.0)
+                    prompt,
+                    GenerationParams(temperature=0.0, max_tokens=200, purpose="translation"),
+                    TurnFacts(source, (), 0.0),
                 ),
                 self.params.timeout_seconds,
             )

@@ -191,7 +191,9 @@ class LLMSummarizer:
         ]
         try:
             completion = await self._model.complete(
-                prompt, GenerationParams(temperature=0.0, max_tokens=120), TurnFacts(lang, (), 0.0)
+                prompt,
+                GenerationParams(temperature=0.0, max_tokens=120, purpose="summary"),
+                TurnFacts(lang, (), 0.0),
             )
             text = " ".join(completion.text.strip().strip("\"'“”").split())
         except Exception:

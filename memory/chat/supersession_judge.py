@@ -66,7 +66,9 @@ class LLMSupersessionJudge:
         prompt = [PromptMessage("system", RULES[lang]), PromptMessage("user", listing)]
         try:
             completion = await asyncio.wait_for(
-                self._model.complete(prompt, GenerationParams(temperature=0.0), TurnFacts(lang, (), 0.0)),
+                self._model.complete(
+                    prompt, GenerationParams(temperature=0.0, purpose="judge"), TurnFacts(lang, (), 0.0)
+                ),
                 self._timeout,
             )
         except Exception:

@@ -14,6 +14,7 @@ import openai
 import pytest
 import uvicorn
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
+from prometheus_client import REGISTRY
 
 from app.http.auth import TokenCodec
 from app.main import create_app
@@ -476,3 +477,74 @@ class TestStreamUsage:
             assert chunks[-1].usage.prompt_tokens == upstream.usage["prompt_tokens"]  # the upstream's count
             assert chunks[-1].usage.completion_tokens == upstream.usage["completion_tokens"]
             assert upstream.requests[-1]["stream_options"] == {"include_usage": True}
+
+
+def sample(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+class TestModelUseLedger:
+    """Calls, tokens, latency and outcome by purpose in Prometheus, and each user's tokens in Redis,
+    readable by the user and an admin (issue 41)."""
+
+    def test_chat_and_summary_are_counted_per_purpose_and_per_user(
+        self, settings: Settings, embedder: Embedder
+    ) -> None:
+        upstream = FakeUpstream(reply="好的，我记住了。OK, noted.")
+        before = {
+            (purpose, outcome): sample("mnemo_llm_calls_total", purpose=purpose, outcome=outcome)
+            for purpose in ("chat", "summary")
+            for outcome in ("ok", "error")
+        }
+        tokens_in = sample("mnemo_llm_tokens_total", purpose="chat", direction="in")
+        latency = sample("mnemo_llm_call_duration_seconds_count", purpose="chat", outcome="ok")
+        configured = upstream_settings(settings, llm_summary=True, llm_max_attempts=1)
+        with live_server(configured, embedder, upstream.transport) as base:
+            client = openai.OpenAI(base_url=f"{base}/v1", api_key=token(), max_retries=0)
+            client.chat.completions.create(
+                model="mnemo", messages=[{"role": "user", "content": "我住在杭州。I live in Hangzhou."}]
+            )
+            list(
+                client.chat.completions.create(
+                    model="mnemo",
+                    messages=[{"role": "user", "content": "I work as a teacher. 我是老师。"}],
+                    stream=True,
+                )
+            )
+            mine = {"Authorization": f"Bearer {token()}"}
+            deadline = time.monotonic() + 30
+            usage = httpx.get(f"{base}/v1/usage", headers=mine).json()
+            while "summary" not in usage["purposes"] and time.monotonic() < deadline:
+                time.sleep(0.1)  # the summary is refined in the background, after the answer
+                usage = httpx.get(f"{base}/v1/usage", headers=mine).json()
+            chat = usage["purposes"]["chat"]
+            # the upstream's own counts, for the plain and the streamed turn alike (include_usage)
+            assert chat == {"calls": 2, "prompt_tokens": 22, "completion_tokens": 14, "total_tokens": 36}
+            assert usage["purposes"]["summary"]["calls"] >= 1
+            assert usage["total"]["calls"] == sum(p["calls"] for p in usage["purposes"].values())
+            assert usage["since"].endswith("Z")
+
+            admin = {"Authorization": f"Bearer {TokenCodec(TEST_SECRET).mint('ops', role='admin')}"}
+            by_admin = httpx.get(f"{base}/v1/admin/users/alice/usage", headers=admin).json()
+            assert by_admin["purposes"]["chat"] == chat
+            bob = {"Authorization": f"Bearer {token('bob')}"}
+            assert httpx.get(f"{base}/v1/usage", headers=bob).json()["total"]["calls"] == 0
+            other = httpx.get(f"{base}/v1/usage", params={"user_id": "alice"}, headers=bob)
+            assert other.status_code == 403
+            assert other.json()["error"]["code"] == "forbidden"
+
+            upstream.mode = "error500"
+            with pytest.raises(openai.InternalServerError):
+                client.chat.completions.create(
+                    model="mnemo", messages=[{"role": "user", "content": "再说一次 again"}]
+                )
+            assert httpx.get(f"{base}/v1/usage", headers=mine).json()["purposes"]["chat"] == chat
+
+        assert sample("mnemo_llm_calls_total", purpose="chat", outcome="ok") - before[("chat", "ok")] == 2
+        assert (
+            sample("mnemo_llm_calls_total", purpose="chat", outcome="error") - before[("chat", "error")] == 1
+        )
+        assert sample("mnemo_llm_calls_total", purpose="summary", outcome="ok") > before[("summary", "ok")]
+        assert sample("mnemo_llm_tokens_total", purpose="chat", direction="in") - tokens_in == 22
+        assert sample("mnemo_llm_call_duration_seconds_count", purpose="chat", outcome="ok") - latency == 2
+        assert keys.model_usage("alice").startswith(keys.user_prefix("alice") + ":")  # one slot per user

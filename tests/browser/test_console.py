@@ -214,12 +214,12 @@ def test_user_flows(
     bees = hits[0]
     bees.find_element(By.CSS_SELECTOR, "button.delete").click()
     wait(browser, visible("#confirm"), "the delete confirmation")
-    assert "final" in find(browser, "#confirm-text").text
-    assert "cannot be undone" in find(browser, "#confirm-text").text
+    assert "Recently deleted" in find(browser, "#confirm-text").text  # restorable for a grace period
     assert "bees" in find(browser, "#confirm-content").text
     find(browser, "#confirm-yes").click()
     wait(browser, visible("#notice"), "the deletion notice")
-    assert "Deleted for good" in find(browser, "#notice").text
+    assert "Deleted" in find(browser, "#notice").text
+    assert "Recently deleted" in find(browser, "#notice").text
     assert "I keep bees on my rooftop" in find(browser, "#notice").text  # the text, not the id
     hits = search(browser, "what insects do I keep?")
     assert all("bees" not in h.text for h in hits)

@@ -250,7 +250,7 @@ def test_the_memory_list_says_what_a_person_needs(
     find(browser, "#confirm-yes").click()
     wait(browser, visible("#notice"), "the notice")
     assert "我的猫叫咪咪。" in find(browser, "#notice").text
-    assert "cannot be undone" in find(browser, "#notice").text
+    assert "Recently deleted" in find(browser, "#notice").text
     assert find(browser, "#memory-total").text == "2 memories"
     assert len(rows(browser)) == 2
 

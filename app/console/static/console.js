@@ -13,7 +13,7 @@
   const state = {
     user: "", view: "", offset: 0, auditBefore: null, preview: null, msg: null, signinMsg: null,
     memories: null, search: null, sessions: null, session: null, audit: [], receipt: null, chat: [], forgot: null, exported: null,
-    profile: null, entities: null, entity: null, merges: null,
+    profile: null, entities: null, entity: null, merges: null, deleted: null, deletedOffset: 0,
   };
 
   // a string of the UI's language; `{n}` a number picks the plural form (`key_one`) where the language has one
@@ -190,12 +190,42 @@
   const cell = (label, cls, ...kids) => el("td", { "data-label": t(label), class: cls || null }, ...kids);
 
   // ---- dialogs: one at a time, over a backdrop that dims the page behind and closes it when clicked ------
+  // Focus stays inside the open dialog (Tab and Shift+Tab cycle through it), Escape closes it, and focus
+  // goes back to what opened it (or, when that is gone, to the main content)
   const DIALOGS = ["#editor", "#history", "#confirm"];
-  function dialog(id) { for (const d of DIALOGS) $(d).hidden = d !== id; $("#backdrop").hidden = false; }
-  function closeDialogs() { for (const d of DIALOGS) $(d).hidden = true; $("#backdrop").hidden = true; }
+  let opener = null;
+  const openDialog = () => DIALOGS.map((d) => $(d)).find((d) => !d.hidden) || null;
+  function dialog(id) {
+    if (!openDialog()) opener = document.activeElement;
+    for (const d of DIALOGS) $(d).hidden = d !== id;
+    $("#backdrop").hidden = false;
+  }
+  function closeDialogs() {
+    const was = openDialog();
+    for (const d of DIALOGS) $(d).hidden = true;
+    $("#backdrop").hidden = true;
+    if (!was) return;
+    const back = opener && opener.isConnected && opener.offsetParent !== null ? opener : $("#main");
+    opener = null;
+    back.focus();
+  }
+  const focusables = (box) => [...box.querySelectorAll("button, [href], input, select, textarea, summary, [tabindex]:not([tabindex='-1'])")]
+    .filter((e) => !e.disabled && e.offsetParent !== null);
+  function trapFocus(e) {
+    const box = openDialog();
+    if (!box) return;
+    if (e.key === "Escape") { e.preventDefault(); closeDialogs(); return; }
+    if (e.key !== "Tab") return;
+    const all = focusables(box);
+    if (!all.length) { e.preventDefault(); return; }
+    const first = all[0], last = all[all.length - 1];
+    const inside = box.contains(document.activeElement);
+    if (e.shiftKey && (document.activeElement === first || !inside)) { e.preventDefault(); last.focus(); }
+    else if (!e.shiftKey && (document.activeElement === last || !inside)) { e.preventDefault(); first.focus(); }
+  }
 
   // ---- views ---------------------------------------------------------------------------------------
-  const TABS = ["memories", "search", "forget", "sessions", "entities", "chat", "export"];
+  const TABS = ["memories", "search", "forget", "deleted", "sessions", "entities", "chat", "export"];
   function view(name) {
     state.view = name;
     document.querySelectorAll("main > section").forEach((s) => { s.hidden = s.id !== "view-" + name; });
@@ -205,6 +235,7 @@
   }
   const redraw = {
     memories: () => drawMemories(), search: () => drawSearch(), forget: () => { drawPreview(); drawForgot(); },
+    deleted: () => drawDeleted(),
     sessions: () => { drawSessions(); drawSession(); }, entities: () => drawEntities(), audit: () => drawAudit(), erase: () => { drawErasePreview(); drawReceipt(); },
     home: () => drawFound(),
     chat: () => drawChat(), export: () => drawExported(),
@@ -265,6 +296,54 @@
     }
   }
 
+  // ---- recently deleted: what delete and forget removed, restorable until its grace period ends --------
+  let deletedListing = 0;
+  async function loadDeleted(append) {
+    const mine = ++deletedListing;
+    if (!append) { state.deletedOffset = 0; state.deleted = null; drawDeleted(); }
+    const q = new URLSearchParams({ limit: "50", offset: String(state.deletedOffset) });
+    const page = await json("GET", `/v1/memory/${userPath(state.user)}/deleted?${q}`);
+    if (mine !== deletedListing) return;
+    const items = append && state.deleted ? [...state.deleted.items, ...page.items] : page.items;
+    state.deleted = { items, total: page.total, grace: page.grace_seconds };
+    state.deletedOffset += page.items.length;
+    drawDeleted();
+  }
+  // the grace period in words: whole days, else hours
+  const period = (s) => (s >= 86400 ? counted("days", Math.round(s / 86400)) : counted("hours", Math.max(1, Math.round(s / 3600))));
+  function drawDeleted() {
+    const body = $("#deleted-list tbody");
+    const page = state.deleted;
+    body.replaceChildren();
+    $("#dl-total").textContent = page ? counted("restorable", page.total) : "";
+    $("#dl-help").textContent = page ? t("deleted_help", { period: period(page.grace) }) : "";
+    $("#dl-more").hidden = !page || state.deletedOffset >= page.total;
+    if (!page) return;
+    if (!page.items.length) body.append(el("tr", {}, el("td", { colspan: "5" }, t("deleted_none"))));
+    for (const m of page.items) {
+      const back = el("button", { class: "restore", type: "button" }, t("restore"));
+      back.addEventListener("click", safely(() => restoreMemory(m)));
+      body.append(el("tr", { "data-id": m.id },
+        el("td", { class: "content primary", "data-label": t("content") }, el("span", { class: "text", translate: "no" }, m.content)),
+        cell("deleted_when", "deleted-at", timeEl(m.deleted_at, true)),
+        cell("deleted_how", "how", val("how", m.how)),
+        cell("restorable_until", "until", timeEl(m.restorable_until)),
+        el("td", { class: "actions-cell" }, back)));
+    }
+  }
+  async function restoreMemory(m) {
+    await json("POST", `${memoryPath(m.id)}/restore`);
+    show("restored", { content: m.content });
+    if (state.deleted) {
+      state.deleted.items = state.deleted.items.filter((x) => x.id !== m.id);
+      state.deleted.total -= 1;
+      state.deletedOffset -= 1;
+    }
+    drawDeleted();
+    const next = $("#deleted-list tbody button.restore") || $("#main");
+    next.focus();  // the button pressed is gone: focus stays in the list rather than falling to the page
+  }
+
   // importance as a person reads it: a memory never rated (a core fact is kept for what it is, not
   // for a score) says so rather than "0.00"
   const importanceText = (m) => (m.importance == null || (m.importance === 0 && m.tier === "fact") ? t("importance_unset") : Number(m.importance).toFixed(2));
@@ -317,7 +396,7 @@
     const d = e.detail || {};
     if (e.event === "created") return [tx("from_message", { ids: data((d.source_message_ids || []).join(", ")), session: data(d.session_id) })];
     if (e.event === "superseded") return [tx("superseded_by", { id: data(d.by) })];
-    if (e.event === "restored") return [t("from_tier", { tier: val("archive", d.from) })];
+    if (e.event === "restored") return [d.from === "deleted" ? t("restored_after_delete") : t("from_tier", { tier: val("archive", d.from) })];
     if (e.event === "merged") return [data((d.source_message_ids || []).join(", "))];
     if (e.event === "edited") {
       const shown = (field, v) => (v === true ? t("yes") : v === false ? t("no") : v == null ? "—" : field === "valid_to" ? date(v)
@@ -907,9 +986,9 @@
     $("#er-title").replaceChildren(tx(nothing ? "erased_nothing_title" : "erased_title", { user: data(user) }));
     const said = [nothing ? t("erased_nothing") : t("erased_summary", { at: date(receipt.at) }),
       receipt.at_rest_purged_by ? t("purged_by", { at: date(receipt.at_rest_purged_by) }) : t("purged_operator")];
-    // the receipt counts Redis keys, not sessions: the sessions and messages the preview counted are said
-    if (!nothing && preview && (preview.sessions || preview.buffer_messages)) {
-      said.push(t("rc_preview_said", { sessions: counted("sessions", preview.sessions), messages: counted("messages", preview.buffer_messages) }));
+    // the receipt counts the sessions it removed; the recent messages they held, the preview counted
+    if (!nothing && preview && preview.buffer_messages) {
+      said.push(t("rc_preview_said", { messages: counted("messages", preview.buffer_messages) }));
     }
     $("#er-summary").textContent = said.join(" ");
     // what was deleted, per kind, in the preview's words (never a store's internal name)
@@ -1036,6 +1115,7 @@
         else if (tab === "sessions") await loadSessions();
         else if (tab === "search") drawSearch();
         else if (tab === "forget") { state.preview = null; state.forgot = null; redraw.forget(); }
+        else if (tab === "deleted") await loadDeleted(false);
         else if (tab === "chat") drawChat();
         else if (tab === "export") drawExported();
       } else if ((parts[0] === "audit" || parts[0] === "erase") && parts.length === 1) {
@@ -1086,7 +1166,8 @@
   $("#ed-save").addEventListener("click", safely(saveEdit));
   $("#ed-cancel").addEventListener("click", () => { closeDialogs(); });
   $("#hi-close").addEventListener("click", () => { closeDialogs(); });
-  document.addEventListener("keydown", (e) => { if (e.key === "Escape") closeDialogs(); });
+  document.addEventListener("keydown", trapFocus);
+  $("#dl-more").addEventListener("click", safely(() => loadDeleted(true)));
   $("#backdrop").addEventListener("click", closeDialogs);
   // another id typed: the preview shown was of someone else, so it goes (and the erase button with it)
   $("#er-user").addEventListener("input", () => { if (state.erasePreview && state.erasePreview.user !== $("#er-user").value.trim()) { state.erasePreview = null; drawErasePreview(); } });

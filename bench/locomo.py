@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import hashlib
 import json
 import math
 import re
@@ -357,6 +358,14 @@ def cost_and_recall(per_question: list[dict[str, Any]], keep: Any, name: str) ->
     return {"keep": name, "recall_any": round(found / n, 3), "mean_chars": round(chars / n)}
 
 
+def safe_file_name(name: str, limit: int = 160) -> str:
+    """`name` as one file name: `--set` values may hold URLs (slashes, colons) and run long."""
+    safe = re.sub(r"[^A-Za-z0-9_.=@-]+", "-", name)
+    if len(safe) <= limit:
+        return safe
+    return f"{safe[:limit]}-{hashlib.blake2b(name.encode(), digest_size=4).hexdigest()}"
+
+
 def _first_results_ids(results: list[dict[str, Any]], k: int) -> list[str]:
     return [mid for r in results[:k] for mid in r["source_message_ids"]]
 
@@ -448,7 +457,7 @@ def main() -> None:
         + "".join(f"_{item}" for item in args.set)
     )
     asked = "" if args.questions_from is None else f"_asked_{Path(args.questions_from).stem}"
-    name = f"locomo_{Path(args.data).stem}{asked}_{args.pipeline}{variant}.json"
+    name = safe_file_name(f"locomo_{Path(args.data).stem}{asked}_{args.pipeline}{variant}") + ".json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))
     misses = result.pop("misses")
     result["min_relevance"] = args.min_relevance

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 
+from app.clients.embeddings import HttpEmbedder, ServedModel
 from app.lifespan import (
     bridge_name,
     build_bridge,
@@ -31,6 +33,7 @@ from app.lifespan import (
 )
 from app.settings import Settings, StartError
 from memory import Embedder
+from memory.errors import EmbeddingUnavailable
 from memory.longterm.bridge import BridgedStore, bridge_prefix
 from memory.longterm.reembed import Reembedder
 from monitoring import metrics
@@ -288,3 +291,26 @@ class TestModelSwitch:
         )
         with pytest.raises(StartError, match="CHROMA_COLLECTION_PREFIX"):
             await check_dense_model(redis, dense, build_embedder(dense))
+
+
+class TestEmbedderOverHttp:
+    async def test_batches_in_order_and_refuses_a_wrong_size_or_model(
+        self, embedder: Embedder, model_server: ServerProcess
+    ) -> None:
+        url = f"{model_server.url}/v1"
+        texts = [f"第{i}条记忆 memory number {i}" for i in range(150)]
+        served = HttpEmbedder(ServedModel(url=url, model=MINILM, dimension=384, batch_size=64))
+        ok = metrics.MODEL_REQUESTS.labels("embeddings", MINILM, "ok")._value.get()
+        vectors = await served.embed(texts)
+        assert metrics.MODEL_REQUESTS.labels("embeddings", MINILM, "ok")._value.get() == ok + 3  # 64+64+22
+        assert np.allclose(vectors, await embedder.embed(texts), atol=1e-6)
+        wrong_size = HttpEmbedder(ServedModel(url=url, model=MINILM, dimension=512))
+        with pytest.raises(EmbeddingUnavailable, match="refused"):
+            await wrong_size.embed(["hello", "你好"])
+        unknown = HttpEmbedder(ServedModel(url=url, model="no-such-model", dimension=384, max_attempts=3))
+        retries = metrics.MODEL_REQUESTS.labels("embeddings", "no-such-model", "retry")._value.get()
+        with pytest.raises(EmbeddingUnavailable, match="400"):
+            await unknown.embed(["hello"])
+        assert metrics.MODEL_REQUESTS.labels("embeddings", "no-such-model", "retry")._value.get() == retries
+        for client in (served, wrong_size, unknown):
+            await client.aclose()

@@ -217,7 +217,9 @@ async def test_erased_text_is_in_no_file_of_redis_or_chroma(
         assert body["at_rest_purged_by"] > body["at"]
         nothing = (await client.get(f"/v1/memory/{user}/deleted", headers=auth(user))).json()
         assert nothing["total"] == 0
-        assert (await client.post(f"/v1/memory/{user}/{doomed}/restore", headers=auth(user))).status_code == 404
+        assert (
+            await client.post(f"/v1/memory/{user}/{doomed}/restore", headers=auth(user))
+        ).status_code == 404
     assert await r.zscore(keys.restorable_queue_of(user), user) is None
     # erased is not yet gone from disk: this is what the compaction is for
     assert hits(redis_dir, en)

@@ -6,12 +6,15 @@
 3. `session` (short-term state in Redis), `outbox` (turns handed to the writers), `longterm` (Chroma
    store, routing over several servers, rebalance, versions, tombstones, shared vectors)
 4. `recall` (keyword index, query plan, ranking, hybrid retriever)
-5. `write` (write policy and scoring)
-6. `service` (`MemoryService`: ingest, search, list, delete)
-7. `chat` (the chat turn) and `governance` (erasure, export, audit, compaction)
+5. `write` (write policy and scoring), `archive` (warm and cold tiers)
+6. `relations` (relation memory: entities, the profile, links)
+7. `service` (`MemoryService`: ingest, recall, list, delete, forget)
+8. `chat` (the chat turn), `governance` (erasure, export, audit, compaction) and `corrections` (edit,
+   restore)
 
 The domain never imports `app`, FastAPI, httpx or the settings object: it gets configured objects through
-constructors. `tests/unit/test_layering.py` checks these rules.
+constructors. `tests/unit/test_layering.py` checks these rules; `tests/unit/test_docs_match_tree.py`
+checks that this list is the one it enforces.
 """
 
 from memory.embedding.base import Embedder

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from app.clients.embeddings import HttpEmbedder, ServedModel
 from app.clients.redis import build_redis
 from app.http.auth import TokenCodec
 from app.lifespan import build_bridge, build_store
@@ -170,11 +171,35 @@ async def reembed_per_1000(
     }
 
 
+async def single_calls(url: str, n: int) -> dict[str, dict[str, float]]:
+    """One short text per call, `n` calls of each kind interleaved: the in-process MiniLM against the
+    same model over HTTP (what one embedding round trip adds)."""
+    from memory.embedding.onnx import OnnxEmbedder
+
+    local = OnnxEmbedder(None, threads=1, max_tokens=128)
+    served = HttpEmbedder(ServedModel(url=f"{url}/v1", model=MINILM, dimension=DIMENSIONS[MINILM]))
+    took: dict[str, list[float]] = {"in_process": [], "served": []}
+    for i in range(n + 1):
+        for mode, model in (("in_process", local), ("served", served)):
+            t0 = time.perf_counter()
+            await model.embed([f"where do I live {i}"])
+            if i:  # the first call of each warms up
+                took[mode].append((time.perf_counter() - t0) * 1000)
+    await served.aclose()
+    return {
+        mode: {"p50_ms": round(percentile(t, 50), 1), "p95_ms": round(percentile(t, 95), 1)}
+        for mode, t in took.items()
+    }
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="mnemo-served-models-"))
     server = start_model_server(workdir)
     out: dict[str, Any] = {"machine": machine(), "args": vars(args)}
     try:
+        if args.single_calls:
+            out["single_calls"] = await single_calls(server.url, args.single_calls)
+            return out
         with bench_stores() as stores:
             got: dict[str, dict[str, list[Any]]] = {"in_process": {}, "served": {}}
             for round_ in range(0 if args.reembed_only else args.rounds):
@@ -212,6 +237,7 @@ def main() -> None:
     parser.add_argument("--reembed-users", type=int, default=2, help="users of the model switch")
     parser.add_argument("--reembed-memories", type=int, default=200, help="memories per user of the switch")
     parser.add_argument("--reembed-only", action="store_true", help="only the model switch")
+    parser.add_argument("--single-calls", type=int, default=0, help="only N one-text embedding calls")
     args = parser.parse_args()
     result = asyncio.run(run(args))
     json.dump(result, sys.stdout, indent=1, ensure_ascii=False)

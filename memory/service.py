@@ -546,12 +546,10 @@ class MemoryService:
         tiers and the pending outbox messages it came from; last our own cache. Without the user's write
         lock: a delete must not wait for a writer round. The tombstone makes it safe: a write in flight
         never merges into a buried memory and deletes, after its upsert, whatever of its own was buried
-        meanwhile (memory/write/policy.py); a rebalance re-checks tombstones after its copy. Before
-        anything is deleted, a restorable copy of each memory is kept (with `restorable`)."""
+        meanwhile (memory/write/policy.py); a rebalance re-checks tombstones after its copy."""
         ids = [m.id for m in memories]
-        if self.restorable is not None and self.restorable.enabled:
-            whole = await self._whole(user_id, memories)
-            await self.restorable.keep(user_id, whole, how=how, actor=actor.user_id, role=actor.role)
+        if self.restorable is not None:  # a restorable copy, before anything is deleted
+            await self.restorable.keep_whole(self._store, user_id, memories, how=how, actor=actor)
         if self._tombstones is not None:
             await self._tombstones.bury(user_id, ids)
         messages = {i for m in memories for i in m.source_message_ids}
@@ -568,14 +566,6 @@ class MemoryService:
             self._forget_cached_index(user_id)
         if self._history is not None:  # after the delete: its text leaves the history with it
             await self._history.deleted(user_id, ids, actor)
-
-    async def _whole(self, user_id: str, memories: Sequence[Memory]) -> builtins.list[Memory]:
-        """These memories with their text: hot headers read without it are read again, with it."""
-        bare = [m.id for m in memories if not m.content and m.archive_tier == "hot"]
-        if not bare:
-            return builtins.list(memories)
-        read = {m.id: m for m in await self._store.get(user_id, ids=bare)}
-        return [read.get(m.id, m) for m in memories]
 
     async def _store_then_version(self, user_id: str, ids: builtins.list[str]) -> None:
         await self._store.delete(user_id, ids)

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from memory import keys
-from memory.longterm.chroma import from_record, to_metadata
+from memory.longterm.chroma import LongTermStore, from_record, to_metadata
+from memory.longterm.history import Actor
 from memory.models import ArchiveTier, Memory
 from memory.redis_client import RedisClient
 
@@ -105,6 +106,17 @@ class RestorableBin:
             # an earlier entry's end stays the score (nx): the sweep re-queues the user after it
             pipe.zadd(keys.restorable_queue_of(user_id), {user_id: now + self.grace_seconds}, nx=True)
             await pipe.execute()
+
+    async def keep_whole(
+        self, store: LongTermStore, user_id: str, memories: Sequence[Memory], *, how: How, actor: Actor
+    ) -> None:
+        """`keep`, reading again with their text the hot memories a caller holds as headers only."""
+        if not memories or not self.enabled:
+            return
+        bare = [m.id for m in memories if not m.content and m.archive_tier == "hot"]
+        read = {m.id: m for m in await store.get(user_id, ids=bare)} if bare else {}
+        whole = [read.get(m.id, m) for m in memories]
+        await self.keep(user_id, whole, how=how, actor=actor.user_id, role=actor.role)
 
     async def page(self, user_id: str, *, limit: int, offset: int) -> DeletedPage:
         """The user's restorable memories, most recently deleted first."""

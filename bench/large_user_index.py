@@ -5,7 +5,7 @@
 
 No stores, no model: the memories are the 400-character segments (`memory.text.cleaning.segment`, as
 the write path cuts long turns) of `bench/make_token_history.py`'s 10M-token user, in order, the first
-N of them, with random unit MiniLM (384) and bridge (512) vectors (a search's cost does not depend on
+N of them (past the set's ~46,000 segments its turns again under new ids), with random unit MiniLM (384) and bridge (512) vectors (a search's cost does not depend on
 what the vectors say). Each N runs in a fresh child process that reports, for one user:
 
 - `rss_kib_per_memory`: RSS growth from building the index (keyword postings + float16 vectors) and
@@ -27,6 +27,7 @@ import argparse
 import gc
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -38,7 +39,6 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from bench.common import machine  # noqa: E402
 from bench.make_token_history import load_or_build  # noqa: E402
 from memory.models import Memory  # noqa: E402
 from memory.recall.crosslingual import BridgeRows  # noqa: E402
@@ -46,6 +46,10 @@ from memory.recall.keyword_index import BM25Index, tokenize  # noqa: E402
 from memory.recall.snapshot import decode, encode  # noqa: E402
 from memory.text.cleaning import segment  # noqa: E402
 from memory.text.language import Lang, detect_language  # noqa: E402
+
+
+def machine() -> str:  # bench.common's, without importing the app
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def _rss() -> int:
@@ -61,23 +65,24 @@ def _unit(rows: int, dim: int, seed: int) -> np.ndarray:
 def memories(n: int) -> tuple[list[Memory], list[str]]:
     user = load_or_build(10_000_000)
     out: list[Memory] = []
-    for s in user["sessions"]:
-        for t in s["turns"]:
-            for k, part in enumerate(segment(t["content"])):
-                out.append(
-                    Memory(
-                        id=f"{t['id']}-{k}",
-                        user_id=user["user_id"],
-                        content=part,
-                        created_at=s["started"],
-                        session_id=s["session_id"],
-                        source=t["role"],
-                        content_hash=f"{len(out):032x}",
-                        source_message_ids=(t["id"],),
+    for lap in range(1 + n // 40_000):  # past the set's ~46,000 segments: its turns again, new ids
+        for s in user["sessions"]:
+            for t in s["turns"]:
+                for k, part in enumerate(segment(t["content"])):
+                    out.append(
+                        Memory(
+                            id=f"{t['id']}-{k}-{lap}",
+                            user_id=user["user_id"],
+                            content=part,
+                            created_at=s["started"],
+                            session_id=s["session_id"],
+                            source=t["role"],
+                            content_hash=f"{len(out):032x}",
+                            source_message_ids=(t["id"],),
+                        )
                     )
-                )
-                if len(out) == n:
-                    return out, [q["question"] for q in user["questions"]]
+                    if len(out) == n:
+                        return out, [q["question"] for q in user["questions"]]
     raise SystemExit(f"the 10M set has fewer than {n} segments")
 
 

@@ -50,7 +50,7 @@ import httpx  # noqa: E402
 from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, app_on, machine, percentile  # noqa: E402
 from bench.long_history import calls  # noqa: E402
-from bench.make_token_history import PARTS, describe, load_or_build  # noqa: E402
+from bench.make_token_history import PARTS, describe, load_or_build, tokens  # noqa: E402
 from bench.procstat import delta  # noqa: E402
 from bench.procstat import snapshot as cpu_snapshot  # noqa: E402
 from bench.served import served  # noqa: E402
@@ -87,7 +87,8 @@ def sliced(user: User, turns: int) -> User:
         count += len(s["turns"])
     kept = {t["id"] for s in sessions for t in s["turns"]}
     questions = [q for q in user["questions"] if set(q["evidence"]) <= kept]
-    return {**user, "sessions": sessions, "questions": questions}
+    size = sum(tokens(t["content"]) for s in sessions for t in s["turns"])
+    return {**user, "sessions": sessions, "questions": questions, "tokens": size}
 
 
 async def chat(base: str, users: int, stop: asyncio.Event, out: list[float], errors: list[str]) -> None:

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.models import Memory, ScoredMemory
+from memory.recall.fusion import place_linked
 from memory.recall.keyword_index import BM25Index, tokenize
 from memory.recall.links import Link
-from memory.recall.retrieval import place_linked
 from memory.relations.extract import ME, extract, person_id
 from memory.relations.graph import Graph, Record
 

@@ -380,9 +380,15 @@ class ConversationService:
         hits = _distinct(hits)
         hits = self._recall_gate.admitted(query, hits)
         # the similarity floor measures one language's embedding: a memory in the other language than the
-        # message's (its similarity is MiniLM's, or the bridge's where the bridge found it) is judged by
-        # the gate's relevance alone ("When did Caroline…" over 卡罗琳's turns: found by her name)
-        kept = [h for h in hits if h.similarity >= self._recall_min_similarity or _crosses_languages(h)]
+        # message's (its similarity is MiniLM's, or the bridge's where the bridge found it; search may read
+        # the question with its names in the memories' script) is judged by the gate's relevance alone
+        # ("When did Caroline…" over 卡罗琳's turns: found by her name)
+        asked_in = detect_language(query)
+        kept = [
+            h
+            for h in hits
+            if h.similarity >= self._recall_min_similarity or detect_language(h.memory.content) != asked_in
+        ]
         if len(kept) < len(hits):
             metrics.RECALL_BELOW_FLOOR.inc(len(hits) - len(kept))
         hits = kept
@@ -636,11 +642,6 @@ class ReplayedStream:
             yield self.text
         if self.tool_calls:
             yield ToolCallDelta(tuple({"index": i, **call} for i, call in enumerate(self.tool_calls)))
-
-
-def _crosses_languages(hit: ScoredMemory) -> bool:
-    e = hit.evidence
-    return e is not None and e.query_language != e.memory_language
 
 
 def _told_by(sources: Sequence[str], in_buffer: set[str]) -> bool:

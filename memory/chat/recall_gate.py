@@ -17,7 +17,9 @@ reaches `min_relevance` (RECALL_MIN_RELEVANCE, the search floor) and one of thes
   it on its own measure (coverage ≥ 0.25, as forget's two-channel rule counts it); one common word in
   common ("准备", "喜欢", "计算") is not enough;
 - its relevance reaches `general_min_relevance` (RECALL_GENERAL_MIN_RELEVANCE): a strong match answers
-  a question about the world too ("what should I cook tonight" for a favourite dish).
+  a question about the world too ("what should I cook tonight" for a favourite dish); a memory sharing
+  no word with the message (near by topic alone, often across languages) needs `unworded_min_relevance`
+  (0.5: more likely relevant than not).
 
 Measured by `bench/chat_recall.py` (docs/benchmarks.md#chat-turns-on-unrelated-questions): the labelled
 set the rule was chosen on, a held-out set written after it, and the questions of LoCoMo and the Chinese
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 
 from memory.models import Evidence, ScoredMemory
 from memory.recall.keyword_index import tokenize
-from memory.recall.relevance import ChannelFloors
+from memory.recall.relevance import ChannelFloors, shares_a_word
 from memory.text.transliteration import names_across_scripts
 from memory.text.turns import speaks_of_self
 
@@ -75,6 +77,10 @@ class RecallGate:
 
     min_relevance: float = 0.0
     general_min_relevance: float = 0.0
+    # a memory that shares no word with a message about the world is near it by topic alone (团子 the cat
+    # for "Why do cats purr?", a favourite lasagna for "教我做一道家常菜"): it enters only when more likely
+    # relevant than not (the calibrated relevance is that probability)
+    unworded_min_relevance: float = 0.5
 
     def admitted(self, message: str, hits: Sequence[ScoredMemory]) -> list[ScoredMemory]:
         """The hits that may enter the prompt of a turn saying `message`, in their order."""
@@ -86,9 +92,12 @@ class RecallGate:
         return [
             h
             for h in kept
-            if h.relevance >= self.general_min_relevance
-            or named(h.evidence, names)
+            if named(h.evidence, names)
             or h.memory.name in speakers
+            or h.relevance >= self.general_min_relevance
+            and (
+                h.evidence is None or shares_a_word(h.evidence) or h.relevance >= self.unworded_min_relevance
+            )
         ]
 
 

@@ -90,7 +90,7 @@ def test_every_memory_needs_the_floor() -> None:
 
 
 def test_a_question_about_the_world_needs_a_strong_memory() -> None:
-    weak, strong = hit(0.07, ("天",)), hit(0.3)
+    weak, strong = hit(0.07, ("天",)), hit(0.3, ("股市",))
     assert GATE.admitted("明天股市会涨吗？", [weak, strong]) == [strong]
     assert GATE.admitted("Give me three tips for a job interview", [hit(0.13, ("job",))]) == []
 
@@ -143,3 +143,14 @@ def test_a_question_naming_the_speaker_lets_their_turns_in(question: str, speake
 def test_a_world_question_names_no_speaker() -> None:
     assert speakers_named("What's the capital of Australia?", {"Caroline", "卡罗琳"}) == set()
     assert GATE.admitted("地球到月球有多远？", [said_by("卡罗琳")]) == []
+
+
+def test_a_world_question_takes_a_memory_near_by_topic_alone_only_when_likely_relevant() -> None:
+    """"Why do cats purr?" found 团子 the cat at relevance 0.35 through the bridge, no word in common; a
+    word in common ("chess" for a chess player) keeps the general floor."""
+    cat, likely = hit(0.35), hit(0.6)
+    assert GATE.admitted("Why do cats purr?", [cat, likely]) == [likely]
+    assert GATE.admitted("教我做一道简单的家常菜", [hit(0.33, ("菜",))]) == []  # one character is no word
+    chess = hit(0.3, ("chess",))
+    assert GATE.admitted("What are the rules of chess castling?", [chess]) == [chess]
+    assert GATE.admitted("我家的猫为什么喜欢晒太阳？", [cat]) == [cat]  # about the speaker's own cat

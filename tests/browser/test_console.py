@@ -200,7 +200,7 @@ def test_user_flows(
     hits[0].find_element(By.CSS_SELECTOR, ".why summary").click()
     assert "明天下午3点在上海开会" in hits[0].find_element(By.CSS_SELECTOR, ".sources").text
 
-    # English, in the English UI; then delete the hit: the page says it is final, and it is gone
+    # English, in the English UI; then delete the hit: the page says where it goes, and it is gone
     Select(find(browser, "#lang")).select_by_value("en")
     hits = search(browser, "what insects do I keep?")
     bees = hits[0]
@@ -236,7 +236,7 @@ def test_user_flows(
     assert any("浙A12345" in p for p in preview)
     assert any("green tea" in p for p in preview)
     assert all("Why: matches the criteria" in p for p in preview)  # chosen by session, not by meaning
-    assert "final" in find(browser, "#view-forget .warn").text
+    assert "Recently deleted" in find(browser, "#view-forget .warn").text  # restorable for a while
     assert len(api.contents(user)) == 4  # a preview forgets nothing
     browser.save_screenshot(str(screenshots / "console-forget-preview.png"))
     find(browser, "#fg-confirm").click()

@@ -76,3 +76,34 @@ async def test_a_speaker_is_found_by_their_name_in_the_other_script(
             if (got := await first_hit(client, auth, user, query)) != [expected]
         ]
         assert not wrong, wrong
+
+
+async def test_a_chat_turn_naming_a_speaker_in_the_other_script_holds_their_turns(
+    settings: Settings, embedder: Embedder, auth: AuthHeaders
+) -> None:
+    """Issue 40: a chat turn asked "What has Caroline been researching?" over 卡罗琳's Chinese turns
+    recalled nothing (MiniLM's similarity floor judged a Chinese memory of an English question, and the
+    recall gate did not read the speaker's name across scripts), while search found the turn first."""
+    async with app_client(settings, embedder) as (client, _):
+        await seed(client, auth, "zh", ZH_TURNS)
+        await seed(client, auth, "en", EN_TURNS)
+        missing = []
+        for user, question, expected in ASKED:
+            resp = await client.post(
+                "/v1/chat/completions",
+                json={
+                    "messages": [{"role": "user", "content": question}],
+                    "session_id": "now",
+                    "debug": True,
+                },
+                headers=auth(user),
+            )
+            assert resp.status_code == 200, resp.text
+            in_prompt = resp.json()["debug"]["memory_ids"]
+            listed = await client.get(f"/v1/memory/{user}/list?limit=50", headers=auth(user))
+            sources = {
+                m["id"]: m["source_message_ids"] for m in listed.json()["items"] if m["id"] in in_prompt
+            }
+            if not any(expected in ids for ids in sources.values()):
+                missing.append((question, expected))
+        assert not missing, missing

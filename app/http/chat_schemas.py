@@ -162,7 +162,7 @@ class ChatCompletionRequest(RequestBody):
     prompt_cache_key: str | None = Field(None, max_length=1024)
     service_tier: str | None = Field(None, max_length=64)
     store: bool | None = None
-    metadata: dict[str, str] | None = Field(None, max_length=16)
+    metadata: dict[str, Any] | None = None  # OpenAI's is 16 string pairs: the upstream decides
     prediction: dict[str, Any] | None = None
     reasoning_effort: str | None = Field(None, max_length=64)
     verbosity: str | None = Field(None, max_length=64)

@@ -174,6 +174,14 @@ class TestErrors:
             client.search("someone-else", "anything 任何")
         assert err.value.code == "forbidden"
 
+    def test_chat_errors_in_openais_envelope_keep_their_code(self, mnemo: Mnemo, user: str) -> None:
+        """/v1/chat/* answers OpenAI's envelope (issue 41): the client still raises by mnemo's code."""
+        with MnemoClient(mnemo.url, mnemo.token(user)) as client, pytest.raises(BadRequest) as err:
+            client.chat([{"role": "assistant", "content": "只有助手 only the assistant"}], session_id="s1")
+        assert err.value.code == "validation_error"
+        assert "user message" in err.value.detail
+        assert err.value.request_id
+
     async def test_rate_limited_carries_retry_after(self, settings: Settings, embedder: Embedder) -> None:
         limited = settings.model_copy(update={"rate_limit_per_minute": 2})
         bearer = TokenCodec(TEST_SECRET).mint("rl-user", ttl_seconds=600)

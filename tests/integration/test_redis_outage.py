@@ -30,7 +30,7 @@ from prometheus_client import REGISTRY
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.outbox.stream import Outbox
-from tests.conftest import AuthHeaders, app_client, make_settings
+from tests.conftest import AuthHeaders, app_client, error_code, make_settings
 from tests.redis_cutter import Command, RedisCutter, is_outbox_append
 from tests.services import RestartableRedis, ServerProcess, free_port
 
@@ -621,7 +621,7 @@ class TestIdempotencyKey:
         assert again.json()["response"] == first.json()["response"]
         other = await turn(client, auth, chat_body("换一个问题 / another question"), key)
         assert other.status_code == 422
-        assert other.json()["error"] == "idempotency_key_reused"
+        assert error_code(other) == "idempotency_key_reused"
         streamed = await turn(client, auth, chat_body(stream=True), key)  # stream is part of the request
         assert streamed.status_code == 422
         bad = await turn(client, auth, chat_body(), "has space")

@@ -491,7 +491,7 @@ class TestChatNeedsAUserMessage:
     ) -> None:
         resp = await client.post("/v1/chat/completions", json={"messages": messages}, headers=auth("alice"))
         assert resp.status_code == 422, resp.text
-        assert resp.json()["error"] == "validation_error"
+        assert error_code(resp) == "validation_error"
         assert await user_keys(settings, "alice") == []
 
     async def test_the_published_schema_says_so(self, client: httpx.AsyncClient) -> None:

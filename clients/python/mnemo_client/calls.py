@@ -304,6 +304,11 @@ def error_of(response: httpx.Response, body: bytes) -> ApiError:
     if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
         code, detail = parsed["error"], str(parsed.get("detail", ""))
         request_id = str(parsed.get("request_id") or request_id or "") or None
+    elif isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+        # OpenAI's envelope, which /v1/chat/* and /v1/models answer with: mnemo's code is its `code`
+        error = parsed["error"]
+        code, detail = str(error.get("code") or code), str(error.get("message") or "")
+        request_id = str(parsed.get("request_id") or request_id or "") or None
     return error_class(status)(status, code, detail, request_id=request_id, retry_after=retry_after(response))
 
 

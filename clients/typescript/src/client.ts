@@ -216,9 +216,16 @@ async function errorOf(response: Response): Promise<ApiError> {
   let id = requestId;
   try {
     const body = JSON.parse(text) as Json;
-    if (typeof body["error"] === "string") {
-      code = body["error"];
+    const error = body["error"];
+    if (typeof error === "string") {
+      code = error;
       detail = String(body["detail"] ?? "");
+      id = typeof body["request_id"] === "string" && body["request_id"] ? body["request_id"] : id;
+    } else if (error !== null && typeof error === "object" && !Array.isArray(error)) {
+      // OpenAI's envelope, which /v1/chat/* and /v1/models answer with: mnemo's code is its `code`
+      const openai = error as Json;
+      code = typeof openai["code"] === "string" && openai["code"] ? openai["code"] : code;
+      detail = String(openai["message"] ?? "");
       id = typeof body["request_id"] === "string" && body["request_id"] ? body["request_id"] : id;
     }
   } catch {

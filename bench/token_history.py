@@ -278,6 +278,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         say(f"import {result['import']}\nchat during import {result['chat_during_import']}")
         result["api_worker_rss_mib"] = [round(x) for x in worker_rss(svc.base_url)]
+        if args.import_only:
+            if svc.writer is not None:
+                svc.writer.kill()
+                svc.writer.wait()
+            return result
         settings: dict[str, Any] = {"outbox_worker": False}
         async with app_on(redis_url, svc.chroma.url, **settings) as client:
             codec = TokenCodec(SECRET)
@@ -357,6 +362,7 @@ def main() -> None:
     parser.add_argument("--chat-seconds", type=float, default=20.0)
     parser.add_argument("--rounds", type=int, default=3, help="warm searches of every question")
     parser.add_argument("--show-misses", type=int, default=0)
+    parser.add_argument("--import-only", action="store_true", help="stop after the import (no search)")
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
     result = asyncio.run(run(args))
@@ -364,7 +370,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     name = f"token_history_run_{args.tokens}_{args.import_turns}_c{args.concurrency}{args.tag}.json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))
-    misses = result.pop("misses")
+    misses = result.pop("misses", [])
     for key, value in result.items():
         if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
             say(f"{key}\n" + "".join(f"  {k:<12} {v}\n" for k, v in value.items()))

@@ -49,6 +49,11 @@ deploy-clean: ## remove the images test-deploy made (label org.mnemo.deploy-suit
 	if [ -n "$$left" ]; then echo "still there (in use?): $$left" >&2; fi
 	-/usr/bin/docker image prune -f --filter label=org.mnemo.deploy-suite
 
+test-llm: install-dev ## the real-model lane: mnemo's model steps through a local Gemma 3 270M (llama-cpp-python, from PyPI; not in `make test`)
+	scripts/ensure_llm_server.sh >/dev/null
+	.venv/bin/pytest -p no:cacheprovider tests/llm
+	.venv/bin/python bench/llm_lane.py
+
 test-unit: install-dev ## only the fast unit tests
 	.venv/bin/pytest tests/unit
 
@@ -62,4 +67,4 @@ format: install-dev ## apply ruff's fixes and formatting
 bench: install-dev ## search latency at 10k memories across 100 users
 	.venv/bin/python bench/search_latency.py
 
-.PHONY: help run stop install-dev lint test test-deploy deploy-suite deploy-clean test-unit test-fast format bench
+.PHONY: help run stop install-dev lint test test-deploy test-llm deploy-suite deploy-clean test-unit test-fast format bench

@@ -53,6 +53,15 @@ LLM_TOKENS = Counter(
     "Tokens of upstream LLM calls (the upstream's usage, else estimated), by purpose and direction (in, out)",
     ["purpose", "direction"],
 )
+# a model's answer the step could not use, so it fell back to its offline behaviour (the real-model lane,
+# issue 41): judge "unparseable" (not the strict JSON: the rules' result stands), translation "unusable"
+# (empty, untranslated or an answer: searched as asked), summary "failed" (no answer: extractive) or
+# "lost_facts" (left out what the user told: extractive)
+LLM_FALLBACKS = Counter(
+    "mnemo_llm_fallbacks_total",
+    "Model answers a memory step could not use and replaced with its offline behaviour, by purpose and reason",
+    ["purpose", "reason"],
+)
 LLM_CALL_DURATION = Histogram(
     "mnemo_llm_call_duration_seconds",
     "Upstream LLM calls, by purpose and outcome",

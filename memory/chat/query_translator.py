@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from memory.chat.llm import ChatModel, GenerationParams, PromptMessage, TurnFacts
 from memory.recall.translation import target_of
 from memory.text.language import Lang, detect_language
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +83,11 @@ class LLMQueryTranslator:
             )
         except Exception as exc:  # slow, down, refused: the search goes on untranslated (not cached)
             log.warning("query translation failed", extra={"reason": type(exc).__name__})
+            metrics.LLM_FALLBACKS.labels("translation", "failed").inc()
             return None
         translation = cleaned(completion.text, text, target)
+        if translation is None:
+            metrics.LLM_FALLBACKS.labels("translation", "unusable").inc()
         self._cache[key] = translation
         if len(self._cache) > self.params.cache_size:
             self._cache.popitem(last=False)

@@ -199,6 +199,8 @@ class LLMSummarizer:
         except Exception:
             log.warning("LLM summary failed; using the extractive one", exc_info=True)
             text = ""
+        if not text:
+            metrics.LLM_FALLBACKS.labels("summary", "failed").inc()
         if text:
             text = compress(text, max_chars)
             told = [f for m in user_messages for f in said_of_self(m, lang == "zh")[0]]
@@ -207,5 +209,6 @@ class LLMSummarizer:
                 metrics.SUMMARY_FACT_CHECKS.labels("kept").inc()
                 return text
             metrics.SUMMARY_FACT_CHECKS.labels("replaced").inc()
+            metrics.LLM_FALLBACKS.labels("summary", "lost_facts").inc()
             log.info("LLM summary left out %d of the user's facts; using the extractive one", len(lost))
         return await self._fallback.summarize(previous, user_messages, language, max_chars=max_chars)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from memory.chat.llm import ChatModel, GenerationParams, PromptMessage, TurnFacts
 from memory.models import Memory
 from memory.text.language import detect_language
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +74,11 @@ class LLMSupersessionJudge:
             )
         except Exception:
             log.warning("LLM supersession judge failed; the rules' result stands", exc_info=True)
+            metrics.LLM_FALLBACKS.labels("judge", "failed").inc()
             return None
         verdicts = parse_verdicts(completion.text, len(pairs))
         if verdicts is None:
+            metrics.LLM_FALLBACKS.labels("judge", "unparseable").inc()
             log.warning(
                 "LLM supersession judge answered outside the JSON asked for; the rules' result stands"
             )

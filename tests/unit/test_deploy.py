@@ -67,6 +67,7 @@ DASHBOARD_METRICS = {
     "mnemo_chat_memory_tokens",
     "mnemo_recall_below_floor_total",
     "mnemo_summary_fact_checks_total",
+    "mnemo_llm_fallbacks_total",
     "mnemo_bridge_embedding_duration_seconds",
     "mnemo_bridge_embedding_texts_total",
     "mnemo_bridge_searches_total",

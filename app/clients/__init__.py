@@ -1,5 +1,8 @@
 """Clients of outside services that the domain sees only through its own protocols: the upstream
-OpenAI-compatible LLM over httpx (`upstream`, implementing `memory.chat.llm.ChatModel`).
+OpenAI-compatible LLM over httpx (`upstream`, implementing `memory.chat.llm.ChatModel`), embedding
+models served over `/v1/embeddings` (`embeddings`, implementing `memory.embedding.base.Embedder`), a
+rerank server (`rerank`, implementing `memory.recall.rerank.Reranker`) and the circuit breaker both use
+(`breaker`).
 
 May import `memory` and `monitoring`; built and closed only by `app.lifespan`.
 """

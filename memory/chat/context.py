@@ -168,10 +168,10 @@ def _passage(texts: Sequence[str]) -> str:
 
 
 def said_lines(chosen: Sequence[tuple[ScoredMemory, str]], *, now: float, language: str) -> list[str]:
-    """The chosen memories (best first, with the text each should show) as prompt lines in the order
-    they were said: oldest first, so that what replaced what reads in order, and neighbouring memories
-    of one session (same speaker and topic, within NEIGHBOUR_SECONDS) merged into one line under the
-    first's age and annotation."""
+    """The chosen memories (best first, with the text each should show) as prompt lines by when they
+    were said: newest first, so that a current fact comes before the one it replaced (marked "earlier"),
+    and neighbouring memories of one session (same speaker and topic, within NEIGHBOUR_SECONDS) merged
+    into one line, in the order they were said, under the first's age and annotation."""
     ordered = sorted(chosen, key=lambda pair: pair[0].memory.created_at)
     runs: list[list[tuple[ScoredMemory, str]]] = []
     for pair in ordered:
@@ -187,7 +187,7 @@ def said_lines(chosen: Sequence[tuple[ScoredMemory, str]], *, now: float, langua
             continue
         passage = _passage([t for _, t in run])
         lines.append(memory_line(first, now=now, language=language, text=passage, limit=len(passage)))
-    return lines
+    return lines[::-1]
 
 
 @dataclass(frozen=True, slots=True)

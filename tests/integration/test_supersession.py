@@ -280,11 +280,14 @@ class TestChatTurn:
             await drain(settings)
             system = upstream.chat_requests()[-1]["messages"][0]["content"]
             lines = [line for line in system.splitlines() if line.startswith("- (")]
-            assert needle_new in lines[0], system
-            old_lines = [line for line in lines if needle_old in line and needle_new not in line]
+            # lines read newest first (issue 40: by when they were said): the current fact before the
+            # one it replaced, which is marked
+            current = next(i for i, line in enumerate(lines) if needle_new in line)
+            assert not lines[current].startswith(f"- {mark}"), system
+            old_lines = [i for i, line in enumerate(lines) if needle_old in line and needle_new not in line]
             assert old_lines, system
-            assert old_lines[0].startswith(f"- {mark}"), old_lines[0]
-            assert not lines[0].startswith(f"- {mark}")
+            assert current < old_lines[0], system
+            assert lines[old_lines[0]].startswith(f"- {mark}"), lines[old_lines[0]]
             await chat(client, auth, "hello there 你好", user="carol", session="C")  # nothing to recall
             assert REGISTRY.get_sample_value("mnemo_chat_recall_empty_total") == empty + 1
 

@@ -43,7 +43,7 @@ def block(lines: Sequence[str]) -> str:
         ("My car is a red Volvo", "I bought it in 2019.", "I live in Hangzhou."),
     ],
 )
-def test_neighbouring_turns_merge_and_lines_read_oldest_first(first: str, second: str, far: str) -> None:
+def test_neighbouring_turns_merge_and_lines_read_newest_first(first: str, second: str, far: str) -> None:
     lang = "zh" if "车" in first else "en"
     chosen = [
         (hit("b", second, age=3 * DAY - 60, score=0.9), second),  # best first
@@ -52,14 +52,14 @@ def test_neighbouring_turns_merge_and_lines_read_oldest_first(first: str, second
     ]
     lines = said_lines(chosen, now=NOW, language=lang)
     assert len(lines) == 2, lines
-    assert far in lines[0]  # ten days ago comes first
+    assert far in lines[1]  # ten days ago comes after three days ago
     # one line, the first turn's age, both sentences in the order they were said
-    assert lines[1].index(first) < lines[1].index(second), lines[1]
-    assert ("3天前" if lang == "zh" else "3 days ago") in lines[1]
+    assert lines[0].index(first) < lines[0].index(second), lines[0]
+    assert ("3天前" if lang == "zh" else "3 days ago") in lines[0]
     if lang == "zh":
-        assert "沃尔沃。 它是" in lines[1]  # a sentence end added where the turn had none
+        assert "沃尔沃。 它是" in lines[0]  # a sentence end added where the turn had none
     else:
-        assert "Volvo. I bought" in lines[1]
+        assert "Volvo. I bought" in lines[0]
 
 
 def test_turns_apart_in_time_or_session_stay_apart() -> None:
@@ -74,8 +74,8 @@ def test_turns_apart_in_time_or_session_stay_apart() -> None:
     pets = ScoredMemory(memory=replace(pets.memory, topic="pets"), score=0.5, similarity=0.5)
     lines = said_lines([(work, work.memory.content), (pets, pets.memory.content)], now=NOW, language="en")
     assert len(lines) == 2, lines  # one topic a line
-    assert "about work" in lines[0]
-    assert "about pets" in lines[1]
+    assert "about pets" in lines[0]
+    assert "about work" in lines[1]
 
 
 def test_budget_picks_best_first_then_orders_by_time() -> None:
@@ -97,7 +97,8 @@ def test_budget_picks_best_first_then_orders_by_time() -> None:
     assert 0 < prompt.memories_used < 30
     assert all(h.memory.content in system for h in kept)
     assert not any(h.memory.content in system for h in recalled[prompt.memories_used :])
-    positions = [system.index(h.memory.content) for h in sorted(kept, key=lambda h: h.memory.created_at)]
+    newest_first = sorted(kept, key=lambda h: -h.memory.created_at)
+    positions = [system.index(h.memory.content) for h in newest_first]
     assert positions == sorted(positions)
     assert prompt.memory_tokens <= 120
 

@@ -4,8 +4,8 @@ SHELL := /bin/bash
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-run: ## install, start Redis + Chroma if needed, serve the API on :8000 (2 workers)
-	scripts/run.sh
+run: ## install, start Redis + Chroma if needed, serve the API on :8000 (2 workers); LLM=local: + a local model (Gemma 3 270M)
+	LLM="$(LLM)" scripts/run.sh
 
 stop: ## stop the Redis/Chroma servers that `make run` started
 	scripts/stop.sh

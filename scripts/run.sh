@@ -41,6 +41,30 @@ else
     $py scripts/probe.py chroma "$CHROMA_URL" --wait 90 || { echo "chroma did not start; see data/chroma/chroma.log" >&2; exit 1; }
 fi
 
+# `make run LLM=local`: real answers without an API key. The local model of the real-model lane
+# (llama-cpp-python's OpenAI-compatible server with the Gemma 3 270M GGUF from PyPI, in .venv-llm:
+# scripts/ensure_llm_server.sh) on 127.0.0.1:${LLM_PORT:-8081}, started here unless one answers there.
+if [ "${LLM:-}" = "local" ]; then
+    llm_port="${LLM_PORT:-8081}"
+    export LLM_BASE_URL="http://127.0.0.1:$llm_port/v1"
+    export LLM_MODEL="${LLM_MODEL_LOCAL:-gemma-3-270m-q4_k_m}"
+    if curl -fs "$LLM_BASE_URL/models" >/dev/null 2>&1; then
+        echo "==> using the model server at $LLM_BASE_URL"
+    else
+        gguf="$(scripts/ensure_llm_server.sh | tail -n 1)"
+        mkdir -p data/llm
+        echo "==> starting the local model ($LLM_MODEL, llama-cpp-python) on 127.0.0.1:$llm_port"
+        nohup .venv-llm/bin/python -m llama_cpp.server --model "$gguf" --model_alias "$LLM_MODEL" \
+            --host 127.0.0.1 --port "$llm_port" --n_ctx 4096 > data/llm/llm.log 2>&1 &
+        echo $! > data/llm/llm.pid
+        for _ in $(seq 1 300); do
+            curl -fs "$LLM_BASE_URL/models" >/dev/null 2>&1 && break
+            sleep 1
+        done
+        curl -fs "$LLM_BASE_URL/models" >/dev/null 2>&1 || { echo "the model server did not start; see data/llm/llm.log" >&2; exit 1; }
+    fi
+fi
+
 # Prometheus multiprocess mode: every worker writes its metrics here; wiped before each start.
 export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-$PWD/data/metrics}"
 rm -rf "$PROMETHEUS_MULTIPROC_DIR"

@@ -42,7 +42,12 @@ from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Evidence, Memory, RecallRequest, ScoredMemory
 from memory.recall.bilingual import BilingualLexicon
-from memory.recall.crosslingual import BridgeChannel, BridgeRows, cross_language, nearest, needs_bridge
+from memory.recall.channels import EarlyEmbedding, _bridge_cosines, _evidence, _keyword_hits, _use_bridge
+from memory.recall.crosslingual import (
+    BridgeChannel,
+    BridgeRows,
+    nearest,
+)
 from memory.recall.degraded import keyword_only
 from memory.recall.fusion import (
     DEFAULT_WEIGHTS,
@@ -273,7 +278,7 @@ class HybridRetriever:
         zone = request.zone or self.zone
         scope = Scope(as_of, zone, hot, hidden_hot, archived)
         bridge = self._bridge if hot else None  # the bridge covers hot memories (archived: MiniLM + BM25)
-        early: _EarlyEmbedding | None = None
+        early: EarlyEmbedding | None = None
         warming: asyncio.Task[None] | None = None
         if hot and self.cache.latest(user_id) is None:
             # a first search here waits for the user's index (a snapshot, or the store): embed the
@@ -286,7 +291,7 @@ class HybridRetriever:
                 names_across=w.names_across_scripts,
                 zone=zone,
             ).semantic_text
-            early = _EarlyEmbedding(guess, self._embedder, bridge.embedder if bridge is not None else None)
+            early = EarlyEmbedding(guess, self._embedder, bridge.embedder if bridge is not None else None)
             if self.links is not None:  # the user's relation graph loads beside the index
                 warming = asyncio.create_task(self.links.warm(user_id))
         language = detect_language(query)
@@ -345,7 +350,7 @@ class HybridRetriever:
         request: RecallRequest,
         scope: Scope,
         *,
-        early: _EarlyEmbedding | None,
+        early: EarlyEmbedding | None,
         warming: asyncio.Task[None] | None,
     ) -> list[ScoredMemory]:
         w = self.weights
@@ -355,46 +360,15 @@ class HybridRetriever:
             request.filters,
             request.with_bridge,
         )
-        hot, hidden_hot, archived, zone, as_of = (
-            scope.hot,
-            scope.hidden_hot,
-            scope.archived,
-            scope.zone,
-            scope.as_of,
-        )
+        hot, hidden_hot, archived, as_of = scope.hot, scope.hidden_hot, scope.archived, scope.as_of
         bridge = self._bridge if hot else None
-        prefetched: dict[str, np.ndarray] | None = None
-        if not hot:
-            version, index = UNKNOWN, BM25Index([])
-        elif (
-            bridge is not None and not bridge.cache.holds(user_id) and not await self._load_snapshot(user_id)
-        ):  # first search here, no snapshot: read both at once
-            (version, index), prefetched = await asyncio.gather(
-                self._versioned_index(user_id), bridge.cache.everything(user_id)
-            )
-        else:
-            version, index = await self._versioned_index(user_id)
+        version, index, prefetched = await self._hot_index(user_id, hot, bridge)
         sources: list[tuple[BM25Index, Collection[str]]] = [(index, hidden_hot), *archived]
         if not any(len(i) for i, _ in sources):
             return []
-        names = frozenset().union(*(i.names for i, _ in sources))
-        planned = functools.partial(
-            plan_query,
-            known_names=names,
-            now=as_of,
-            negation_intent=w.negation_intent,
-            changing_facts=w.supersession,
-            names_across=w.names_across_scripts,
-            zone=zone,
+        plan, asked = await self._plan(
+            user_id, request, scope, frozenset().union(*(i.names for i, _ in sources))
         )
-        plan = planned(query)
-        asked = _asked_span(plan, zone)
-        if asked is None and plan.anchor is not None and hot:  # "before I moved": dated by the move
-            asked = await self._event_span(user_id, plan.anchor, request, scope)
-            if asked is not None:  # and the move says when, not what: the ranking reads the rest
-                # (a question about the time before keeps asking about the past: what the move
-                # superseded is not demoted)
-                plan = replace(planned(query.replace(plan.anchor_words, " ")), wants_past=plan.wants_past)
         language = detect_language(plan.language_text)
         rows = (
             await bridge.cache.rows(user_id, version, index.memories, prefetched)
@@ -404,71 +378,16 @@ class HybridRetriever:
         if self._unsaved.get(user_id) == version:
             del self._unsaved[user_id]
             self._save_later(user_id, version, index, rows)
-        use_bridge = (
-            bridge is not None
-            and rows is not None
-            and (with_bridge or needs_bridge(language, rows, bridge.weights))
-        )
-        if bridge is not None:
-            outcome = "fused" if use_bridge else ("incomplete" if rows is None else "off")
-            metrics.BRIDGE_SEARCHES.labels(outcome).inc()
-        bvec: np.ndarray | None = None
-        try:
-            ready = await early.vectors(plan.semantic_text) if early is not None else None
-            if ready is not None and (ready[1] is not None or not use_bridge):
-                qvec, bvec = ready[0], ready[1] if use_bridge else None
-                for shared, vector in ((self._shared, qvec), (bridge.shared if bridge else None, bvec)):
-                    if shared is not None and vector is not None:
-                        await shared.publish(user_id, plan.semantic_text, vector)
-            elif use_bridge and bridge is not None:
-                # both models at once: each runs in its own worker thread on one core
-                qvecs, bvecs = await asyncio.gather(
-                    self._embedder.embed([plan.semantic_text]), bridge.embedder.embed([plan.semantic_text])
-                )
-                qvec, bvec = qvecs[0], bvecs[0]
-                await asyncio.gather(
-                    *(
-                        shared.publish(user_id, plan.semantic_text, vector)
-                        for shared, vector in ((self._shared, qvec), (bridge.shared, bvec))
-                        if shared is not None
-                    )
-                )
-            else:
-                qvec = (await self._embedder.embed([plan.semantic_text]))[0]
-                if self._shared is not None:
-                    await self._shared.publish(user_id, plan.semantic_text, qvec)
-        except EmbeddingUnavailable as exc:  # the model is down: the keyword channel alone, flagged
-            qvec, bvec = keyword_only(self._embedder.dimension, exc)
+        use_bridge = _use_bridge(bridge, rows, language, with_bridge)
+        qvec, bvec = await self._query_vectors(user_id, plan.semantic_text, early, bridge, use_bridge)
         dense = bool(qvec.any())
-        n_dense = max(w.dense_candidates, top_k)
-        dense_hits: list[tuple[Memory, float]] = []
-        if len(index) and dense:
-            if index.has_vectors and len(index) <= w.in_process_dense_max:
-                # the index holds every vector of this user at the current version: exact cosine here,
-                # no round trip to the vector store on the read path
-                dense_hits = index.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden_hot))
-            else:
-                found = await self._store.query(
-                    user_id, qvec.tolist(), n_results=n_dense + len(hidden_hot), filters=filters
-                )
-                dense_hits = [(m, sim) for m, sim in found if m.id not in hidden_hot][:n_dense]
-        for extra, hidden in archived if dense else ():  # exact cosine over the archived tier's vectors
-            dense_hits += extra.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden))
+        dense_hits = await self._dense(user_id, index, qvec, request, scope) if dense else []
         candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
         cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
-        keyword: dict[str, float] = {}
-        translated: dict[str, float] | None = None
-        if self.lexicon is not None and w.lexicon_weight > 0:  # the query's terms in the other language
-            added = self.lexicon.expand(plan.semantic_text, plan.keyword_tokens)
-            translated = {t: x * w.lexicon_weight for t, x in added.items() if t not in plan.negated_tokens}
-        for source, hidden in sources:
-            for mid, score in source.search(
-                plan.keyword_tokens, limit=max(w.keyword_candidates, top_k), weights=translated
-            ):
-                memory = source.memories[mid]
-                if mid not in hidden and passes(memory, filters):
-                    keyword[mid] = max(score, keyword.get(mid, 0.0))
-                    candidates.setdefault(mid, memory)
+        translated = self._translated(plan)
+        keyword = _keyword_hits(
+            plan, sources, translated, filters, max(w.keyword_candidates, top_k), candidates
+        )
         view = Visible(sources)  # the user's memories over the tiers searched (facts that change)
         if w.supersession:
             for m in changed_facts(plan, candidates, view):
@@ -479,13 +398,7 @@ class HybridRetriever:
         for m in category_statements(plan.categories, view):
             if passes(m, filters):
                 candidates.setdefault(m.id, m)
-        in_month: list[str] = []
-        if asked and self.links is not None:  # they rank first (the month-first rule): seeds too
-            lo, hi = asked  # (a seed follows document ids only: a few more are cheap)
-            in_month = sorted(
-                (mid for mid, m in candidates.items() if lo <= m.created_at < hi),
-                key=lambda mid: (-keyword.get(mid, 0.0), -cosine.get(mid, 0.0)),
-            )[: 3 * w.link_seeds]
+        in_month = self._month_seeds(asked, candidates, keyword, cosine)
         linked = await self._linked(
             user_id,
             query,
@@ -504,25 +417,18 @@ class HybridRetriever:
             for mid, score in index.scores_of(plan.keyword_tokens, unscored, weights=translated).items():
                 if score > 0:
                     keyword[mid] = score
-        missing = [mid for mid in candidates if mid not in cosine]
-        if missing:
-            for source, _ in sources:
-                cosine.update(source.cosine([mid for mid in missing if mid in source.memories], qvec))
-            still = [mid for mid in missing if mid not in cosine]
-            if still:  # index built without vectors: ask the store
-                vectors = await self._store.embeddings(user_id, still)
-                for mid, vec in vectors.items():
-                    cosine[mid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
+        await self._fill_cosine(
+            user_id, [mid for mid in candidates if mid not in cosine], sources, qvec, cosine
+        )
         for mid in candidates:
             cosine.setdefault(mid, 0.0)
             keyword.setdefault(mid, 0.0)
         bridge_cos: dict[str, float] | None = None
         cross: set[str] = set()
         if bvec is not None and rows is not None and bridge is not None:
-            sims = rows.cosine(bvec)
             found_b = nearest(
                 rows,
-                sims,
+                rows.cosine(bvec),
                 index.memories,
                 limit=bridge.weights.candidates,
                 keep=_visible(filters, hidden_hot),
@@ -532,51 +438,10 @@ class HybridRetriever:
                     candidates[mid] = index.memories[mid]
                     cosine.setdefault(mid, index.cosine([mid], qvec).get(mid, 0.0))
                     keyword.setdefault(mid, 0.0)
-            at = rows.row_of()
-            bridged = [mid for mid in candidates if mid in at]  # archived candidates have no bridge row
-            cross = cross_language(rows, language, bridged)
-            bw = bridge.weights
-            same = [mid for mid in bridged if mid not in cross]
-            across = [mid for mid in bridged if mid in cross]
-            by_id: dict[str, float] = {}
-            for group, blend in ((same, bw.neighbours), (across, bw.neighbours_cross)):
-                if group and blend > 0:  # in the query's language, blended with the turns around it
-                    blended = rows.blended_cosine(index.memories, blend, bvec, [at[mid] for mid in group])
-                    by_id.update((mid, float(x)) for mid, x in zip(group, blended, strict=True))
-                else:
-                    by_id.update((mid, float(sims[at[mid]])) for mid in group)
-            bridge_cos = {mid: by_id[mid] for mid in bridged}
-        langs = rows.language_of() if rows is not None else {}
-        # the query's own words, or the aliases mnemo itself adds to them ("bills" -> 账单, invoice): a
-        # user who wrote "invoice" did write what "my bills" asks about; gibberish has no aliases
-        # (and the lexicon's translations of them: a user who wrote "adopted" wrote what "领养" asks)
-        own = set(plan.own_tokens)  # once: per token it made a long query's ranking quadratic (issue 39)
-        aliases = [t for t in [*plan.keyword_tokens, *(translated or ())] if t not in own]
-        known = max(
-            (max(src.known(plan.own_tokens), src.known(aliases)) for src, _ in sources if len(src)),
-            default=0.0,
-        )
-        evidence: dict[str, Evidence] = {}
-        for mid, m in candidates.items():
-            owner = next((src for src, _ in sources if mid in src.memories), None)
-            covered, words = owner.coverage(mid, plan.own_tokens) if owner is not None else (0.0, ())
-            evidence[mid] = Evidence(
-                query_language=language,
-                memory_language=langs.get(mid) or detect_language(m.content),
-                cosine=cosine[mid],
-                coverage=covered,
-                # the cosine the ranking uses, blended with the turns around the memory (a reply
-                # means what its question asked): in the query's language and, less, across
-                bridge=bridge_cos.get(mid) if bridge_cos is not None else None,
-                words=words,
-                known=known,
-            )
-        in_cluster: set[str] = set()
-        if w.clustering and dense and len(candidates) >= 6:
-            vectors = await self._store.embeddings(user_id, list(candidates))
-            ids = [mid for mid in candidates if mid in vectors]
-            mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
-            in_cluster = {mid for mid, keep in zip(ids, mask, strict=True) if keep}
+            bridge_cos, cross = _bridge_cosines(rows, bvec, bridge.weights, index, list(candidates), language)
+        evidence = _evidence(plan, candidates, sources, cosine, bridge_cos, rows, translated, language)
+        clustered = w.clustering and dense and len(candidates) >= 6
+        in_cluster = await self._clusters(user_id, list(candidates), qvec) if clustered else set()
         return self._rank(
             plan,
             candidates,
@@ -593,6 +458,159 @@ class HybridRetriever:
             one_per_turn=w.one_per_turn and not request.every_segment,
             asked=asked,
         )
+
+    async def _hot_index(
+        self, user_id: str, hot: bool, bridge: BridgeChannel | None
+    ) -> tuple[int, BM25Index, dict[str, np.ndarray] | None]:
+        """The user's hot index at its version (none when hot is not searched), and on a first search here
+        without a snapshot the bridge rows read at the same time."""
+        if not hot:
+            return UNKNOWN, BM25Index([]), None
+        if (
+            bridge is not None and not bridge.cache.holds(user_id) and not await self._load_snapshot(user_id)
+        ):  # first search here, no snapshot: read both at once
+            (version, index), prefetched = await asyncio.gather(
+                self._versioned_index(user_id), bridge.cache.everything(user_id)
+            )
+            return version, index, prefetched
+        version, index = await self._versioned_index(user_id)
+        return version, index, None
+
+    async def _query_vectors(
+        self,
+        user_id: str,
+        text: str,
+        early: EarlyEmbedding | None,
+        bridge: BridgeChannel | None,
+        use_bridge: bool,
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The query's vector (and the bridge's when it takes part), published for the writer; an
+        embedding model that is down gives the keyword channel alone, flagged."""
+        bvec: np.ndarray | None = None
+        try:
+            ready = await early.vectors(text) if early is not None else None
+            if ready is not None and (ready[1] is not None or not use_bridge):
+                qvec, bvec = ready[0], ready[1] if use_bridge else None
+                for shared, vector in ((self._shared, qvec), (bridge.shared if bridge else None, bvec)):
+                    if shared is not None and vector is not None:
+                        await shared.publish(user_id, text, vector)
+            elif use_bridge and bridge is not None:
+                # both models at once: each runs in its own worker thread on one core
+                qvecs, bvecs = await asyncio.gather(
+                    self._embedder.embed([text]), bridge.embedder.embed([text])
+                )
+                qvec, bvec = qvecs[0], bvecs[0]
+                await asyncio.gather(
+                    *(
+                        shared.publish(user_id, text, vector)
+                        for shared, vector in ((self._shared, qvec), (bridge.shared, bvec))
+                        if shared is not None
+                    )
+                )
+            else:
+                qvec = (await self._embedder.embed([text]))[0]
+                if self._shared is not None:
+                    await self._shared.publish(user_id, text, qvec)
+        except EmbeddingUnavailable as exc:  # the model is down: the keyword channel alone, flagged
+            qvec, bvec = keyword_only(self._embedder.dimension, exc)
+        return qvec, bvec
+
+    async def _dense(
+        self, user_id: str, index: BM25Index, qvec: np.ndarray, request: RecallRequest, scope: Scope
+    ) -> list[tuple[Memory, float]]:
+        """The dense channel's candidates: hot (in process, or the store) and each archived tier."""
+        w, filters, hidden_hot = self.weights, request.filters, scope.hidden_hot
+        n_dense = max(w.dense_candidates, request.top_k)
+        dense_hits: list[tuple[Memory, float]] = []
+        if len(index):
+            if index.has_vectors and len(index) <= w.in_process_dense_max:
+                # the index holds every vector of this user at the current version: exact cosine here,
+                # no round trip to the vector store on the read path
+                dense_hits = index.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden_hot))
+            else:
+                found = await self._store.query(
+                    user_id, qvec.tolist(), n_results=n_dense + len(hidden_hot), filters=filters
+                )
+                dense_hits = [(m, sim) for m, sim in found if m.id not in hidden_hot][:n_dense]
+        for extra, hidden in scope.archived:  # exact cosine over the archived tier's vectors
+            dense_hits += extra.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden))
+        return dense_hits
+
+    async def _fill_cosine(
+        self,
+        user_id: str,
+        missing: Sequence[str],
+        sources: Sequence[tuple[BM25Index, Collection[str]]],
+        qvec: np.ndarray,
+        cosine: dict[str, float],
+    ) -> None:
+        """The cosine of candidates only other channels found, from the indexes' vectors, else the store's."""
+        if not missing:
+            return
+        for source, _ in sources:
+            cosine.update(source.cosine([mid for mid in missing if mid in source.memories], qvec))
+        still = [mid for mid in missing if mid not in cosine]
+        if still:  # index built without vectors: ask the store
+            vectors = await self._store.embeddings(user_id, still)
+            for mid, vec in vectors.items():
+                cosine[mid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
+
+    def _translated(self, plan: QueryPlan) -> dict[str, float] | None:
+        """The query's terms in the other language with their weights (the bilingual lexicon), if any."""
+        if self.lexicon is None or self.weights.lexicon_weight <= 0:
+            return None
+        added = self.lexicon.expand(plan.semantic_text, plan.keyword_tokens)
+        weight = self.weights.lexicon_weight
+        return {t: x * weight for t, x in added.items() if t not in plan.negated_tokens}
+
+    def _month_seeds(
+        self,
+        asked: tuple[float, float] | None,
+        candidates: Mapping[str, Memory],
+        keyword: Mapping[str, float],
+        cosine: Mapping[str, float],
+    ) -> list[str]:
+        """The candidates written in the time asked about, best first: they rank first (the month-first
+        rule), so they seed relation links too (a seed follows document ids only: a few more are cheap)."""
+        if not asked or self.links is None:
+            return []
+        lo, hi = asked
+        return sorted(
+            (mid for mid, m in candidates.items() if lo <= m.created_at < hi),
+            key=lambda mid: (-keyword.get(mid, 0.0), -cosine.get(mid, 0.0)),
+        )[: 3 * self.weights.link_seeds]
+
+    async def _plan(
+        self, user_id: str, request: RecallRequest, scope: Scope, names: frozenset[str]
+    ) -> tuple[QueryPlan, tuple[float, float] | None]:
+        """The query's plan (with the user's `names`) and the time it asks about: a day, week, month or
+        period in the request's zone, or the time before or after an event the user told of."""
+        w, query, zone = self.weights, request.query, scope.zone
+        planned = functools.partial(
+            plan_query,
+            known_names=names,
+            now=scope.as_of,
+            negation_intent=w.negation_intent,
+            changing_facts=w.supersession,
+            names_across=w.names_across_scripts,
+            zone=zone,
+        )
+        plan = planned(query)
+        asked = _asked_span(plan, zone)
+        if asked is None and plan.anchor is not None and scope.hot:  # "before I moved": dated by the move
+            asked = await self._event_span(user_id, plan.anchor, request, scope)
+            if asked is not None:  # and the move says when, not what: the ranking reads the rest
+                # (a question about the time before keeps asking about the past: what the move
+                # superseded is not demoted)
+                plan = replace(planned(query.replace(plan.anchor_words, " ")), wants_past=plan.wants_past)
+        return plan, asked
+
+    async def _clusters(self, user_id: str, candidates: list[str], qvec: np.ndarray) -> set[str]:
+        """The candidates in the query's cluster of stored vectors (a boost, never a filter)."""
+        vectors = await self._store.embeddings(user_id, candidates)
+        ids = [mid for mid in candidates if mid in vectors]
+        mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
+        return {mid for mid, keep in zip(ids, mask, strict=True) if keep}
 
     async def _event_span(
         self, user_id: str, anchor: tuple[str, str], request: RecallRequest, scope: Scope
@@ -677,36 +695,6 @@ class HybridRetriever:
             bridge_weights=self._bridge.weights if self._bridge is not None else None,
             model=self.relevance_model,
         )  # fmt: skip
-
-
-class _EarlyEmbedding:
-    """The query embedded by both models (the bridge's when there is one) while a first search waits
-    for the user's index: `vectors(text)` gives them if `text` is what was embedded, else None (the
-    caller embeds its own). A failure of the early embedding is the caller's only if it uses it."""
-
-    def __init__(self, text: str, embedder: Embedder, bridge: Embedder | None) -> None:
-        self.text = text
-        self._task = asyncio.create_task(self._embed(embedder, bridge))
-
-    async def _embed(
-        self, embedder: Embedder, bridge: Embedder | None
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        if bridge is None:
-            return (await embedder.embed([self.text]))[0], None
-        qvecs, bvecs = await asyncio.gather(embedder.embed([self.text]), bridge.embed([self.text]))
-        return qvecs[0], bvecs[0]
-
-    async def vectors(self, text: str) -> tuple[np.ndarray, np.ndarray | None] | None:
-        if text != self.text:
-            return None
-        return await self._task
-
-    async def settle(self) -> None:
-        """Wait for the embedding (its threads run to the end anyway); an unused failure is dropped."""
-        try:
-            await self._task
-        except Exception:  # noqa: BLE001 - the caller embedded its own text, or already saw this error
-            log.debug("early query embedding failed", exc_info=True)
 
 
 __all__ = [

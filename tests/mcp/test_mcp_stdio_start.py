@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from app.http import ids, schemas
 from app.mcp import rules
 from memory import service
-from memory.relations import profile
+from memory.relations import tags
 from tests.mcp.test_mcp import ROOT, stdio_client, token
 from tests.services import free_port
 
@@ -56,9 +56,9 @@ class TestRulesAreTheServers:
         assert rules.ID_ALPHABET == ids.ID_ALPHABET
         assert rules.ID_MAX_CHARS == ids.ID_MAX_CHARS
         assert rules.TAGS_MAX == ids.TAGS_MAX
-        assert rules.TAG_RULE == profile.TAG_RULE
-        assert rules.TAG_MAX_CHARS == profile.TAG_MAX_CHARS
-        assert dict(profile.CATEGORIES) == rules.TAG_CATEGORIES
+        assert rules.TAG_RULE == tags.TAG_RULE
+        assert rules.TAG_MAX_CHARS == tags.TAG_MAX_CHARS
+        assert dict(tags.CATEGORIES) == rules.TAG_CATEGORIES
         assert rules.FORGET_MIN_RELEVANCE == service.FORGET_MIN_RELEVANCE
         assert rules.FORGET_CAP == service.FORGET_CAP
         assert rules.FORGET_MIN_SIMILARITY == schemas.FORGET_MIN_SIMILARITY

@@ -107,6 +107,25 @@ class RecallRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class ForgetMatch:
+    """Why a forget chose a memory: by meaning (its relevance, the channels that matched with their own
+    measure, the query's words it holds), as the older memory of one chosen (`superseded_by`), or by
+    the other criteria alone (all empty)."""
+
+    id: str
+    relevance: float | None = None
+    channels: Mapping[str, float] = field(default_factory=dict)
+    words: tuple[str, ...] = ()
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetResult:
+    ids: list[str]  # sorted
+    matches: Mapping[str, ForgetMatch]
+
+
+@dataclass(frozen=True, slots=True)
 class ScoreBreakdown:
     """How hybrid recall arrived at a score: score = (dense + keyword + bridge + Σ boosts) ·
     recency_factor · validity_factor."""

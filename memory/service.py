@@ -15,8 +15,8 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from datetime import tzinfo
 from typing import Literal
 
@@ -42,6 +42,8 @@ from memory.models import (
     SearchFilters,
     SortOrder,
 )
+from memory.models import ForgetMatch as ForgetMatch  # where app/http/schemas.py finds it
+from memory.models import ForgetResult as ForgetResult
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.bilingual import cc_cedict
 from memory.recall.relevance import (
@@ -71,25 +73,6 @@ Pipeline = Literal["naive", "hybrid"]
 FORGET_MIN_RELEVANCE = 0.7
 FORGET_CAP = 10
 FORGET_SCAN = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class ForgetMatch:
-    """Why a forget chose a memory: by meaning (its relevance, the channels that matched with their own
-    measure, the query's words it holds), as the older memory of one chosen (`superseded_by`), or by
-    the other criteria alone (all empty)."""
-
-    id: str
-    relevance: float | None = None
-    channels: Mapping[str, float] = field(default_factory=dict)
-    words: tuple[str, ...] = ()
-    superseded_by: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ForgetResult:
-    ids: builtins.list[str]  # sorted
-    matches: Mapping[str, ForgetMatch]
 
 
 class MemoryService:

@@ -65,6 +65,7 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
         "upstream_error": 502,
         "not_ready": 503,
         "chroma_unavailable": 503,
+        "embeddings_unavailable": 503,
         "archive_unavailable": 503,
         "redis_unavailable": 503,
         "upstream_timeout": 504,

@@ -86,6 +86,18 @@ def store_names(*trees: Path) -> set[str]:
                     and isinstance(node.args[0].value, str)
                 ):
                     stores.add(node.args[0].value)
+                # a subclass naming its store: `super().__init__("embeddings", reason)`
+                if isinstance(node, ast.ClassDef) and "StoreUnavailable" in {_name(b) for b in node.bases}:
+                    stores.update(
+                        call.args[0].value
+                        for call in ast.walk(node)
+                        if isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Attribute)
+                        and call.func.attr == "__init__"
+                        and call.args
+                        and isinstance(call.args[0], ast.Constant)
+                        and isinstance(call.args[0].value, str)
+                    )
     return stores
 
 

@@ -182,7 +182,13 @@ class MemoryService:
         written = await self._writer.write_many(
             [
                 WriteRequest(
-                    e.user_id, e.session_id, e.messages, e.previous, e.enqueued_at, zone_of(e.time_zone)
+                    e.user_id,
+                    e.session_id,
+                    e.messages,
+                    e.previous,
+                    e.enqueued_at,
+                    zone_of(e.time_zone),
+                    chat_turn=True,  # only chat turns are outbox entries
                 )
                 for e in entries
             ],

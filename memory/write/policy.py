@@ -88,6 +88,10 @@ class WritePolicy:
     # small talk, a user's questions that only ask and requests for the assistant are not memories, and
     # the user's "remember" is kept out of the stored text (scoring.py)
     gate: bool = True
+    # the messages are a chat turn with the assistant (an outbox entry), not a conversation between
+    # people (`/messages`): a question the user asks the assistant is kept only for what it says of the
+    # user (scoring.why_not_stored's `to_assistant`)
+    chat_turn: bool = False
     health_importance: float = HEALTH_IMPORTANCE  # a health or safety fact the user states
     # the time zone relative dates are resolved in ("昨天" said at 01:00 in Beijing is the day before in
     # Beijing): the deployment's `TIME_ZONE`, the one questions are read in
@@ -108,6 +112,7 @@ class WriteRequest:
     previous: Sequence[Message] = ()  # the messages just before (context, confirmations)
     issued_at: float | None = None  # when the write was asked for (see `WritePipeline.write`)
     zone: tzinfo | None = None  # the user's time zone, when the request named one (else the policy's)
+    chat_turn: bool = False  # an outbox entry: a chat turn with the assistant (WritePolicy.chat_turn)
 
 
 @dataclass(slots=True)
@@ -163,11 +168,15 @@ class WritePipeline:
         messages: Sequence[Message],
         previous: Sequence[Message] = (),
         zone: tzinfo | None = None,
+        *,
+        chat_turn: bool = False,
     ) -> list[Memory]:
         """Pure: the memories these messages make, before de-duplication; relative dates resolved in
-        `zone` (the user's, when the request named one), else in the policy's."""
+        `zone` (the user's, when the request named one), else in the policy's. `chat_turn`: the messages
+        are a turn with the assistant (WritePolicy.chat_turn)."""
         now = self._clock()
         p = self.policy if zone is None else replace(self.policy, zone=zone)
+        p = replace(p, chat_turn=True) if chat_turn else p
         history: list[str] = [_speaker_line(m, sanitize(m.content)) for m in previous][-p.context_messages :]
         last_message: Message | None = previous[-1] if previous else None
         out: list[Memory] = []
@@ -192,7 +201,9 @@ class WritePipeline:
                 )
             made = memories_of(user_id, session_id, message, history, now, p)
             if not made:  # the gate: small talk, a question or request that only asks (counted, never stored)
-                metrics.MEMORY_WRITES.labels(f"skipped_{self.skip_reason(message)}").inc()
+                metrics.MEMORY_WRITES.labels(
+                    f"skipped_{self.skip_reason(message, chat_turn=p.chat_turn)}"
+                ).inc()
             by_message[i] = list(range(len(out), len(out) + len(made)))
             out.extend(made)
             history = [*history, _speaker_line(message, text)][-p.context_messages :]
@@ -205,12 +216,12 @@ class WritePipeline:
                         out[j] = replace(out[j], context=f"{out[j].context} {lines[i + 1]}".strip())
         return out
 
-    def skip_reason(self, message: Message) -> SkipReason | None:
+    def skip_reason(self, message: Message, *, chat_turn: bool = False) -> SkipReason | None:
         """Why this message makes no memory (small talk, a question that only asks), or None."""
         if not self.policy.gate:
             return None
         text = sanitize(message.content)
-        return skip_reason(text, role=message.role) if text else None
+        return skip_reason(text, role=message.role, to_assistant=chat_turn) if text else None
 
     async def write(
         self,
@@ -244,7 +255,10 @@ class WritePipeline:
         # pure CPU (cleaning, redaction, every segment's scores and claims): a 32,000-character message
         # is 80 segments and up to a second of it, so it runs off the event loop (issue 39)
         prepared = await asyncio.to_thread(
-            lambda: [self.prepare(r.user_id, r.session_id, r.messages, r.previous, r.zone) for r in requests]
+            lambda: [
+                self.prepare(r.user_id, r.session_id, r.messages, r.previous, r.zone, chat_turn=r.chat_turn)
+                for r in requests
+            ]
         )
         todo = sorted((i for i, made in enumerate(prepared) if made), key=lambda i: users[i])
         out: list[list[Memory]] = [[] for _ in requests]
@@ -542,7 +556,7 @@ def memories_of(
     """Pure: the memories one message makes under the policy `p` (none when the gate keeps it out), said
     after `history` (the lines before it: their keyword context) at `now` when it has no timestamp."""
     text = sanitize(message.content)
-    if p.gate and skip_reason(text, role=message.role) is not None:
+    if p.gate and skip_reason(text, role=message.role, to_assistant=p.chat_turn) is not None:
         return []  # its words stay in the context of the messages after it (`prepare`)
     # "记住：…" is the anchor, not the fact; a request next to a statement is not the fact either
     remembered = asks_to_remember(text, role=message.role)

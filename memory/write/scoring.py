@@ -245,7 +245,7 @@ def carries_the_user(clause: Clause, kind: ClauseKind) -> bool:
     return speaks_of_self(REQUEST_FORM_RE.sub(" ", text)) or bool(_SECOND_PERSON_RE.search(what))
 
 
-def why_not_stored(text: str, *, role: Role) -> WriteSkip | None:
+def why_not_stored(text: str, *, role: Role, to_assistant: bool = False) -> WriteSkip | None:
     """Why this (cleaned, redacted) message is not a memory, or None when it is one.
 
     - Small talk states nothing, whoever says it.
@@ -257,7 +257,11 @@ def why_not_stored(text: str, *, role: Role) -> WriteSkip | None:
       "translate this", "怎么煮鸡蛋？"), alone or with questions and small talk, is no memory whatever it
       names, unless it says something of the user or of the other speaker (`carries_the_user`), asks for
       a to-do (remind, book, schedule: TODO_RE) or to remember, or gives a document number or a health fact.
-      A request that comes with a statement keeps the statement (`stored_text`)."""
+      A request that comes with a statement keeps the statement (`stored_text`).
+    - `to_assistant`: the message is a chat turn with the assistant, not a line of a conversation between
+      people. A question that only asks is then kept only when it says something of the user ("Should I
+      take the offer from Google?") or asks for a task or to remember: the assistant answers "长城有多长？"
+      and "When did Jon open his studio?"; as memories they would crowd out what the user said."""
     if is_small_talk(text):
         return "small_talk"
     if role != "user":
@@ -274,23 +278,25 @@ def why_not_stored(text: str, *, role: Role) -> WriteSkip | None:
             return None
         return "request"
     if only_asks(text):
-        if names_something(folded) or TASK_RE.search(folded):
+        if TASK_RE.search(folded):
+            return None
+        if names_something(folded) and (not to_assistant or speaks_of_self(folded)):
             return None
         recall = REMEMBER_QUESTION_RE.search(folded) is not None
         if asks_to_remember(folded):
             return None
         # the other speaker is asked of in a question, not in a greeting or thanks before it ("你好，…")
         asked = " ".join(c.text for c, k in zip(parts, kinds, strict=True) if k == "question")
-        if not recall and _SECOND_PERSON_RE.search(_REQUEST_YOU_RE.sub("", asked)):
+        if not recall and not to_assistant and _SECOND_PERSON_RE.search(_REQUEST_YOU_RE.sub("", asked)):
             return None
         return "question"
     return None
 
 
-def skip_reason(text: str, *, role: Role) -> SkipReason | None:
+def skip_reason(text: str, *, role: Role, to_assistant: bool = False) -> SkipReason | None:
     """`why_not_stored` as `POST /messages` names it: a request for the assistant is a message that only
     asks ("question")."""
-    why = why_not_stored(text, role=role)
+    why = why_not_stored(text, role=role, to_assistant=to_assistant)
     return "question" if why == "request" else why
 
 

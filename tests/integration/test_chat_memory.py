@@ -162,3 +162,37 @@ async def test_the_prompt_holds_more_than_three_memories_within_its_budget(
         few = await say(tight, auth, "trips", "Where did I travel with my sister?", "now2")
     assert len(few["memory_ids"]) < len(debug["memory_ids"])
     assert few["memory_tokens"] <= 100
+
+
+@pytest.mark.parametrize(
+    ("world", "told", "between_people"),
+    [
+        ("长城有多长？", "我下个月去北京出差，长城值得去吗？", False),
+        ("When did Jon open his dance studio?", "Should I take the job offer from Google?", True),
+    ],
+)
+async def test_a_question_to_the_assistant_is_remembered_only_for_what_it_says_of_the_user(
+    client: httpx.AsyncClient,
+    auth: AuthHeaders,
+    settings: Settings,
+    world: str,
+    told: str,
+    between_people: bool,
+) -> None:
+    """Issue 40: a chat turn's question naming something was stored and recalled by every later question
+    naming it; through `/messages` (a conversation between people) one naming someone is still kept."""
+    user = f"asks-{len(world)}"
+    await say(client, auth, user, world, "s")
+    await say(client, auth, user, told, "s")
+    await drain(settings)
+    resp = await client.get(f"/v1/memory/{user}/list?limit=50", headers=auth(user))
+    stored = [m["content"] for m in resp.json()["items"]]
+    assert not any(world.rstrip("？?") in text for text in stored), stored
+    assert any(told.split("，")[0].split(" the ")[0][:8] in text for text in stored), stored
+    resp = await client.post(
+        f"/v1/memory/{user}/messages",
+        json={"session_id": "between-people", "messages": [{"role": "user", "content": world}]},
+        headers=auth(user),
+    )
+    assert resp.status_code == 200, resp.text
+    assert (resp.json()["stored"] >= 1) == between_people, resp.json()

@@ -89,6 +89,36 @@ def test_questions_that_are_kept(text: str) -> None:
     assert skip_reason(text, role="user") is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "长城有多长？",  # names something, asks the assistant about the world
+        "What's the capital of Australia?",
+        "When did Jon go to a fair to get more exposure for his dance studio?",
+        "卡罗琳什么时候去的支持小组？",
+        "What got you into running?",  # the assistant runs nothing
+    ],
+)
+def test_a_chat_turns_question_to_the_assistant_is_no_memory(text: str) -> None:
+    """Issue 40: kept from a conversation between people (`/messages`), where a question names what
+    the speakers share; asked of the assistant in a chat turn, it crowded the user's own words out of
+    later prompts (231 LoCoMo questions asked in one session recalled each other)."""
+    assert skip_reason(text, role="user", to_assistant=True) == "question"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should I take the job offer from Google or stay at Alibaba?",  # says what the user weighs
+        "我下个月去东京出差，那边冷吗？",  # states the trip before it asks
+        "Can you remind me to call Anna on Friday?",  # a task
+        "记住我对花生过敏好吗？",  # asks to remember
+    ],
+)
+def test_a_chat_turns_question_that_tells_of_the_user_is_kept(text: str) -> None:
+    assert skip_reason(text, role="user", to_assistant=True) is None
+
+
 def test_an_assistants_question_is_kept() -> None:
     """Only the user's questions are gated: the assistant's question is the context a short answer needs."""
     assert skip_reason("你是素食者吗？", role="assistant") is None

@@ -44,7 +44,12 @@ class LLMCompressor:
         try:
             completion = await asyncio.wait_for(
                 self._model.complete(
-                    prompt, GenerationParams(temperature=0.0, purpose="compression"), TurnFacts(lang, (), 0.0)
+                    prompt,
+                    # about max chars per memory, bounded (a rambling model is cut off, see the judge)
+                    GenerationParams(
+                        temperature=0.0, max_tokens=16 + len(long) * self._max, purpose="compression"
+                    ),
+                    TurnFacts(lang, (), 0.0),
                 ),
                 self._timeout,
             )

@@ -68,7 +68,11 @@ class LLMSupersessionJudge:
         try:
             completion = await asyncio.wait_for(
                 self._model.complete(
-                    prompt, GenerationParams(temperature=0.0, purpose="judge"), TurnFacts(lang, (), 0.0)
+                    prompt,
+                    # the JSON asked for is ~8 tokens a pair: a model that rambles on is cut off instead
+                    # of holding a local server for minutes after the timeout gave up on it
+                    GenerationParams(temperature=0.0, max_tokens=24 + 8 * len(pairs), purpose="judge"),
+                    TurnFacts(lang, (), 0.0),
                 ),
                 self._timeout,
             )

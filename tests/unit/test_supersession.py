@@ -288,6 +288,7 @@ class FakeModel:
     def __init__(self, answer: str = "", *, fail: bool = False, hang: bool = False) -> None:
         self.answer, self.fail, self.hang = answer, fail, hang
         self.prompts: list[list[PromptMessage]] = []
+        self.params: list[Any] = []
 
     @property
     def name(self) -> str:
@@ -299,6 +300,7 @@ class FakeModel:
 
     async def complete(self, messages: Any, params: Any, facts: Any) -> Completion:
         self.prompts.append(list(messages))
+        self.params.append(params)
         if self.fail:
             raise RuntimeError("upstream down")
         if self.hang:
@@ -337,6 +339,28 @@ class TestJudge:
         assert await LLMSupersessionJudge(FakeModel(fail=True)).judge([(new, old)]) is None
         hanging = LLMSupersessionJudge(FakeModel(hang=True), timeout_seconds=0.05)
         assert await hanging.judge([(new, old)]) is None
+
+    async def test_the_answer_is_bounded_and_an_unusable_one_is_counted_by_reason(self) -> None:
+        """A small local model that rambles past the JSON is cut off (it would hold the server long after
+        the timeout gave up), and each answer the judge cannot use is one fallback, by reason."""
+        pairs = [
+            (memory("n", "这些天我周末都去攀岩了。", T0 + DAY), memory("o", "我每个周末都去湖边划船。", T0)),
+            (memory("n2", "Now I work from Lisbon.", T0 + DAY), memory("o2", "I work in Porto.", T0)),
+        ]
+        model = FakeModel('{"supersedes": [true, false]}')
+        assert await LLMSupersessionJudge(model).judge(pairs) == [True, False]
+        assert model.params[0].max_tokens == 24 + 8 * len(pairs)
+
+        def fallbacks(reason: str) -> float:
+            return (
+                REGISTRY.get_sample_value("mnemo_llm_fallbacks_total", {"purpose": "judge", "reason": reason})
+                or 0.0
+            )
+
+        unparseable, failed = fallbacks("unparseable"), fallbacks("failed")
+        assert await LLMSupersessionJudge(FakeModel("Sure! 好的")).judge(pairs) is None
+        assert await LLMSupersessionJudge(FakeModel(fail=True)).judge(pairs) is None
+        assert (fallbacks("unparseable"), fallbacks("failed")) == (unparseable + 1, failed + 1)
 
     def test_pairs_are_unread_user_statements_near_an_older_memory_of_the_same_speaker(self) -> None:
         old = memory("o", "I spend every weekend sailing on the lake.", T0)

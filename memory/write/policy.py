@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -46,12 +45,13 @@ from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
 from memory.models import Memory, Message
-from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
 from memory.redis_client import RedisClient
 from memory.text.cleaning import segment
 from memory.text.lexicons import CONFIRMATION_RE
 from memory.text.privacy import sanitize
 from memory.write.judge import MAX_PAIRS, SupersessionJudge, judge_pairs
+from memory.write.merging import dedupe_ids, merge, merge_within_batch, same_facts
 from memory.write.scoring import (
     HEALTH_IMPORTANCE,
     SkipReason,
@@ -88,9 +88,8 @@ class WritePolicy:
     # small talk, a user's questions that only ask and requests for the assistant are not memories, and
     # the user's "remember" is kept out of the stored text (scoring.py)
     gate: bool = True
-    # the messages are a chat turn with the assistant (an outbox entry), not a conversation between
-    # people (`/messages`): a question the user asks the assistant is kept only for what it says of the
-    # user (scoring.why_not_stored's `to_assistant`)
+    # a chat turn with the assistant (an outbox entry), not talk between people (`/messages`): a question
+    # to the assistant is kept only for what it says of the user (scoring.why_not_stored's `to_assistant`)
     chat_turn: bool = False
     health_importance: float = HEALTH_IMPORTANCE  # a health or safety fact the user states
     # the time zone relative dates are resolved in ("昨天" said at 01:00 in Beijing is the day before in
@@ -433,7 +432,7 @@ class WritePipeline:
         if not prepared:
             return None
         prepared = await self._mark_first_mentions(user_id, request.session_id, prepared)
-        merged = _merge_within_batch(prepared)
+        merged = merge_within_batch(prepared)
         index = await self._local_index(user_id)
         hashes = [m.content_hash for m in merged]
         found = (
@@ -444,7 +443,7 @@ class WritePipeline:
         # a memory being deleted (buried, maybe still in the store or a stale index) is no merge target
         gone = await self._tombstones.buried(user_id, [m.id for m in found])
         existing = {m.content_hash: m for m in found if m.id not in gone}
-        merged = [_merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged]
+        merged = [merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged]
         return _Draft(user_id, prepared, merged, frozenset(existing), index)
 
     async def _embed_early(self, work: Sequence[tuple[str, list[Memory]]]) -> dict[tuple[str, str], Vectors]:
@@ -520,9 +519,9 @@ class WritePipeline:
             gone = await self._tombstones.buried(d.user_id, [m.id for m in targets.values()])
             for i, target in targets.items():
                 if target.id not in gone:
-                    merged[i] = _merge(target, merged[i])
+                    merged[i] = merge(target, merged[i])
                     metrics.NEAR_DUPLICATES_MERGED.inc()
-        return _dedupe_ids(merged, d.vectors)
+        return dedupe_ids(merged, d.vectors)
 
     async def _local_index(self, user_id: str) -> BM25Index | None:
         """The user's in-process index if it can answer both duplicate checks, else None."""
@@ -597,73 +596,5 @@ async def _nothing() -> None:
     return None
 
 
-_DIGITS_RE = re.compile(r"\d+")
-# A capitalised Latin word, wherever it stands: sentence-initial too, and glued to Chinese ("Karl下个月…",
-# where `\b` sees no boundary because 下 is a word character). Wider than the entity rule on purpose: a
-# missed merge stores one near-duplicate more, a wrong one loses what was said about someone else.
-_LATIN_NAME_RE = re.compile(r"(?<![A-Za-z])[A-Z][a-z]{2,}(?![A-Za-z])")
-LEXICAL_OVERLAP = 0.6
-
-
-def same_facts(a: Memory, b: Memory) -> bool:
-    """Cosine alone is not enough to merge: MiniLM puts "我住在杭州" and "我住在苏州" above 0.95, and
-    "order A123" / "order A124" too, and two template sentences about different people ("Karl下个月要去
-    大理" / "Ben下个月要去拉萨") as well. A near-duplicate must also name the same numbers, entities and
-    capitalised names, and share most of its words."""
-    if _DIGITS_RE.findall(a.content) != _DIGITS_RE.findall(b.content):
-        return False
-    if set(_LATIN_NAME_RE.findall(a.content)) != set(_LATIN_NAME_RE.findall(b.content)):
-        return False
-    if {e.lower() for e in a.entities} != {e.lower() for e in b.entities}:
-        return False
-    ta, tb = set(tokenize(a.content)), set(tokenize(b.content))
-    return not (ta or tb) or len(ta & tb) / len(ta | tb) >= LEXICAL_OVERLAP
-
-
 def _as_fact(m: Memory, threshold: float) -> Memory:
     return replace(m, tier="fact", importance=max(m.importance or 0.0, threshold))
-
-
-def _merge(old: Memory, new: Memory) -> Memory:
-    """Keep the newer text and time, the union of provenance, the higher importance, the older id."""
-    newer, older = (new, old) if new.created_at >= old.created_at else (old, new)
-    ids = tuple(dict.fromkeys([*old.source_message_ids, *new.source_message_ids]))
-    # a memory superseded stays superseded when the same words come again from before the change
-    # (a retried write, a re-import); said again after it, it is current again
-    stays = old if old.superseded_by and (old.valid_to is None or new.created_at < old.valid_to) else newer
-    return replace(
-        newer,
-        valid_from=None if stays is newer else old.valid_from,
-        valid_to=stays.valid_to,
-        superseded_by=stays.superseded_by,
-        id=old.id,
-        source_message_ids=ids,
-        importance=max(old.importance or 0.0, new.importance or 0.0),
-        tier="fact" if "fact" in (old.tier, new.tier) else newer.tier,
-        entities=tuple(dict.fromkeys([*newer.entities, *older.entities]))[:20],
-        context=newer.context or older.context,
-    )
-
-
-def _merge_within_batch(memories: list[Memory]) -> list[Memory]:
-    by_hash: dict[str, Memory] = {}
-    for m in memories:
-        by_hash[m.content_hash] = _merge(by_hash[m.content_hash], m) if m.content_hash in by_hash else m
-    return list(by_hash.values())
-
-
-def _dedupe_ids(memories: list[Memory], vectors: np.ndarray) -> tuple[list[Memory], np.ndarray]:
-    """Two candidates merged into the same existing memory: keep one record per id (merged)."""
-    chosen: dict[str, int] = {}
-    out: list[Memory] = []
-    rows: list[int] = []
-    for row, m in enumerate(memories):
-        if m.id in chosen:
-            j = chosen[m.id]
-            out[j] = _merge(out[j], m)
-            rows[j] = row  # the merged record keeps the newer candidate's vector
-        else:
-            chosen[m.id] = len(out)
-            out.append(m)
-            rows.append(row)
-    return out, vectors[rows]

@@ -27,7 +27,6 @@ ALLOWED_MODULES: dict[str, int] = {
     "memory/recall/retrieval.py": 704,
     "memory/chat/conversation.py": 671,
     "memory/text/lexicons.py": 659,
-    "memory/write/policy.py": 655,
 }
 ALLOWED_FUNCTIONS: dict[str, int] = {
     "app/mcp/tools.py:build_server": 373,

@@ -146,7 +146,7 @@ def test_a_world_question_names_no_speaker() -> None:
 
 
 def test_a_world_question_takes_a_memory_near_by_topic_alone_only_when_likely_relevant() -> None:
-    """"Why do cats purr?" found 团子 the cat at relevance 0.35 through the bridge, no word in common; a
+    """Asked "Why do cats purr?", the bridge found 团子 the cat at relevance 0.35, no word in common; a
     word in common ("chess" for a chess player) keeps the general floor."""
     cat, likely = hit(0.35), hit(0.6)
     assert GATE.admitted("Why do cats purr?", [cat, likely]) == [likely]

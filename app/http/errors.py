@@ -340,3 +340,16 @@ def _error_body_schema() -> dict[int | str, dict[str, object]]:
 
 
 ErrorBodyResponses = _error_body_schema()
+
+
+def _openai_error_body_schema() -> dict[int | str, dict[str, object]]:
+    from app.http.schemas import OpenAIErrorBody
+
+    return {
+        status: {"model": OpenAIErrorBody, "description": "OpenAI's error envelope (mnemo's code in `code`)"}
+        for status in sorted(set(ERROR_CODES.values()))
+    }
+
+
+# the OpenAI-compatible routes document the envelope they answer with (app/http/openai_errors.py)
+OpenAIErrorResponses = _openai_error_body_schema()

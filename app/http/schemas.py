@@ -739,6 +739,20 @@ class ErrorBody(BaseModel):
     request_id: str
 
 
+class OpenAIError(BaseModel):
+    message: str
+    type: str
+    code: str
+    param: str | None
+
+
+class OpenAIErrorBody(BaseModel):
+    """The envelope of every non-2xx answer on `/v1/chat/*`, `/v1/models*` and `/v1/usage`."""
+
+    error: OpenAIError
+    request_id: str
+
+
 def session_view(user_id: str, session_id: str, state: SessionState) -> dict[str, Any]:
     """Summary, mode, recent actions, message buffer and slots of one session, as JSON."""
     summary = state.summary

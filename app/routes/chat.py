@@ -24,6 +24,7 @@ from app.http.chat_schemas import (
     turn_trace,
 )
 from app.http.deps import AuditDep, ConversationDep, LLMDep, PrincipalDep
+from app.http.errors import OpenAIErrorResponses
 from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
 from app.http.ids import Id
 from memory.chat.conversation import ChatInput, PreparedTurn, ReplayedStream, TurnDebug, TurnStream
@@ -33,7 +34,7 @@ from memory.governance.usage import billed_user
 from memory.session.idempotency import IdempotencyKey
 from monitoring import metrics
 
-router = APIRouter(tags=["chat"], route_class=StrictJSONRoute)
+router = APIRouter(tags=["chat"], route_class=StrictJSONRoute, responses=OpenAIErrorResponses)
 log = logging.getLogger(__name__)
 DEFAULT_SESSION = "default"
 _PLACEHOLDER_MODELS = {"", "mnemo", "default", "mnemo-offline"}

@@ -10,10 +10,10 @@ from app.clients.model_catalog import ModelCard
 from app.http.body import StrictJSONRoute
 from app.http.chat_schemas import ModelListOut, ModelOut
 from app.http.deps import ModelsDep, PrincipalDep
-from app.http.errors import NotFound, ValidationFailed
+from app.http.errors import NotFound, OpenAIErrorResponses, ValidationFailed
 from app.http.ids import MODEL_ID_RULE, is_valid_model_id
 
-router = APIRouter(tags=["chat"], route_class=StrictJSONRoute)
+router = APIRouter(tags=["chat"], route_class=StrictJSONRoute, responses=OpenAIErrorResponses)
 
 
 def _out(card: ModelCard) -> ModelOut:

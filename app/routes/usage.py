@@ -10,9 +10,10 @@ from app.http.auth import ensure_can_act_for
 from app.http.body import StrictJSONRoute
 from app.http.chat_schemas import UsageOut
 from app.http.deps import PrincipalDep, UsageDep
+from app.http.errors import OpenAIErrorResponses
 from app.http.ids import Id
 
-router = APIRouter(tags=["chat"], route_class=StrictJSONRoute)
+router = APIRouter(tags=["chat"], route_class=StrictJSONRoute, responses=OpenAIErrorResponses)
 
 
 @router.get("/v1/usage", response_model=UsageOut)

@@ -190,8 +190,9 @@ class TestSweep:
                     succeeded.append(f"{method} {path} -> {resp.request.method} {resp.url.path}")
         assert state_of(served) == victim["state"]
         # what a normaliser can still reach: GETs of a list the token may read (the session list, the
-        # entity list: `/v1/sessions/u/.` is `/v1/sessions/u` once normalised), never a write or delete
-        lists = ("GET /v1/sessions/", "GET /v1/memory/victim/entities")
+        # entity list: `/v1/sessions/u/.` is `/v1/sessions/u` once normalised; the model list:
+        # `/v1/models/.`), never a write or delete
+        lists = ("GET /v1/sessions/", "GET /v1/memory/victim/entities", "GET /v1/models")
         assert all(s.split(" -> ")[1].startswith(lists) for s in succeeded), succeeded
         assert not [s for s in succeeded if s.split()[0] != "GET"], succeeded
 

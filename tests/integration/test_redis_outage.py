@@ -284,7 +284,7 @@ class TestRestartFromAof:
                     n += 1
                     started = time.monotonic()
                     resp = await send(client, auth, call)
-                    code = resp.json().get("error", "") if resp.status_code != 200 else ""
+                    code = error_code(resp) if resp.status_code != 200 else ""
                     results.append((started, time.monotonic() - started, call.name, resp.status_code, code))
                     if resp.status_code == 503:
                         assert resp.headers["Retry-After"] == "2"

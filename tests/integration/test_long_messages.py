@@ -20,7 +20,7 @@ import pytest
 
 from app.settings import Settings
 from memory import Embedder, keys
-from tests.conftest import AuthHeaders, app_client, drain, redis_of
+from tests.conftest import AuthHeaders, app_client, drain, error_code, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.integration.test_chat import chat, llm_settings
 from tests.integration.test_redis_outage import sse_events
@@ -257,7 +257,7 @@ class TestTheSessionLock:
             assert events[-2]["error"]["code"] == "session_lock_lost", events[-2]
         else:
             assert resp.status_code == 409, resp.text
-            assert resp.json()["error"] == "session_lock_lost"
+            assert error_code(resp) == "session_lock_lost"
             assert "retry-after" not in resp.headers
         assert state["buffer"] == []  # nothing of the turn was saved
 

@@ -359,6 +359,7 @@ window.MNEMO_I18N = {
     deleted_help: "删除和遗忘的记忆会在这里保留 {period}：恢复后会原样回来。在此期间，搜索、对话和导出都看不到它们；之后将被永久删除。",
     deleted_none: "最近没有删除的记忆。",
     restored: "已恢复：“{content}”。搜索和对话又能找到它了。",
-    n_restorable: "{n} 条记忆可以恢复", n_days: "{n} 天", n_hours: "{n} 小时",
+    n_restorable: "{n} 条记忆可以恢复", n_restorable_one: "1 条记忆可以恢复",
+    n_days: "{n} 天", n_days_one: "1 天", n_hours: "{n} 小时", n_hours_one: "1 小时",
   },
 };

@@ -42,7 +42,7 @@ from memory.models import (
     SearchFilters,
     SortOrder,
 )
-from memory.models import ForgetMatch as ForgetMatch  # where app/http/schemas.py finds it
+from memory.models import ForgetMatch as ForgetMatch  # where app/http/forget_schemas.py finds it
 from memory.models import ForgetResult as ForgetResult
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.bilingual import cc_cedict

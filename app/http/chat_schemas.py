@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.http.fields import MAX_CONTENT_CHARS, RequestBody, TimeZoneName, has_visible_text, iso_utc
 from app.http.ids import Id
-from app.http.schemas import MAX_CONTENT_CHARS, RequestBody, TimeZoneName, has_visible_text, iso_utc
 from memory.chat.conversation import PreparedTurn
 from memory.governance.usage import PurposeUsage, UserUsage
 

@@ -331,7 +331,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 def _error_body_schema() -> dict[int | str, dict[str, object]]:
-    from app.http.schemas import ErrorBody
+    from app.http.fields import ErrorBody
 
     return {
         status: {"model": ErrorBody, "description": "error envelope"}
@@ -343,7 +343,7 @@ ErrorBodyResponses = _error_body_schema()
 
 
 def _openai_error_body_schema() -> dict[int | str, dict[str, object]]:
-    from app.http.schemas import OpenAIErrorBody
+    from app.http.fields import OpenAIErrorBody
 
     return {
         status: {"model": OpenAIErrorBody, "description": "OpenAI's error envelope (mnemo's code in `code`)"}

@@ -18,7 +18,9 @@ from typing import Any
 
 import anyio
 
-from app.http.schemas import iso_utc, memory_fields, session_view
+from app.http.account_schemas import session_view
+from app.http.fields import iso_utc
+from app.http.schemas import memory_fields
 from memory.errors import REDIS_UNAVAILABLE, StoreUnavailable
 from memory.governance.export import UserExport
 from memory.longterm.history import HistoryEvent

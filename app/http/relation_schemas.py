@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from app.http.fields import StrictBody, iso_utc
 from app.http.ids import Id
-from app.http.schemas import MemoryOut, StrictBody, iso_utc
+from app.http.schemas import MemoryOut
 from memory.models import Memory
 from memory.relations.graph import Fact, Graph, Merge, Node
 from memory.relations.profile import Profile, ProfileEntry

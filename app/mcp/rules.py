@@ -44,7 +44,7 @@ TAG_RULE = (
 # memory.service (a forget's default relevance floor, and how many memories it deletes without a count)
 FORGET_MIN_RELEVANCE = 0.7
 FORGET_CAP = 10
-# app.http.schemas (the lowest floors a forget may ask for)
+# app.http.forget_schemas (the lowest floors a forget may ask for)
 FORGET_MIN_SIMILARITY = 0.3
 FORGET_LOWEST_RELEVANCE = 0.5
 

@@ -7,11 +7,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
+from app.http.account_schemas import ErasePreviewOut, FoundUsersOut
 from app.http.body import StrictJSONRoute
 from app.http.chat_schemas import UsageOut
 from app.http.deps import AdminDep, AuditDep, EraserDep, UsageDep, UserDirectoryDep
 from app.http.ids import Id
-from app.http.schemas import ErasePreviewOut, FoundUsersOut
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], route_class=StrictJSONRoute)
 

@@ -6,11 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from app.http.account_schemas import AuditEntryOut, AuditResponse
 from app.http.body import StrictJSONRoute
 from app.http.deps import AdminDep, AuditLogDep
 from app.http.errors import ValidationFailed
+from app.http.fields import Timestamp
 from app.http.ids import ExclusiveStreamEnd, Id
-from app.http.schemas import AuditEntryOut, AuditResponse, Timestamp
 from memory.governance.audit import AuditAction
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"], route_class=StrictJSONRoute)

@@ -11,8 +11,9 @@ from fastapi import APIRouter, Header, Path, Response
 from app.http.body import StrictJSONRoute
 from app.http.deps import ActingUser, AuditDep, EditorDep
 from app.http.errors import InvalidHeader, PreconditionRequired, ValidationFailed
+from app.http.fields import iso_utc
 from app.http.ids import Id
-from app.http.schemas import HistoryEventOut, HistoryOut, MemoryDetail, MemoryPatch, iso_utc, memory_fields
+from app.http.schemas import HistoryEventOut, HistoryOut, MemoryDetail, MemoryPatch, memory_fields
 from memory.corrections import VERSION_RE, Changes, version_of
 from memory.models import Memory
 

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import StreamingResponse
 
+from app.http.account_schemas import ErasureOut
 from app.http.body import StrictJSONRoute
 from app.http.deps import (
     ActingUser,
@@ -24,17 +25,19 @@ from app.http.deps import (
 )
 from app.http.errors import ConfirmationRequired, ValidationFailed
 from app.http.export import export_document
-from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
-from app.http.ids import TAGS_MAX, Id, Tag, tag_keys
-from app.http.schemas import (
+from app.http.fields import Timestamp
+from app.http.forget_schemas import (
     FORGET_PREVIEW_MAX,
-    DeletedListResponse,
-    DeletedMemoryOut,
-    ErasureOut,
     ForgetPreview,
     ForgetRequest,
     ForgetResponse,
     ForgetWhy,
+)
+from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
+from app.http.ids import TAGS_MAX, Id, Tag, tag_keys
+from app.http.schemas import (
+    DeletedListResponse,
+    DeletedMemoryOut,
     IngestRequest,
     IngestResponse,
     ListResponse,
@@ -44,7 +47,6 @@ from app.http.schemas import (
     SearchResponse,
     SkippedMessage,
     TiersOut,
-    Timestamp,
     memory_fields,
 )
 from memory.errors import REDIS_UNAVAILABLE, ForgetNotConfirmed

@@ -6,10 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Response
 
+from app.http.account_schemas import SessionEntry, SessionListResponse, session_view
 from app.http.body import StrictJSONRoute
 from app.http.deps import ActingUser, AuditDep, MemoryDep, SessionsDep
 from app.http.ids import Id
-from app.http.schemas import SessionEntry, SessionListResponse, session_view
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], route_class=StrictJSONRoute)
 SessionIdPath = Annotated[Id, Path()]

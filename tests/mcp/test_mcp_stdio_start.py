@@ -15,7 +15,7 @@ import sys
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from app.http import ids, schemas
+from app.http import forget_schemas, ids
 from app.mcp import rules
 from memory import service
 from memory.relations import tags
@@ -61,8 +61,8 @@ class TestRulesAreTheServers:
         assert dict(tags.CATEGORIES) == rules.TAG_CATEGORIES
         assert rules.FORGET_MIN_RELEVANCE == service.FORGET_MIN_RELEVANCE
         assert rules.FORGET_CAP == service.FORGET_CAP
-        assert rules.FORGET_MIN_SIMILARITY == schemas.FORGET_MIN_SIMILARITY
-        assert rules.FORGET_LOWEST_RELEVANCE == schemas.FORGET_LOWEST_RELEVANCE
+        assert rules.FORGET_MIN_SIMILARITY == forget_schemas.FORGET_MIN_SIMILARITY
+        assert rules.FORGET_LOWEST_RELEVANCE == forget_schemas.FORGET_LOWEST_RELEVANCE
 
     @pytest.mark.parametrize(
         "value",

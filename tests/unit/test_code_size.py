@@ -18,11 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What is still over the limits (issue 43 split the rest), each with its size when this list was last cut:
 # it may shrink, never grow, and nothing is added. Cut an entry when its module or function is split (the
-# test says when). Left: the HTTP schemas and the lifespan (being edited by other work when this came),
+# test says when). Left: the lifespan (being edited by other work when this came),
 # the retriever (its index cache is the next seam), the chat turn, the write policy, the lexicons (data),
 # and the MCP server's build_server (one tool per function is the next step).
 ALLOWED_MODULES: dict[str, int] = {
-    "app/http/schemas.py": 825,
     "app/lifespan.py": 772,
     "memory/recall/retrieval.py": 704,
     "memory/chat/conversation.py": 671,

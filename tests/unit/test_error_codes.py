@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app.http import errors
 from app.http.body import StrictJSONRoute
 from app.http.errors import ERROR_CODES
-from app.http.schemas import RequestBody
+from app.http.fields import RequestBody
 from app.main import create_app
 from tests.conftest import make_settings
 

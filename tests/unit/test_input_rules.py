@@ -15,8 +15,10 @@ from app.http.auth import TokenCodec
 from app.http.body import MAX_JSON_DEPTH, first_lone_surrogate, json_depth, parse_json_body
 from app.http.chat_schemas import ChatCompletionRequest
 from app.http.errors import Unauthorized
+from app.http.fields import has_visible_text
+from app.http.forget_schemas import ForgetRequest
 from app.http.ids import check_exclusive_end, is_valid_id
-from app.http.schemas import ForgetRequest, IngestRequest, SearchRequest, has_visible_text
+from app.http.schemas import IngestRequest, SearchRequest
 
 SECRET = "s" * 48
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from app.http.schemas import IngestRequest, SearchRequest, iso_utc, parse_timestamp
+from app.http.fields import iso_utc, parse_timestamp
+from app.http.schemas import IngestRequest, SearchRequest
 
 
 class TestTimestamps:

@@ -16,6 +16,7 @@ install-dev:
 	scripts/ensure_chromium.sh
 	scripts/ensure_axe.sh
 	scripts/ensure_ts_client.sh
+	scripts/ensure_frontend_clients.sh
 
 lint: install-dev ## ruff, ruff format --check, mypy --strict
 	.venv/bin/ruff check .

@@ -7,6 +7,13 @@ Its replies are real conversational turns (the second speaker's lines of the Chi
 that stores replies embeds text of a real model's length and language, not a canned "OK". Latency is a
 first-token delay plus a token rate (a token here is a whitespace word or one CJK character), for plain
 and streamed (`"stream": true`) completions alike.
+
+It also behaves as a model front ends and agent frameworks meet (tests/clients/test_frontends.py):
+- `--replies recall`: a chat turn is answered with the long-term memories mnemo put in its prompt
+  ("I recall: ..." / "我记得：..."), so any client shows in its own reply whether recall worked;
+- tools: a request offering `tools` whose last message is not a tool result is answered with a call of
+  the tool `tool_choice` names (else the first), its required arguments filled from the JSON schema
+  (strings with the user's last message); a request ending with tool results is answered with them.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import json
 import logging
 import re
 import time
+import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,18 +97,152 @@ def completion(
     return body
 
 
-def create_app(pace: Pace, replies: list[str]) -> Starlette:
+MEMORY_LABELS = ("[long-term memories]", "[长期记忆]")
+
+
+def recalled_lines(messages: list[dict[str, Any]]) -> list[str]:
+    """The lines of the long-term memory block mnemo put in the system prompt (memory/chat/context.py
+    LABELS): from the label to the next blank line or `[label]`."""
+    lines: list[str] = []
+    for m in messages:
+        if m.get("role") != "system" or not isinstance(m.get("content"), str):
+            continue
+        inside = False
+        for line in m["content"].splitlines():
+            if line.strip() in MEMORY_LABELS:
+                inside = True
+            elif inside and (not line.strip() or line.startswith("[")):
+                inside = False
+            elif inside:
+                lines.append(line.strip())
+    return lines
+
+
+def recall_reply(messages: list[dict[str, Any]]) -> str | None:
+    """'I recall: ...' in the language of the last user message, or None for a request without mnemo's
+    memory block (a summary, judge or translation request)."""
+    if not any(
+        isinstance(m.get("content"), str) and any(label in m["content"] for label in MEMORY_LABELS)
+        for m in messages
+    ):
+        return None
+    users = [m for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    zh = bool(users) and bool(re.search(r"[\u4e00-\u9fff]", users[-1]["content"]))
+    lines = recalled_lines(messages)
+    if zh:
+        return "我记得：" + "；".join(lines) if lines else "我不记得。"
+    return "I recall: " + "; ".join(lines) if lines else "I don't remember."
+
+
+def _argument(schema: dict[str, Any], text: str) -> Any:
+    kind = schema.get("type")
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    if kind == "integer":
+        return 1
+    if kind == "number":
+        return 1.0
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {}
+    return text
+
+
+def tool_calls_for(body: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """A call of the offered tool `tool_choice` names (else the first), or None when no tool is offered,
+    `tool_choice` is "none", or the conversation ends with a tool result (the model answers it)."""
+    tools = body.get("tools") or []
+    messages = body.get("messages") or []
+    choice = body.get("tool_choice")
+    if not tools or choice == "none" or (messages and messages[-1].get("role") == "tool"):
+        return None
+    named = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+    tool = next((t for t in tools if t.get("function", {}).get("name") == named), tools[0])
+    function = tool.get("function", {})
+    params = function.get("parameters") or {}
+    users = [m for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    text = users[-1]["content"][:80] if users else ""
+    props: dict[str, Any] = params.get("properties") or {}
+    arguments = {key: _argument(props.get(key, {}), text) for key in params.get("required") or props}
+    name = str(function.get("name", ""))
+    return [
+        {
+            "id": f"call_{zlib.crc32(f'{name}:{text}'.encode()):08x}",
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": json.dumps(arguments, ensure_ascii=False),
+            },
+        }
+    ]
+
+
+def tool_results_reply(messages: list[dict[str, Any]]) -> str | None:
+    """The reply to a conversation ending with tool results: the results, quoted."""
+    results: list[str] = []
+    for m in reversed(messages):
+        if m.get("role") != "tool":
+            break
+        results.insert(0, str(m.get("content")))
+    return "Tool result: " + " | ".join(results) if results else None
+
+
+def chunk_event(
+    model: str, delta: dict[str, Any], finish: str | None = None, completion_id: str = "fake"
+) -> bytes:
+    chunk = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode()
+
+
+async def tool_call_events(model: str, calls: list[dict[str, Any]]) -> AsyncIterator[bytes]:
+    """Tool calls streamed as OpenAI streams them: the first delta of a call names it, the next ones
+    carry pieces of its arguments; the stream ends with `finish_reason: "tool_calls"`."""
+    yield chunk_event(model, {"role": "assistant", "content": None})
+    for i, call in enumerate(calls):
+        head = {"index": i, "id": call["id"], "type": "function"}
+        yield chunk_event(
+            model, {"tool_calls": [{**head, "function": {"name": call["function"]["name"], "arguments": ""}}]}
+        )
+        arguments = call["function"]["arguments"]
+        for start in range(0, len(arguments), 8):
+            yield chunk_event(
+                model, {"tool_calls": [{"index": i, "function": {"arguments": arguments[start : start + 8]}}]}
+            )
+    yield chunk_event(model, {}, "tool_calls")
+    yield b"data: [DONE]\n\n"
+
+
+def create_app(pace: Pace, replies: list[str], *, recall: bool = False) -> Starlette:
     counter = {"n": 0}
 
-    def next_reply() -> str:
+    def next_reply(body: dict[str, Any]) -> str:
         counter["n"] += 1
-        return replies[(counter["n"] - 1) % len(replies)]
+        messages = body.get("messages") or []
+        answer = tool_results_reply(messages) or (recall_reply(messages) if recall else None)
+        return answer if answer is not None else replies[(counter["n"] - 1) % len(replies)]
 
     async def completions(request: Request) -> Response:
         body: dict[str, Any] = await request.json()
         model = str(body.get("model", "fake"))
-        reply = next_reply()
         created = int(time.time())
+        calls = tool_calls_for(body)
+        if calls:
+            if body.get("stream"):
+                return StreamingResponse(tool_call_events(model, calls), media_type="text/event-stream")
+            answer = completion("", model, completion_id=f"fake-{counter['n']}", created=created)
+            answer["choices"][0]["message"] = {"role": "assistant", "content": None, "tool_calls": calls}
+            answer["choices"][0]["finish_reason"] = "tool_calls"
+            return JSONResponse(answer)
+        reply = next_reply(body)
         if not body.get("stream"):
             await asyncio.sleep(pace.first_token_seconds + pace.gap() * len(tokens_of(reply)))
             return JSONResponse(
@@ -138,7 +280,8 @@ def create_app(pace: Pace, replies: list[str]) -> Starlette:
         return StreamingResponse(events(), media_type="text/event-stream")
 
     async def models(_: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        data = [{"id": "fake", "object": "model", "created": 1700000000, "owned_by": "bench"}]
+        return JSONResponse({"object": "list", "data": data})
 
     return Starlette(
         routes=[
@@ -154,12 +297,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=9100)
     parser.add_argument("--first-token-ms", type=float, default=0.0)
     parser.add_argument("--tokens-per-second", type=float, default=0.0, help="0 = the whole reply at once")
+    parser.add_argument(
+        "--replies",
+        choices=("turns", "recall"),
+        default="turns",
+        help="turns: real conversational turns; recall: a chat turn answered with the memories it recalled",
+    )
     args = parser.parse_args(argv)
     import uvicorn
 
     pace = Pace(args.first_token_ms / 1000.0, args.tokens_per_second)
     uvicorn.run(
-        create_app(pace, assistant_turns(ZH_SET, LOCOMO_SET)),
+        create_app(pace, assistant_turns(ZH_SET, LOCOMO_SET), recall=args.replies == "recall"),
         host=args.host,
         port=args.port,
         log_level="warning",

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from bench.fake_llm import completion
+from bench.fake_llm import completion, tool_call_events
 
 TRANSLATE = ("Translate the question below", "把下面这个问题翻译成英文")
 
@@ -89,7 +89,7 @@ class FakeUpstream:
         calls = self._calls_for(body)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         if body.get("stream"):
-            content = self._tool_sse(body["model"], calls) if calls else self._sse(body["model"])
+            content = tool_call_events(body["model"], calls) if calls else self._sse(body["model"])
             return httpx.Response(
                 200,
                 headers={"content-type": "text/event-stream"},
@@ -118,24 +118,6 @@ class FakeUpstream:
         if self.tool_calls is None or not body.get("tools") or body["messages"][-1]["role"] == "tool":
             return None
         return self.tool_calls
-
-    async def _tool_sse(self, model: str, calls: list[dict[str, Any]]) -> AsyncIterator[bytes]:
-        def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            chunk = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}], "model": model}
-            return f"data: {json.dumps(chunk)}\n\n".encode()
-
-        yield event({"role": "assistant", "content": None})
-        for i, call in enumerate(calls):
-            head = {"index": i, "id": call["id"], "type": "function"}
-            yield event(
-                {"tool_calls": [{**head, "function": {"name": call["function"]["name"], "arguments": ""}}]}
-            )
-            arguments = call["function"]["arguments"]
-            for start in range(0, len(arguments), 8):
-                piece = {"index": i, "function": {"arguments": arguments[start : start + 8]}}
-                yield event({"tool_calls": [piece]})
-        yield event({}, "tool_calls")
-        yield b"data: [DONE]\n\n"
 
     async def _with_usage(self, events: AsyncIterator[bytes], model: str) -> AsyncIterator[bytes]:
         async for event in events:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.services import ServerProcess, _wait, free_port, http_answers
+from tests.services import ServerProcess, free_port, http_answers, wait_ready
 
 MINILM = "all-MiniLM-L6-v2"
 USE = "use-multilingual-v3"
@@ -152,7 +152,7 @@ def start_model_server(workdir: Path, *, port: int | None = None) -> ServerProce
             cwd=Path(__file__).resolve().parent.parent,
         )
     url = f"http://127.0.0.1:{port}"
-    _wait(lambda: http_answers(f"{url}/health"), proc, "model server", log_path)
+    wait_ready(lambda: http_answers(f"{url}/health"), proc, "model server", log_path)
     return ServerProcess(url, port, proc, log_path)
 
 

@@ -65,7 +65,7 @@ class ServerProcess:
                 self.proc.wait(timeout=5)
 
 
-def _wait(check: object, proc: subprocess.Popen[bytes], what: str, log_path: Path) -> None:
+def wait_ready(check: object, proc: subprocess.Popen[bytes], what: str, log_path: Path) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -125,7 +125,7 @@ def start_redis(
 
 
 def wait_for_redis(server: ServerProcess) -> None:
-    _wait(lambda: redis_pings(server.port), server.proc, "redis-server", server.log_path)
+    wait_ready(lambda: redis_pings(server.port), server.proc, "redis-server", server.log_path)
 
 
 @dataclass
@@ -191,7 +191,7 @@ def start_chroma(workdir: Path, *, port: int | None = None) -> ServerProcess:
     ]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-    _wait(lambda: chroma_heartbeat_ok(url), proc, "chroma", log_path)
+    wait_ready(lambda: chroma_heartbeat_ok(url), proc, "chroma", log_path)
     return ServerProcess(url, port, proc, log_path)
 
 
@@ -229,5 +229,5 @@ def start_moto(workdir: Path, *, port: int | None = None) -> ServerProcess:
         proc = subprocess.Popen(
             [moto_binary(), "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=subprocess.STDOUT
         )
-    _wait(lambda: http_answers(f"{url}/moto-api/"), proc, "moto_server", log_path)
+    wait_ready(lambda: http_answers(f"{url}/moto-api/"), proc, "moto_server", log_path)
     return ServerProcess(url, port, proc, log_path)

@@ -27,8 +27,9 @@ from app.http.deps import AuditDep, ConversationDep, LLMDep, PrincipalDep
 from app.http.errors import OpenAIErrorResponses
 from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
 from app.http.ids import Id
-from memory.chat.conversation import ChatInput, PreparedTurn, ReplayedStream, TurnDebug, TurnStream
+from memory.chat.conversation import ChatInput, PreparedTurn, TurnStream
 from memory.chat.llm import GenerationParams, PromptMessage, estimate_tokens
+from memory.chat.replay import ReplayedStream, TurnDebug
 from memory.errors import REDIS_UNAVAILABLE, SessionLockLost, StoreUnavailable, UpstreamFailed
 from memory.governance.usage import billed_user
 from memory.session.idempotency import IdempotencyKey

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from memory.chat.llm import PromptMessage, estimate_tokens
 from memory.models import ScoredMemory
+from monitoring import metrics
 
 MEMORY_MAX_CHARS = 150
 
@@ -273,3 +274,12 @@ def assemble_prompt(
         memory_chars=used_chars,
         memory_tokens=used_tokens,
     )
+
+
+def observe_injection(prompt: AssembledPrompt) -> None:
+    """Memory-quality metrics of one turn: how much long-term memory its prompt carries."""
+    if not prompt.memories_used:
+        metrics.CHAT_RECALL_EMPTY.inc()
+    metrics.CHAT_MEMORIES_INJECTED.observe(prompt.memories_used)
+    metrics.CHAT_MEMORY_CHARS.observe(prompt.memory_chars)
+    metrics.CHAT_MEMORY_TOKENS.observe(prompt.memory_tokens)

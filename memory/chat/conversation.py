@@ -18,7 +18,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from memory.chat.compression import LLMCompressor
-from memory.chat.context import AssembledPrompt, assemble_prompt
+from memory.chat.context import AssembledPrompt, assemble_prompt, observe_injection
 from memory.chat.llm import (
     ChatModel,
     Completion,
@@ -32,8 +32,9 @@ from memory.chat.llm import (
     merge_tool_deltas,
 )
 from memory.chat.recall_gate import RecallGate
+from memory.chat.replay import ReplayedStream, TurnDebug, TurnResult, replayed_result, turn_record
 from memory.chat.summary import ExtractiveSummarizer, Summarizer
-from memory.chat.tool_turns import buffered_tool_turn, prompt_buffer, with_tool_turn
+from memory.chat.tool_turns import buffered_tool_turn, prompt_buffer, tool_results, with_tool_turn
 from memory.errors import StoreUnavailable
 from memory.longterm.ids import content_hash
 from memory.models import Message, RecallRequest, ScoredMemory
@@ -77,19 +78,6 @@ class ChatInput:
 
 
 @dataclass(frozen=True, slots=True)
-class TurnDebug:
-    turn_id: str
-    redis_summary_used: bool
-    chroma_retrieved_count: int
-    context_length: int
-    estimated_prompt_tokens: int
-    memory_ids: list[str]
-    mode: str
-    recall_degraded: str | None
-    memory_tokens: int = 0  # estimated tokens of the memory lines in the prompt (0 in older records)
-
-
-@dataclass(frozen=True, slots=True)
 class PreparedTurn:
     turn_id: str
     now: float
@@ -122,19 +110,6 @@ class PreparedTurn:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class TurnResult:
-    completion: Completion  # token counts filled in (the upstream's, else estimates)
-    debug: TurnDebug
-    created: float = 0.0  # when the turn started (the completion's `created`)
-    replayed: bool = False  # answered from the record of an earlier request with the same key
-    prepared: PreparedTurn | None = None  # what was recalled and the prompt sent (None when replayed)
-
-    @property
-    def completion_id(self) -> str:
-        return f"chatcmpl-{self.debug.turn_id}"
-
-
 def _counted(completion: Completion, prepared: PreparedTurn) -> Completion:
     return dataclasses.replace(
         completion,
@@ -144,23 +119,6 @@ def _counted(completion: Completion, prepared: PreparedTurn) -> Completion:
         completion_tokens=completion.completion_tokens
         if completion.completion_tokens is not None
         else estimate_tokens(completion.text),
-    )
-
-
-def _turn_record(completion: Completion, debug: TurnDebug, created: float) -> dict[str, Any]:
-    return {
-        "completion": dataclasses.asdict(completion),
-        "debug": dataclasses.asdict(debug),
-        "created": created,
-    }
-
-
-def _replayed(payload: dict[str, Any]) -> TurnResult:
-    return TurnResult(
-        completion=Completion(**payload["completion"]),
-        debug=TurnDebug(**payload["debug"]),
-        created=float(payload["created"]),
-        replayed=True,
     )
 
 
@@ -285,7 +243,7 @@ class ConversationService:
         if payload is None:
             return None
         try:
-            result = _replayed(payload)
+            result = replayed_result(payload)
         except (KeyError, TypeError, ValueError):
             log.warning("unreadable turn record ignored")
             return None
@@ -341,7 +299,7 @@ class ConversationService:
         )
         prompt = with_tool_turn(prompt, chat.tool_turn)
         if degraded is None:
-            _observe_injection(prompt)
+            observe_injection(prompt)
         return PreparedTurn(
             turn_id=uuid.uuid4().hex,
             now=now,
@@ -435,7 +393,11 @@ class ConversationService:
         previous = prepared.state.summary
         limits = self._sessions.limits
         summary = await self._extractive.summarize(
-            previous.text if previous else None, [said], prepared.language, max_chars=limits.summary_max_chars
+            previous.text if previous else None,
+            [said],
+            prepared.language,
+            max_chars=limits.summary_max_chars,
+            tool_results=tool_results(chat.tool_turn),
         )
         before = tuple(
             Message("assistant" if m.role == "assistant" else "user", m.content, m.name, m.id, m.timestamp)
@@ -460,7 +422,7 @@ class ConversationService:
         record: tuple[str, str, int] | None = None
         if chat.idempotency is not None and self._records is not None:
             # the answer as the session keeps it (redacted): Redis never holds the unredacted reply
-            payload = _turn_record(dataclasses.replace(completion, text=answered), prepared.debug(), user_ts)
+            payload = turn_record(dataclasses.replace(completion, text=answered), prepared.debug(), user_ts)
             record = (
                 self._records.redis_key(chat.user_id, chat.idempotency),
                 self._records.encode(chat.idempotency, payload),
@@ -491,7 +453,11 @@ class ConversationService:
         assert self._refiner is not None
         try:
             text = await self._refiner.summarize(
-                previous, [said], prepared.language, max_chars=self._sessions.limits.summary_max_chars
+                previous,
+                [said],
+                prepared.language,
+                max_chars=self._sessions.limits.summary_max_chars,
+                tool_results=tool_results(chat.tool_turn),
             )
             # CAS: dropped if another turn has written a newer summary meanwhile
             await self._sessions.replace_summary(
@@ -609,41 +575,6 @@ class TurnStream:
             await self._stack.aclose()
 
 
-class ReplayedStream:
-    """The recorded answer of a turn, streamed again for a retry with the same Idempotency-Key."""
-
-    replayed = True
-    completed = True
-    prepared: PreparedTurn | None = None  # a replay recalls nothing and sends no prompt
-
-    def __init__(self, result: TurnResult) -> None:
-        self._result = result
-        self.model_name = result.completion.model
-        self.text = result.completion.text
-        self.tool_calls = tuple(result.completion.tool_calls)
-        self.turn_id = result.debug.turn_id
-        self.created = result.created
-        self.finish_reason = "tool_calls" if self.tool_calls else "stop"
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self._result.completion.prompt_tokens or 0
-
-    @property
-    def completion_tokens(self) -> int:
-        tokens = self._result.completion.completion_tokens
-        return tokens if tokens is not None else estimate_tokens(self.text)
-
-    def debug(self) -> TurnDebug:
-        return self._result.debug
-
-    async def deltas(self) -> AsyncIterator[str | ToolCallDelta]:
-        if self.text:
-            yield self.text
-        if self.tool_calls:
-            yield ToolCallDelta(tuple({"index": i, **call} for i, call in enumerate(self.tool_calls)))
-
-
 def _told_by(sources: Sequence[str], in_buffer: set[str]) -> bool:
     """A memory whose every source message the session buffer still holds (word for word)."""
     return bool(sources) and all(source in in_buffer for source in sources)
@@ -660,12 +591,3 @@ def _distinct(hits: Sequence[ScoredMemory]) -> list[ScoredMemory]:
             seen.add(key)
             out.append(hit)
     return out
-
-
-def _observe_injection(prompt: AssembledPrompt) -> None:
-    """Memory-quality metrics of one turn: how much long-term memory its prompt carries."""
-    if not prompt.memories_used:
-        metrics.CHAT_RECALL_EMPTY.inc()
-    metrics.CHAT_MEMORIES_INJECTED.observe(prompt.memories_used)
-    metrics.CHAT_MEMORY_CHARS.observe(prompt.memory_chars)
-    metrics.CHAT_MEMORY_TOKENS.observe(prompt.memory_tokens)

@@ -2,7 +2,8 @@
 
 `ExtractiveSummarizer` needs no model: it keeps what the user said of themselves, in their own words and
 language ("用户说过：我住在杭州；…" / "The user said: I live in Hangzhou; …"), newest first, then what they
-asked for, dropping the oldest that no longer fit; questions give nothing (no sentence is rebuilt).
+asked for, then what tools answered in the session (the newest result per tool), dropping the oldest that
+no longer fit; questions give nothing (no sentence is rebuilt).
 `LLMSummarizer` asks the configured model with the same rules and falls back to the extractive one, also
 when its summary leaves out something the user said of themselves (checked word by word: `missing_facts`).
 Both read a long message's window (memory/text/window.py), never all of its 32,000 characters.
@@ -38,6 +39,8 @@ EN_CLAUSE_SEP = "; "
 # then what they asked for: "用户说过：我住在杭州；我的车是红色沃尔沃；用户请求：订明天去浦东机场的车"
 SAID = {"zh": "用户说过：", "en": "The user said: "}
 ASKED = {"zh": "用户请求：", "en": "The user asked: "}
+# what tools answered in the session, last: "工具结果：tea_price：乌龙茶 12 欧元" (memory/chat/tool_turns.py)
+TOOLS = {"zh": "工具结果：", "en": "Tool result: "}
 _EN_REQUEST = re.compile(
     r"^(?:can|could|would|will) you (?:please )?|^please |^(?:help me|i need you to|i want you to) ", re.I
 )
@@ -46,7 +49,13 @@ _ZH_REQUEST = re.compile(r"^(?:请你?|麻烦你?|能不能|可以|你能|帮我
 
 class Summarizer(Protocol):
     async def summarize(
-        self, previous: str | None, user_messages: Sequence[str], language: str, *, max_chars: int
+        self,
+        previous: str | None,
+        user_messages: Sequence[str],
+        language: str,
+        *,
+        max_chars: int,
+        tool_results: Sequence[str] = (),
     ) -> str: ...
 
 
@@ -81,21 +90,25 @@ def said_of_self(message: str, zh: bool) -> tuple[list[str], str | None]:
     return facts, None
 
 
-def _parse(summary: str | None, lang: str) -> tuple[list[str], list[str]]:
-    """The facts and requests of a summary this summarizer wrote (older formats read as facts)."""
+def _parse(summary: str | None, lang: str) -> tuple[list[str], list[str], list[str]]:
+    """The facts, requests and tool results of a summary this summarizer wrote (older formats read as
+    facts)."""
     if not summary:
-        return [], []
+        return [], [], []
     sep = ZH_CLAUSE_SEP if lang == "zh" else EN_CLAUSE_SEP
     facts: list[str] = []
     asked: list[str] = []
+    tools: list[str] = []
     for clause in (c.strip() for c in summary.split(sep.strip())):
         if not clause:
             continue
         if clause.startswith(ASKED[lang]):
             asked.append(clause.removeprefix(ASKED[lang]))
+        elif clause.startswith(TOOLS[lang]):
+            tools.append(clause.removeprefix(TOOLS[lang]))
         else:
             facts.append(clause.removeprefix(SAID[lang]))
-    return facts, asked
+    return facts, asked, tools
 
 
 def fit(clauses: Sequence[str], sep: str, max_chars: int) -> str:
@@ -114,14 +127,22 @@ def fit(clauses: Sequence[str], sep: str, max_chars: int) -> str:
 
 class ExtractiveSummarizer:
     """Facts first, newest first (a new one that says the same as an old one replaces it), then the
-    latest requests, within `max_chars`: what the user said about themselves outlives what they asked."""
+    latest requests, then the latest tool results (`name: result`; a tool's new result replaces its old
+    one), within `max_chars`: what the user said about themselves outlives what they asked, and both
+    outlive what a tool answered."""
 
     async def summarize(
-        self, previous: str | None, user_messages: Sequence[str], language: str, *, max_chars: int
+        self,
+        previous: str | None,
+        user_messages: Sequence[str],
+        language: str,
+        *,
+        max_chars: int,
+        tool_results: Sequence[str] = (),
     ) -> str:
         lang = "zh" if language == "zh" else "en"
         sep = ZH_CLAUSE_SEP if lang == "zh" else EN_CLAUSE_SEP
-        old_facts, old_asked = _parse(previous, lang)
+        old_facts, old_asked, old_tools = _parse(previous, lang)
         new_facts: list[str] = []
         new_asked: list[str] = []
         for message in reversed(user_messages):
@@ -132,6 +153,11 @@ class ExtractiveSummarizer:
         requests = list(dict.fromkeys([*new_asked, *old_asked]))
         clauses = [f"{SAID[lang]}{facts[0]}", *facts[1:]] if facts else []
         clauses += [f"{ASKED[lang]}{r}" for r in requests]
+        # one result per tool, the newest: "tea_price: 12 EUR" replaces "tea_price: 11 EUR"
+        tools: dict[str, str] = {}
+        for result in [*reversed(tool_results), *old_tools]:  # newest first
+            tools.setdefault(result.split(":", 1)[0], result)
+        clauses += [f"{TOOLS[lang]}{r}" for r in tools.values()]
         return fit(clauses, sep, max_chars) if clauses else (previous or "")
 
 
@@ -178,15 +204,23 @@ class LLMSummarizer:
         self._fallback = fallback or ExtractiveSummarizer()
 
     async def summarize(
-        self, previous: str | None, user_messages: Sequence[str], language: str, *, max_chars: int
+        self,
+        previous: str | None,
+        user_messages: Sequence[str],
+        language: str,
+        *,
+        max_chars: int,
+        tool_results: Sequence[str] = (),
     ) -> str:
         lang = "zh" if language == "zh" else "en"
+        tools = "".join(f"\ntool result: {r}" for r in tool_results)
         prompt = [
             PromptMessage("system", SUMMARY_RULES[lang].format(n=max_chars)),
             PromptMessage(
                 "user",
                 f"previous summary: {previous or '-'}\nnew user messages:\n"
-                + "\n".join(f"- {message_window(m)}" for m in user_messages),
+                + "\n".join(f"- {message_window(m)}" for m in user_messages)
+                + tools,
             ),
         ]
         try:
@@ -211,4 +245,6 @@ class LLMSummarizer:
             metrics.SUMMARY_FACT_CHECKS.labels("replaced").inc()
             metrics.LLM_FALLBACKS.labels("summary", "lost_facts").inc()
             log.info("LLM summary left out %d of the user's facts; using the extractive one", len(lost))
-        return await self._fallback.summarize(previous, user_messages, language, max_chars=max_chars)
+        return await self._fallback.summarize(
+            previous, user_messages, language, max_chars=max_chars, tool_results=tool_results
+        )

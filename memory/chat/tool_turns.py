@@ -4,8 +4,8 @@ tool calls and the tool results the client sends back), in the prompt and in the
 A client runs a tool loop by resending the conversation: `[user, assistant(tool_calls), tool, ...]`.
 The session already holds what mnemo answered before (the user message and the calls), so the prompt
 is the buffer up to that user message, then the request's own tool turn; the buffer gets only what it
-does not hold yet. Tool calls and results stay in the session (buffer) and never become long-term
-memories by themselves (`remember=False`).
+does not hold yet. Tool calls and results stay in the session (the buffer, and the summary as
+`tool_name: result`) and never become long-term memories by themselves (`remember=False`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from memory.chat.context import AssembledPrompt
+from memory.chat.context import AssembledPrompt, compress
 from memory.chat.llm import PromptMessage, coherent_tool_history, estimate_tokens
 from memory.session.store import BufferedMessage
 from memory.text.privacy import redact
@@ -85,3 +85,19 @@ def buffered_tool_turn(
             )
         )
     return [*out, reply]
+
+
+TOOL_RESULT_CHARS = 120  # a tool result as the session summary keeps it
+
+
+def tool_results(tool_turn: Sequence[PromptMessage]) -> list[str]:
+    """The tool turn's results as the summary keeps them, in order: `tool_name: result` (redacted,
+    shortened); a result whose call is not in the turn is named by the message's `name`, else "tool"."""
+    names = {c.get("id"): c.get("function", {}).get("name") for m in tool_turn for c in m.tool_calls}
+    out = []
+    for m in tool_turn:
+        if m.role != "tool" or not m.content.strip():
+            continue
+        name = names.get(m.tool_call_id) or m.name or "tool"
+        out.append(f"{name}: {compress(redact(m.content), TOOL_RESULT_CHARS)}")
+    return out

@@ -19,12 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # What is still over the limits (issue 43 split the rest), each with its size when this list was last cut:
 # it may shrink, never grow, and nothing is added. Cut an entry when its module or function is split (the
 # test says when). Left: the lifespan (being edited by other work when this came),
-# the retriever (its index cache is the next seam), the chat turn, the write policy, the lexicons (data),
+# the retriever (its index cache is the next seam), the lexicons (data),
 # and the MCP server's build_server (one tool per function is the next step).
 ALLOWED_MODULES: dict[str, int] = {
     "app/lifespan.py": 772,
     "memory/recall/retrieval.py": 704,
-    "memory/chat/conversation.py": 671,
     "memory/text/lexicons.py": 659,
 }
 ALLOWED_FUNCTIONS: dict[str, int] = {

@@ -19,15 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 # What is still over the limits (issue 43 split the rest), each with its size when this list was last cut:
 # it may shrink, never grow, and nothing is added. Cut an entry when its module or function is split (the
 # test says when). Left: the lifespan (being edited by other work when this came),
-# the retriever (its index cache is the next seam), the lexicons (data),
-# and the MCP server's build_server (one tool per function is the next step).
+# the retriever (its index cache is the next seam) and the lexicons (data).
 ALLOWED_MODULES: dict[str, int] = {
     "app/lifespan.py": 772,
     "memory/recall/retrieval.py": 704,
     "memory/text/lexicons.py": 659,
 }
 ALLOWED_FUNCTIONS: dict[str, int] = {
-    "app/mcp/tools.py:build_server": 373,
     "app/lifespan.py:make_lifespan": 172,
     "app/lifespan.py:make_lifespan.lifespan": 165,
 }

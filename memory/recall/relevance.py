@@ -160,7 +160,7 @@ def reaches(e: Evidence, relevance: float, floor: float, query: str | None = Non
 # least this much, whatever its words: the question names the category, never the value, so coverage is
 # 0 and the vectors are far (the model put it at 0.01). Above the chat floors (RECALL_MIN_RELEVANCE,
 # RECALL_GENERAL_MIN_RELEVANCE 0.2). Not fitted: bench/data/relevance_pairs.json has no category question
-# (docs/decisions.md#category-questions-issue-40)
+# (docs/decisions/recall.md#category-questions-issue-40)
 CATEGORY_RELEVANCE = 0.5
 
 

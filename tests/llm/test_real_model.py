@@ -184,10 +184,12 @@ async def test_the_judge_is_asked_and_an_answer_it_cannot_use_changes_nothing(
     ("stored", "question"),
     [("我的狗叫饼干。", "What is my dog called?"), ("My dog is named Biscuit.", "我的狗叫什么？")],
 )
-async def test_query_translation_asks_the_model_and_the_search_answers_either_way(
+async def test_query_translation_asks_the_model_and_an_answer_it_cannot_use_is_counted(
     real_settings: Settings, embedder: Embedder, auth: AuthHeaders, stored: str, question: str
 ) -> None:
-    asked = calls("translation")
+    asked, fell_back = calls("translation"), fallbacks("translation")
+    used = count("mnemo_query_translations_total", outcome="translated")
+    unused = count("mnemo_query_translations_total", outcome="none")
     async with app_client(real_settings, embedder) as (client, _):
         resp = await client.post(
             "/v1/memory/alice/messages",
@@ -196,6 +198,21 @@ async def test_query_translation_asks_the_model_and_the_search_answers_either_wa
         )
         assert resp.status_code == 200, resp.text
         await drain(real_settings)
+        # a search in the memory's own language first (it asks for no translation): the worker then
+        # knows the user's memories. Without it, the index the write cached while the user had none
+        # tells the retriever there is nothing to translate for (memory/recall/retrieval.py,
+        # `_may_need_translation`; docs/operations.md, the real-model lane)
+        same = await client.post("/v1/memory/alice/search", json={"query": stored}, headers=auth("alice"))
+        assert same.status_code == 200, same.text
+        assert calls("translation") == asked
         found = await client.post("/v1/memory/alice/search", json={"query": question}, headers=auth("alice"))
     assert found.status_code == 200, found.text
-    assert calls("translation") == asked + 1
+    assert isinstance(found.json()["results"], list)
+    assert calls("translation") == asked + 1  # the model was asked, once
+    if fallbacks("translation") > fell_back:  # failed, slow or no translation: searched as asked, counted
+        assert fallbacks("translation") == fell_back + 1
+        assert count("mnemo_query_translations_total", outcome="none") == unused + 1
+        assert count("mnemo_query_translations_total", outcome="translated") == used
+    else:  # a translation in the memory's language: searched too
+        assert count("mnemo_query_translations_total", outcome="translated") == used + 1
+        assert count("mnemo_query_translations_total", outcome="none") == unused

@@ -41,7 +41,7 @@ done
 
 # Also validates the configuration: a missing or placeholder secret fails here, with its message.
 log "checking the configuration and loading the embedding model"
-python -c 'from app.lifespan import build_embedder; from app.settings import Settings; build_embedder(Settings())'
+python -c 'from app.composition import build_embedder; from app.settings import Settings; build_embedder(Settings())'
 
 # Stale per-pid files from a previous run would be summed into the new process's metrics.
 case "$metrics_dir" in

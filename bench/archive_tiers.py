@@ -36,7 +36,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from app.clients.redis import build_redis  # noqa: E402
-from app.lifespan import build_archive, build_memory_service, build_store, tier_policy  # noqa: E402
+from app.composition import build_archive, build_memory_service, build_store, tier_policy  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.archive_data import NOW, memories_over, user_ids  # noqa: E402
 from bench.common import SECRET, bench_stores, machine, percentile  # noqa: E402

@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.clients.redis import build_redis  # noqa: E402
+from app.composition import build_bridge, build_store  # noqa: E402
 from app.http.auth import TokenCodec  # noqa: E402
-from app.lifespan import build_bridge, build_store  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import (  # noqa: E402
     SECRET,

@@ -8,7 +8,7 @@ replaced with its offline behaviour: `mnemo_llm_fallbacks_total`), and the calls
 the upstream answered them. For chat, the turn's p50/p95 through mnemo and the same prompt's straight to
 the model (alternating), and mnemo's overhead at p95 (through mnemo minus direct).
 
-    .venv/bin/python bench/llm_lane.py [--turns 6]
+    .venv/bin/python bench/llm_lane.py [--turns 24]
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -33,17 +34,48 @@ from app.http.auth import TokenCodec  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, app_on, bench_stores, machine, percentile  # noqa: E402
 from memory.chat.query_translator import PROMPTS as TRANSLATION_PROMPTS  # noqa: E402
+from memory.text.language import detect_language  # noqa: E402
 from tests.conftest import drain  # noqa: E402
 from tests.llm_server import MODEL_ALIAS, start_llm_server  # noqa: E402
 
 SHORT = 48  # max_tokens of a chat answer, through mnemo and direct alike
-FACTS = [
+FACTS = [  # 12 in English and 12 in Chinese, alternating: `--turns N` takes the first N
     ("My dog is named Biscuit.", "What is my dog called?"),
     ("我的车是一辆红色的沃尔沃。", "我开的是什么车？"),
+    # over 150 characters: recalled, they are compressed for the prompt (the compression step)
+    (
+        "My grandmother's apple cake recipe, which I bake every autumn for the whole family, needs six "
+        "Bramley apples, two teaspoons of cinnamon, brown sugar, a pinch of nutmeg and exactly forty "
+        "minutes at 180 degrees in the old blue tin.",
+        "How long do I bake my grandmother's apple cake?",
+    ),
+    (
+        "我奶奶传下来的红烧肉做法是这样的：五花肉先冷水下锅焯水，切成三厘米见方的块，再用冰糖小火炒出糖色，"
+        "加生抽、老抽、料酒、葱段、姜片、八角和桂皮，最后加开水没过肉，盖上锅盖用小火慢慢炖一个半小时，"
+        "大火收汁就可以出锅了。每年过年我都会照着做一大锅，全家人都说比饭店里的还好吃，"
+        "孩子们每次都要多添一碗米饭，连平时不爱吃肉的姑姑也会夹好几块。",
+        "奶奶的红烧肉要炖多久？",
+    ),
     ("I work as a nurse at the city hospital.", "What is my job?"),
     ("我对花生过敏。", "我对什么过敏？"),
     ("I play the cello on weekends.", "Which instrument do I play?"),
     ("我住在杭州，离西湖不远。", "我住在哪个城市？"),
+    ("My sister Clara lives in Lisbon.", "Where does my sister live?"),
+    ("我女儿每周六上午去学游泳。", "我女儿周六上午做什么？"),
+    ("My favourite food is spicy ramen.", "What is my favourite food?"),
+    ("我每天早上六点起床跑步。", "我每天早上几点起床？"),
+    ("I am learning Japanese for a trip to Kyoto in April.", "Which language am I learning?"),
+    ("我的生日是十月十二号。", "我的生日是哪天？"),
+    ("My son's teacher is called Mr Patel.", "What is my son's teacher called?"),
+    ("我养了两只猫，一只叫米粒，一只叫豆包。", "我的猫叫什么名字？"),
+    ("My wife and I got married in 2015 in Dublin.", "Where did I get married?"),
+    ("我在一家银行做会计，已经五年了。", "我是做什么工作的？"),
+    ("I support Arsenal and go to two matches a season.", "Which football club do I support?"),
+    ("我最喜欢的电影是《大话西游》。", "我最喜欢哪部电影？"),
+    ("My bike is a green Brompton I ride to work.", "What bike do I ride?"),
+    ("我下个月要去成都出差。", "我下个月去哪里出差？"),
+    ("I grow tomatoes and basil on my balcony.", "What do I grow on my balcony?"),
+    ("我妈妈每周三来我家吃饭。", "我妈妈哪天来吃饭？"),
 ]
 # (older statement, a later one the rules do not read: the writer asks the judge)
 CHANGES = [
@@ -54,6 +86,7 @@ CHANGES = [
 CROSS = ["What car do I drive?", "What am I allergic to?", "我的狗叫什么？", "我是做什么工作的？"]
 PURPOSES = ("chat", "summary", "judge", "translation", "compression")
 OUTCOMES = ("ok", "empty", "error", "timeout", "cancelled")
+FAILED = ("empty", "error", "timeout", "cancelled")
 REASONS = ("failed", "unparseable", "unusable", "lost_facts")
 
 
@@ -127,6 +160,7 @@ async def settle(quiet: float = 10.0, timeout: float = 300.0) -> None:
 async def run(turns: int) -> dict[str, Any]:
     codec = TokenCodec(SECRET)
     headers = {"Authorization": f"Bearer {codec.mint('alice')}"}
+    load_before = os.getloadavg()[0]
     before = counted()
     transport = TimedTransport()
     through: list[float] = []
@@ -239,10 +273,15 @@ async def run(turns: int) -> dict[str, Any]:
         calls = sum(delta[o] for o in OUTCOMES)
         if not calls:
             continue
+        failed = {o: int(delta[o]) for o in FAILED if delta[o]}
+        unused = {r: int(delta[f"fallback_{r}"]) for r in REASONS if delta[f"fallback_{r}"]}
         purposes[p] = {
             "calls": int(calls),
-            "failed_calls": {o: int(delta[o]) for o in ("empty", "error", "timeout") if delta[o]},
-            "fell_back": {r: int(delta[f"fallback_{r}"]) for r in REASONS if delta[f"fallback_{r}"]},
+            # calls that gave the step nothing it used: failed (outcome not ok), or answered something
+            # it could not use (a fallback other than "failed", which counts a failed call again)
+            "failures": sum(failed.values()) + sum(n for r, n in unused.items() if r != "failed"),
+            "failed_calls": failed,
+            "fell_back": unused,
             "upstream_p50_ms": ms(transport.seconds[p], 50),
             "upstream_p95_ms": ms(transport.seconds[p], 95),
         }
@@ -251,6 +290,9 @@ async def run(turns: int) -> dict[str, Any]:
     in_turn = [t - u for t, u in zip(asked, upstream, strict=True)]
     return {
         "machine": machine(),
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        # other jobs on the machine (load average over 1 min) when the run started and ended
+        "load_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "model": f"{MODEL_ALIAS} (llama-cpp-python server, 2 threads)",
         "purposes": purposes,
         "chat_turn": {
@@ -263,6 +305,9 @@ async def run(turns: int) -> dict[str, Any]:
             "in_turn_overhead_p50_ms": ms(in_turn, 50),
             "in_turn_overhead_p95_ms": ms(in_turn, 95),
             "questions": len(direct),
+            "questions_by_language": {
+                lang: sum(1 for _, q in FACTS[:turns] if detect_language(q) == lang) for lang in ("en", "zh")
+            },
         },
     }
 

@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT))
 import chromadb  # noqa: E402
 import httpx  # noqa: E402
 
+from app.composition import build_embedder  # noqa: E402
 from app.http.auth import TokenCodec  # noqa: E402
-from app.lifespan import build_embedder  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, app_on, bench_stores, machine, percentile  # noqa: E402
 from bench.make_long_history import TYPES, build, describe  # noqa: E402

@@ -27,8 +27,8 @@ from typing import Any
 
 from app.clients.embeddings import HttpEmbedder, ServedModel
 from app.clients.redis import build_redis
+from app.composition import build_bridge, build_store
 from app.http.auth import TokenCodec
-from app.lifespan import build_bridge, build_store
 from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

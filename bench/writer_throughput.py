@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.clients.redis import build_redis  # noqa: E402
-from app.lifespan import (  # noqa: E402
+from app.composition import (  # noqa: E402
     bridge_shared_vectors,
     build_bridge,
     build_embedder,

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.clients.redis import build_redis, check_layout, connect  # noqa: E402
-from app.lifespan import build_embedder  # noqa: E402
+from app.composition import build_embedder  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, machine  # noqa: E402
 from bench.fake_llm import LOCOMO_SET, ZH_SET, assistant_turns  # noqa: E402

@@ -17,7 +17,7 @@ import logging
 
 from app.cli.batch_job import run_job
 from app.clients.redis import build_redis
-from app.lifespan import build_archive, build_bridge, build_store, tier_policy, token_codec
+from app.composition import build_archive, build_bridge, build_store, tier_policy, token_codec
 from app.settings import Settings
 from memory.archive.mover import ArchiveBusy, Archiver, ArchiveReport
 from memory.archive.view import ArchivedTiers

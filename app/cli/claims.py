@@ -19,7 +19,7 @@ import sys
 import anyio.to_thread
 
 from app.clients.redis import build_redis
-from app.lifespan import build_embedder, build_memory_service, build_store, ensure_layout
+from app.composition import build_embedder, build_memory_service, build_store, ensure_layout
 from app.settings import Settings, load_settings
 from memory.redis_client import close
 from monitoring.logging import configure_logging

@@ -18,7 +18,7 @@ import asyncio
 import logging
 
 from app.clients.redis import build_redis
-from app.lifespan import build_compactor
+from app.composition import build_compactor
 from app.settings import Settings, load_settings
 from memory.governance.compaction import Store
 from memory.redis_client import close

@@ -19,7 +19,7 @@ import logging
 
 from app.cli.batch_job import run_job
 from app.clients.redis import build_redis
-from app.lifespan import bridge_stores, build_store, token_codec
+from app.composition import bridge_stores, build_store, token_codec
 from app.settings import Settings
 from memory.errors import StoreUnavailable
 from memory.longterm.rebalance import RebalanceBusy, Rebalancer, Report

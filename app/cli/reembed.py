@@ -21,7 +21,7 @@ import logging
 
 from app.cli.batch_job import run_job
 from app.clients.redis import build_redis
-from app.lifespan import build_bridge, build_store, token_codec
+from app.composition import build_bridge, build_store, token_codec
 from app.settings import Settings
 from memory.errors import StoreUnavailable
 from memory.longterm.bridge import BridgedStore

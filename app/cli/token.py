@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.lifespan import token_codec
+from app.composition import token_codec
 from app.settings import Settings
 
 

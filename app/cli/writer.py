@@ -22,28 +22,12 @@ import os
 import signal
 import socket
 
-import anyio.to_thread
-
 from app.cli.archive import build_archiver
-from app.clients.redis import build_redis
-from app.clients.upstream import OpenAICompatibleLLM
-from app.lifespan import (
-    build_archive,
-    build_bridge,
-    build_embedder,
-    build_llm_client,
-    build_memory_service,
-    build_store,
-    deferring,
-    ensure_layout,
-    sample_gauges,
-)
+from app.composition import build_core, sample_gauges
 from app.settings import Settings, load_settings
 from memory.archive.schedule import DailyArchive
 from memory.longterm.deferred_deletes import PurgeSweeper
-from memory.outbox.stream import Outbox
 from memory.outbox.worker import OutboxWorker
-from memory.redis_client import close
 from monitoring import metrics
 from monitoring.logging import configure_logging
 from monitoring.tasks import log_task_stacks
@@ -52,24 +36,9 @@ log = logging.getLogger("mnemo.writer")
 
 
 async def run(settings: Settings) -> None:
-    embedder = await anyio.to_thread.run_sync(build_embedder, settings)
-    redis = build_redis(settings, "mnemo-writer")
-    await ensure_layout(redis, settings)
-    # the bridge channel is written here, with every record (memory/longterm/bridge.py)
-    bridge = await anyio.to_thread.run_sync(build_bridge, settings)
-    store = build_store(settings, redis, bridge)
-    outbox = Outbox(redis)
-    archive = build_archive(settings, redis)
-    llm_client = build_llm_client(settings, None)  # for the supersession judge, when configured
-    llm = (
-        OpenAICompatibleLLM(llm_client, model=settings.llm_model, max_attempts=settings.llm_max_attempts)
-        if llm_client is not None
-        else None
-    )
-    deferred = deferring(store, redis)
-    memory = build_memory_service(
-        settings, deferred, embedder, redis, outbox, archive, llm=llm, searches=False
-    )
+    core = await build_core(settings, "writer")
+    redis, store, outbox, archive, memory = core.redis, core.store, core.outbox, core.archive, core.memory
+    deferred = core.deferred
     worker = OutboxWorker(
         outbox,
         memory.ingest_entries,
@@ -107,13 +76,10 @@ async def run(settings: Settings) -> None:
         sampler.cancel()
         sweeper.stop()
         sweeping.cancel()
-        await deferred.settle(timeout=5)
         if daily is not None and scheduled is not None:
             daily.stop()
             scheduled.cancel()
-        if llm_client is not None:
-            await llm_client.aclose()
-        await close(redis)
+        await core.aclose()
         metrics.mark_self_dead()
         log.info("writer stopped", extra={"written": worker.processed})
 

@@ -4,5 +4,5 @@ models served over `/v1/embeddings` (`embeddings`, implementing `memory.embeddin
 rerank server (`rerank`, implementing `memory.recall.rerank.Reranker`) and the circuit breaker both use
 (`breaker`).
 
-May import `memory` and `monitoring`; built and closed only by `app.lifespan`.
+May import `memory` and `monitoring`; built only by the composition root (`app.composition`), closed by whoever built them.
 """

@@ -57,7 +57,7 @@ def test_image_runs_as_1001_without_torch_and_starts_offline(one_node: Stack) ->
     out = docker(
         "run", "--rm", "--network", "none", "--entrypoint", "python", "-e", f"AUTH_JWT_SECRET={SECRET}",
         image, "-c",
-        "import importlib.util, os; from app.lifespan import build_embedder; from app.settings import Settings; "
+        "import importlib.util, os; from app.composition import build_embedder; from app.settings import Settings; "
         "e = build_embedder(Settings()); "
         "print(os.getuid(), e.dimension, importlib.util.find_spec('torch') is None, "
         "importlib.util.find_spec('sentence_transformers') is None)",

@@ -27,7 +27,7 @@ from unittest.mock import ANY
 
 import pytest
 
-from app.lifespan import build_archive, build_memory_service, build_store, tier_policy
+from app.composition import build_archive, build_memory_service, build_store, tier_policy
 from app.settings import Settings
 from bench.archive_data import DAY, NOW, Facts, memories_over, user_ids
 from memory import Embedder, keys

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.lifespan import build_memory_service, build_store
+from app.composition import build_memory_service, build_store
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.models import Message

@@ -13,7 +13,7 @@ import httpx
 import numpy as np
 import pytest
 
-from app.lifespan import build_memory_service, build_store, chroma_client_factory
+from app.composition import build_memory_service, build_store, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, RoutingLongTermStore, keys
 from memory.errors import StoreUnavailable

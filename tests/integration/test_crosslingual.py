@@ -17,7 +17,7 @@ import httpx
 import numpy as np
 import pytest
 
-from app.lifespan import bridge_shared_vectors, build_store
+from app.composition import bridge_shared_vectors, build_store
 from app.settings import Settings
 from memory import Embedder
 from memory.embedding.base import Vectors

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from app.lifespan import build_memory_service, chroma_client_factory
+from app.composition import build_memory_service, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, keys
 from memory.errors import MemoryNotFound, StoreUnavailable

@@ -11,8 +11,8 @@ import httpx
 import numpy as np
 import pytest
 
+from app.composition import build_memory_service, chroma_client_factory
 from app.http.export import export_document
-from app.lifespan import build_memory_service, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, keys
 from memory.governance.erasure import Eraser

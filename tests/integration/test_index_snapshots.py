@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from app.lifespan import build_memory_service
+from app.composition import build_memory_service
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.models import Message, ScoredMemory

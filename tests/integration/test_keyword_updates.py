@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import pytest
 
-from app.lifespan import build_memory_service, chroma_client_factory
+from app.composition import build_memory_service, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, keys
 from memory.embedding.base import Vectors

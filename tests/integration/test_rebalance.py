@@ -21,7 +21,7 @@ import pytest
 import redis.asyncio as aredis
 from prometheus_client import REGISTRY
 
-from app.lifespan import build_memory_service, chroma_client_factory
+from app.composition import build_memory_service, chroma_client_factory
 from app.settings import Settings
 from memory import ChromaLongTermStore, Embedder, RoutingLongTermStore, keys
 from memory.errors import StoreUnavailable

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.lifespan import build_store
+from app.composition import build_store
 from app.settings import Settings
 from bench.archive_data import DAY
 from memory import Embedder, keys

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.lifespan import build_archive, build_memory_service, build_store, tier_policy
+from app.composition import build_archive, build_memory_service, build_store, tier_policy
 from app.settings import Settings
 from bench.archive_data import DAY, NOW, memories_over, user_ids
 from memory import Embedder, keys

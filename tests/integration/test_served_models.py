@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from app.clients.embeddings import HttpEmbedder, ServedModel
-from app.lifespan import (
+from app.composition import (
     bridge_name,
     build_bridge,
     build_embedder,

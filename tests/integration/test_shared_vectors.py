@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from app.lifespan import build_memory_service, build_store
+from app.composition import build_memory_service, build_store
 from app.settings import Settings
 from memory import Embedder, keys
 from memory.embedding.base import Vectors

@@ -14,7 +14,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from app.cli import claims as claims_cli
-from app.lifespan import build_archive, build_memory_service, build_store, tier_policy
+from app.composition import build_archive, build_memory_service, build_store, tier_policy
 from app.settings import Settings
 from memory import Embedder
 from memory.archive.mover import Archiver

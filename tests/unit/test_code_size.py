@@ -18,17 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What is still over the limits (issue 43 split the rest), each with its size when this list was last cut:
 # it may shrink, never grow, and nothing is added. Cut an entry when its module or function is split (the
-# test says when). Left: the lifespan (being edited by other work when this came),
-# the retriever (its index cache is the next seam) and the lexicons (data).
+# test says when). Left: the retriever (its index cache is the next seam) and the lexicons (data).
 ALLOWED_MODULES: dict[str, int] = {
-    "app/lifespan.py": 772,
     "memory/recall/retrieval.py": 704,
     "memory/text/lexicons.py": 659,
 }
-ALLOWED_FUNCTIONS: dict[str, int] = {
-    "app/lifespan.py:make_lifespan": 172,
-    "app/lifespan.py:make_lifespan.lifespan": 165,
-}
+ALLOWED_FUNCTIONS: dict[str, int] = {}
 
 
 def _census() -> ModuleType:

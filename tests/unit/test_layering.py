@@ -44,9 +44,10 @@ APP_FLOORS: Mapping[str, int] = {
     "clients": 2,
     "http": 3,
     "routes": 4,
-    "lifespan": 4,
+    "composition": 4,  # builds every service from Settings; used by lifespan, the CLIs and benchmarks
     "mcp": 4,  # calls the API in-process through the app it is mounted in (never imports routes)
-    "main": 5,
+    "lifespan": 5,
+    "main": 6,
     "cli": 6,
 }
 DOMAIN_FORBIDDEN = ("fastapi", "starlette", "httpx", "app", "pydantic_settings", "uvicorn", "sse_starlette")

@@ -1,6 +1,7 @@
 """Recalled memories are put in the prompt at most 150 characters each (seed 001 §3.3): by the LLM when
 one is configured (one call for all of a turn's long memories, bounded by a timeout), extractively
-otherwise or when that call fails."""
+otherwise or when that call fails or its answer has no line for a memory (counted in
+`mnemo_llm_fallbacks_total`, purpose "compression": "failed" or "unparseable")."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 
 from memory.chat.context import MEMORY_MAX_CHARS, compress
 from memory.chat.llm import ChatModel, GenerationParams, PromptMessage, TurnFacts
+from monitoring import metrics
 
 log = logging.getLogger(__name__)
 _NUMBERED_RE = re.compile(r"^\s*(\d+)[.)、:：]\s*(.+?)\s*$")
@@ -55,11 +57,20 @@ class LLMCompressor:
             )
         except Exception:
             log.warning("LLM memory compression failed; extractive compression used", exc_info=True)
+            metrics.LLM_FALLBACKS.labels("compression", "failed").inc()
             return out
+        used: set[int] = set()
         for line in completion.text.splitlines():
             match = _NUMBERED_RE.match(line)
             if match and 1 <= int(match.group(1)) <= len(long):
                 text = match.group(2).strip()
                 if text:
                     out[long[int(match.group(1)) - 1]] = compress(text, self._max)
+                    used.add(int(match.group(1)))
+        if len(used) < len(long):  # a memory the answer has no numbered line for: extractive, counted
+            log.warning(
+                "LLM memory compression unparseable; extractive compression used",
+                extra={"memories": len(long), "compressed": len(used)},
+            )
+            metrics.LLM_FALLBACKS.labels("compression", "unparseable").inc()
         return out

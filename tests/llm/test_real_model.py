@@ -7,6 +7,7 @@ replaced by the step's offline behaviour (the rules, the extractive summary, the
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -15,8 +16,11 @@ import pytest
 from prometheus_client import REGISTRY
 
 from app.settings import Settings
+from harness.outbox import drain
 from memory import Embedder
-from tests.conftest import AuthHeaders, app_client, drain, until
+from memory.chat.compression import RULES as COMPRESSION_RULES
+from memory.chat.context import MEMORY_MAX_CHARS, compress
+from tests.conftest import AuthHeaders, app_client, until
 
 pytestmark = pytest.mark.integration
 
@@ -26,6 +30,45 @@ RECALL = {
     "en": ("My dog is named Biscuit, remember that.", "What is my dog called?", "Biscuit"),
     "zh": ("我的狗叫饼干，记住这个。", "我的狗叫什么？", "饼干"),
 }
+# over MEMORY_MAX_CHARS (150): recalled, the memory is compressed for the prompt
+LONG = {
+    "en": (
+        "My grandmother's apple cake recipe, which I bake every autumn for the whole family, needs six "
+        "Bramley apples, two teaspoons of cinnamon, brown sugar, a pinch of nutmeg and exactly forty "
+        "minutes at 180 degrees in the old blue tin.",
+        "How long do I bake my grandmother's apple cake?",
+    ),
+    "zh": (
+        "我奶奶传下来的红烧肉做法是这样的：五花肉先冷水下锅焯水，切成三厘米见方的块，再用冰糖小火炒出糖色，"
+        "加生抽、老抽、料酒、葱段、姜片、八角和桂皮，最后加开水没过肉，盖上锅盖用小火慢慢炖一个半小时，"
+        "大火收汁就可以出锅了。每年过年我都会照着做一大锅，全家人都说比饭店里的还好吃，"
+        "孩子们每次都要多添一碗米饭，连平时不爱吃肉的姑姑也会夹好几块。",
+        "奶奶的红烧肉要炖多久？",
+    ),
+}
+NUMBERED = re.compile(r"^\s*1[.)、:：]\s*(.+?)\s*$")
+
+
+class Recording(httpx.AsyncBaseTransport):
+    """The real network transport to the model server, keeping each chat-completions answer's text
+    by the system prompt it was asked with."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self.answers: list[tuple[str, str]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        body = json.loads(request.content or b"{}")
+        if request.url.path.endswith("/chat/completions") and not body.get("stream"):
+            await response.aread()
+            if response.status_code == 200:
+                message = response.json()["choices"][0]["message"]
+                self.answers.append((str(body["messages"][0]["content"]), message.get("content") or ""))
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def count(name: str, **labels: str) -> float:
@@ -216,3 +259,37 @@ async def test_query_translation_asks_the_model_and_an_answer_it_cannot_use_is_c
     else:  # a translation in the memory's language: searched too
         assert count("mnemo_query_translations_total", outcome="translated") == used + 1
         assert count("mnemo_query_translations_total", outcome="none") == unused
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_a_long_recalled_memory_is_compressed_by_the_model_or_extractively_counted(
+    real_settings: Settings, embedder: Embedder, auth: AuthHeaders, lang: str
+) -> None:
+    fact, question = LONG[lang]
+    assert len(fact) > MEMORY_MAX_CHARS
+    asked, fell_back = calls("compression"), fallbacks("compression")
+    recording = Recording()
+    settings = real_settings.model_copy(update={"llm_summary": False, "llm_supersession_judge": False})
+    async with app_client(settings, embedder, recording) as (client, _):
+        resp = await client.post(
+            "/v1/memory/alice/messages",
+            json={"session_id": "s1", "messages": [{"role": "user", "content": fact, "id": "m1"}]},
+            headers=auth("alice"),
+        )
+        assert resp.status_code == 200, resp.text
+        await drain(settings)
+        body = await turn(client, auth, question, "B")
+    assert calls("compression") == asked + 1  # recalled, and too long: the model was asked
+    prompt = body["debug"]["prompt"][0]["content"]
+    rules = COMPRESSION_RULES[lang].format(n=MEMORY_MAX_CHARS)
+    answers = [text for system, text in recording.answers if system == rules]
+    lines = [
+        m.group(1) for a in answers for m in map(NUMBERED.match, a.splitlines()) if m and m.group(1).strip()
+    ]
+    if fallbacks("compression") > fell_back:  # failed, slow or no line for it: extractive, counted once
+        assert fallbacks("compression") == fell_back + 1
+        assert not lines, answers
+        assert compress(fact) in prompt, prompt
+    else:  # the model's line, cut to the limit, is what the prompt shows
+        assert lines, answers
+        assert compress(lines[-1]) in prompt, (lines, prompt)  # the last line for it wins

@@ -42,7 +42,8 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import machine, percentile  # noqa: E402
 from bench.search_latency import EN_QUERIES, ZH_QUERIES, fact  # noqa: E402
-from tests.deploy.stack import SECRET, Stack, build_image, copy_tracked_tree, docker, free_port  # noqa: E402
+from harness.compose import SECRET, Stack, build_image, copy_tracked_tree, docker  # noqa: E402
+from harness.services import free_port  # noqa: E402
 
 log = logging.getLogger("bench.affinity")
 BUILT = ("app-1", "app-2", "writer-1", "writer-2", "app-single")

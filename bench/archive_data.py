@@ -2,7 +2,7 @@
 
 Deterministic: the same arguments give the same memories. Every user gets zh+en filler at a steady
 rate over `days`, plus two facts with unique tokens: one about 6 months old (warm after archival) and
-one about 18 months old (cold). Vectors come from `tests.fakes.HashEmbedder` (the issue asks for a
+one about 18 months old (cold). Vectors come from `harness.fakes.HashEmbedder` (the issue asks for a
 deterministic embedder for the bulk load), loaded straight through the store, not through HTTP.
 """
 

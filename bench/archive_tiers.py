@@ -40,10 +40,10 @@ from app.composition import build_archive, build_memory_service, build_store, ti
 from app.settings import Settings  # noqa: E402
 from bench.archive_data import NOW, memories_over, user_ids  # noqa: E402
 from bench.common import SECRET, bench_stores, machine, percentile  # noqa: E402
+from harness.fakes import HashEmbedder  # noqa: E402
 from memory.archive.mover import Archiver  # noqa: E402
 from memory.models import ArchiveTier, RecallRequest  # noqa: E402
 from memory.redis_client import close  # noqa: E402
-from tests.fakes import HashEmbedder  # noqa: E402
 
 DIM = 384
 

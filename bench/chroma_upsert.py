@@ -24,7 +24,7 @@ import chromadb  # noqa: E402
 import numpy as np  # noqa: E402
 
 from bench.common import machine  # noqa: E402
-from tests.services import start_chroma  # noqa: E402
+from harness.services import start_chroma  # noqa: E402
 
 
 def say(text: str) -> None:

@@ -21,7 +21,7 @@ from asgi_lifespan import LifespanManager  # noqa: E402
 
 from app.main import create_app  # noqa: E402
 from app.settings import Settings  # noqa: E402
-from tests.services import start_chroma, start_redis  # noqa: E402
+from harness.services import start_chroma, start_redis  # noqa: E402
 
 SECRET = "bench-" + "s" * 48
 # chat turns the load benchmarks send, Chinese and English: facts, then questions about them

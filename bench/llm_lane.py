@@ -1,5 +1,5 @@
 """The real-model lane's figures (issue 41): mnemo's model steps through a local Gemma 3 270M
-(llama-cpp-python's server, tests/llm_server.py) on fresh Redis and Chroma, and the same model asked
+(llama-cpp-python's server, harness/llm_server.py) on fresh Redis and Chroma, and the same model asked
 directly with the same prompts in the same run.
 
 Per purpose (chat, summary, judge, translation, compression): the upstream calls mnemo made, their
@@ -33,10 +33,10 @@ sys.path.insert(0, str(ROOT))
 from app.http.auth import TokenCodec  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, app_on, bench_stores, machine, percentile  # noqa: E402
+from harness.llm_server import MODEL_ALIAS, start_llm_server  # noqa: E402
+from harness.outbox import drain  # noqa: E402
 from memory.chat.query_translator import PROMPTS as TRANSLATION_PROMPTS  # noqa: E402
 from memory.text.language import detect_language  # noqa: E402
-from tests.conftest import drain  # noqa: E402
-from tests.llm_server import MODEL_ALIAS, start_llm_server  # noqa: E402
 
 SHORT = 48  # max_tokens of a chat answer, through mnemo and direct alike
 FACTS = [  # 12 in English and 12 in Chinese, alternating: `--turns N` takes the first N

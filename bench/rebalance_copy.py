@@ -29,11 +29,11 @@ import numpy as np  # noqa: E402
 import redis.asyncio as aredis  # noqa: E402
 
 from bench.common import machine, percentile  # noqa: E402
+from harness.services import start_chroma, start_redis  # noqa: E402
 from memory import ChromaLongTermStore, RoutingLongTermStore  # noqa: E402
 from memory.longterm.placement import Placements  # noqa: E402
 from memory.longterm.rebalance import Rebalancer, Report, UserState  # noqa: E402
 from memory.models import Memory  # noqa: E402
-from tests.services import start_chroma, start_redis  # noqa: E402
 
 
 def client_factory(url: str) -> Callable[[], Any]:

@@ -20,8 +20,8 @@ import httpx
 from app.http.protocol import HTTP_PROTOCOL
 from bench.common import ROOT, SECRET
 from bench.procstat import Group
-from tests.cluster import RedisCluster, start_redis_cluster
-from tests.services import ServerProcess, free_port, start_chroma, start_redis
+from harness.cluster import RedisCluster, start_redis_cluster
+from harness.services import ServerProcess, free_port, start_chroma, start_redis
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def served(
 ) -> Iterator[Served]:
     """`writer`: run the long-term writer as its own niced process (`python -m app.cli.writer`) and keep
     the API workers from writing (OUTBOX_WORKER=false), as `make run` and the compose file do.
-    `cluster`: a local Redis Cluster (3 masters, 3 replicas; `tests/cluster.py`) through
+    `cluster`: a local Redis Cluster (3 masters, 3 replicas; `harness/cluster.py`) through
     `REDIS_CLUSTER_NODES` instead of one redis-server. `llm`: the fake upstream as `LLM_BASE_URL`."""
     workdir = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
     redis: ServerProcess | None = None

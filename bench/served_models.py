@@ -1,6 +1,6 @@
 """What serving the models over HTTP costs (issue 44): the same writes and searches through the app
 with the bundled models in process and with the same models served over the real `/v1/embeddings`
-protocol (tests/model_server.py, a subprocess on loopback), in alternating rounds on fresh stores.
+protocol (harness/model_server.py, a subprocess on loopback), in alternating rounds on fresh stores.
 
 Prints JSON: per mode the write latency (one `/messages` call of `--batch` messages) and the search
 latency (one `/search`), p50 and p95 in ms, the added latency served minus in-process, whether every
@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import SECRET, TURNS, app_on, bench_stores, machine, percentile  # noqa: E402
+from harness.model_server import DIMENSIONS, MINILM, USE, start_model_server  # noqa: E402
 from memory.longterm.bridge import BridgedStore  # noqa: E402
 from memory.longterm.reembed import Reembedder  # noqa: E402
 from memory.redis_client import close  # noqa: E402
-from tests.model_server import DIMENSIONS, MINILM, USE, start_model_server  # noqa: E402
 
 QUERIES = [t for t in TURNS if t.endswith(("?", "？"))] + [
     "花生",

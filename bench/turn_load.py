@@ -17,7 +17,7 @@ outbox length during the run (a writer that keeps up keeps it small) and reports
 took to return to 0 after it. RSS per worker comes from `/metrics`.
 
 `--redis standalone cluster` runs the same rows against one redis-server, then against a local Redis
-Cluster (3 masters + 3 replicas, `tests/cluster.py`, through `REDIS_CLUSTER_NODES`), each with fresh
+Cluster (3 masters + 3 replicas, `harness/cluster.py`, through `REDIS_CLUSTER_NODES`), each with fresh
 stores, in one command. `--llm fake` puts the fake OpenAI-compatible upstream (`bench/fake_llm.py`, real
 conversational replies) in front instead of the offline responder, so turns carry model replies to the
 writer. Every row also reports the CPU seconds per turn of each process group (from /proc: the API

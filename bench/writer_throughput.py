@@ -38,12 +38,12 @@ from app.composition import (  # noqa: E402
 )
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, TURNS, machine  # noqa: E402
+from harness.services import start_chroma, start_redis  # noqa: E402
 from memory.longterm.bridge import BridgedStore  # noqa: E402
 from memory.longterm.shared_vectors import SharedVectors  # noqa: E402
 from memory.models import Message  # noqa: E402
 from memory.outbox.stream import Outbox, OutboxEntry  # noqa: E402
 from memory.outbox.worker import OutboxWorker  # noqa: E402
-from tests.services import start_chroma, start_redis  # noqa: E402
 
 STATEMENTS = [t for t in TURNS if not t.endswith(("？", "?"))]  # what a writer mostly stores
 # stands in for a model's reply (about 3x a turn's tokens); the offline responder's are not written

@@ -5,7 +5,7 @@
     python bench/writers_scaling.py --redis cluster                # a local 6-node Redis Cluster
 
 For every (payload, N) pair, from scratch: a fresh redis-server (or, with `--redis cluster`, a local
-Redis Cluster of 3 masters + 3 replicas, `tests/cluster.py`) and `chroma run`, N writer processes
+Redis Cluster of 3 masters + 3 replicas, `harness/cluster.py`) and `chroma run`, N writer processes
 (`python -m app.cli.writer --nice 0`, exactly as deployed) started on the empty outbox and left until
 they have split the 32 partition leases between them (memory/outbox/leases.py), then the same backlog of
 chat turns is put in the outbox in one pipeline and the clock runs until the outbox is empty again.
@@ -46,14 +46,14 @@ from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, machine  # noqa: E402
 from bench.fake_llm import LOCOMO_SET, ZH_SET, assistant_turns  # noqa: E402
 from bench.procstat import Group, cpu_seconds, delta, snapshot  # noqa: E402
+from harness.cluster import RedisCluster, start_redis_cluster  # noqa: E402
+from harness.services import ServerProcess, start_chroma, start_redis  # noqa: E402
 from memory import keys  # noqa: E402
 from memory.embedding.base import Embedder, Vectors  # noqa: E402
 from memory.longterm.shared_vectors import SharedVectors  # noqa: E402
 from memory.models import Message  # noqa: E402
 from memory.outbox.stream import Outbox, OutboxEntry  # noqa: E402
 from memory.redis_client import RedisClient  # noqa: E402
-from tests.cluster import RedisCluster, start_redis_cluster  # noqa: E402
-from tests.services import ServerProcess, start_chroma, start_redis  # noqa: E402
 
 
 def say(text: str) -> None:
@@ -292,7 +292,7 @@ if __name__ == "__main__":
         "--redis",
         choices=["standalone", "cluster"],
         default="standalone",
-        help="one redis-server, or a local 6-node Redis Cluster (tests/cluster.py) via REDIS_CLUSTER_NODES",
+        help="one redis-server, or a local 6-node Redis Cluster (harness/cluster.py) via REDIS_CLUSTER_NODES",
     )
     parser.add_argument("--timeout", type=float, default=170.0, help="seconds a drain may take")
     parser.add_argument(

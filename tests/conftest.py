@@ -27,12 +27,11 @@ from app.clients.redis import build_redis
 from app.http.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
+from harness.cluster import RedisCluster, start_redis_cluster
+from harness.services import ServerProcess, start_chroma, start_redis
 from memory import Embedder
 from memory.embedding.onnx import OnnxEmbedder
-from memory.outbox.stream import Outbox
 from memory.redis_client import RedisClient
-from tests.cluster import RedisCluster, start_redis_cluster
-from tests.services import ServerProcess, start_chroma, start_redis
 
 TEST_SECRET = "test-secret-" + "x" * 40
 AuthHeaders = Callable[..., dict[str, str]]
@@ -75,16 +74,6 @@ def sync_redis_of(settings: Settings) -> redis.Redis | redis.RedisCluster:
         host, port = settings.redis_cluster_nodes.split(",")[0].rsplit(":", 1)
         return redis.RedisCluster(host=host, port=int(port), decode_responses=True)
     return redis.Redis.from_url(settings.redis_url, decode_responses=True)
-
-
-async def drain(settings: Settings) -> None:
-    """Wait until the long-term outbox is empty (the background worker wrote everything)."""
-    redis_client = redis_of(settings)
-    for _ in range(600):
-        if await Outbox(redis_client).pending() == 0:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("outbox did not drain")
 
 
 def flush(settings: Settings) -> None:

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from app.http.protocol import HTTP_PROTOCOL
+from harness.services import ServerProcess, free_port
 from tests.conftest import TEST_SECRET, drop_collections
-from tests.services import ServerProcess, free_port
 
 
 @contextlib.contextmanager

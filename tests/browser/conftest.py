@@ -10,9 +10,9 @@ import pytest
 import redis
 from selenium import webdriver
 
+from harness.services import ServerProcess
 from tests.browser.test_console import REDIS_DB, start_chromium
 from tests.served import serve
-from tests.services import ServerProcess
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ import pytest
 import redis
 from selenium import webdriver
 
+from harness.services import ServerProcess
 from tests.browser.test_console import Api, all_of, find, open_console, token, type_into, visible, wait
 from tests.browser.test_console_a11y import AXE, accessible
 from tests.browser.test_console_product import screens, set_lang
 from tests.served import serve
-from tests.services import ServerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 REDIS_DB = 6

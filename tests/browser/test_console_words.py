@@ -24,11 +24,11 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
+from harness.services import ServerProcess
 from tests.browser.test_console import Api, all_of, find, open_console, token, type_into, visible, wait
 from tests.browser.test_console_a11y import AXE, accessible
 from tests.browser.test_console_product import WIDTHS, chat_turn, rows, set_lang
 from tests.served import serve
-from tests.services import ServerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 REDIS_DB = 12  # a database of the suite's redis-server no other served test uses: the audit trail is ours

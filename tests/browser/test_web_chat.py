@@ -19,11 +19,11 @@ import redis
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
+from harness.services import ServerProcess, free_port
 from tests.browser.test_console import find, start_chromium, type_into, visible, wait
 from tests.conftest import TEST_SECRET
 from tests.node import ROOT, built_ts_client
 from tests.served import serve
-from tests.services import ServerProcess, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 REDIS_DB = 6

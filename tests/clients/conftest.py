@@ -12,9 +12,9 @@ import pytest
 import redis
 
 from app.http.auth import TokenCodec
+from harness.services import ServerProcess
 from tests.conftest import TEST_SECRET
 from tests.served import serve
-from tests.services import ServerProcess
 
 REDIS_DB = 5
 ALLOWED_ORIGIN = "http://127.0.0.1:9"  # no page is served there: the Node tests send it as their Origin

@@ -19,9 +19,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.services import ServerProcess, free_port, http_answers, wait_ready
 from tests.clients.conftest import Mnemo, eventually
 from tests.served import serve
-from tests.services import ServerProcess, free_port, http_answers, wait_ready
 
 pytestmark = [pytest.mark.integration]
 

@@ -11,7 +11,7 @@ import httpx
 import openai
 
 from app.http.auth import TokenCodec
-from tests.deploy.stack import SECRET, Stack
+from harness.compose import SECRET, Stack
 
 T = TypeVar("T")
 

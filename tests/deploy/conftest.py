@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.stack import SECRET, BuiltImage, Stack, build_image, copy_tracked_tree, docker, free_port
+from harness.compose import SECRET, BuiltImage, Stack, build_image, copy_tracked_tree, docker
+from harness.services import free_port
 
 log = logging.getLogger("tests.deploy")
 KEEP_IMAGES = os.environ.get("MNEMO_DEPLOY_KEEP_IMAGES") == "1"

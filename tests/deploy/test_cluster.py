@@ -21,9 +21,9 @@ import httpx
 import pytest
 from redis.crc import key_slot
 
+from harness.compose import Stack, docker
 from memory import keys
 from tests.deploy import api
-from tests.deploy.stack import Stack, docker
 
 log = logging.getLogger("tests.deploy")
 pytestmark = pytest.mark.timeout(2400)

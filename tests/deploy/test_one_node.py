@@ -17,10 +17,11 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from harness.compose import SECRET, Stack, docker
 from tests.browser.test_console import all_of, find, open_console, start_chromium, type_into, visible, wait
 from tests.deploy import api
 from tests.deploy.api import EN, ZH, wait_for
-from tests.deploy.stack import SECRET, Stack, docker, grep_volume, needles
+from tests.deploy.stack import grep_volume, needles
 from tests.mcp.test_mcp import call
 from tests.mcp.test_mcp import http_client as mcp_client
 

@@ -16,20 +16,11 @@ import uuid
 
 import pytest
 
+from harness.compose import ROOT, SECRET, BuiltImage, Stack, build_image, copy_tracked_tree, docker, run
+from harness.services import free_port
 from tests.deploy import api
 from tests.deploy.conftest import KEEP_IMAGES, banner
-from tests.deploy.stack import (
-    ROOT,
-    SECRET,
-    BuiltImage,
-    Stack,
-    build_image,
-    copy_tracked_tree,
-    docker,
-    free_port,
-    git_tree_at,
-    run,
-)
+from tests.deploy.stack import git_tree_at
 
 log = logging.getLogger("tests.deploy")
 pytestmark = pytest.mark.timeout(2400)

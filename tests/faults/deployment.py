@@ -23,8 +23,8 @@ from typing import Any
 import httpx
 import psutil
 
+from harness.services import ServerProcess, free_port, start_chroma, start_redis
 from tests.conftest import TEST_SECRET
-from tests.services import ServerProcess, free_port, start_chroma, start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 

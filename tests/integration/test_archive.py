@@ -30,6 +30,8 @@ import pytest
 from app.composition import build_archive, build_memory_service, build_store, tier_policy
 from app.settings import Settings
 from bench.archive_data import DAY, NOW, Facts, memories_over, user_ids
+from harness.fakes import HashEmbedder
+from harness.services import ServerProcess, free_port, start_moto
 from memory import Embedder, keys
 from memory.archive.mover import Archiver, ArchiveReport
 from memory.archive.schedule import DailyArchive
@@ -43,8 +45,6 @@ from memory.outbox.stream import Outbox
 from memory.redis_client import RedisClient
 from memory.service import MemoryService
 from tests.conftest import TEST_SECRET, AuthHeaders, app_client, records_on, redis_of
-from tests.fakes import HashEmbedder
-from tests.services import ServerProcess, free_port, start_moto
 
 pytestmark = [pytest.mark.integration]
 

@@ -12,12 +12,13 @@ import pytest
 
 from app.composition import build_memory_service, build_store
 from app.settings import Settings
+from harness.outbox import drain
+from harness.services import ServerProcess, start_chroma
 from memory import Embedder, keys
 from memory.models import Message
 from memory.outbox.stream import Outbox, OutboxEntry
-from tests.conftest import AuthHeaders, app_client, drain, error_code, flush, make_settings, redis_of
+from tests.conftest import AuthHeaders, app_client, error_code, flush, make_settings, redis_of
 from tests.fake_llm import FakeUpstream
-from tests.services import ServerProcess, start_chroma
 
 pytestmark = pytest.mark.integration
 

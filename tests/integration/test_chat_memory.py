@@ -10,8 +10,9 @@ import httpx
 import pytest
 
 from app.settings import Settings
+from harness.outbox import drain
 from memory import Embedder
-from tests.conftest import AuthHeaders, app_client, drain
+from tests.conftest import AuthHeaders, app_client
 from tests.fake_llm import FakeUpstream
 
 pytestmark = pytest.mark.integration

@@ -15,6 +15,7 @@ import pytest
 
 from app.composition import build_memory_service, build_store, chroma_client_factory
 from app.settings import Settings
+from harness.services import ServerProcess, start_chroma
 from memory import ChromaLongTermStore, Embedder, RoutingLongTermStore, keys
 from memory.errors import StoreUnavailable
 from memory.longterm.placement import Placement, Placements, rendezvous
@@ -22,7 +23,6 @@ from memory.longterm.rebalance import Rebalancer
 from memory.longterm.versions import LtmVersions
 from memory.models import Memory, Message
 from tests.conftest import AuthHeaders, app_client, drop_collections, records_on, redis_of, until
-from tests.services import ServerProcess, start_chroma
 
 pytestmark = pytest.mark.integration
 

@@ -21,8 +21,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.cluster import ClusterNode, RedisCluster, _command, start_redis_cluster
+from harness.services import ServerProcess
 from memory import Embedder
-from tests.cluster import ClusterNode, RedisCluster, _command, start_redis_cluster
 from tests.conftest import AuthHeaders, app_client, make_settings
 from tests.integration.test_failover import master_of
 from tests.integration.test_redis_outage import (
@@ -34,7 +35,6 @@ from tests.integration.test_redis_outage import (
     seed,
     send,
 )
-from tests.services import ServerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aredis
 
+from harness.services import ServerProcess, running, start_redis
 from memory import keys
 from memory.governance.compaction import (
     AtRestPolicy,
@@ -17,7 +18,6 @@ from memory.governance.compaction import (
     Compactor,
     RedisFiles,
 )
-from tests.services import ServerProcess, running, start_redis
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ import pytest
 
 from app.main import create_app
 from app.settings import Settings
+from harness.services import free_port
 from memory import Embedder
 from tests.conftest import AuthHeaders, app_client
-from tests.services import free_port
 
 pytestmark = [pytest.mark.integration]
 

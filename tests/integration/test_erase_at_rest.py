@@ -26,11 +26,11 @@ import pytest
 import redis.asyncio as aredis
 
 from app.settings import Settings
+from harness.services import ServerProcess, start_chroma, start_redis
 from memory import Embedder, keys
 from memory.outbox.stream import Outbox
 from memory.relations.extract import person_id
 from tests.conftest import TEST_SECRET, AuthHeaders, app_client, make_settings
-from tests.services import ServerProcess, start_chroma, start_redis
 
 pytestmark = [
     pytest.mark.integration,

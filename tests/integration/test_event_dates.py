@@ -12,9 +12,10 @@ import httpx
 import pytest
 
 from app.settings import Settings
+from harness.outbox import drain
+from harness.services import ServerProcess
 from memory.embedding.base import Embedder
-from tests.conftest import AuthHeaders, app_client, drain, make_settings
-from tests.services import ServerProcess
+from tests.conftest import AuthHeaders, app_client, make_settings
 from tests.tz_names import database_entries
 
 pytestmark = pytest.mark.integration

@@ -20,10 +20,10 @@ import httpx
 import pytest
 
 from app.settings import Settings
+from harness.cluster import ClusterNode, RedisCluster, start_redis_cluster
+from harness.services import ServerProcess
 from memory import Embedder, keys
-from tests.cluster import ClusterNode, RedisCluster, start_redis_cluster
 from tests.conftest import AuthHeaders, app_client, make_settings
-from tests.services import ServerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 USERS = [f"fo-{i}" for i in range(6)]

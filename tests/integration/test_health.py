@@ -12,9 +12,9 @@ from asgi_lifespan import LifespanManager
 
 from app.main import create_app
 from app.settings import normalized_url
+from harness.services import ServerProcess, free_port, start_chroma
 from memory import Embedder
 from tests.conftest import AuthHeaders, make_settings
-from tests.services import ServerProcess, free_port, start_chroma
 
 pytestmark = pytest.mark.integration
 

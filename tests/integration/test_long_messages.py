@@ -19,8 +19,9 @@ import httpx
 import pytest
 
 from app.settings import Settings
+from harness.outbox import drain
 from memory import Embedder, keys
-from tests.conftest import AuthHeaders, app_client, drain, error_code, redis_of
+from tests.conftest import AuthHeaders, app_client, error_code, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.integration.test_chat import chat, llm_settings
 from tests.integration.test_redis_outage import sse_events

@@ -14,10 +14,11 @@ import pytest
 from chromadb.config import Settings as ChromaSettings
 
 from app.settings import Settings
+from harness.outbox import drain
 from memory import Embedder
 from memory.outbox.stream import Outbox
 from memory.redis_client import RedisClient
-from tests.conftest import AuthHeaders, app_client, drain, redis_of
+from tests.conftest import AuthHeaders, app_client, redis_of
 
 pytestmark = pytest.mark.integration
 DAY = 86400.0

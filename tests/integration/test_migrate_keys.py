@@ -12,13 +12,13 @@ import pytest
 import redis.asyncio as aredis
 
 from app.cli.migrate_keys import KeyMigration
+from harness.services import ServerProcess
 from memory import keys
 from memory.longterm.tombstones import Tombstones
 from memory.models import Message
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.session.store import BufferedMessage, SessionStore
 from memory.text.slots import extract_slots
-from tests.services import ServerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]  # layout 1 never ran on a cluster
 _NEW_SESSION = re.compile(r"^mnemo:\{p\d{4}\}:u:\{(?P<user>[^{}]+)\}:s:\{(?P<sid>[^{}]+)\}:(?P<part>.+)$")

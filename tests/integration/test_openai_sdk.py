@@ -19,10 +19,10 @@ from prometheus_client import REGISTRY
 from app.http.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
+from harness.services import ServerProcess, free_port, start_redis
 from memory import Embedder, keys
 from tests.conftest import TEST_SECRET, make_settings, sync_redis_of
 from tests.fake_llm import FakeUpstream
-from tests.services import ServerProcess, free_port, start_redis
 
 pytestmark = pytest.mark.integration
 

@@ -30,9 +30,9 @@ import redis
 from app.http.auth import TokenCodec
 from app.main import create_app
 from app.mcp.api import ApiError, MnemoApi
+from harness.services import ServerProcess
 from tests.conftest import TEST_SECRET, make_settings
 from tests.served import serve
-from tests.services import ServerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 

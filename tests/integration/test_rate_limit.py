@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from app.settings import Settings
+from harness.services import ServerProcess, free_port
 from memory import Embedder
 from tests.conftest import AuthHeaders, app_client, make_settings
-from tests.services import ServerProcess, free_port
 
 pytestmark = pytest.mark.integration
 

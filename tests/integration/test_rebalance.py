@@ -23,6 +23,7 @@ from prometheus_client import REGISTRY
 
 from app.composition import build_memory_service, chroma_client_factory
 from app.settings import Settings
+from harness.services import ServerProcess
 from memory import ChromaLongTermStore, Embedder, RoutingLongTermStore, keys
 from memory.errors import StoreUnavailable
 from memory.longterm.chroma import Records
@@ -30,7 +31,6 @@ from memory.longterm.placement import Placements, rendezvous
 from memory.longterm.rebalance import Rebalancer
 from memory.models import Message
 from tests.conftest import TEST_SECRET, AuthHeaders, app_client, drop_collections, records_on, until
-from tests.services import ServerProcess
 
 pytestmark = [
     pytest.mark.integration,

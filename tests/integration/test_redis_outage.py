@@ -28,11 +28,11 @@ import redis.asyncio as aredis
 from prometheus_client import REGISTRY
 
 from app.settings import Settings
+from harness.services import RestartableRedis, ServerProcess, free_port
 from memory import Embedder, keys
 from memory.outbox.stream import Outbox
 from tests.conftest import AuthHeaders, app_client, error_code, make_settings
 from tests.redis_cutter import Command, RedisCutter, is_outbox_append
-from tests.services import RestartableRedis, ServerProcess, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]  # its own restartable redis-server
 

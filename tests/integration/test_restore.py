@@ -15,6 +15,7 @@ import pytest
 from app.composition import build_archive, build_memory_service, build_store, tier_policy
 from app.settings import Settings
 from bench.archive_data import DAY, NOW, memories_over, user_ids
+from harness.fakes import HashEmbedder
 from memory import Embedder, keys
 from memory.archive.mover import Archiver
 from memory.corrections import MemoryRestorer
@@ -31,7 +32,6 @@ from memory.outbox.stream import Outbox
 from memory.service import MemoryService
 from tests.conftest import AuthHeaders, app_client, error_code, redis_of
 from tests.fake_llm import FakeUpstream
-from tests.fakes import HashEmbedder
 from tests.integration.test_deferred_deletes import gated
 
 pytestmark = pytest.mark.integration

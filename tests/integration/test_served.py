@@ -19,9 +19,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.http.auth import TokenCodec
+from harness.services import ServerProcess
 from tests.conftest import TEST_SECRET, drop_collections
 from tests.served import serve
-from tests.services import ServerProcess
 
 # uvicorn processes of their own, each on its own database of the suite's redis-server
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]

@@ -1,5 +1,5 @@
 """Models served over HTTP (issue 44): the bundled models behind the real `/v1/embeddings` and
-`/rerank` protocols (tests/model_server.py, a real subprocess), against real Redis and Chroma.
+`/rerank` protocols (harness/model_server.py, a real subprocess), against real Redis and Chroma.
 
 - recall through the served models is what it is in process (same hits, same relevance);
 - an outage of the model server under writes and searches: no 500, searches degrade to the keyword
@@ -32,6 +32,8 @@ from app.composition import (
     model_collection_prefix,
 )
 from app.settings import Settings, StartError
+from harness.model_server import DIMENSIONS, MINILM, USE, start_model_server
+from harness.services import ServerProcess
 from memory import Embedder
 from memory.errors import EmbeddingUnavailable
 from memory.longterm.bridge import BridgedStore, bridge_prefix
@@ -49,8 +51,6 @@ from tests.conftest import (
 )
 from tests.integration.test_chat import chat
 from tests.integration.test_crosslingual import ASKED, FACTS, NOW, SMALL_TALK, seed, top
-from tests.model_server import DIMENSIONS, MINILM, USE, start_model_server
-from tests.services import ServerProcess
 
 pytestmark = pytest.mark.integration
 QUERIES = [

@@ -16,10 +16,11 @@ from prometheus_client import REGISTRY
 from app.cli import claims as claims_cli
 from app.composition import build_archive, build_memory_service, build_store, tier_policy
 from app.settings import Settings
+from harness.outbox import drain
 from memory import Embedder
 from memory.archive.mover import Archiver
 from memory.models import Message, RecallRequest
-from tests.conftest import AuthHeaders, app_client, chroma_client, drain, records_on, redis_of
+from tests.conftest import AuthHeaders, app_client, chroma_client, records_on, redis_of
 from tests.fake_llm import FakeUpstream
 from tests.integration.test_chat import chat, llm_settings
 

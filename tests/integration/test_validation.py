@@ -14,6 +14,7 @@ import pytest
 
 from app.http.auth import TokenCodec
 from app.settings import Settings
+from harness.services import ServerProcess, free_port
 from memory import Embedder, keys
 from memory.outbox.stream import Outbox
 from tests.conftest import (
@@ -26,7 +27,6 @@ from tests.conftest import (
     redis_of,
 )
 from tests.fake_llm import FakeUpstream
-from tests.services import ServerProcess, free_port
 
 pytestmark = pytest.mark.integration
 

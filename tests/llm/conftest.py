@@ -1,5 +1,5 @@
 """The real-model lane (`make test-llm`): mnemo against llama-cpp-python's server and the Gemma 3 270M
-GGUF from PyPI (tests/llm_server.py), with real Redis and Chroma. Not in the default run (pyproject's
+GGUF from PyPI (harness/llm_server.py), with real Redis and Chroma. Not in the default run (pyproject's
 norecursedirs): the model is slow on CI's cores and its answers are what is measured, not fixed."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from app.settings import Settings
+from harness.llm_server import MODEL_ALIAS, start_llm_server
+from harness.services import ServerProcess
 from tests.conftest import flush, make_settings
-from tests.llm_server import MODEL_ALIAS, start_llm_server
-from tests.services import ServerProcess
 
 # a small model on 2 shared cores: the lane's own budgets, far above the defaults
 LLM_TIMEOUT_SECONDS = 180.0

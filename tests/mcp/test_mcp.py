@@ -24,10 +24,10 @@ from mcp_types import CallToolResult, TextContent, TextResourceContents
 
 from app.http.auth import TokenCodec
 from app.settings import Settings
+from harness.services import ServerProcess
 from memory import Embedder
 from tests.conftest import TEST_SECRET, AuthHeaders, app_client, make_settings
 from tests.served import serve
-from tests.services import ServerProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.standalone]
 REDIS_DB = 4

@@ -17,10 +17,10 @@ from mcp.shared.exceptions import MCPError
 
 from app.http import forget_schemas, ids
 from app.mcp import rules
+from harness.services import free_port
 from memory import service
 from memory.relations import tags
 from tests.mcp.test_mcp import ROOT, stdio_client, token
-from tests.services import free_port
 
 HEAVY = ("memory", "app.http", "app.settings", "numpy", "redis", "chromadb", "fastapi")
 

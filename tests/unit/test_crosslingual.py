@@ -7,6 +7,7 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
+from harness.fakes import HashEmbedder
 from memory.embedding.multilingual import MultilingualEmbedder, bridge_model_name
 from memory.models import Memory, RecallRequest
 from memory.recall.crosslingual import (
@@ -19,7 +20,6 @@ from memory.recall.crosslingual import (
 )
 from memory.recall.query import plan_query
 from memory.recall.retrieval import HybridRetriever, Scope
-from tests.fakes import HashEmbedder
 
 TOP_2 = RecallRequest("", top_k=2, as_of=0.0)  # what _rank reads of a request: top_k (min_relevance 0)
 

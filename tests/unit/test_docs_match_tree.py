@@ -2,7 +2,7 @@
 
 - The floor table in docs/architecture.md and the floor list in memory/__init__.py's docstring say what
   tests/unit/test_layering.py enforces (`MEMORY_FLOORS`), unit for unit and floor for floor.
-- The module map (the `app/`, `memory/` and `monitoring/` trees in docs/architecture.md) lists every
+- The module map (the `app/`, `memory/`, `monitoring/` and `harness/` trees in docs/architecture.md) lists every
   package and module of the tree (`__init__.py` and `__main__.py` aside), and every entry it lists exists.
 Each check is a function of the text and the tree, so a test can feed it a drifted copy and see it fail.
 """
@@ -17,7 +17,7 @@ from tests.unit.test_layering import MEMORY_FLOORS
 
 ROOT = Path(__file__).resolve().parents[2]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-MAPPED = ("app", "memory", "monitoring")
+MAPPED = ("app", "memory", "monitoring", "harness")
 _ENTRY = re.compile(r"^(?P<indent>[│ ]*)[├└]─ (?P<name>[^\s]+)")
 _FLOOR_ROW = re.compile(r"^\| (?P<floor>\d+) \| (?P<units>[^|]+) \|")
 _FLOOR_ITEM = re.compile(r"^(?P<floor>\d+)\. (?P<units>.+)$")

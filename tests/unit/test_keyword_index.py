@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.fakes import HashEmbedder
 from memory.models import Memory
 from memory.recall.keyword_index import BM25Index, tokenize
-from tests.fakes import HashEmbedder
 
 TEXTS = [
     "我住在杭州，在一家银行做数据分析",

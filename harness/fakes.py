@@ -1,4 +1,4 @@
-"""The only test doubles: a deterministic embedder for pure unit tests."""
+"""The only test doubles: a deterministic embedder for pure unit tests and the archive benchmark."""
 
 from __future__ import annotations
 

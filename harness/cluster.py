@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.services import ServiceStartError, free_port, redis_binary, redis_pings
+from harness.services import ServiceStartError, free_port, redis_binary, redis_pings
 
 READY_TIMEOUT_SECONDS = 60.0
 

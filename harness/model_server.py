@@ -11,7 +11,7 @@ bench/served_models.py. Run as a subprocess (`start_model_server`) on a free loo
   /control {"scores": {document: score}, "delay_seconds": s} (a document not named scores 0).
 - GET /health.
 
-`python -m tests.model_server --port N`.
+`python -m harness.model_server --port N`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.services import ServerProcess, free_port, http_answers, wait_ready
+from harness.services import ServerProcess, free_port, http_answers, wait_ready
 
 MINILM = "all-MiniLM-L6-v2"
 USE = "use-multilingual-v3"
@@ -146,7 +146,7 @@ def start_model_server(workdir: Path, *, port: int | None = None) -> ServerProce
     log_path = workdir / f"model-server-{port}.log"
     with log_path.open("ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.model_server", "--port", str(port)],
+            [sys.executable, "-m", "harness.model_server", "--port", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=Path(__file__).resolve().parent.parent,

@@ -12,7 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.services import ServerProcess, ServiceStartError, free_port
+from harness.services import ServerProcess, ServiceStartError, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_PYTHON = ROOT / ".venv-llm" / "bin" / "python"

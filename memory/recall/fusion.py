@@ -30,7 +30,8 @@ from memory.recall.validity import (
     states_category,
 )
 from memory.text.language import detect_language
-from memory.text.lexicons import ANSWER_TYPES, DOC_TYPE_ALIASES
+from memory.text.lexicons import DOC_TYPE_ALIASES
+from memory.text.time_words import ANSWER_TYPES
 
 
 @dataclass(frozen=True, slots=True)

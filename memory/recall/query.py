@@ -16,29 +16,29 @@ from datetime import UTC, datetime, timedelta, tzinfo
 
 from memory.recall.keyword_index import tokenize
 from memory.text.lexicons import (
-    ANSWER_TYPES,
-    ATTRIBUTE_QUESTIONS,
-    CATEGORY_OTHER_PERSON_RE,
-    CATEGORY_QUESTIONS,
     CHECKED_RE,
     DOC_TYPE_ALIASES,
+    FIRST_PERSON_NEGATION_RE,
+    NEGATION_RE,
+    REQUEST_VERB_RE,
+    VERIFICATION_RE,
+)
+from memory.text.profile_words import ATTRIBUTE_QUESTIONS, CATEGORY_OTHER_PERSON_RE, CATEGORY_QUESTIONS
+from memory.text.slots import Slot, extract_slots, is_range
+from memory.text.time_words import (
+    ANSWER_TYPES,
     EVENT_ANCHOR_NOT_CLAUSE_RE,
     EVENT_ANCHOR_RES,
     EVENT_ANCHOR_SUBJECT_RE,
-    FIRST_PERSON_NEGATION_RE,
     LAST_WEEK_RE,
-    NEGATION_RE,
     PAST_RE,
     RECENCY_RE,
-    REQUEST_VERB_RE,
     TIME_BOUND_AFTER_ZH_RE,
     TIME_BOUND_EN_LEAD_RE,
     TIME_BOUND_EN_RE,
     TIME_BOUND_SINCE_ZH_RE,
     TIME_BOUNDS,
-    VERIFICATION_RE,
 )
-from memory.text.slots import Slot, extract_slots, is_range
 from memory.text.transliteration import names_across_scripts
 
 

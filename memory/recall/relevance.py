@@ -44,7 +44,7 @@ from typing import Protocol
 
 from memory.models import Evidence
 from memory.recall.keyword_index import UNIGRAM, _stem, tokenize, words_of
-from memory.text.lexicons import ATTRIBUTE_QUESTIONS
+from memory.text.profile_words import ATTRIBUTE_QUESTIONS
 from memory.text.turns import speaks_of_self
 
 Coefficients = tuple[float, ...]

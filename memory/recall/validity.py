@@ -16,7 +16,7 @@ from memory.models import Memory, ScoredMemory
 from memory.recall.keyword_index import BM25Index
 from memory.recall.query import QueryPlan
 from memory.text.facts import HABIT, supersedes
-from memory.text.lexicons import CATEGORY_FACTS, CATEGORY_STATEMENTS
+from memory.text.profile_words import CATEGORY_FACTS, CATEGORY_STATEMENTS
 
 
 class Visible(Mapping[str, Memory]):

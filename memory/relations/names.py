@@ -25,7 +25,7 @@ from memory.relations.rules import (
     _SURNAMES,
     _ZH_NAME_WORDS,
 )
-from memory.text.lexicons import EN_OCCUPATIONS
+from memory.text.profile_words import EN_OCCUPATIONS
 
 # --- proper names in Latin letters: a person only with a given name or a person's verb or role beside it
 _LATIN_WORD_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_'’&-]|\.(?=[A-Za-z0-9]))*")

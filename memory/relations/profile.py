@@ -38,7 +38,7 @@ from memory.relations.tags import (
     tags_of,
     value_key,
 )
-from memory.text.lexicons import EN_OCCUPATIONS, ZH_OCCUPATIONS
+from memory.text.profile_words import EN_OCCUPATIONS, ZH_OCCUPATIONS
 
 # How sure the rules are that a memory states a value of the user (Attribute.confidence): a fact the
 # user states of themself with a value the lexicons know, or a checked value of the write path's claims

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memory.text.lexicons import (
+from memory.text.profile_words import (
     EN_BUSINESSES,
     EN_DWELLINGS,
     EN_OCCUPATIONS,
@@ -290,7 +290,7 @@ RULES: tuple[_Rule, ...] = (
 
 
 # --- changes said as changes (issue 24): job, employer, home, school, relationship ------------------
-# Read with the lexicons of occupations, fields of work, schools and organisations (lexicons.py), so a
+# Read with the lexicons of occupations, fields of work, schools and organisations (profile_words.py), so a
 # rule names a kind of thing, not a wording: "我不当老师了，现在在银行做柜员", "I quit teaching; now I'm
 # a data analyst", "我从明日传媒跳到了云游旅行", "Marco and I split up". Ends come before states; a
 # sentence that ends an attribute and states its new value claims the value (`_sentence_claims`).

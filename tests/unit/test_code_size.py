@@ -18,10 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # What is still over the limits (issue 43 split the rest), each with its size when this list was last cut:
 # it may shrink, never grow, and nothing is added. Cut an entry when its module or function is split (the
-# test says when). Left: the retriever (its index cache is the next seam) and the lexicons (data).
+# test says when). Left: the retriever (its index cache is the next seam).
 ALLOWED_MODULES: dict[str, int] = {
     "memory/recall/retrieval.py": 704,
-    "memory/text/lexicons.py": 659,
 }
 ALLOWED_FUNCTIONS: dict[str, int] = {}
 

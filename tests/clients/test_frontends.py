@@ -4,10 +4,11 @@ long-term memories mnemo put in its prompt, so each client's own streamed reply 
 recalled). Every client lists the models first, as chat front ends do, states a fact in one session and
 streams a question about it in another, in English and in Chinese; the OpenAI Agents SDK completes a tool
 call through mnemo. Clients: openai (Python and Node), LangChain's ChatOpenAI, LiteLLM, the Vercel AI
-SDK (`ai` + `@ai-sdk/openai`) and the Agents SDK."""
+SDK (`ai` + `@ai-sdk/openai`) and the OpenAI Agents SDK (streamed)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -163,6 +164,29 @@ def litellm_completion(mnemo: Mnemo, token: str, session: str, message: str) -> 
     return Turn(models, "".join(deltas), sum(1 for d in deltas if d))
 
 
+def agents_sdk(mnemo: Mnemo, token: str, session: str, message: str) -> Turn:
+    """An agent on mnemo_model, streamed (Runner.run_streamed): the text deltas it relays."""
+    from agents import Agent, RunConfig, Runner
+    from mnemo_client.integrations.agents import mnemo_model
+    from openai import OpenAI
+    from openai.types.responses import ResponseTextDeltaEvent
+
+    with OpenAI(base_url=f"{mnemo.url}/v1", api_key=token, max_retries=0) as lister:
+        models = [m.id for m in lister.models.list()]
+
+    async def run() -> list[str]:
+        agent = Agent(name="chat", model=mnemo_model(mnemo.url, token, session_id=session, model=models[0]))
+        streamed = Runner.run_streamed(agent, message, run_config=RunConfig(tracing_disabled=True))
+        return [
+            e.data.delta
+            async for e in streamed.stream_events()
+            if e.type == "raw_response_event" and isinstance(e.data, ResponseTextDeltaEvent)
+        ]
+
+    deltas = asyncio.run(run())
+    return Turn(models, "".join(deltas), sum(1 for d in deltas if d))
+
+
 def node(client: str) -> Client:
     def turn(mnemo: Mnemo, token: str, session: str, message: str) -> Turn:
         ensure = subprocess.run(
@@ -196,6 +220,7 @@ CLIENTS: dict[str, Client] = {
     "vercel-ai-sdk": node("ai-sdk"),
     "langchain-chatopenai": langchain_chat_openai,
     "litellm": litellm_completion,
+    "openai-agents-sdk": agents_sdk,
 }
 
 

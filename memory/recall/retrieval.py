@@ -31,9 +31,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, tzinfo
 
-import anyio.to_thread
 import numpy as np
-from redis.exceptions import RedisError
 
 from memory.embedding.base import Embedder
 from memory.errors import REDIS_UNAVAILABLE, EmbeddingUnavailable
@@ -45,7 +43,6 @@ from memory.recall.bilingual import BilingualLexicon
 from memory.recall.channels import EarlyEmbedding, _bridge_cosines, _evidence, _keyword_hits, _use_bridge
 from memory.recall.crosslingual import (
     BridgeChannel,
-    BridgeRows,
     nearest,
 )
 from memory.recall.degraded import keyword_only
@@ -64,8 +61,9 @@ from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.ranking import span_of
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel
-from memory.recall.snapshot import IndexSnapshots, decode, encode
+from memory.recall.snapshot import IndexSnapshots
 from memory.recall.translation import QueryTranslator, fuse, target_of
+from memory.recall.user_index import UserIndexes
 from memory.recall.validity import (
     Visible,
     category_statements,
@@ -75,9 +73,6 @@ from memory.text.language import detect_language
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
-
-
-MAX_INCREMENTAL = 200  # more changes than this (or than half the index) since the cached version: rebuild
 
 
 class HybridRetriever:
@@ -112,10 +107,6 @@ class HybridRetriever:
         resolved relative dates in (the deployment's `TIME_ZONE`)."""
         self.zone = zone
         self.translator = translator
-        self._snapshots = snapshots
-        self._from_snapshot: dict[str, int] = {}  # users whose cached index came from a snapshot
-        self._unsaved: dict[str, int] = {}  # users whose index at this version is worth a snapshot
-        self._saving: set[asyncio.Task[None]] = set()
         self.relevance_model = relevance_model
         self.links = links
         self.lexicon = lexicon
@@ -123,8 +114,10 @@ class HybridRetriever:
         self._store = store
         self._shared = shared
         self._embedder = embedder
-        self._versions = versions
-        self.cache = cache or KeywordIndexCache()
+        self.indexes = UserIndexes(
+            store, versions, cache or KeywordIndexCache(), snapshots=snapshots, bridge=bridge
+        )
+        self.cache = self.indexes.cache
         self.weights = weights
 
     async def bridge_cosine(self, query: str, memories: Sequence[Memory]) -> dict[str, float]:
@@ -138,123 +131,13 @@ class HybridRetriever:
         return {m.id: float(np.asarray(vectors[i + 1], dtype=np.float32) @ q) for i, m in enumerate(memories)}
 
     async def keyword_index(self, user_id: str) -> BM25Index:
-        """This user's index at the current version: cached, updated from the change log (only the
-        changed memories are fetched and tokenised), or rebuilt from the store."""
-        return (await self._versioned_index(user_id))[1]
+        """This user's index at the current version (`UserIndexes.index`)."""
+        return await self.indexes.index(user_id)
 
     async def cached(self, user_id: str, ids: Collection[str]) -> list[Memory]:
-        """Those of `ids` this worker's index holds at the user's current version (one Redis read, no
-        store read): what a delete needs to know of a memory a search just showed. Absent ones may
-        still exist (written since, archived, or no index here): callers ask the store for them."""
-        latest = self.cache.latest(user_id)
-        if latest is None:
-            return []
-        if await self._versions.get(user_id) != latest[0]:
-            return []
-        return [latest[1].memories[i] for i in ids if i in latest[1].memories]
-
-    async def _versioned_index(self, user_id: str) -> tuple[int, BM25Index]:
-        version = await self._versions.get(user_id)
-        return version, await self._index_at(user_id, version)
-
-    async def _index_at(self, user_id: str, version: int) -> BM25Index:
-        if version != UNKNOWN:
-            latest = self.cache.latest(user_id)
-            if latest is None and await self._load_snapshot(user_id):
-                latest = self.cache.latest(user_id)
-            if latest is not None and latest[0] == version:
-                return self.cache.get(user_id, version) or latest[1]
-            if latest is not None and latest[0] < version:
-                updated = await self._update(user_id, latest[0], latest[1], version)
-                if updated is not None:
-                    if self._from_snapshot.pop(user_id, None) is not None:
-                        self._mark_unsaved(user_id, version, updated)  # the stored one is behind
-                    return updated
-        self._from_snapshot.pop(user_id, None)
-        memories, vectors = await self._store.get_with_vectors(user_id)
-        index = await anyio.to_thread.run_sync(BM25Index, memories, vectors)
-        if version != UNKNOWN:
-            self.cache.put(user_id, version, index)
-            self._mark_unsaved(user_id, version, index)
-        return index
-
-    async def _load_snapshot(self, user_id: str) -> bool:
-        """Seed this worker's keyword index (and bridge rows) of the user from the user's snapshot, at
-        the version it was taken at, when this worker holds no index of the user. The caller brings
-        it forward through the change log like any cached index, or rebuilds when the log cannot."""
-        if self._snapshots is None or self.cache.latest(user_id) is not None:
-            return False
-        try:
-            raw = await self._snapshots.read(user_id)
-        except RedisError:
-            log.warning("index snapshot unavailable; building from the store", exc_info=True)
-            return False
-        if raw is None:
-            return False
-        snapshot = await anyio.to_thread.run_sync(decode, raw, self._snapshots.fingerprint)
-        if snapshot is None or self.cache.latest(user_id) is not None:
-            return False
-        self.cache.put(user_id, snapshot.version, snapshot.index)
-        if snapshot.bridge is not None and self._bridge is not None:
-            self._bridge.cache.seed(user_id, snapshot.version, snapshot.bridge)
-        self._from_snapshot[user_id] = snapshot.version
-        if len(self._from_snapshot) > 10_000:  # bounded: only the next read of each user needs it
-            self._from_snapshot.clear()
-        return True
-
-    def _mark_unsaved(self, user_id: str, version: int, index: BM25Index) -> None:
-        if self._snapshots is None or not len(index) or len(index) < self._snapshots.min_memories:
-            return
-        if self._bridge is None:  # nothing more to wait for
-            self._save_later(user_id, version, index, None)
-            return
-        self._unsaved[user_id] = version  # saved by the search that computes its bridge rows
-        if len(self._unsaved) > 10_000:
-            self._unsaved.clear()
-
-    def _save_later(self, user_id: str, version: int, index: BM25Index, rows: BridgeRows | None) -> None:
-        task = asyncio.create_task(self._save_snapshot(user_id, version, index, rows))
-        self._saving.add(task)
-        task.add_done_callback(self._saving.discard)
-
-    async def _save_snapshot(
-        self, user_id: str, version: int, index: BM25Index, rows: BridgeRows | None
-    ) -> None:
-        snapshots = self._snapshots
-        if snapshots is None:
-            return
-        try:
-            encoded = await anyio.to_thread.run_sync(encode, version, index, rows, snapshots.fingerprint)
-            stored = await snapshots.write(user_id, version, encoded)
-        except (RedisError, TypeError, ValueError) as exc:  # a snapshot is an optimisation: never fatal
-            log.warning("index snapshot not saved", extra={"reason": f"{type(exc).__name__}: {exc}"})
-            return
-        log.info(
-            "index snapshot saved" if stored else "index snapshot not saved: the user changed since",
-            extra={"memories": len(index), "bytes": len(encoded), "with_bridge": rows is not None},
-        )
-
-    async def _update(self, user_id: str, cached_at: int, index: BM25Index, version: int) -> BM25Index | None:
-        changes = await self._versions.changes(user_id, cached_at, version)
-        if changes is None or len(changes) > max(MAX_INCREMENTAL, len(index) // 2):
-            return None
-        if not len(changes):  # a version that changed no record (a move to another Chroma server)
-            self.cache.put(user_id, version, index)
-            return index
-        logged = [changes.records[i] for i in sorted(changes.upserted) if i in changes.records]
-        missing = sorted(i for i in changes.upserted if i not in changes.records)
-        memories = [m for m, _ in logged]
-        rows = [v for _, v in logged]
-        if missing:  # written without records in the log (a large write): ask the store
-            fetched, fetched_vectors = await self._store.get_with_vectors(user_id, missing)
-            memories += fetched
-            rows += list(fetched_vectors) if len(fetched) else []
-        found = {m.id for m in memories}
-        gone = changes.deleted | (changes.upserted - found)  # upserted, then deleted since
-        vectors = np.asarray(rows, dtype=np.float32) if rows and len(rows) == len(memories) else None
-        fresh = await anyio.to_thread.run_sync(index.updated, memories, vectors, gone)
-        self.cache.put(user_id, version, fresh)
-        return fresh
+        """Those of `ids` this worker's index holds at the user's current version (`UserIndexes.cached`);
+        absent ones may still exist: callers ask the store for them."""
+        return await self.indexes.cached(user_id, ids)
 
     async def search(
         self,
@@ -375,9 +258,7 @@ class HybridRetriever:
             if bridge is not None and len(index)
             else None
         )
-        if self._unsaved.get(user_id) == version:
-            del self._unsaved[user_id]
-            self._save_later(user_id, version, index, rows)
+        self.indexes.save_if_unsaved(user_id, version, index, rows)
         use_bridge = _use_bridge(bridge, rows, language, with_bridge)
         qvec, bvec = await self._query_vectors(user_id, plan.semantic_text, early, bridge, use_bridge)
         dense = bool(qvec.any())
@@ -467,13 +348,15 @@ class HybridRetriever:
         if not hot:
             return UNKNOWN, BM25Index([]), None
         if (
-            bridge is not None and not bridge.cache.holds(user_id) and not await self._load_snapshot(user_id)
+            bridge is not None
+            and not bridge.cache.holds(user_id)
+            and not await self.indexes.load_snapshot(user_id)
         ):  # first search here, no snapshot: read both at once
             (version, index), prefetched = await asyncio.gather(
-                self._versioned_index(user_id), bridge.cache.everything(user_id)
+                self.indexes.versioned(user_id), bridge.cache.everything(user_id)
             )
             return version, index, prefetched
-        version, index = await self._versioned_index(user_id)
+        version, index = await self.indexes.versioned(user_id)
         return version, index, None
 
     async def _query_vectors(

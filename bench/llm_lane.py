@@ -8,7 +8,7 @@ replaced with its offline behaviour: `mnemo_llm_fallbacks_total`), and the calls
 the upstream answered them. For chat, the turn's p50/p95 through mnemo and the same prompt's straight to
 the model (alternating), and mnemo's overhead at p95 (through mnemo minus direct).
 
-    .venv/bin/python bench/llm_lane.py [--turns 24]
+    .venv/bin/python bench/llm_lane.py [--turns 24] [--off translation --off compression ...]
 """
 
 from __future__ import annotations
@@ -85,6 +85,13 @@ CHANGES = [
 # a question in the other language than what is stored: the search asks for a translation
 CROSS = ["What car do I drive?", "What am I allergic to?", "我的狗叫什么？", "我是做什么工作的？"]
 PURPOSES = ("chat", "summary", "judge", "translation", "compression")
+# `--off STEP`: the setting that turns a model step off (the chat itself always asks the model)
+STEPS = {
+    "summary": "llm_summary",
+    "judge": "llm_supersession_judge",
+    "translation": "query_translation",
+    "compression": "llm_compress_memories",
+}
 OUTCOMES = ("ok", "empty", "error", "timeout", "cancelled")
 FAILED = ("empty", "error", "timeout", "cancelled")
 REASONS = ("failed", "unparseable", "unusable", "lost_facts")
@@ -157,7 +164,7 @@ async def settle(quiet: float = 10.0, timeout: float = 300.0) -> None:
         await asyncio.sleep(0.5)
 
 
-async def run(turns: int) -> dict[str, Any]:
+async def run(turns: int, off: frozenset[str] = frozenset()) -> dict[str, Any]:
     codec = TokenCodec(SECRET)
     headers = {"Authorization": f"Bearer {codec.mint('alice')}"}
     load_before = os.getloadavg()[0]
@@ -180,6 +187,7 @@ async def run(turns: int) -> dict[str, Any]:
                 "llm_max_attempts": 1,
                 "query_translation": True,
                 "query_translation_timeout_seconds": 30.0,
+                **{STEPS[step]: False for step in off},
             }
             async with (
                 app_on(redis_url, chroma_url, transport, **llm_settings) as client,
@@ -294,6 +302,7 @@ async def run(turns: int) -> dict[str, Any]:
         # other jobs on the machine (load average over 1 min) when the run started and ended
         "load_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "model": f"{MODEL_ALIAS} (llama-cpp-python server, 2 threads)",
+        "steps_off": sorted(off),
         "purposes": purposes,
         "chat_turn": {
             "through_mnemo_p50_ms": ms(asked, 50),
@@ -314,9 +323,16 @@ async def run(turns: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--turns", type=int, default=len(FACTS))
+    parser.add_argument("--turns", type=int, default=len(FACTS), help="questions asked (and facts told)")
+    parser.add_argument(
+        "--off",
+        action="append",
+        choices=sorted(STEPS),
+        default=[],
+        help="a model step turned off (repeatable)",
+    )
     args = parser.parse_args()
-    result = asyncio.run(run(max(1, min(args.turns, len(FACTS)))))
+    result = asyncio.run(run(max(1, min(args.turns, len(FACTS))), frozenset(args.off)))
     json.dump(result, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
 

@@ -37,6 +37,9 @@ def _command(port: int, *args: str, timeout: float = 2.0) -> str:
     return out.stdout.strip()
 
 
+PORT_TRIES = 5  # fresh ports for a node whose port was taken before it could bind
+
+
 @dataclass
 class ClusterNode:
     port: int
@@ -44,9 +47,12 @@ class ClusterNode:
     workdir: Path
     proc: subprocess.Popen[bytes] | None = None
 
+    def log_path(self) -> Path:
+        return self.workdir / "redis.log"
+
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        log = (self.workdir / "redis.log").open("ab")
+        log = self.log_path().open("ab")
         args = [redis_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.workdir)]
         args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
         args += ["--cluster-port", str(self.bus_port)]
@@ -123,6 +129,25 @@ class RedisCluster:
             node.stop()
 
 
+def start_on_free_ports(node: ClusterNode) -> None:
+    """Start a new node. Both its ports come from free_port(), i.e. the kernel's ephemeral range, which
+    outgoing connections draw from too: one may be taken between the pick and redis-server's bind (seen
+    under load: "bind: Address already in use" on a bus port). Such a node is started again on fresh
+    ports, up to PORT_TRIES times; any other failure raises at once. (A restarted node keeps its ports:
+    the cluster knows it by them.)"""
+    for attempt in range(1, PORT_TRIES + 1):
+        logged = node.log_path().stat().st_size if node.log_path().exists() else 0
+        try:
+            node.start()
+            return
+        except ServiceStartError:
+            taken = b"Address already in use" in node.log_path().read_bytes()[logged:]
+            if attempt == PORT_TRIES or not taken:
+                raise
+            (node.workdir / "nodes.conf").unlink(missing_ok=True)
+            node.port, node.bus_port = free_port(), free_port()
+
+
 def start_redis_cluster(workdir: Path, *, masters: int = 3, replicas_per_master: int = 1) -> RedisCluster:
     cluster = RedisCluster(
         [
@@ -132,7 +157,7 @@ def start_redis_cluster(workdir: Path, *, masters: int = 3, replicas_per_master:
     )
     try:
         for node in cluster.nodes:
-            node.start()
+            start_on_free_ports(node)
         create = [redis_cli_binary(), "--cluster", "create"]
         create += [f"127.0.0.1:{n.port}" for n in cluster.nodes]
         create += ["--cluster-replicas", str(replicas_per_master), "--cluster-yes"]

@@ -24,11 +24,7 @@ from app.composition.stores import (
     ensure_layout,
 )
 from app.settings import Settings
-from memory import (
-    Embedder,
-    MemoryService,
-    RoutingLongTermStore,
-)
+from memory import Embedder, MemoryService, RoutingLongTermStore
 from memory.archive.view import ArchivedTiers
 from memory.corrections import MemoryEditor, MemoryRestorer
 from memory.embedding.base import NamedEmbedder

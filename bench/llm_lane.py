@@ -113,21 +113,27 @@ def purpose_of(body: dict[str, Any]) -> str:
 
 
 class TimedTransport(httpx.AsyncBaseTransport):
-    """The real network transport, timing each chat-completions call by purpose."""
+    """The real network transport, timing each chat-completions call by purpose and knowing how many
+    are in flight (the summary refinement runs after a turn has answered)."""
 
     def __init__(self) -> None:
         self._inner = httpx.AsyncHTTPTransport()
         self.seconds: dict[str, list[float]] = defaultdict(list)
+        self.in_flight = 0
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         started = time.perf_counter()
-        response = await self._inner.handle_async_request(request)
-        if request.url.path.endswith("/chat/completions"):
-            await response.aread()
-            self.seconds[purpose_of(json.loads(request.content or b"{}"))].append(
-                time.perf_counter() - started
-            )
-        return response
+        self.in_flight += 1
+        try:
+            response = await self._inner.handle_async_request(request)
+            if request.url.path.endswith("/chat/completions"):
+                await response.aread()
+                self.seconds[purpose_of(json.loads(request.content or b"{}"))].append(
+                    time.perf_counter() - started
+                )
+            return response
+        finally:
+            self.in_flight -= 1
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -152,12 +158,13 @@ def ms(values: list[float], q: float) -> float | None:
     return round(percentile(values, q) * 1000, 1) if values else None
 
 
-async def settle(quiet: float = 10.0, timeout: float = 300.0) -> None:
-    """Wait until the background summary refinements stop (no new upstream call for `quiet` s)."""
+async def settle(transport: TimedTransport, quiet: float = 10.0, timeout: float = 300.0) -> None:
+    """Wait until mnemo's background model calls (summary refinements, the writer's judge) stop: none in
+    flight and none finished for `quiet` s."""
     deadline, last, quiet_since = time.monotonic() + timeout, -1.0, time.monotonic()
     while time.monotonic() < deadline:
         now = sum(sum(v for k, v in row.items() if k in OUTCOMES) for row in counted().values())
-        if now != last:
+        if now != last or transport.in_flight:
             last, quiet_since = now, time.monotonic()
         elif time.monotonic() - quiet_since > quiet:
             return
@@ -247,10 +254,11 @@ async def run(turns: int, off: frozenset[str] = frozenset()) -> dict[str, Any]:
                     )
 
                 for _, question in FACTS[:turns]:
-                    await settle(quiet=2.0)  # no summary refinement queued ahead of the turn
+                    await settle(transport, quiet=2.0)  # no summary refinement queued ahead of the turn
                     await forget_prefix()
                     body = await say(question, "B")
                     upstream.append(transport.seconds["chat"][-1])
+                    await settle(transport, quiet=2.0)  # nor ahead of the direct call: the turn's own
                     await forget_prefix()
                     started = time.perf_counter()  # the same prompt, straight to the model
                     resp = await model.post(
@@ -271,7 +279,7 @@ async def run(turns: int, off: frozenset[str] = frozenset()) -> dict[str, Any]:
                         )
                     ).raise_for_status()
                 await drain(config)
-                await settle()
+                await settle(transport)
     finally:
         llm.stop()
     after = counted()

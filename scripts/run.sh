@@ -48,6 +48,11 @@ if [ "${LLM:-}" = "local" ]; then
     llm_port="${LLM_PORT:-8081}"
     export LLM_BASE_URL="http://127.0.0.1:$llm_port/v1"
     export LLM_MODEL="${LLM_MODEL_LOCAL:-gemma-3-270m-q4_k_m}"
+    # one request at a time on CPU: the compression of long recalled memories, asked on every turn that
+    # recalls one, timed out (5 s) on nearly every turn and held the server after that (docs/operations.md,
+    # the real-model lane); extractive compression instead unless asked for. Query translation is off
+    # by default already.
+    export LLM_COMPRESS_MEMORIES="${LLM_COMPRESS_MEMORIES:-false}"
     if curl -fs "$LLM_BASE_URL/models" >/dev/null 2>&1; then
         echo "==> using the model server at $LLM_BASE_URL"
     else
@@ -88,7 +93,7 @@ cat <<TXT
     console: http://127.0.0.1:$port/console/#token=$console_token
              (a local admin, valid 1 h; another one: .venv/bin/python -m app.cli.token --sub local-admin --role admin)
     mcp:    http://127.0.0.1:$port/mcp (Bearer token), or stdio: .venv/bin/python -m app.mcp --token \$TOKEN
-    stop:   Ctrl-C (then 'make stop' to stop the Redis/Chroma this script started)
+    stop:   Ctrl-C (then 'make stop' to stop the Redis/Chroma/local model this script started)
 
 TXT
 # Long-term writes run in their own niced process (python -m app.cli.writer), not in the API workers:

@@ -179,17 +179,25 @@ class HybridRetriever:
                 warming = asyncio.create_task(self.links.warm(user_id))
         language = detect_language(query)
         target = target_of(language)
+        # never for forget (`every_segment`): what is deleted is judged on the user's own words
+        translator = self.translator if not every_segment else None
         translation = (
-            asyncio.create_task(self.translator.translate(query, target))
-            # never for forget (`every_segment`): what is deleted is judged on the user's own words
-            if self.translator is not None
-            and not every_segment
-            and self._may_need_translation(user_id, language)
+            asyncio.create_task(translator.translate(query, target))
+            if translator is not None and self._may_need_translation(user_id, language)
             else None
         )
         try:
             hits = await self._search(user_id, request, scope, early=early, warming=warming)
-            # asked while the search ran; waited for only if the user has memories in the other language
+            # asked while the search ran; waited for only if the user has memories in the other language.
+            # The check before the search read this worker's view of the user, which the search has just
+            # brought up to date: an index cached empty (before the user's first memory) said "nothing to
+            # translate for", so what the search learnt decides again.
+            if (
+                translation is None
+                and translator is not None
+                and self._may_need_translation(user_id, language)
+            ):
+                translation = asyncio.create_task(translator.translate(query, target))
             if translation is not None and self._may_need_translation(user_id, language):
                 translated = await translation
                 if translated:

@@ -10,6 +10,7 @@ import pytest
 
 from app.settings import Settings
 from memory import Embedder
+from harness.outbox import drain
 from tests.conftest import AuthHeaders, app_client
 from tests.fake_llm import FakeUpstream
 
@@ -138,3 +139,21 @@ async def test_no_translation_costs_only_the_translation(
         await seed(client, auth, "tom", EN_FACTS)
         assert (await hits(client, auth, "tom", "我对什么过敏？"))[:1] == ["en-peanut"]
         assert fake.translation_requests() == ["我对什么过敏？"]
+
+
+@pytest.mark.parametrize(
+    ("stored", "question"),
+    [(ZH_FACTS[2], "What can't I eat?"), (EN_FACTS[2], "我不能吃什么？")],
+)
+async def test_the_first_search_after_a_users_first_memory_is_translated(
+    settings: Settings, embedder: Embedder, auth: AuthHeaders, stored: tuple[str, str], question: str
+) -> None:
+    """The writer caches the user's index while they have no memory yet; the retriever's check before
+    the search read that stale empty index as "nothing to translate for". It is judged again once the
+    search has brought the index up to date (found by the real-model lane, tests/llm)."""
+    fake = upstream()
+    async with app_client(translating(settings), embedder, fake.transport) as (client, _):
+        await seed(client, auth, "mei", [stored])
+        await drain(settings)
+        assert (await hits(client, auth, "mei", question))[:1] == [stored[0]]
+        assert fake.translation_requests() == [question]

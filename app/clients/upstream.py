@@ -10,6 +10,7 @@ Every call is counted in the ledger of model use: Prometheus counters of calls, 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -49,6 +50,13 @@ class _Retryable(Exception):
     def __init__(self, status: int, body: str) -> None:
         super().__init__(f"upstream answered {status}: {body[:200]}")
         self.status = status
+
+
+def _observe(purpose: str, outcome: str, seconds: float) -> None:
+    """An upstream call in Prometheus: by outcome, and by purpose and outcome."""
+    metrics.LLM_DURATION.labels(outcome).observe(seconds)
+    metrics.LLM_CALL_DURATION.labels(purpose, outcome).observe(seconds)
+    metrics.LLM_CALLS.labels(purpose, outcome).inc()
 
 
 def _message(m: PromptMessage) -> dict[str, Any]:
@@ -150,9 +158,7 @@ class OpenAICompatibleLLM:
         self, purpose: str, outcome: str, seconds: float, tokens_in: int = 0, tokens_out: int = 0
     ) -> None:
         """The call in the ledger: Prometheus always, the user's Redis ledger for a call that answered."""
-        metrics.LLM_DURATION.labels(outcome).observe(seconds)
-        metrics.LLM_CALL_DURATION.labels(purpose, outcome).observe(seconds)
-        metrics.LLM_CALLS.labels(purpose, outcome).inc()
+        _observe(purpose, outcome, seconds)
         metrics.LLM_TOKENS.labels(purpose, "in").inc(tokens_in)
         metrics.LLM_TOKENS.labels(purpose, "out").inc(tokens_out)
         user = billed_user.get()
@@ -169,6 +175,9 @@ class OpenAICompatibleLLM:
             await self._count(
                 params.purpose, "timeout" if exc.timeout else "error", time.perf_counter() - started
             )
+            raise
+        except asyncio.CancelledError:  # the caller stopped waiting (a step's own time limit): not billed
+            _observe(params.purpose, "cancelled", time.perf_counter() - started)
             raise
         except BaseException:
             await self._count(params.purpose, "error", time.perf_counter() - started)
@@ -232,11 +241,11 @@ class OpenAICompatibleLLM:
                 else:
                     calls = True
                 yield item
-        except GeneratorExit:  # the client went away mid-stream: counted, not billed (no await here)
-            seconds = time.perf_counter() - started
-            metrics.LLM_DURATION.labels("cancelled").observe(seconds)
-            metrics.LLM_CALL_DURATION.labels(params.purpose, "cancelled").observe(seconds)
-            metrics.LLM_CALLS.labels(params.purpose, "cancelled").inc()
+        except (
+            GeneratorExit,
+            asyncio.CancelledError,
+        ):  # the client went away: counted, not billed (no await)
+            _observe(params.purpose, "cancelled", time.perf_counter() - started)
             raise
         except UpstreamFailed as exc:
             await self._count(

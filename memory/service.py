@@ -46,6 +46,7 @@ from memory.models import ForgetMatch as ForgetMatch  # where app/http/forget_sc
 from memory.models import ForgetResult as ForgetResult
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.bilingual import cc_cedict
+from memory.recall.keyword_index import coverage, tokenize
 from memory.recall.relevance import (
     Lexicon,
     RelevanceModel,
@@ -284,9 +285,14 @@ class MemoryService:
         vectors = await self._embedder.embed([query])
         hits = await self._store.query(user_id, vectors[0].tolist(), n_results=top_k, filters=filters)
         language = detect_language(query)
+        words = tokenize(query)
         ranked = []
-        for m, sim in hits:  # the naive pipeline has one channel: relevance from the cosine alone
-            ev = Evidence(language, detect_language(m.content), cosine=sim, coverage=0.0, bridge=None)
+        for m, sim in hits:
+            # one channel ranks (the cosine); relevance also reads the share of the question's words the
+            # memory holds (every word weighs the same: no index here), as the calibration expects: for
+            # Chinese it gives MiniLM's cosine no weight, so without it no Chinese memory passed the floor
+            covered, _ = coverage(words, set(tokenize(m.embed_text)), (), {}, 1.0)
+            ev = Evidence(language, detect_language(m.content), cosine=sim, coverage=covered, bridge=None)
             ranked.append(
                 ScoredMemory(
                     memory=m, score=sim, similarity=sim, relevance=relevance_of(ev, self._model), evidence=ev

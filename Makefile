@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
 
 run: ## install, start Redis + Chroma if needed, serve the API on :8000 (2 workers); LLM=local: + a local model (Gemma 3 270M)
 	LLM="$(LLM)" scripts/run.sh
@@ -55,6 +55,11 @@ test-llm: install-dev ## the real-model lane: mnemo's model steps through a loca
 	.venv/bin/pytest -p no:cacheprovider tests/llm
 	.venv/bin/python bench/llm_lane.py
 
+test-llm-compose: install-dev ## compose's profile `llm` for real: the stack with the local model (deploy/llm, llama.cpp compiled in the image) on a real Docker engine, zh/en chat turns answered by it (not in `make test`)
+	scripts/ensure_docker.sh
+	tests/deploy/standins/build.sh
+	time .venv/bin/pytest -p no:cacheprovider -o log_cli=true --log-cli-level=INFO --durations=0 tests/llm_compose
+
 test-unit: install-dev ## only the fast unit tests
 	.venv/bin/pytest tests/unit
 
@@ -68,4 +73,4 @@ format: install-dev ## apply ruff's fixes and formatting
 bench: install-dev ## search latency at 10k memories across 100 users
 	.venv/bin/python bench/search_latency.py
 
-.PHONY: help run stop install-dev lint test test-deploy test-llm deploy-suite deploy-clean test-unit test-fast format bench
+.PHONY: help run stop install-dev lint test test-deploy test-llm test-llm-compose deploy-suite deploy-clean test-unit test-fast format bench

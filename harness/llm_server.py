@@ -50,6 +50,9 @@ def start_llm_server(workdir: Path, *, threads: int = 2, n_ctx: int = 4096) -> S
     args = [str(VENV_PYTHON), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS]
     args += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)]
     args += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    # one request at a time, the next waits: by default a request arriving while an answer streams ends
+    # that answer early, so mnemo's background calls (summary, judge) would cut streamed chat answers
+    args += ["--interrupt_requests", "False"]
     with log_path.open("ab") as log:
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
     base = f"http://127.0.0.1:{port}"

@@ -60,7 +60,8 @@ if [ "${LLM:-}" = "local" ]; then
         mkdir -p data/llm
         echo "==> starting the local model ($LLM_MODEL, llama-cpp-python) on 127.0.0.1:$llm_port"
         nohup .venv-llm/bin/python -m llama_cpp.server --model "$gguf" --model_alias "$LLM_MODEL" \
-            --host 127.0.0.1 --port "$llm_port" --n_ctx 4096 > data/llm/llm.log 2>&1 &
+            --host 127.0.0.1 --port "$llm_port" --n_ctx 4096 --interrupt_requests False \
+            > data/llm/llm.log 2>&1 &
         echo $! > data/llm/llm.pid
         for _ in $(seq 1 300); do
             curl -fs "$LLM_BASE_URL/models" >/dev/null 2>&1 && break

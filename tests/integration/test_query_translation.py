@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from app.settings import Settings
-from memory import Embedder
 from harness.outbox import drain
+from memory import Embedder
 from tests.conftest import AuthHeaders, app_client
 from tests.fake_llm import FakeUpstream
 

@@ -63,8 +63,8 @@ test-llm-compose: install-dev ## compose's profile `llm` for real: the stack wit
 test-unit: install-dev ## only the fast unit tests
 	.venv/bin/pytest tests/unit
 
-test-fast: lint ## lint + unit + integration + MCP against real Redis/Chroma: no Docker, no browser, no cluster pass
-	.venv/bin/pytest tests/unit tests/integration tests/mcp
+test-fast: lint ## lint + unit + integration + MCP against real Redis/Chroma in 3 processes (each with its own servers): no Docker, no browser, no cluster pass
+	.venv/bin/pytest -n 3 tests/unit tests/integration tests/mcp
 
 format: install-dev ## apply ruff's fixes and formatting
 	.venv/bin/ruff check --fix .

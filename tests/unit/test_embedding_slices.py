@@ -71,5 +71,8 @@ async def test_another_callers_query_waits_for_one_slice_only() -> None:
     position = next(
         i for i, call in enumerate(model.calls) if call == ["我喜欢什么咖啡 what coffee do I like"]
     )
-    assert position <= 2  # behind the slice running when it came (and at most the one queued with it)
+    # behind the slice running when it came, not behind the write's 80: a lock is not first-come
+    # first-served, so on a loaded machine the write's next slice can win it a few times (3 was seen with
+    # the tests in 3 processes on 2 cores)
+    assert position <= 8, (position, len(model.calls))
     assert len(model.calls) > position + 1  # the write went on after it

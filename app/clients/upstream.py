@@ -241,10 +241,8 @@ class OpenAICompatibleLLM:
                 else:
                     calls = True
                 yield item
-        except (
-            GeneratorExit,
-            asyncio.CancelledError,
-        ):  # the client went away: counted, not billed (no await)
+        except (GeneratorExit, asyncio.CancelledError):
+            # the client went away, or the caller stopped waiting: counted, not billed (no await here)
             _observe(params.purpose, "cancelled", time.perf_counter() - started)
             raise
         except UpstreamFailed as exc:

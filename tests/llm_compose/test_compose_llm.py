@@ -45,19 +45,21 @@ def chat_calls(stack: Stack) -> dict[str, float]:
     return out
 
 
+def turn_body(question: str, *, stream: bool) -> dict[str, Any]:
+    """A question in the session `ask`, with its debug, the answer bounded (the base model rambles)."""
+    return {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": question}],
+        "session_id": "ask",
+        "debug": True,
+        "max_tokens": SHORT,
+        "stream": stream,
+    }
+
+
 def plain_turn(stack: Stack, question: str) -> tuple[str, str, dict[str, Any]]:
     with http(stack, USER) as h:
-        resp = h.post(
-            "/v1/chat/completions",
-            json={
-                "model": MODEL,
-                "messages": [{"role": "user", "content": question}],
-                "session_id": "ask",
-                "debug": True,
-                "max_tokens": SHORT,
-            },
-            timeout=300,
-        )
+        resp = h.post("/v1/chat/completions", json=turn_body(question, stream=False), timeout=300)
     assert resp.status_code == 200, resp.text
     body = resp.json()
     return str(body["model"]), body["choices"][0]["message"]["content"] or "", body["debug"]
@@ -68,14 +70,7 @@ def streamed_turn(stack: Stack, question: str) -> tuple[str, str, dict[str, Any]
     models: set[str] = set()
     debug: dict[str, Any] = {}
     done = False
-    body = {
-        "model": MODEL,
-        "messages": [{"role": "user", "content": question}],
-        "session_id": "ask",
-        "debug": True,
-        "max_tokens": SHORT,
-        "stream": True,
-    }
+    body = turn_body(question, stream=True)
     with http(stack, USER) as h, h.stream("POST", "/v1/chat/completions", json=body, timeout=300) as resp:
         assert resp.status_code == 200, resp.read()
         for line in resp.iter_lines():

@@ -268,6 +268,10 @@ class Settings(BaseSettings):
     embeddings_backoff_seconds: float = Field(0.2, ge=0, le=10)  # first retry's wait (then doubled)
     embeddings_breaker_failures: int = Field(5, ge=1, le=1000)  # failed calls in a row open the circuit
     embeddings_breaker_reset_seconds: float = Field(10.0, gt=0, le=600)  # refused this long, then a trial
+    # calibrated relevance's coefficients fitted for the configured models (`bench/relevance.py --fit
+    # --out PATH`); empty: the built-in ones, fitted on the bundled models. A malformed file, or one
+    # fitted for other models, refuses to start (docs/operations.md#recalibrating-relevance-for-another-model)
+    relevance_coefficients_path: str = ""
     # a reranking stage over the first RERANK_CANDIDATES candidates of a search (off: RERANK_URL empty).
     # RERANK_STYLE "cohere": POST {url}/rerank {"model","query","documents","top_n"} (Cohere, Jina,
     # Infinity, vLLM); "tei": POST {url}/rerank {"query","texts"} (text-embeddings-inference)

@@ -2,6 +2,13 @@
 
     .venv/bin/python bench/relevance.py            # reliability of the served `relevance`, forget
     .venv/bin/python bench/relevance.py --fit      # also fit the coefficients (RelevanceModel)
+    .venv/bin/python bench/relevance.py --fit --out coefficients.json   # ... and write them as a file
+
+`--out` writes the coefficients fitted on every query ("fitted_on_all") with the models the app was
+configured with (the bundled ones, or EMBEDDINGS_MODEL / BRIDGE_EMBEDDINGS_MODEL when served: the
+bench's app reads the environment), for RELEVANCE_COEFFICIENTS_PATH
+(docs/operations.md#recalibrating-relevance-for-another-model). The fit itself always runs on the
+built-in coefficients (they change no evidence, and a file for other models would refuse to start).
 
 `bench/data/relevance_pairs.json`: 2 users, 60 memories (zh and en), 108 queries (same language,
 cross-lingual both ways, and unrelated or nonsense ones), each naming the memories relevant to it.
@@ -34,9 +41,12 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
+from app.composition import configured_models  # noqa: E402
 from app.http.auth import TokenCodec  # noqa: E402
+from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, machine, served_app  # noqa: E402
 from memory.models import Evidence  # noqa: E402
+from memory.recall.calibration import FittedModels, document, parse  # noqa: E402
 from memory.recall.relevance import GROUPS, features, reaches  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "relevance_pairs.json"
@@ -234,7 +244,7 @@ def forget_summary(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     data = json.loads(Path(args.data).read_text())
     now = time.time()
-    async with served_app(bridge_embedding=True) as http:
+    async with served_app(bridge_embedding=True, relevance_coefficients_path="") as http:
         client = Client(http)
         for user in data["users"]:
             await store(client, user, now)
@@ -258,11 +268,39 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.fit:
         report["fitted_on_even_queries"] = fit([r for r in rows if not r["held_out"]])
         report["fitted_on_all"] = fit(rows)
+    if args.out:
+        write_coefficients(Path(args.out), report, Path(args.data).name)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "relevance.json").write_text(
         json.dumps({"report": report, "rows": rows}, ensure_ascii=False, indent=1)
     )
     return report
+
+
+def fitted_with() -> FittedModels:
+    """The models the bench's app runs (served_app's settings: the environment, the bridge on)."""
+    return configured_models(Settings(_env_file=None, auth_jwt_secret=SECRET, bridge_embedding=True))
+
+
+def write_coefficients(path: Path, report: dict[str, Any], data: str) -> None:
+    """The coefficients file of this fit, read back through the loader before it is written; refused
+    when a group could not be fitted (its pairs all relevant or all not)."""
+    fitted = report["fitted_on_all"]
+    missing = [g for g in GROUPS if g not in fitted]
+    if missing:
+        raise SystemExit(f"{path} not written: no fit for the groups {missing} (too few labelled pairs)")
+    doc = document(
+        fitted,
+        fitted_with(),
+        time.strftime("%Y-%m-%d", time.gmtime()),
+        data=data,
+        pairs=report["pairs"],
+        ece_all_built_in=report["ece_all"],
+        fitted_on_even_queries=report["fitted_on_even_queries"],
+    )
+    parse(doc, path).check_models(fitted_with(), path)
+    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    report["coefficients_file"] = str(path)
 
 
 def main() -> None:
@@ -271,7 +309,12 @@ def main() -> None:
     )
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--fit", action="store_true", help="fit RelevanceModel's coefficients too")
+    parser.add_argument(
+        "--out", help="with --fit: write the coefficients file (RELEVANCE_COEFFICIENTS_PATH) here"
+    )
     args = parser.parse_args()
+    if args.out and not args.fit:
+        parser.error("--out writes the coefficients of a fit: add --fit")
     report = asyncio.run(run(args))
     brief = {k: v for k, v in report.items() if k != "forget_runs"}
     sys.stdout.write(json.dumps(brief, ensure_ascii=False, indent=1) + "\n")

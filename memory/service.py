@@ -48,6 +48,7 @@ from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.bilingual import cc_cedict
 from memory.recall.keyword_index import coverage, tokenize
 from memory.recall.relevance import (
+    DEFAULT_MODEL,
     Lexicon,
     RelevanceModel,
     forget_query,
@@ -93,6 +94,7 @@ class MemoryService:
         history: MemoryHistory | None = None,
         relations: RelationStore | None = None,
         restorable: RestorableBin | None = None,
+        relevance_model: RelevanceModel = DEFAULT_MODEL,  # the naive pipeline's (hybrid: the retriever's)
     ) -> None:
         """Without `writer`/`retriever` the service runs the naive pipeline. With `tombstones` and
         `outbox`, deleted memories are also scrubbed from pending outbox entries and never rewritten.
@@ -113,7 +115,7 @@ class MemoryService:
         self._archive = archive
         self._tiered = tiered
         self._history = history
-        self._model = retriever.relevance_model if retriever is not None else RelevanceModel()
+        self._model = retriever.relevance_model if retriever is not None else relevance_model
 
     @property
     def pipeline(self) -> Pipeline:

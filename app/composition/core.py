@@ -14,7 +14,13 @@ from app.clients.embeddings import HttpEmbedder
 from app.clients.redis import build_redis
 from app.clients.rerank import HttpReranker
 from app.clients.upstream import OpenAICompatibleLLM
-from app.composition.services import build_archive, build_llm_client, build_memory_service, build_rerank
+from app.composition.services import (
+    build_archive,
+    build_llm_client,
+    build_memory_service,
+    build_rerank,
+    relevance_model,
+)
 from app.composition.stores import (
     build_bridge,
     build_embedder,
@@ -81,8 +87,10 @@ async def build_core(
 ) -> Core:
     """The shared build. An API worker checks the dense model against the one the data was written
     with, warns about unreachable Chroma servers, counts model use per user and reranks when configured;
-    the writer only writes (no query lexicon, no reranker)."""
+    the writer only writes (no query lexicon, no reranker). RELEVANCE_COEFFICIENTS_PATH is read first: a
+    file that cannot be used refuses to start before a model loads or a store is opened."""
     api = role == "api"
+    relevance = relevance_model(settings, warn=api)
     model = embedder if embedder is not None else await anyio.to_thread.run_sync(build_embedder, settings)
     redis = build_redis(settings) if api else build_redis(settings, "mnemo-writer")
     await ensure_layout(redis, settings)
@@ -109,7 +117,16 @@ async def build_core(
     deferred = deferring(store, redis)
     reranker = build_rerank(settings) if api else None
     memory = build_memory_service(
-        settings, deferred, model, redis, outbox, archive, llm=upstream, searches=api, reranker=reranker
+        settings,
+        deferred,
+        model,
+        redis,
+        outbox,
+        archive,
+        llm=upstream,
+        searches=api,
+        reranker=reranker,
+        relevance=relevance,
     )
     return Core(
         model, redis, bridge, store, deferred, outbox, archive, llm_client, upstream, reranker, memory

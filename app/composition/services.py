@@ -19,7 +19,7 @@ from app.composition.stores import (
     dense_model_name,
 )
 from app.http.auth import TokenCodec
-from app.settings import Settings, server_name
+from app.settings import Settings, StartError, server_name
 from memory import (
     ChromaLongTermStore,
     Embedder,
@@ -33,7 +33,7 @@ from memory.archive.view import ArchivedTiers
 from memory.chat.llm import ChatModel
 from memory.chat.query_translator import LLMQueryTranslator, TranslationParams
 from memory.chat.supersession_judge import LLMSupersessionJudge
-from memory.embedding.multilingual import MultilingualEmbedder
+from memory.embedding.multilingual import MultilingualEmbedder, bridge_model_name
 from memory.governance.compaction import (
     AtRestPolicy,
     ChromaFiles,
@@ -50,8 +50,10 @@ from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
 from memory.outbox.stream import Outbox
 from memory.recall.bilingual import LexiconParams, cc_cedict
+from memory.recall.calibration import BUNDLED_DENSE, CoefficientsError, FittedModels, read_coefficients
 from memory.recall.crosslingual import BridgeCache, BridgeChannel, BridgeWeights
 from memory.recall.keyword_index import KeywordIndexCache
+from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel
 from memory.recall.rerank import Reranker, RerankingRetriever, RerankPolicy
 from memory.recall.retrieval import HybridRetriever, RankingWeights
 from memory.recall.snapshot import IndexSnapshots
@@ -103,14 +105,18 @@ def build_memory_service(
     llm: ChatModel | None = None,
     searches: bool = True,
     reranker: Reranker | None = None,
+    relevance: RelevanceModel | None = None,
 ) -> MemoryService:
     """`archive`: list, search, delete and forget cover warm and cold too (hybrid pipeline only).
     `llm`: the configured upstream model (None without one), for the writer's supersession judge. With a
     `BridgedStore`, recall fuses its bridge channel (`memory/recall/crosslingual.py`). `searches`: False
     in a process that only writes (the writer, the claims job): the bilingual lexicon, which only
-    expands search queries, is not loaded there (about 50 MB and a few seconds at start)."""
+    expands search queries, is not loaded there (about 50 MB and a few seconds at start). `relevance`:
+    calibrated relevance's coefficients (None: `relevance_model(settings)`, RELEVANCE_COEFFICIENTS_PATH's)."""
+    if relevance is None:
+        relevance = relevance_model(settings, warn=searches)
     if settings.retrieval_pipeline == "naive":
-        return MemoryService(store, embedder)
+        return MemoryService(store, embedder, relevance_model=relevance)
     versions = LtmVersions(redis)
     # query vectors recall computed, for the writer storing the same text; keyed by the model in use
     shared = SharedVectors(redis, dense_model_name(settings, embedder))
@@ -148,6 +154,7 @@ def build_memory_service(
         ),
         shared=shared,
         bridge=bridge,
+        relevance_model=relevance,
         links=RelationLinks(relations) if relations is not None else None,
         lexicon=cc_cedict(LexiconParams(senses=settings.keyword_lexicon_senses))
         if settings.keyword_lexicon and searches
@@ -202,6 +209,57 @@ def build_memory_service(
         if archive is not None
         else None,
     )
+
+
+RECALIBRATING = "docs/operations.md#recalibrating-relevance-for-another-model"
+
+
+def configured_models(settings: Settings) -> FittedModels:
+    """The models relevance must be calibrated for: the dense channel's (EMBEDDINGS_MODEL when served,
+    else EMBEDDING_MODEL when set, else the bundled MiniLM) and the bridge's (BRIDGE_EMBEDDINGS_MODEL when
+    served, else USE v3's name; None when the channel is off: its groups are never used)."""
+    dense = (
+        settings.embeddings_model if settings.embeddings_url else settings.embedding_model or BUNDLED_DENSE
+    )
+    if not settings.bridge_embedding or settings.retrieval_pipeline != "hybrid":
+        return FittedModels(dense, None)
+    bridge = settings.bridge_embeddings_model if settings.bridge_embeddings_url else bridge_model_name()
+    return FittedModels(dense, bridge)
+
+
+def relevance_model(settings: Settings, *, warn: bool = True) -> RelevanceModel:
+    """The coefficients of calibrated relevance: RELEVANCE_COEFFICIENTS_PATH's, checked (a file that is
+    malformed, incomplete or fitted for other models than the configured ones refuses to start), else
+    the built-in ones, fitted on the bundled models (`warn`: say so once when a model is served)."""
+    configured = configured_models(settings)
+    path = settings.relevance_coefficients_path
+    if not path:
+        served = settings.embeddings_url or (configured.bridge is not None and settings.bridge_embeddings_url)
+        if warn and served:
+            log.warning(
+                "relevance is calibrated on the bundled models, not the served ones: fit coefficients for "
+                "them and set RELEVANCE_COEFFICIENTS_PATH",
+                extra={"dense": configured.dense, "bridge": configured.bridge, "docs": RECALIBRATING},
+            )
+        return DEFAULT_MODEL
+    try:
+        calibration = read_coefficients(path)
+        calibration.check_models(configured, path)
+    except CoefficientsError as exc:
+        raise StartError(
+            f"mnemo cannot start (配置有误，无法启动): RELEVANCE_COEFFICIENTS_PATH {exc} ({RECALIBRATING}) "
+            "(相关度系数文件无效，或不是为当前配置的模型拟合的)"
+        ) from None
+    log.info(
+        "relevance coefficients loaded",
+        extra={
+            "path": path,
+            "fitted": calibration.fitted,
+            "dense": configured.dense,
+            "bridge": configured.bridge,
+        },
+    )
+    return calibration.model
 
 
 def retriever_class(settings: Settings, reranker: Reranker | None) -> Callable[..., HybridRetriever]:

@@ -23,7 +23,7 @@ from memory.recall.keyword_index import BM25Index, tokenize
 from memory.recall.links import Link
 from memory.recall.query import QueryPlan
 from memory.recall.ranking import day_range, month_range, period_range, recency_importance, tells_of
-from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel, reaches, relevance_of
+from memory.recall.relevance import RelevanceModel, reaches, relevance_of
 from memory.recall.validity import (
     rank_validity,
     states_attribute,
@@ -266,7 +266,7 @@ def rank(
     asked: tuple[float, float] | None = None,
     weights: RankingWeights,
     bridge_weights: BridgeWeights | None = None,
-    model: RelevanceModel = DEFAULT_MODEL,
+    model: RelevanceModel,
 ) -> list[ScoredMemory]:
     """`memories`: the user's whole index, where superseded candidates find their successors;
     `bridge`: the bridge cosine of every candidate when that channel takes part; `cross`: the

@@ -53,7 +53,8 @@ Coefficients = tuple[float, ...]
 @dataclass(frozen=True, slots=True)
 class RelevanceModel:
     """Logistic coefficients per feature group (`features`): intercept first, then the features in the
-    order `features` lists them. Fitted by `bench/relevance.py --fit` (see the module docstring)."""
+    order `features` lists them. Fitted by `bench/relevance.py --fit` (see the module docstring); these
+    defaults are the bundled models', another model's come from a file (memory/recall/calibration.py)."""
 
     # fitted on the even-numbered queries of bench/data/relevance_pairs.json (the odd ones are held
     # out for the reliability table): `.venv/bin/python bench/relevance.py --fit`, "fitted_on_even_queries"

@@ -24,9 +24,12 @@ lint: install-dev ## ruff, ruff format --check, mypy --strict
 	.venv/bin/mypy
 
 test: lint ## the whole suite: lint + type check + every test against real Redis/Chroma, the cluster pass, then the compose stacks on a real Docker engine
-	.venv/bin/pytest
-	@echo "==> cluster pass: the integration suite again, against a local Redis Cluster (3 masters, 3 replicas)"
-	MNEMO_TEST_REDIS=cluster .venv/bin/pytest tests/integration
+	@echo "==> unit, integration and MCP tests in 3 processes (each its own Redis and Chroma), as make test-fast"
+	.venv/bin/pytest -n 3 tests/unit tests/integration tests/mcp
+	@echo "==> every other test (browser, clients, contract, faults, ...) in one process"
+	.venv/bin/pytest --ignore=tests/unit --ignore=tests/integration --ignore=tests/mcp
+	@echo "==> cluster pass: the integration suite again, against a local Redis Cluster (3 masters, 3 replicas), in 3 processes (each its own cluster)"
+	MNEMO_TEST_REDIS=cluster .venv/bin/pytest -n 3 tests/integration
 	@$(MAKE) --no-print-directory deploy-suite
 
 test-deploy: install-dev deploy-suite ## only the compose suite (tests/deploy) on a real Docker engine: starts dockerd when none answers

@@ -226,6 +226,9 @@ class Settings(BaseSettings):
     # a write round (locks, embedding, the stores) still running after this is cancelled and retried;
     # the supersession judge's budget (LLM timeout x attempts) is added when it can be asked
     outbox_round_timeout_seconds: float = Field(90.0, ge=1, le=3600)
+    # an import (`POST /v1/memory/{user}/imports`) is refused (429) while the import lane of the user's
+    # partition already holds more entries than this (each up to 8 messages)
+    import_max_pending_entries: int = Field(20_000, ge=1)
     # how long the answer to a request with an Idempotency-Key is kept for its retries
     idempotency_ttl_seconds: int = Field(3600, ge=60, le=7 * 86400)
 

@@ -6,6 +6,7 @@ A user's keys and the outbox partition that carries the user's turns share one h
     mnemo:{p0017}:u:{alice}:s:{s1}:buffer     a session key of alice (and summary, actions, lock, slots)
     mnemo:{p0017}:u:{alice}:ltm:version        long-term bookkeeping of alice (lock, changes, tombstones…)
     mnemo:{p0017}:outbox                       the partition's stream of chat turns for the writers
+    mnemo:{p0017}:import                       the partition's stream of imported histories (read after)
     mnemo:{p0017}:erased:<hash of the id>      alice was erased (names no one)
     mnemo:{p0017}:lease                        which writer owns the partition
     mnemo:{p0017}:purges                       users whose deletes Chroma has yet to apply
@@ -135,6 +136,22 @@ def outbox_stream(partition: int) -> str:
 def outbox_stream_of(user_id: str) -> str:
     """The stream that carries this user's turns (same slot as the user's keys)."""
     return outbox_stream(partition_of(user_id))
+
+
+def import_stream(partition: int) -> str:
+    """The partition's import lane: entries of whole histories imported (`POST /v1/memory/{user}/imports`),
+    read by the writers only when the partition's chat stream has nothing for them (same slot)."""
+    return f"{partition_tag(partition)}:import"
+
+
+def import_stream_of(user_id: str) -> str:
+    return import_stream(partition_of(user_id))
+
+
+def import_job(user_id: str, import_id: str) -> str:
+    """Hash: one import of this user (messages, entries, the range of its stream entries), for its status;
+    under the user's prefix, so an erase removes it; expires (memory/outbox/stream.py IMPORT_JOB_TTL)."""
+    return f"{user_prefix(user_id)}:import:{import_id}"
 
 
 def partition_lease(partition: int) -> str:

@@ -177,7 +177,7 @@ class MemoryService:
 
     async def ingest_entries(self, entries: Sequence[OutboxEntry]) -> None:
         """Outbox handler, at most one entry per user: one batched write (idempotent, because chat
-        turns carry message ids)."""
+        turns and imported messages carry message ids)."""
         if self._writer is None:
             for e in entries:
                 await self.ingest(e.user_id, e.session_id, e.messages, e.previous, issued_at=e.enqueued_at)
@@ -191,7 +191,8 @@ class MemoryService:
                     e.previous,
                     e.enqueued_at,
                     zone_of(e.time_zone),
-                    chat_turn=True,  # only chat turns are outbox entries
+                    # a chat turn with the assistant; an imported history is read as `/messages` reads it
+                    chat_turn=e.import_id is None,
                 )
                 for e in entries
             ],

@@ -164,6 +164,11 @@ OUTBOX_PENDING = Gauge(
     "Chat turns waiting to be written to long-term memory",
     multiprocess_mode="livemostrecent",
 )
+IMPORT_PENDING = Gauge(
+    "mnemo_import_pending",
+    "Entries of imported histories (the import lane) waiting to be written to long-term memory",
+    multiprocess_mode="livemostrecent",
+)
 OUTBOX_BACKPRESSURE = Histogram(
     "mnemo_outbox_backpressure_seconds",
     "How long a chat turn waited for the long-term writer to catch up (turns that waited only)",
@@ -214,7 +219,7 @@ IDEMPOTENT_REPLAYS = Counter(
     "mnemo_idempotent_replays",
     "Requests answered from the record of an earlier request with the same Idempotency-Key",
     ["route"],
-)  # route: chat | messages
+)  # route: chat | messages | imports
 AUDIT_WRITE_FAILURES = Counter("mnemo_audit_write_failures", "Audit records that could not be written")
 ERASURE_COMPACTIONS = Counter(
     "mnemo_erasure_compactions",

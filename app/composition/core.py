@@ -20,6 +20,7 @@ from app.composition.services import (
     build_memory_service,
     build_rerank,
     relevance_model,
+    replica_ack,
 )
 from app.composition.stores import (
     build_bridge,
@@ -101,7 +102,7 @@ async def build_core(
     store = build_store(settings, redis, bridge)
     if api and (down := [name for name, ok in (await store.ping_each()).items() if not ok]):
         log.warning("chroma not reachable at startup", extra={"servers": down})  # /readyz reports it
-    outbox = Outbox(redis)
+    outbox = Outbox(redis, replicas=replica_ack(settings, redis))
     archive = build_archive(settings, redis)
     llm_client = build_llm_client(settings, llm_transport)
     upstream = (

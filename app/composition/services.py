@@ -319,11 +319,15 @@ def bridge_channel(settings: Settings, store: LongTermStore, redis: RedisClient)
     )
 
 
-def build_sessions(settings: Settings, redis: RedisClient) -> SessionStore:
-    replicas = ReplicaAck(
+def replica_ack(settings: Settings, redis: RedisClient) -> ReplicaAck:
+    """The wait for replicas before a write is acknowledged (a chat turn's commit, an import)."""
+    return ReplicaAck(
         redis, replicas=settings.redis_min_replicas_ack, timeout_ms=settings.redis_replica_ack_timeout_ms
     )
-    return SessionStore(redis, session_limits(settings), replicas=replicas)
+
+
+def build_sessions(settings: Settings, redis: RedisClient) -> SessionStore:
+    return SessionStore(redis, session_limits(settings), replicas=replica_ack(settings, redis))
 
 
 def at_rest_policy(settings: Settings) -> AtRestPolicy:
@@ -384,11 +388,14 @@ def build_llm_client(
 
 
 async def sample_gauges(outbox: Outbox, every_seconds: float = 5.0) -> None:
-    """Gauges that are read, not counted: this process's RSS and the outbox backlog."""
+    """Gauges that are read, not counted: this process's RSS and the outbox backlog (chat turns, and the
+    import lane's apart)."""
     while True:
         metrics.RESIDENT_MEMORY.set(metrics.resident_memory_bytes())
         try:
-            metrics.OUTBOX_PENDING.set(await outbox.pending())
+            chat, imports = await outbox.backlog()
+            metrics.OUTBOX_PENDING.set(chat)
+            metrics.IMPORT_PENDING.set(imports)
         except Exception:  # Redis down: keep the last value; /readyz reports the outage
             log.debug("outbox backlog not sampled", exc_info=True)
         await asyncio.sleep(every_seconds)

@@ -22,6 +22,7 @@ from memory.governance.erasure import Eraser
 from memory.governance.export import UserExport
 from memory.governance.usage import UsageLedger
 from memory.governance.users import UserDirectory
+from memory.outbox.stream import Outbox
 from memory.session.idempotency import IdempotencyRecords
 from memory.session.store import SessionStore
 
@@ -86,6 +87,10 @@ def get_restorer(request: Request) -> MemoryRestorer:
     return request.state.restorer  # type: ignore[no-any-return]
 
 
+def get_outbox(request: Request) -> Outbox:
+    return request.state.outbox  # type: ignore[no-any-return]
+
+
 def get_idempotency(request: Request) -> IdempotencyRecords:
     return request.state.idempotency  # type: ignore[no-any-return]
 
@@ -144,6 +149,7 @@ AuditDep = Annotated[RequestAudit, Depends(get_request_audit)]
 AuditLogDep = Annotated[AuditLog, Depends(get_audit_log)]
 ExporterDep = Annotated[UserExport, Depends(get_exporter)]
 UserDirectoryDep = Annotated[UserDirectory, Depends(get_user_directory)]
+OutboxDep = Annotated[Outbox, Depends(get_outbox)]
 IdempotencyDep = Annotated[IdempotencyRecords, Depends(get_idempotency)]
 EditorDep = Annotated[MemoryEditor, Depends(get_editor)]
 RestorerDep = Annotated[MemoryRestorer, Depends(get_restorer)]

@@ -61,6 +61,7 @@ ERROR_CODES: Mapping[str, int] = MappingProxyType(
         "idempotency_key_reused": 422,
         "confirmation_required": 422,
         "rate_limited": 429,
+        "import_lane_full": 429,
         "internal_error": 500,
         "upstream_error": 502,
         "not_ready": 503,
@@ -152,6 +153,13 @@ class PayloadTooLarge(ServiceError):
 class RateLimited(ServiceError):
     status_code = 429
     code = "rate_limited"
+
+
+class ImportLaneFull(ServiceError):
+    """429: the import lane of the user's partition holds more than IMPORT_MAX_PENDING_ENTRIES."""
+
+    status_code = 429
+    code = "import_lane_full"
 
 
 class ServiceUnavailable(ServiceError):

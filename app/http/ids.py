@@ -104,6 +104,25 @@ MergeId = Annotated[
 ]
 
 
+# -- imports (POST /v1/memory/{user}/imports): the id a status request names ------------------------------
+
+IMPORT_ID_RULE = "an import id as the import answered it: 'imp_' and 32 lower-case hex digits"
+_IMPORT_ID_RE = re.compile(r"imp_[0-9a-f]{32}", re.ASCII)
+
+
+def check_import_id(value: str) -> str:
+    if _IMPORT_ID_RE.fullmatch(value) is None:
+        raise ValueError(f"must be {IMPORT_ID_RULE} (导入 id 格式为 imp_ 加 32 位小写十六进制)")
+    return value
+
+
+ImportId = Annotated[
+    str,
+    AfterValidator(check_import_id),
+    WithJsonSchema({"type": "string", "pattern": "^imp_[0-9a-f]{32}$", "description": IMPORT_ID_RULE}),
+]
+
+
 # -- Idempotency-Key (draft-ietf-httpapi-idempotency-key-header) ----------------------------------------
 
 IDEMPOTENCY_KEY_MAX_CHARS = 255

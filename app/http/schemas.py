@@ -368,6 +368,23 @@ class IngestResponse(BaseModel):
     )
 
 
+class ImportAccepted(BaseModel):
+    """An import queued on the import lane (202): durable, written to long-term memory in the background."""
+
+    import_id: str
+    messages: int = Field(description="messages queued (blank ones are skipped, as by /messages)")
+    entries: int = Field(description="entries of the import lane they were cut into (8 messages each)")
+    status_url: str
+
+
+class ImportStatus(BaseModel):
+    import_id: str
+    messages: int
+    entries: int
+    pending_entries: int = Field(description="this import's entries not yet written to long-term memory")
+    done: bool = Field(description="every entry written: the imported memories are searchable")
+
+
 class TiersOut(BaseModel):
     searched: list[ArchiveTier] = Field(description="the archive tiers this search covered")
     choice: Literal["requested", "default", "cold_fallback"] = Field(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import uuid
 from collections.abc import Mapping
 from typing import Annotated, Literal
 
@@ -19,11 +20,12 @@ from app.http.deps import (
     ExporterDep,
     IdempotencyDep,
     MemoryDep,
+    OutboxDep,
     RestorerDep,
     SessionsDep,
     SettingsDep,
 )
-from app.http.errors import ConfirmationRequired, ValidationFailed
+from app.http.errors import ConfirmationRequired, ImportLaneFull, NotFound, ValidationFailed
 from app.http.export import export_document
 from app.http.fields import Timestamp
 from app.http.forget_schemas import (
@@ -34,10 +36,12 @@ from app.http.forget_schemas import (
     ForgetWhy,
 )
 from app.http.idempotency import REPLAYED_HEADER, IdempotencyHeader, idempotency_key
-from app.http.ids import TAGS_MAX, Id, Tag, tag_keys
+from app.http.ids import TAGS_MAX, Id, ImportId, Tag, path_segment, tag_keys
 from app.http.schemas import (
     DeletedListResponse,
     DeletedMemoryOut,
+    ImportAccepted,
+    ImportStatus,
     IngestRequest,
     IngestResponse,
     ListResponse,
@@ -53,10 +57,12 @@ from memory.errors import REDIS_UNAVAILABLE, ForgetNotConfirmed
 from memory.models import RecallRequest
 from memory.recall.degraded import watching
 from memory.session.store import SessionState, SessionStore
+from memory.text.zones import name_of
 from monitoring import metrics
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"], route_class=StrictJSONRoute)
 log = logging.getLogger(__name__)
+IMPORT_RETRY_AFTER_SECONDS = 30  # a full import lane drains at the writers' pace: minutes, not seconds
 
 
 @router.post("/{user_id}/messages", response_model=IngestResponse)
@@ -103,6 +109,76 @@ async def ingest_messages(
         except REDIS_UNAVAILABLE as exc:  # the write stands; a retry overwrites the same memories
             log.warning("idempotency record not written", extra={"reason": f"{type(exc).__name__}: {exc}"})
     return out
+
+
+@router.post("/{user_id}/imports", response_model=ImportAccepted, status_code=202)
+async def import_history(
+    user_id: ActingUser,
+    body: IngestRequest,
+    outbox: OutboxDep,
+    records: IdempotencyDep,
+    settings: SettingsDep,
+    response: Response,
+    idempotency_key_header: IdempotencyHeader = None,
+) -> ImportAccepted:
+    """Queue a user's history for long-term memory off the request path (the import lane): answers 202
+    once it is durable (and on the replicas `REDIS_MIN_REPLICAS_ACK` asks for), with the status URL in
+    `Location`. The writers take the import lane only when no chat turn waits, so chat is never slowed
+    by an import. Same body and rules as `/messages`: blank messages skipped, messages with an `id`
+    idempotent (the others get one derived from the import, or from the `Idempotency-Key`, whose retry
+    gets the recorded answer). 429 `import_lane_full` while the lane of the user's partition holds more
+    than `IMPORT_MAX_PENDING_ENTRIES` entries."""
+    idem = idempotency_key(idempotency_key_header, "imports", user_id, body.model_dump(mode="json"))
+    if idem is not None and (recorded := await records.get(user_id, idem)) is not None:
+        metrics.IDEMPOTENT_REPLAYS.labels("imports").inc()
+        response.headers[REPLAYED_HEADER] = "true"
+        accepted = ImportAccepted.model_validate(recorded)
+        response.headers["Location"] = accepted.status_url
+        return accepted
+    if await outbox.import_backlog(user_id) > settings.import_max_pending_entries:
+        raise ImportLaneFull(
+            f"more than {settings.import_max_pending_entries} import entries wait to be written; retry "
+            f"later (导入队列已满，请稍后重试)",
+            headers={"Retry-After": str(IMPORT_RETRY_AFTER_SECONDS)},
+        )
+    # from the key when there is one: a retry whose answer was lost queues the same ids again
+    import_id = f"imp_{idem.digest if idem is not None else uuid.uuid4().hex}"
+    messages = [
+        dataclasses.replace(m, id=f"{import_id}-{i}") if m.id is None else m
+        for i, m in ((i, m.to_domain()) for i, m in enumerate(body.messages) if not m.blank)
+    ]
+    job = await outbox.append_import(
+        user_id, body.session_id, messages, import_id=import_id, time_zone=name_of(body.time_zone)
+    )
+    status_url = f"/v1/memory/{path_segment(user_id)}/imports/{import_id}"
+    out = ImportAccepted(
+        import_id=import_id, messages=job.messages, entries=job.entries, status_url=status_url
+    )
+    response.headers["Location"] = status_url
+    if idem is not None:
+        try:
+            await records.put(user_id, idem, out.model_dump(mode="json"))
+        except REDIS_UNAVAILABLE as exc:  # the import stands; a retry queues the same ids again
+            log.warning("idempotency record not written", extra={"reason": f"{type(exc).__name__}: {exc}"})
+    return out
+
+
+@router.get("/{user_id}/imports/{import_id}", response_model=ImportStatus)
+async def import_status(
+    user_id: ActingUser, import_id: Annotated[ImportId, Path()], outbox: OutboxDep
+) -> ImportStatus:
+    """How far an import is: its entries still to be written (`pending_entries`), `done` once none is.
+    404 for an import this user never made, one older than 7 days, or one erased with the user."""
+    job = await outbox.import_job(user_id, import_id)
+    if job is None:
+        raise NotFound("no such import (or older than 7 days) (没有这个导入，或已超过 7 天)")
+    return ImportStatus(
+        import_id=job.import_id,
+        messages=job.messages,
+        entries=job.entries,
+        pending_entries=job.pending_entries,
+        done=job.done,
+    )
 
 
 @router.post("/{user_id}/search", response_model=SearchResponse)

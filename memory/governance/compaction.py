@@ -60,9 +60,9 @@ OPERATOR_COMMAND = "python -m app.cli.compact --chroma-path <Chroma persist dire
 
 
 def deleting_streams() -> list[str]:
-    """The streams whose entries mnemo deletes one by one: every outbox partition and the dead letters
-    (the audit stream is append-only)."""
-    return [*Outbox.streams(), keys.OUTBOX_DEAD_LETTERS]
+    """The streams whose entries mnemo deletes one by one: every outbox partition (chat turns and import
+    lane) and the dead letters (the audit stream is append-only)."""
+    return [*Outbox.streams(), *Outbox.import_streams(), keys.OUTBOX_DEAD_LETTERS]
 
 
 class CompactionError(RuntimeError):

@@ -11,6 +11,10 @@ instead of blocking the other partitions; so is a user whose lock another holder
 never returns is cancelled at its bound. The one exception to order: entries a read delivered whose
 answer was lost (a connection broken under it) are found by the periodic read of this writer's own
 pending entries, about a second late.
+
+Each partition has two streams, read as two lanes through the same consumer group: its chat turns, and
+its import lane (whole histories imported). A round reads the import lanes only when the chat streams
+gave it nothing, so chat turns are always written first and an import is spread over the idle rounds.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -47,6 +51,15 @@ Read = tuple[str, str, dict[str, str]]  # (stream, entry id, fields)
 
 
 Handler = Callable[[Sequence[OutboxEntry]], Awaitable[None]]  # at most one entry per user
+
+
+@dataclass(slots=True)
+class _Lane:
+    """What the writer knows of one lane of its held partitions (chat turns, or imports)."""
+
+    stream: Callable[[int], str]  # the lane's stream of a partition
+    own_pending: bool = True  # entries this writer read and has not acknowledged (after a restart too)
+    pending_checked: float = 0.0  # monotonic time of the last read of own pending entries
 
 
 def coalesce(items: Sequence[tuple[str, OutboxEntry]], limit: int) -> list[tuple[list[str], OutboxEntry]]:
@@ -98,13 +111,14 @@ class OutboxWorker:
         self._coalesce = coalesce
         self._round_timeout = round_timeout_seconds
         self._pending_check = pending_check_seconds
-        self._pending_checked = 0.0  # monotonic time of the last read of own pending entries
         self.leases = PartitionLeases(outbox.redis, consumer, ttl_ms=lease_ttl_ms)
         self._stopping = asyncio.Event()
         self._grouped: set[str] = set()  # streams whose consumer group this worker has made sure of
         self._claim: set[str] = set()  # streams newly leased: others' pending entries come first
         self._turn = 0  # round-robin start over the held partitions
-        self._own_pending = True  # entries this writer read and has not acknowledged (after a restart too)
+        # chat turns first; the import lane only when they gave a round nothing
+        self._lanes = (_Lane(keys.outbox_stream), _Lane(keys.import_stream))
+        self._lane = self._lanes[0]  # the lane being read
         self.processed = 0
 
     def stop(self) -> None:
@@ -129,7 +143,7 @@ class OutboxWorker:
                     await self._process(await self._parse(entries))
                     backoff = 0.0
                 except TRANSIENT as exc:
-                    self._own_pending = True
+                    self._pending_everywhere()
                     if "NOGROUP" in str(exc):
                         self._grouped.clear()
                     backoff = min(self._max_backoff, max(0.2, backoff * 2))
@@ -138,7 +152,7 @@ class OutboxWorker:
                 except asyncio.CancelledError:
                     raise
                 except Exception:
-                    self._own_pending = True
+                    self._pending_everywhere()
                     log.exception("outbox worker error")
                     await self._sleep(1.0)
         finally:
@@ -146,24 +160,45 @@ class OutboxWorker:
                 with contextlib.suppress(Exception):  # leaves them to expire (`lease_ttl_ms`)
                     await asyncio.shield(self.leases.release_all())
 
+    def _pending_everywhere(self) -> None:
+        for lane in self._lanes:
+            lane.own_pending = True
+
     async def _refresh_leases(self) -> None:
         _, acquired = await self.leases.refresh()
         for p in acquired:
-            self._claim.add(keys.outbox_stream(p))
+            self._claim.update(lane.stream(p) for lane in self._lanes)
 
     async def _read(self) -> list[Read]:
-        """Up to `batch` entries of the held partitions: the previous holder's pending ones first (a
-        partition just leased), then this writer's own pending ones, then new ones. A partition that
-        cannot be read now (its Redis node is failing over, or refuses it) is skipped this round and
-        the others are read: one partition's trouble never holds back the rest. Raises only when
-        nothing could be read and some partition failed (the loop then backs off)."""
-        held = [keys.outbox_stream(p) for p in self.leases.held]
+        """Up to `batch` entries of the held partitions, from their chat streams; only when those give
+        nothing, from their import lanes. A partition that cannot be read now (its Redis node is failing
+        over, or refuses it) is skipped this round and the others are read: one partition's trouble
+        never holds back the rest. Raises only when nothing could be read and some partition failed
+        (the loop then backs off)."""
+        held = list(self.leases.held)
         if not held:
             return []
         self._turn = (self._turn + 1) % len(held)
         held = held[self._turn :] + held[: self._turn]
-        redis, group = self._outbox.redis, self._outbox.group
         failed: dict[str, BaseException] = {}
+        out: list[Read] = []
+        for lane in self._lanes:
+            self._lane = lane
+            out = await self._read_lane([lane.stream(p) for p in held], failed)
+            if out:
+                break
+        if failed:
+            self._unreadable(failed)
+            if not out:
+                raise next(iter(failed.values()))
+        return out
+
+    async def _read_lane(self, held: list[str], failed: dict[str, BaseException]) -> list[Read]:
+        """One lane's streams (`self._lane`): the previous holder's pending entries first (a partition
+        just leased), then this writer's own pending ones, then new ones; `failed` gets the streams
+        that could not be read."""
+        lane = self._lane
+        redis, group = self._outbox.redis, self._outbox.group
         for stream in held:
             if stream not in self._grouped:
                 try:
@@ -196,25 +231,21 @@ class OutboxWorker:
             # writer's pending list while the retry answers with what came after: so that list is also
             # read every `pending_check_seconds`, whatever this writer believes, and such entries are
             # written a moment late instead of never.
-            if time.monotonic() - self._pending_checked >= self._pending_check:
-                self._own_pending = True
+            if time.monotonic() - lane.pending_checked >= self._pending_check:
+                lane.own_pending = True
             # own pending entries first (a round that failed, or read beyond the batch), then new ones
-            for start in ("0", ">") if self._own_pending else (">",):
+            for start in ("0", ">") if lane.own_pending else (">",):
                 if start == "0":
-                    self._pending_checked = time.monotonic()
+                    lane.pending_checked = time.monotonic()
                 responses = await self._read_group(readable, start, failed)
                 for stream, response in responses:
                     out += await self._items(stream, response)
-                if start == "0" and not out and not failed:
-                    self._own_pending = False
+                if start == "0" and not out and not any(s in failed for s in held):
+                    lane.own_pending = False
                 if out:
                     break
-        if failed:
-            self._unreadable(failed)
-            if not out:
-                raise next(iter(failed.values()))
         # what is read but not taken this round stays in this writer's pending list, in order
-        self._own_pending = self._own_pending or len(out) > self._batch
+        lane.own_pending = lane.own_pending or len(out) > self._batch
         return out[: self._batch]
 
     async def _read_group(
@@ -236,7 +267,7 @@ class OutboxWorker:
             # the streams that answered before the failure may have delivered new entries the
             # exception took with it: this round reads this writer's pending entries instead (they
             # come first, in order), the next one new entries
-            self._own_pending = True
+            self._lane.own_pending = True
             start = "0"
         answers = await asyncio.gather(
             *(redis.xreadgroup(group, self._consumer, {s: start}, count=self._batch) for s in streams),
@@ -255,7 +286,7 @@ class OutboxWorker:
     def _unreadable(self, failed: dict[str, BaseException]) -> None:
         """Partitions skipped this round: their entries stay pending (read again once they answer);
         a missing consumer group is made again."""
-        self._own_pending = True  # a skipped partition may hold entries this writer read before
+        self._pending_everywhere()  # a skipped partition may hold entries this writer read before
         for stream, exc in failed.items():
             if "NOGROUP" in str(exc):
                 self._grouped.discard(stream)

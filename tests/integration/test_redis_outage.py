@@ -140,6 +140,13 @@ def redis_routes(memory_id: str) -> list[Call]:
                 "messages": [{"role": "user", "content": "明天下午3点开会 / meeting at 3pm"}],
             },
         ),
+        Call(
+            "import",
+            "POST",
+            f"/v1/memory/{USER}/imports",
+            {"session_id": "h", "messages": [{"role": "user", "content": "我住在杭州 / I live in Hangzhou"}]},
+        ),
+        Call("import status", "GET", f"/v1/memory/{USER}/imports/imp_{'0' * 32}"),
         Call("get session", "GET", f"/v1/sessions/{USER}/s1"),
         Call("delete session", "DELETE", f"/v1/sessions/{USER}/s1"),
         Call("delete memory", "DELETE", f"/v1/memory/{USER}/{memory_id}"),

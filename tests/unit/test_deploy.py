@@ -48,6 +48,7 @@ DASHBOARD_METRICS = {
     "mnemo_memory_writes_total",
     "mnemo_ltm_purges_total",
     "mnemo_outbox_pending",
+    "mnemo_import_pending",
     "mnemo_rate_limited_requests_total",
     "mnemo_rate_limiter_errors_total",
     "mnemo_process_resident_memory_bytes",

@@ -243,7 +243,7 @@ class TestSharedPlumbing:
     def test_every_body_model_checks_unicode(self) -> None:
         routes = api_routes(create_app(make_settings("redis://127.0.0.1:1", "http://127.0.0.1:2")))
         bodies = {r.path: r.body_field.field_info.annotation for r in routes if r.body_field is not None}
-        assert len(bodies) == 6  # messages, search, forget, chat, the edit of a memory, an entity merge
+        assert len(bodies) == 7  # messages, imports, search, forget, chat, the edit of a memory, a merge
         for path, model in bodies.items():
             assert isinstance(model, type), path
             assert issubclass(model, BaseModel), path

@@ -159,10 +159,19 @@ async def reembed_per_1000(
             report = await Reembedder(store, bridge.for_caller("reembed"), redis, batch_size=64).run()
             done.set()
             await searching
+            # complete means every record of the user has a vector of the new model (none left over)
+            complete = 0
+            for user in users:
+                records = {m.id for m in await store.get(user, include_content=False)}
+                complete += records == await store.bridge.ids(user)
     finally:
         await close(redis)
     return {
         "memories": report.vectors_written,
+        "users_filled": report.users_filled,
+        "users_complete": f"{complete}/{len(users)}",
+        "failed_users": report.failed_users,  # a user left to a re-run: the switch did not go through
+        "batches_retried": report.batches_retried,
         "seconds": round(report.seconds, 2),
         "seconds_per_1000": round(report.seconds_per_1000 or 0, 2),
         "searches_meanwhile": statuses,

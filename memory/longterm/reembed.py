@@ -18,7 +18,12 @@ back is a configuration change. `max_per_second` bounds the vectors embedded per
 server serves searches meanwhile).
 
 It is resumable by construction: what is done is what the bridge collections hold, so a re-run (after
-a crash, a Ctrl-C, a server outage) does only what is left.
+a crash, a Ctrl-C, a server outage) does only what is left. A batch that fails on a store or the model
+(`StoreUnavailable`, `EmbeddingUnavailable`: a pause, not a fault) is tried again after a growing pause,
+outside the lock, `batch_attempts` times in all before the user is left to the next run: a single-node
+Chroma compacting the collection the backfill writes into ("Local Compaction manager") can answer
+nothing for 15-50 s on a loaded machine (bench/served_models.py, 2 x 2,000 memories: every call timed
+out meanwhile, both users were given up after 1,024 vectors); such a pause must not cost a user.
 """
 
 from __future__ import annotations
@@ -32,13 +37,14 @@ from dataclasses import dataclass, field
 
 from memory import keys
 from memory.embedding.base import Embedder
-from memory.errors import MemoryBusy
+from memory.errors import MemoryBusy, StoreUnavailable
 from memory.locks import RedisLocks
 from memory.longterm.bridge import BridgedStore
 from memory.longterm.versions import LtmVersions
 from memory.redis_client import RedisClient
 
 log = logging.getLogger(__name__)
+MAX_RETRY_PAUSE_SECONDS = 30.0
 
 
 @dataclass(slots=True)
@@ -51,6 +57,7 @@ class ReembedReport:
     vectors_written: int = 0
     failures: int = 0
     failed_users: list[str] = field(default_factory=list)  # labels, never raw user ids
+    batches_retried: int = 0  # batches tried again after a store or the model failed them
     seconds: float = 0.0  # wall time of the run
 
     @property
@@ -77,11 +84,20 @@ class Reembedder:
         lock_wait_seconds: float = 30.0,
         user_label: Callable[[str], str] = lambda u: u,
         max_per_second: float | None = None,
+        batch_attempts: int = 6,
+        retry_pause_seconds: float = 2.0,
     ) -> None:
         """`embedder`: the bridge model (its reembed view); `user_label`: how users appear in logs;
-        `max_per_second`: at most this many vectors embedded per second, on average (None: no bound)."""
+        `max_per_second`: at most this many vectors embedded per second, on average (None: no bound);
+        `batch_attempts`: tries of a batch that a store or the model fails, the pause before the n-th retry
+        `retry_pause_seconds * 2 ** (n - 1)`, at most 30 s (6 tries, 2 s: 60 s of pauses beside the calls'
+        own timeouts, so a batch outlasts about 2 minutes of a silent Chroma)."""
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        if batch_attempts < 1 or retry_pause_seconds < 0:
+            raise ValueError("batch_attempts must be >= 1 and retry_pause_seconds >= 0")
+        self._attempts = batch_attempts
+        self._retry_pause = retry_pause_seconds
         if max_per_second is not None and max_per_second <= 0:
             raise ValueError("max_per_second must be > 0")
         self._rate = max_per_second
@@ -150,34 +166,63 @@ class Reembedder:
         for start in range(0, len(todo), self._batch):
             chunk = todo[start : start + self._batch]
             await self._pace(len(chunk))  # outside the lock: a paced run never holds up a write
-            async with self._locks.hold(
-                keys.ltm_lock(user_id),
-                ttl_seconds=self._lock_ttl,
-                wait_seconds=self._lock_wait,
-                on_timeout=lambda: MemoryBusy(user_id, self._lock_wait),
-                kind="ltm",
-            ):
-                # read under the lock: what is embedded is the text as stored now
-                memories = await self._store.get(user_id, ids=chunk)
-                if not memories:
-                    continue
-                t0 = time.perf_counter()
-                vectors = await self._embedder.embed([m.embed_text for m in memories])
-                server = await self._store.server_of(user_id, fresh=True)
-                await self._store.bridge.put_on(server, memories, vectors)
-                # deletes do not take the lock: one that removed a record between the read above and
-                # the put would leave a vector behind; its own bridge delete ran before the put
-                ids_put = [m.id for m in memories]
-                still = {m.id for m in await self._store.get(user_id, ids=ids_put, include_content=False)}
-                gone = [i for i in ids_put if i not in still]
-                if gone:
-                    await self._store.bridge.delete(user_id, gone, [server])
-                log.debug(
-                    "reembed batch",
-                    extra={"records": len(memories), "ms": round((time.perf_counter() - t0) * 1000, 1)},
-                )
-            written += len(memories)
-            report.vectors_written += len(memories)
+            n = await self._retried(user_id, chunk, report)
+            written += n
+            report.vectors_written += n
         await self._versions.bump(user_id)  # every worker's recall takes the channel up now
         report.users_filled += 1
         return written
+
+    async def _retried(self, user_id: str, chunk: list[str], report: ReembedReport) -> int:
+        """`_fill` of one batch, tried again after a growing pause (the lock released meanwhile) when a
+        store or the model fails it; the last failure propagates (the user is left to the next run)."""
+        for attempt in range(1, self._attempts + 1):
+            try:
+                return await self._fill(user_id, chunk)
+            except StoreUnavailable as exc:
+                if attempt == self._attempts:
+                    raise
+                pause = min(self._retry_pause * 2 ** (attempt - 1), MAX_RETRY_PAUSE_SECONDS)
+                report.batches_retried += 1
+                log.warning(
+                    "reembed batch failed; trying again",
+                    extra={
+                        "user": self._label(user_id),
+                        "attempt": attempt,
+                        "pause_s": pause,
+                        "reason": f"{type(exc).__name__}: {exc}",
+                    },
+                )
+                await asyncio.sleep(pause)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _fill(self, user_id: str, chunk: list[str]) -> int:
+        """One batch under the user's lock: read, embed, store; returns the vectors written. Idempotent
+        (an upsert by id of the text as stored now), so a failed batch is simply done again."""
+        async with self._locks.hold(
+            keys.ltm_lock(user_id),
+            ttl_seconds=self._lock_ttl,
+            wait_seconds=self._lock_wait,
+            on_timeout=lambda: MemoryBusy(user_id, self._lock_wait),
+            kind="ltm",
+        ):
+            # read under the lock: what is embedded is the text as stored now
+            memories = await self._store.get(user_id, ids=chunk)
+            if not memories:
+                return 0
+            t0 = time.perf_counter()
+            vectors = await self._embedder.embed([m.embed_text for m in memories])
+            server = await self._store.server_of(user_id, fresh=True)
+            await self._store.bridge.put_on(server, memories, vectors)
+            # deletes do not take the lock: one that removed a record between the read above and
+            # the put would leave a vector behind; its own bridge delete ran before the put
+            ids_put = [m.id for m in memories]
+            still = {m.id for m in await self._store.get(user_id, ids=ids_put, include_content=False)}
+            gone = [i for i in ids_put if i not in still]
+            if gone:
+                await self._store.bridge.delete(user_id, gone, [server])
+            log.debug(
+                "reembed batch",
+                extra={"records": len(memories), "ms": round((time.perf_counter() - t0) * 1000, 1)},
+            )
+        return len(memories)

@@ -13,8 +13,9 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,9 @@ from app.composition import (
 )
 from app.settings import Settings, StartError
 from harness.model_server import DIMENSIONS, MINILM, USE, start_model_server
-from harness.services import ServerProcess
+from harness.services import ServerProcess, start_chroma
 from memory import Embedder
+from memory.embedding.base import Vectors
 from memory.errors import EmbeddingUnavailable
 from memory.longterm.bridge import BridgedStore, bridge_prefix
 from memory.longterm.reembed import Reembedder
@@ -229,6 +231,29 @@ class TestRerank:
                 assert elapsed < 5, "the search did not wait for the reranker's answer"
 
 
+class PausingChroma:
+    """The served bridge model, which pauses the Chroma process (SIGSTOP) for `seconds` right after its
+    `after`-th call: the next store call of the batch meets a Chroma that answers nothing, as a
+    single-node Chroma compacting the collection a backfill writes into does on a loaded machine."""
+
+    def __init__(self, model: HttpEmbedder, chroma: ServerProcess, *, after: int, seconds: float) -> None:
+        self.model, self.chroma, self.left, self.seconds = model, chroma, after, seconds
+        self.paused = False
+
+    @property
+    def dimension(self) -> int:
+        return self.model.dimension
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        vectors = await self.model.embed(texts)
+        self.left -= 1
+        if self.left == 0:
+            self.chroma.proc.send_signal(signal.SIGSTOP)
+            self.paused = True
+            asyncio.get_running_loop().call_later(self.seconds, self.chroma.proc.send_signal, signal.SIGCONT)
+        return vectors
+
+
 class TestModelSwitch:
     async def test_bridge_switch_under_search_load_then_dense_mismatch_refused(
         self, settings: Settings, embedder: Embedder, auth: AuthHeaders, model_server: ServerProcess
@@ -291,6 +316,49 @@ class TestModelSwitch:
         )
         with pytest.raises(StartError, match="CHROMA_COLLECTION_PREFIX"):
             await check_dense_model(redis, dense, build_embedder(dense))
+
+    async def test_a_chroma_pause_mid_switch_is_waited_out(
+        self,
+        settings: Settings,
+        embedder: Embedder,
+        auth: AuthHeaders,
+        model_server: ServerProcess,
+        tmp_path: Path,
+    ) -> None:
+        """Issue 44: a 2 x 2,000 switch lost a user's backfill to one upsert that a compacting Chroma left
+        unanswered past its timeout. A pause of Chroma in the middle of a batch now costs a retry, not
+        the user: both users complete, every vector written once."""
+        chroma = start_chroma(tmp_path / "chroma")
+        try:
+            own = make_settings(settings.redis_url.removesuffix("/0"), chroma.url, chroma_timeout_seconds=1.0)
+            users = ["alice", "bob"]
+            async with app_client(own, embedder) as (client, _):
+                for user in users:
+                    await seed(client, auth, user)
+            switched = own.model_copy(
+                update={
+                    "bridge_embeddings_url": f"{model_server.url}/v1",
+                    "bridge_embeddings_model": USE,
+                    "bridge_embeddings_dimensions": DIMENSIONS[USE],
+                }
+            )
+            redis = redis_of(own)
+            bridge = build_bridge(switched)
+            assert isinstance(bridge, HttpEmbedder)
+            store = build_store(switched, redis, bridge)
+            assert isinstance(store, BridgedStore)
+            pausing = PausingChroma(bridge, chroma, after=2, seconds=2.5)
+            report = await Reembedder(store, pausing, redis, batch_size=3).run()
+            assert pausing.paused, "Chroma was paused in the middle of the switch"
+            assert (report.failures, report.failed_users) == (0, [])
+            assert report.users_filled == len(users)
+            assert report.batches_retried >= 1
+            assert report.vectors_written == len(users) * len(FACTS + SMALL_TALK)
+            new = model_collection_prefix(bridge_prefix(own.chroma_collection_prefix), bridge_name(switched))
+            assert len(records_on(chroma.url, new)) == len(users) * len(FACTS + SMALL_TALK)
+        finally:
+            chroma.proc.send_signal(signal.SIGCONT)
+            chroma.stop()
 
 
 class TestEmbedderOverHttp:

@@ -17,6 +17,9 @@ workers and the separate writer, its own redis-server and `chroma run`.
    Chroma: a figure the shared host's load does not inflate), and the chat p50/p95 during the import
    (same run as the idle figures).
    `--import-turns N` imports the first N turns only (a measured slice of a set too big for the time).
+   `--import-via imports` sends the history to the import lane instead (`POST /imports`, 202; the writer
+   writes it when no chat turn waits): the import's seconds then run until every import's status says
+   done, and the chat users chat until then.
 3. **RSS** of every API worker after the import (`/metrics`).
 4. **Search** from a fresh in-process app on the same stores (a worker that never saw the user): its
    first search (reads the store and writes the snapshot); then a second fresh app: its first search
@@ -109,8 +112,11 @@ async def chat(base: str, users: int, stop: asyncio.Event, out: list[float], err
             )
 
 
-async def import_history(base: str, user: User, batch: int, concurrency: int) -> tuple[float, list[str]]:
-    """Seconds to import every turn, `concurrency` calls in flight; the errors met."""
+async def import_history(
+    base: str, user: User, batch: int, concurrency: int, via: str = "messages"
+) -> tuple[float, list[str]]:
+    """Seconds to import every turn, `concurrency` calls in flight; the errors met. `via` "imports":
+    through the import lane (`POST /imports`, 202), until every import's status says done."""
     codec = TokenCodec(SECRET)
     headers = {"Authorization": f"Bearer {codec.mint(user['user_id'], ttl_seconds=86400)}"}
     todo = calls(user, batch)
@@ -118,25 +124,34 @@ async def import_history(base: str, user: User, batch: int, concurrency: int) ->
     for item in todo:
         queue.put_nowait(item)
     errors: list[str] = []
+    statuses: list[str] = []
 
     async def one(http: httpx.AsyncClient) -> None:
         while not queue.empty():
             session_id, messages = queue.get_nowait()
             for _ in range(5):
                 resp = await http.post(
-                    f"/v1/memory/{user['user_id']}/messages",
+                    f"/v1/memory/{user['user_id']}/{via}",
                     json={"session_id": session_id, "messages": messages},
                     headers=headers,
                 )
-                if resp.status_code == 200:
+                if resp.status_code in (200, 202):
+                    if resp.status_code == 202:
+                        statuses.append(resp.headers["location"])
                     break
                 errors.append(f"{resp.status_code} {resp.text[:160]}")
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(float(resp.headers.get("retry-after", 1.0)))
 
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     started = time.perf_counter()
     async with httpx.AsyncClient(base_url=base, timeout=600, limits=limits) as http:
         await asyncio.gather(*(one(http) for _ in range(concurrency)))
+        while statuses:  # the import lane: written once every import's status says done
+            resp = await http.get(statuses[0], headers=headers)
+            if resp.status_code == 200 and resp.json()["done"]:
+                statuses.pop(0)
+            else:
+                await asyncio.sleep(0.5)
     return time.perf_counter() - started, errors
 
 
@@ -258,7 +273,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         task = asyncio.create_task(chat(svc.base_url, args.chat_users, stop, during, errors))
         groups = svc.cpu_groups()
         cpu_before = cpu_snapshot(groups)
-        seconds, import_errors = await import_history(svc.base_url, user, args.batch, args.concurrency)
+        seconds, import_errors = await import_history(
+            svc.base_url, user, args.batch, args.concurrency, args.import_via
+        )
         used = delta(cpu_before, cpu_snapshot(groups))
         stop.set()
         await task
@@ -268,6 +285,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "seconds": round(seconds, 1),
             "turns_per_s": round(imported["turns"] / seconds, 2),
             "s_per_1m_tokens": round(seconds * 1_000_000 / imported["tokens"]),
+            "via": args.import_via,
             "batch": args.batch,
             "concurrency": args.concurrency,
             "workers": args.workers,
@@ -356,6 +374,12 @@ def main() -> None:
     parser.add_argument("--import-turns", type=int, default=0, help="import the first N turns only")
     parser.add_argument("--batch", type=int, default=12, help="turns per /messages call")
     parser.add_argument("--concurrency", type=int, default=1, help="/messages calls in flight")
+    parser.add_argument(
+        "--import-via",
+        choices=("messages", "imports"),
+        default="messages",
+        help="POST /messages (written in the API workers) or POST /imports (the import lane, until done)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="uvicorn API workers")
     parser.add_argument("--embedding-threads", type=int, default=0, help="EMBEDDING_THREADS (0: default)")
     parser.add_argument("--chat-users", type=int, default=10)

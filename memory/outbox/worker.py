@@ -58,6 +58,7 @@ class _Lane:
     """What the writer knows of one lane of its held partitions (chat turns, or imports)."""
 
     stream: Callable[[int], str]  # the lane's stream of a partition
+    batch: int  # entries a round takes from the lane
     own_pending: bool = True  # entries this writer read and has not acknowledged (after a restart too)
     pending_checked: float = 0.0  # monotonic time of the last read of own pending entries
 
@@ -97,15 +98,17 @@ class OutboxWorker:
         coalesce: int = 8,
         round_timeout_seconds: float = 90.0,
         pending_check_seconds: float = 1.0,
+        import_batch: int = 2,
     ) -> None:
         """`round_timeout_seconds`: a handler call (one round's locks, embedding and store calls) still
         running after this is cancelled, which releases its locks; its entries stay pending and are
         retried. `pending_check_seconds`: this writer's own pending entries are read at least this
-        often, whatever it believes (see `_read`)."""
+        often, whatever it believes (see `_read`). `import_batch`: entries a round takes from the import
+        lanes (8 messages each; at most `batch`): a round runs to its end, so this bounds how long a chat
+        turn that arrives meanwhile waits for its write."""
         self._outbox = outbox
         self._handler = handler
         self._consumer = consumer
-        self._batch = batch
         self._idle_poll = idle_poll_seconds
         self._max_backoff = max_backoff_seconds
         self._coalesce = coalesce
@@ -117,7 +120,10 @@ class OutboxWorker:
         self._claim: set[str] = set()  # streams newly leased: others' pending entries come first
         self._turn = 0  # round-robin start over the held partitions
         # chat turns first; the import lane only when they gave a round nothing
-        self._lanes = (_Lane(keys.outbox_stream), _Lane(keys.import_stream))
+        self._lanes = (
+            _Lane(keys.outbox_stream, batch),
+            _Lane(keys.import_stream, max(1, min(batch, import_batch))),
+        )
         self._lane = self._lanes[0]  # the lane being read
         self.processed = 0
 
@@ -212,7 +218,7 @@ class OutboxWorker:
         for stream in [s for s in readable if s in self._claim]:
             try:
                 claimed: Any = await redis.xautoclaim(
-                    stream, group, self._consumer, 0, start_id="0-0", count=self._batch
+                    stream, group, self._consumer, 0, start_id="0-0", count=lane.batch
                 )
                 entries = [(str(i), dict(f)) for i, f in claimed[1] if f]
                 gone = [str(i) for i in claimed[2]] if len(claimed) > 2 else []
@@ -245,8 +251,8 @@ class OutboxWorker:
                 if out:
                     break
         # what is read but not taken this round stays in this writer's pending list, in order
-        lane.own_pending = lane.own_pending or len(out) > self._batch
-        return out[: self._batch]
+        lane.own_pending = lane.own_pending or len(out) > lane.batch
+        return out[: lane.batch]
 
     async def _read_group(
         self, streams: Sequence[str], start: str, failed: dict[str, BaseException]
@@ -261,7 +267,7 @@ class OutboxWorker:
         try:
             async with redis.pipeline(transaction=False) as pipe:
                 for stream in streams:
-                    pipe.xreadgroup(group, self._consumer, {stream: start}, count=self._batch)
+                    pipe.xreadgroup(group, self._consumer, {stream: start}, count=self._lane.batch)
                 return list(zip(streams, await pipe.execute(), strict=True))
         except UNREADABLE:
             # the streams that answered before the failure may have delivered new entries the
@@ -270,7 +276,7 @@ class OutboxWorker:
             self._lane.own_pending = True
             start = "0"
         answers = await asyncio.gather(
-            *(redis.xreadgroup(group, self._consumer, {s: start}, count=self._batch) for s in streams),
+            *(redis.xreadgroup(group, self._consumer, {s: start}, count=self._lane.batch) for s in streams),
             return_exceptions=True,
         )
         read: list[tuple[str, Any]] = []

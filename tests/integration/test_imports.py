@@ -114,15 +114,15 @@ async def test_chat_turns_are_written_before_a_pending_import(r: RedisClient) ->
             await outbox.append(OutboxEntry(user, "s", (Message("user", "我刚搬到上海", id="c1"),)))
             await outbox.append(OutboxEntry(neighbour, "s", (Message("user", "I moved to Lisbon", id="c2"),)))
 
-    worker = OutboxWorker(outbox, handle, consumer="w", lease_ttl_ms=1500, batch=2, coalesce=1)
+    worker = OutboxWorker(outbox, handle, consumer="w", lease_ttl_ms=1500, import_batch=2, coalesce=1)
     running = asyncio.create_task(worker.run())
     try:
         assert await worker.drain(timeout=30)
     finally:
         worker.stop()
         await running
-    # the round that read the import's first 2 entries (batch 2) writes both; the next round reads the
-    # chat stream first, and the import's remaining 3 entries come after the 2 chat turns
+    # a round takes 2 entries of the import lane (`import_batch`, whatever the chat batch: 64) and
+    # writes both; the next round reads the chat stream first: the import's other 3 entries come after
     assert writes == [
         ("import", "h0"),
         ("import", f"h{IMPORT_CHUNK}"),

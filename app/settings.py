@@ -228,7 +228,7 @@ class Settings(BaseSettings):
     outbox_round_timeout_seconds: float = Field(90.0, ge=1, le=3600)
     # an import (`POST /v1/memory/{user}/imports`) is refused (429) while the import lane of the user's
     # partition already holds more entries than this (each up to 8 messages)
-    import_max_pending_entries: int = Field(20_000, ge=1)
+    import_max_pending_entries: int = Field(2_000, ge=1)
     # how long the answer to a request with an Idempotency-Key is kept for its retries
     idempotency_ttl_seconds: int = Field(3600, ge=60, le=7 * 86400)
 

@@ -85,42 +85,33 @@ def tag_keys(tags: list[str] | None) -> list[tuple[str, str]]:
     return list(dict.fromkeys(parse_tag(t) for t in tags or ()))
 
 
-# -- entity merges (relation memory): the id a split names -------------------------------------------
+def _issued(pattern: str, rule: str, rule_zh: str) -> tuple[AfterValidator, WithJsonSchema]:
+    """The checks of a path id mnemo itself issued (a merge's, an import's): exactly `pattern`, nothing
+    normalised; the error says the rule in English and Chinese."""
+    compiled = re.compile(pattern, re.ASCII)
 
-MERGE_ID_RULE = "a merge id as the merge answered it: 'mg-' and 16 lower-case hex digits"
-_MERGE_ID_RE = re.compile(r"mg-[0-9a-f]{16}", re.ASCII)
+    def check(value: str) -> str:
+        if compiled.fullmatch(value) is None:
+            raise ValueError(f"must be {rule} ({rule_zh})")
+        return value
 
-
-def check_merge_id(value: str) -> str:
-    if _MERGE_ID_RE.fullmatch(value) is None:
-        raise ValueError(f"must be {MERGE_ID_RULE} (合并 id 格式为 mg- 加 16 位小写十六进制)")
-    return value
-
-
-MergeId = Annotated[
-    str,
-    AfterValidator(check_merge_id),
-    WithJsonSchema({"type": "string", "pattern": "^mg-[0-9a-f]{16}$", "description": MERGE_ID_RULE}),
-]
+    return AfterValidator(check), WithJsonSchema(
+        {"type": "string", "pattern": f"^{pattern}$", "description": rule}
+    )
 
 
-# -- imports (POST /v1/memory/{user}/imports): the id a status request names ------------------------------
-
-IMPORT_ID_RULE = "an import id as the import answered it: 'imp_' and 32 lower-case hex digits"
-_IMPORT_ID_RE = re.compile(r"imp_[0-9a-f]{32}", re.ASCII)
-
-
-def check_import_id(value: str) -> str:
-    if _IMPORT_ID_RE.fullmatch(value) is None:
-        raise ValueError(f"must be {IMPORT_ID_RULE} (导入 id 格式为 imp_ 加 32 位小写十六进制)")
-    return value
-
-
-ImportId = Annotated[
-    str,
-    AfterValidator(check_import_id),
-    WithJsonSchema({"type": "string", "pattern": "^imp_[0-9a-f]{32}$", "description": IMPORT_ID_RULE}),
-]
+_MERGE_ID = _issued(
+    "mg-[0-9a-f]{16}",
+    "a merge id as the merge answered it: 'mg-' and 16 lower-case hex digits",
+    "合并 id 格式为 mg- 加 16 位小写十六进制",
+)
+_IMPORT_ID = _issued(
+    "imp_[0-9a-f]{32}",
+    "an import id as the import answered it: 'imp_' and 32 lower-case hex digits",
+    "导入 id 格式为 imp_ 加 32 位小写十六进制",
+)
+MergeId = Annotated[str, _MERGE_ID[0], _MERGE_ID[1]]  # entity merges (relation memory): the id a split names
+ImportId = Annotated[str, _IMPORT_ID[0], _IMPORT_ID[1]]  # imports: the id a status request names
 
 
 # -- Idempotency-Key (draft-ietf-httpapi-idempotency-key-header) ----------------------------------------

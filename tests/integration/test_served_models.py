@@ -254,6 +254,17 @@ class PausingChroma:
         return vectors
 
 
+def served_bridge(settings: Settings, server: ServerProcess) -> Settings:
+    """`settings` with the bridge from USE served over HTTP: another model name, so new collections."""
+    return settings.model_copy(
+        update={
+            "bridge_embeddings_url": f"{server.url}/v1",
+            "bridge_embeddings_model": USE,
+            "bridge_embeddings_dimensions": DIMENSIONS[USE],
+        }
+    )
+
+
 class TestModelSwitch:
     async def test_bridge_switch_under_search_load_then_dense_mismatch_refused(
         self, settings: Settings, embedder: Embedder, auth: AuthHeaders, model_server: ServerProcess
@@ -263,13 +274,7 @@ class TestModelSwitch:
             for user in users:
                 await seed(client, auth, user)
         # the new bridge model (here: USE served over HTTP, another model name) beside the old one
-        switched = settings.model_copy(
-            update={
-                "bridge_embeddings_url": f"{model_server.url}/v1",
-                "bridge_embeddings_model": USE,
-                "bridge_embeddings_dimensions": DIMENSIONS[USE],
-            }
-        )
+        switched = served_bridge(settings, model_server)
         redis = redis_of(settings)
         new_bridge = build_bridge(switched)
         assert new_bridge is not None
@@ -335,13 +340,7 @@ class TestModelSwitch:
             async with app_client(own, embedder) as (client, _):
                 for user in users:
                     await seed(client, auth, user)
-            switched = own.model_copy(
-                update={
-                    "bridge_embeddings_url": f"{model_server.url}/v1",
-                    "bridge_embeddings_model": USE,
-                    "bridge_embeddings_dimensions": DIMENSIONS[USE],
-                }
-            )
+            switched = served_bridge(own, model_server)
             redis = redis_of(own)
             bridge = build_bridge(switched)
             assert isinstance(bridge, HttpEmbedder)

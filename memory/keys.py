@@ -169,6 +169,12 @@ def dense_model(collection_prefix: str) -> str:
     return f"{PREFIX}:model:dense:{collection_prefix}"
 
 
+def dense_switched(collection_prefix: str) -> str:
+    """The dense model every user of this prefix was moved to by a finished switch (a string): a
+    process configured with it needs no previous model to start (memory/longterm/dense_models.py)."""
+    return f"{PREFIX}:model:dense:{collection_prefix}:switched"
+
+
 # Long-term memory bookkeeping, per user.
 def ltm_version(user_id: str) -> str:
     """Bumped on every long-term write or delete: keyword indexes cached in workers key on it."""

@@ -219,16 +219,20 @@ class BridgedStore(RoutingLongTermStore):
             )
         return out
 
-    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
+    async def upsert(
+        self, memories: Sequence[Memory], embeddings: Vectors, *, models: Mapping[str, str] | None = None
+    ) -> None:
         """Both channels, each user's on the user's server (placed as the routing store places them).
         The bridge model runs while the main upserts are in Chroma's hands. A bridge failure fails the
-        write, which the outbox retries (an upsert is idempotent)."""
+        write, which the outbox retries (an upsert is idempotent). `models`: as the routing store's."""
         if not memories:
             return
         if len(memories) != len(embeddings):
             raise ValueError("one embedding per memory is required")
         users = sorted({m.user_id for m in memories})
         placed = await self.placements.claim({u: self.owner(u) for u in users})
+        for user_id in users if models is not None else ():
+            self.server(placed[user_id]).check_model(user_id, (models or {}).get(user_id))
         rows: dict[str, list[int]] = {}
         for row, m in enumerate(memories):
             rows.setdefault(placed[m.user_id], []).append(row)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
@@ -21,6 +21,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 
 from memory.embedding.base import Vectors
 from memory.errors import StoreUnavailable
+from memory.longterm.dense_models import DenseModelChanged, same_model
 from memory.longterm.records import (
     Records,
     Where,
@@ -43,12 +44,22 @@ _PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
 class LongTermStore(Protocol):
     """What retrieval and ingestion need from a vector store."""
 
-    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
-        """Store (or replace) memories, of one or several users, with their embeddings."""
+    async def upsert(
+        self, memories: Sequence[Memory], embeddings: Vectors, *, models: Mapping[str, str] | None = None
+    ) -> None:
+        """Store (or replace) memories, of one or several users, with their embeddings. `models`: user ->
+        the dense model that embedded their vectors; a store of another model refuses them
+        (`memory/longterm/dense_models.py`)."""
         ...
 
     async def query(
-        self, user_id: str, embedding: Sequence[float], *, n_results: int, filters: SearchFilters
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        *,
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None = None,
     ) -> list[tuple[Memory, float]]: ...
 
     async def get(
@@ -66,7 +77,7 @@ class LongTermStore(Protocol):
     async def embeddings(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
 
     async def nearest(
-        self, user_id: str, embeddings: Vectors, *, n_results: int = 1
+        self, user_id: str, embeddings: Vectors, *, n_results: int = 1, model: str | None = None
     ) -> list[list[tuple[Memory, float]]]: ...
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None: ...
@@ -112,9 +123,12 @@ class ChromaLongTermStore:
         shards: int,
         collection_prefix: str = "mnemo",
         hnsw: dict[str, int] | None = None,
+        dense_model: str = "",
     ) -> None:
         """`hnsw`: HNSW parameters of the collections this store creates, beside `space: cosine`
-        (Chroma's defaults when None; the bridge channel, read only by id, asks for a cheap index)."""
+        (Chroma's defaults when None; the bridge channel, read only by id, asks for a cheap index).
+        `dense_model`: the tag of the model whose vectors these collections hold (`memory/longterm/
+        dense_models.py`; empty: not said, as for the bridge's collections)."""
         if shards < 1:
             raise ValueError("shards must be >= 1")
         if not _PREFIX_RE.match(collection_prefix):
@@ -124,8 +138,14 @@ class ChromaLongTermStore:
         self._client: Any = None
         self._shards = shards
         self._prefix = collection_prefix
+        self.dense_model = dense_model
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
+
+    def check_model(self, user_id: str, model: str | None) -> None:
+        """Vectors of `model` must not meet this store's of another (None: the caller does not say)."""
+        if model is not None and self.dense_model and not same_model(model, self.dense_model):
+            raise DenseModelChanged(user_id, model, self.dense_model)
 
     @property
     def shards(self) -> int:
@@ -197,10 +217,14 @@ class ChromaLongTermStore:
 
     # -- LongTermStore -----------------------------------------------------------------------------
 
-    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
+    async def upsert(
+        self, memories: Sequence[Memory], embeddings: Vectors, *, models: Mapping[str, str] | None = None
+    ) -> None:
         """Memories of one or several users: one call per shard collection they fall in."""
         if not memories:
             return
+        for user_id, model in (models or {}).items():
+            self.check_model(user_id, model)
         if len(memories) != len(embeddings):
             raise ValueError("one embedding per memory is required")
         by_collection: dict[str, list[int]] = {}
@@ -212,9 +236,16 @@ class ChromaLongTermStore:
             )
 
     async def query(
-        self, user_id: str, embedding: Sequence[float], *, n_results: int, filters: SearchFilters
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        *,
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None = None,
     ) -> list[tuple[Memory, float]]:
         """Nearest memories of one user as `(memory, cosine similarity)`, most similar first."""
+        self.check_model(user_id, model)
         where = where_for(user_id, filters)
         if filters.ids is not None and not filters.ids:
             return []  # the filter selects no memory (no memory carries the tags asked for)
@@ -311,9 +342,10 @@ class ChromaLongTermStore:
         return {i: [float(x) for x in v] for i, v in zip(result["ids"], vectors, strict=True)}
 
     async def nearest(
-        self, user_id: str, embeddings: Vectors, *, n_results: int = 1
+        self, user_id: str, embeddings: Vectors, *, n_results: int = 1, model: str | None = None
     ) -> list[list[tuple[Memory, float]]]:
         """For each vector, this user's nearest memories as (memory, cosine similarity)."""
+        self.check_model(user_id, model)
         if len(embeddings) == 0:
             return []
         where = where_for(user_id)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 
 from redis.exceptions import RedisError
 
@@ -91,8 +91,10 @@ class DeferredDeleteStore:
 
     # -- writes and health pass through ---------------------------------------------------------------
 
-    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
-        await self.inner.upsert(memories, embeddings)
+    async def upsert(
+        self, memories: Sequence[Memory], embeddings: Vectors, *, models: Mapping[str, str] | None = None
+    ) -> None:
+        await self.inner.upsert(memories, embeddings, models=models)
 
     async def ping(self) -> None:
         await self.inner.ping()
@@ -118,10 +120,18 @@ class DeferredDeleteStore:
         return _visible(await self.inner.get(user_id, ids=ids, include_content=include_content), hidden)
 
     async def query(
-        self, user_id: str, embedding: Sequence[float], *, n_results: int, filters: SearchFilters
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        *,
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None = None,
     ) -> list[tuple[Memory, float]]:
         hidden = await self._hidden(user_id)
-        hits = await self.inner.query(user_id, embedding, n_results=n_results + len(hidden), filters=filters)
+        hits = await self.inner.query(
+            user_id, embedding, n_results=n_results + len(hidden), filters=filters, model=model
+        )
         return [(m, s) for m, s in hits if m.id not in hidden][:n_results]
 
     async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]:
@@ -152,10 +162,10 @@ class DeferredDeleteStore:
         return await self.inner.embeddings(user_id, [i for i in ids if i not in hidden])
 
     async def nearest(
-        self, user_id: str, embeddings: Vectors, *, n_results: int = 1
+        self, user_id: str, embeddings: Vectors, *, n_results: int = 1, model: str | None = None
     ) -> list[list[tuple[Memory, float]]]:
         hidden = await self._hidden(user_id)
-        found = await self.inner.nearest(user_id, embeddings, n_results=n_results + len(hidden))
+        found = await self.inner.nearest(user_id, embeddings, n_results=n_results + len(hidden), model=model)
         return [[(m, s) for m, s in hits if m.id not in hidden][:n_results] for hits in found]
 
     async def count(self, user_id: str) -> int:

@@ -16,7 +16,7 @@ the user, `to` names the server being copied to (reads and writes stay at `at`),
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,11 +38,13 @@ def weight(server: str, user_id: str) -> int:
     return int.from_bytes(digest, "big")
 
 
-def rendezvous(user_id: str, servers: Collection[str]) -> str:
-    """The server with the highest weight for this user (ties, never seen with 64 bits, by name)."""
+def rendezvous(user_id: str, servers: Collection[str], physical: Callable[[str], str] = str) -> str:
+    """The server with the highest weight for this user (ties, never seen with 64 bits, by name).
+    `physical`: the name hashed for a server's name (a dense model's virtual server is weighed as the
+    server it is on: memory/longterm/dense_models.py)."""
     if not servers:
         raise ValueError("at least one server is required")
-    return max(servers, key=lambda s: (weight(s, user_id), s))
+    return max(servers, key=lambda s: (weight(physical(s), user_id), s))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,16 +118,23 @@ class Placements:
     async def begin_move(self, user_id: str, target: str) -> None:
         await self._redis.hset(keys.ltm_placement(user_id), TO, target)
 
-    async def switch(self, user_id: str, *, source: str, target: str, versions: LtmVersions) -> int:
+    async def switch(
+        self, user_id: str, *, source: str, target: str, versions: LtmVersions, new_vectors: bool = False
+    ) -> int:
         """`at` becomes `target`, `from` the source (its copy is deleted later), `to` goes; the
-        version moves on in the same transaction. Returns the new version."""
+        version moves on in the same transaction. Returns the new version. `new_vectors`: the target
+        holds the records embedded by another dense model, so the user's change log (which names the
+        versions a worker may follow instead of rebuilding) and index snapshot go too, after the bump:
+        every worker rebuilds the user's index from the target's vectors."""
         key = keys.ltm_placement(user_id)
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.hset(key, mapping={AT: target, FROM: source})
             pipe.hdel(key, TO)
             await versions.queue_bump(pipe, user_id)
+            if new_vectors:
+                pipe.delete(keys.ltm_changes(user_id), keys.ltm_snapshot(user_id))
             results = await pipe.execute()
-        return int(results[-1])
+        return int(results[-2 if new_vectors else -1])
 
     async def clear(self, user_id: str, field: str, expected: str) -> bool:
         """Drop `to` or `from` if it still names `expected` (a no-op once the user is erased)."""

@@ -39,6 +39,7 @@ from redis.exceptions import RedisError
 from memory.embedding.base import Vectors
 from memory.errors import StoreUnavailable
 from memory.longterm.chroma import ChromaLongTermStore
+from memory.longterm.dense_models import physical_name, same_model
 from memory.longterm.placement import Placement, Placements, rendezvous
 from memory.longterm.versions import observe, observed
 from memory.models import Memory, SearchFilters
@@ -58,18 +59,28 @@ class RoutingLongTermStore:
         draining: Collection[str] = (),
         cache_users: int = CACHE_USERS,
         trust_seconds: float = TRUST_SECONDS,
+        dense_model: str | None = None,
     ) -> None:
         """`servers`: name -> store, in configuration order. `draining`: servers that keep serving the
-        users placed on them but take no new ones (rendezvous ignores them; a rebalance empties them)."""
+        users placed on them but take no new ones (rendezvous ignores them; a rebalance empties them).
+        `dense_model`: the current dense model's tag, when `servers` holds the stores of more than one
+        (a switch: memory/longterm/dense_models.py): only its stores take users, and vectors are
+        checked against the model of the store they meet."""
         if not servers:
             raise ValueError("at least one Chroma server is required")
-        unknown = set(draining) - set(servers)
+        unknown = set(draining) - {physical_name(name) for name in servers}
         if unknown:
             raise ValueError(f"draining servers {sorted(unknown)} are not configured")
         self._servers = dict(servers)
-        self._candidates = [name for name in servers if name not in set(draining)]
+        self._candidates = [
+            name
+            for name, store in servers.items()
+            if physical_name(name) not in set(draining)
+            and (dense_model is None or same_model(store.dense_model, dense_model))
+        ]
         if not self._candidates:
             raise ValueError("every Chroma server is draining: none would take new users")
+        self.dense_model = dense_model
         self._placements = placements
         self._cache: OrderedDict[str, tuple[Placement, int]] = OrderedDict()
         self._cache_users = cache_users
@@ -92,7 +103,7 @@ class RoutingLongTermStore:
 
     def owner(self, user_id: str) -> str:
         """Where rendezvous hashing puts this user over the current servers."""
-        return rendezvous(user_id, self._candidates)
+        return rendezvous(user_id, self._candidates, physical_name)
 
     def server(self, name: str) -> ChromaLongTermStore:
         store = self._servers.get(name)
@@ -147,17 +158,30 @@ class RoutingLongTermStore:
     async def _reader(self, user_id: str) -> ChromaLongTermStore:
         return self.server(await self.server_of(user_id))
 
+    async def dense_model_of(self, user_id: str, *, fresh: bool = False) -> str:
+        """The tag of the dense model this user's memories are embedded by (their store's). Read as
+        the user's reads are routed: a search that asks after reading the version gets the model of
+        the very store its index and its store query read."""
+        return self.server(await self.server_of(user_id, fresh=fresh)).dense_model
+
     # -- LongTermStore -----------------------------------------------------------------------------
 
-    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
+    async def upsert(
+        self, memories: Sequence[Memory], embeddings: Vectors, *, models: Mapping[str, str] | None = None
+    ) -> None:
         """Each user's memories to the user's server; a user without a placement gets one (rendezvous)
-        before anything is stored. Callers hold the users' write locks (the write pipeline does)."""
+        before anything is stored. Callers hold the users' write locks (the write pipeline does).
+        `models`: user -> the dense model that embedded their vectors, checked against their store's
+        (`DenseModelChanged` before anything is stored)."""
         if not memories:
             return
         if len(memories) != len(embeddings):
             raise ValueError("one embedding per memory is required")
         users = sorted({m.user_id for m in memories})
         placed = await self._placements.claim({u: self.owner(u) for u in users})
+        if models is not None:
+            for user_id in users:
+                self.server(placed[user_id]).check_model(user_id, models.get(user_id))
         rows: dict[str, list[int]] = {}
         for row, m in enumerate(memories):
             rows.setdefault(placed[m.user_id], []).append(row)
@@ -169,9 +193,17 @@ class RoutingLongTermStore:
         )
 
     async def query(
-        self, user_id: str, embedding: Sequence[float], *, n_results: int, filters: SearchFilters
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        *,
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None = None,
     ) -> list[tuple[Memory, float]]:
+        """`model`: the dense model that embedded `embedding`, checked against the user's store's."""
         store = await self._reader(user_id)
+        store.check_model(user_id, model)
         return await store.query(user_id, embedding, n_results=n_results, filters=filters)
 
     async def get(
@@ -207,9 +239,12 @@ class RoutingLongTermStore:
         return await (await self._reader(user_id)).embeddings(user_id, ids)
 
     async def nearest(
-        self, user_id: str, embeddings: Vectors, *, n_results: int = 1
+        self, user_id: str, embeddings: Vectors, *, n_results: int = 1, model: str | None = None
     ) -> list[list[tuple[Memory, float]]]:
-        return await (await self._reader(user_id)).nearest(user_id, embeddings, n_results=n_results)
+        """`model`: as for `query`."""
+        store = await self._reader(user_id)
+        store.check_model(user_id, model)
+        return await store.nearest(user_id, embeddings, n_results=n_results)
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
         """From the user's server, and from any copy an unfinished move left (best effort there: a

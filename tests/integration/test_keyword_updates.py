@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TypeVar
 
 import pytest
@@ -33,10 +33,10 @@ class CountingStore(ChromaLongTermStore):
         return await super().find_by_hashes(user_id, hashes)
 
     async def nearest(
-        self, user_id: str, embeddings: Vectors, *, n_results: int = 1
+        self, user_id: str, embeddings: Vectors, *, n_results: int = 1, model: str | None = None
     ) -> list[list[tuple[Memory, float]]]:
         self.checks.append("nearest")
-        return await super().nearest(user_id, embeddings, n_results=n_results)
+        return await super().nearest(user_id, embeddings, n_results=n_results, model=model)
 
     async def get_with_vectors(
         self, user_id: str, ids: Sequence[str] | None = None
@@ -243,11 +243,13 @@ class DeletesDuringUpsert(ChromaLongTermStore):
 
     during_upsert: Callable[[], Awaitable[None]] | None = None
 
-    async def upsert(self, memories: Sequence[Memory], embeddings: Vectors) -> None:
+    async def upsert(
+        self, memories: Sequence[Memory], embeddings: Vectors, *, models: Mapping[str, str] | None = None
+    ) -> None:
         hook, self.during_upsert = self.during_upsert, None
         if hook is not None:
             await hook()
-        await super().upsert(memories, embeddings)
+        await super().upsert(memories, embeddings, models=models)
 
 
 @pytest.mark.parametrize("limit", [20_000, 0], ids=["index", "store"])

@@ -129,7 +129,7 @@ class DenseModels:
             if same_model(model.tag, tag):
                 return model
         raise StoreUnavailable(
-            "embedding",
+            "embeddings",
             f"the user's memories are embedded by {tag!r}, which is not configured here "
             "(a dense model switch: set PREVIOUS_EMBEDDINGS_* to it)",
         )

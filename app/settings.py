@@ -262,6 +262,11 @@ class Settings(BaseSettings):
     bridge_embeddings_url: str = ""
     bridge_embeddings_model: str = ""
     bridge_embeddings_dimensions: int | None = Field(None, ge=8, le=16_384)  # required with its URL
+    # a dense model switch (docs/operations.md#switching-models): the model users are moved from, served
+    # (URL, model, size) or the bundled MiniLM (PREVIOUS_EMBEDDINGS_MODEL=bundled, no URL); empty: none
+    previous_embeddings_url: str = ""
+    previous_embeddings_model: str = ""
+    previous_embeddings_dimensions: int | None = Field(None, ge=8, le=16_384)  # required with its URL
     # what both share: the key (sent as a Bearer token), how they are asked, when they count as down
     embeddings_api_key: SecretStr | None = None
     embeddings_send_dimensions: bool = False  # send `dimensions` (models that may be cut, text-embedding-3)
@@ -405,6 +410,11 @@ class Settings(BaseSettings):
                 self.bridge_embeddings_dimensions,
             ),
             "RERANK": (self.rerank_url, "-", 1),
+            "PREVIOUS_EMBEDDINGS": (
+                self.previous_embeddings_url,
+                self.previous_embeddings_model,
+                self.previous_embeddings_dimensions,
+            ),
         }
         for name, (url, model, dimensions) in urls.items():
             parts = urlsplit(url)
@@ -412,6 +422,18 @@ class Settings(BaseSettings):
                 raise ValueError(f"{name}_URL must be http(s)://host[:port][/path], got {url!r}")
             if url and (not model or dimensions is None):
                 raise ValueError(f"{name}_URL needs {name}_MODEL and {name}_DIMENSIONS (the model's size)")
+        if self.previous_embeddings_model and not self.previous_embeddings_url:
+            if self.previous_embeddings_model != "bundled":
+                raise ValueError(
+                    "PREVIOUS_EMBEDDINGS_MODEL without PREVIOUS_EMBEDDINGS_URL must be 'bundled' (the "
+                    "in-process MiniLM); a served model needs its URL and size"
+                )
+            if not self.embeddings_url:
+                raise ValueError(
+                    "PREVIOUS_EMBEDDINGS_MODEL=bundled names the configured model: nothing to switch"
+                )
+        if self.previous_embeddings_model and self.retrieval_pipeline != "hybrid":
+            raise ValueError("a dense model switch (PREVIOUS_EMBEDDINGS_*) needs RETRIEVAL_PIPELINE=hybrid")
         return self
 
     @property

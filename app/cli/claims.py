@@ -20,6 +20,7 @@ import anyio.to_thread
 
 from app.clients.redis import build_redis
 from app.composition import build_embedder, build_memory_service, build_store, ensure_layout
+from app.composition.dense import dense_layout, dense_models
 from app.settings import Settings, load_settings
 from memory.redis_client import close
 from monitoring.logging import configure_logging
@@ -33,8 +34,9 @@ async def run(settings: Settings, users: list[str] | None) -> dict[str, int]:
     redis = build_redis(settings, "mnemo-claims")
     try:
         await ensure_layout(redis, settings)
-        store = build_store(settings, redis)
-        memory = build_memory_service(settings, store, embedder, redis, searches=False)
+        store = build_store(settings, redis, layout=await dense_layout(settings, redis, record=False))
+        dense = await dense_models(settings, embedder, store)
+        memory = build_memory_service(settings, store, embedder, redis, searches=False, dense=dense)
         if users is None:
             found: set[str] = set()
             for server in store.servers.values():

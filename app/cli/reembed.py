@@ -22,6 +22,7 @@ import logging
 from app.cli.batch_job import run_job
 from app.clients.redis import build_redis
 from app.composition import build_bridge, build_store, token_codec
+from app.composition.dense import dense_layout
 from app.settings import Settings
 from memory.errors import StoreUnavailable
 from memory.longterm.bridge import BridgedStore
@@ -36,7 +37,7 @@ async def run(settings: Settings, args: argparse.Namespace) -> ReembedReport:
     if bridge is None:
         raise ValueError("the bridge channel is off (BRIDGE_EMBEDDING=false or RETRIEVAL_PIPELINE=naive)")
     redis = build_redis(settings, "mnemo-reembed")
-    store = build_store(settings, redis, bridge)
+    store = build_store(settings, redis, bridge, await dense_layout(settings, redis, record=False))
     if not isinstance(store, BridgedStore):  # build_store gives one whenever a bridge model is passed
         raise TypeError("the store does not carry the bridge channel")
     every = max(1, args.progress_every)

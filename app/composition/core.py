@@ -14,6 +14,7 @@ from app.clients.embeddings import HttpEmbedder
 from app.clients.redis import build_redis
 from app.clients.rerank import HttpReranker
 from app.clients.upstream import OpenAICompatibleLLM
+from app.composition.dense import dense_layout, dense_models
 from app.composition.services import (
     build_archive,
     build_llm_client,
@@ -26,7 +27,6 @@ from app.composition.stores import (
     build_bridge,
     build_embedder,
     build_store,
-    check_dense_model,
     deferring,
     ensure_layout,
 )
@@ -39,6 +39,7 @@ from memory.governance.export import UserExport
 from memory.governance.usage import UsageLedger
 from memory.longterm.bridge import BridgedStore
 from memory.longterm.deferred_deletes import DeferredDeleteStore
+from memory.longterm.dense_models import DenseModels
 from memory.longterm.history import MemoryHistory
 from memory.longterm.restorable import RestorableBin
 from memory.longterm.tombstones import Tombstones
@@ -59,6 +60,7 @@ class Core:
     redis: RedisClient
     bridge: NamedEmbedder | None
     store: RoutingLongTermStore
+    dense: DenseModels  # the dense models (two during a switch) and which one embeds a user
     deferred: DeferredDeleteStore
     outbox: Outbox
     archive: ArchivedTiers
@@ -72,7 +74,8 @@ class Core:
         await self.deferred.settle(timeout=5)  # what is left, a writer's sweep finishes
         if self.llm_client is not None:
             await self.llm_client.aclose()
-        for served in {m for m in (self.embedder, self.bridge) if isinstance(m, HttpEmbedder)}:
+        previous = self.dense.previous.embedder if self.dense.previous is not None else None
+        for served in {m for m in (self.embedder, self.bridge, previous) if isinstance(m, HttpEmbedder)}:
             await served.aclose()
         if self.reranker is not None:
             await self.reranker.aclose()
@@ -95,11 +98,12 @@ async def build_core(
     model = embedder if embedder is not None else await anyio.to_thread.run_sync(build_embedder, settings)
     redis = build_redis(settings) if api else build_redis(settings, "mnemo-writer")
     await ensure_layout(redis, settings)
-    if api and settings.retrieval_pipeline == "hybrid":
-        await check_dense_model(redis, settings, model)
+    # where each dense model's records are (the first API worker of a prefix records its model)
+    layout = await dense_layout(settings, redis, record=api and settings.retrieval_pipeline == "hybrid")
     # the bridge channel is written with every record (memory/longterm/bridge.py)
     bridge = await anyio.to_thread.run_sync(build_bridge, settings)
-    store = build_store(settings, redis, bridge)
+    store = build_store(settings, redis, bridge, layout)
+    dense = await dense_models(settings, model, store)
     if api and (down := [name for name, ok in (await store.ping_each()).items() if not ok]):
         log.warning("chroma not reachable at startup", extra={"servers": down})  # /readyz reports it
     outbox = Outbox(redis, replicas=replica_ack(settings, redis))
@@ -128,9 +132,10 @@ async def build_core(
         searches=api,
         reranker=reranker,
         relevance=relevance,
+        dense=dense,
     )
     return Core(
-        model, redis, bridge, store, deferred, outbox, archive, llm_client, upstream, reranker, memory
+        model, redis, bridge, store, dense, deferred, outbox, archive, llm_client, upstream, reranker, memory
     )
 
 
@@ -158,6 +163,7 @@ def build_editor(core: Core) -> MemoryEditor:
         MemoryHistory(redis),
         lock=memory.write_lock,
         archive=core.archive,
+        dense=core.dense,
     )
 
 
@@ -172,4 +178,5 @@ def build_restorer(core: Core) -> MemoryRestorer:
         Tombstones(redis),
         memory.restorable or RestorableBin(redis, grace_seconds=0),
         lock=memory.write_lock,
+        dense=core.dense,
     )

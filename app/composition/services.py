@@ -43,6 +43,7 @@ from memory.governance.compaction import (
     RedisFiles,
     Store,
 )
+from memory.longterm.dense_models import DenseModels
 from memory.longterm.history import MemoryHistory
 from memory.longterm.restorable import RestorableBin
 from memory.longterm.shared_vectors import SharedVectors
@@ -106,13 +107,15 @@ def build_memory_service(
     searches: bool = True,
     reranker: Reranker | None = None,
     relevance: RelevanceModel | None = None,
+    dense: DenseModels | None = None,
 ) -> MemoryService:
     """`archive`: list, search, delete and forget cover warm and cold too (hybrid pipeline only).
     `llm`: the configured upstream model (None without one), for the writer's supersession judge. With a
     `BridgedStore`, recall fuses its bridge channel (`memory/recall/crosslingual.py`). `searches`: False
     in a process that only writes (the writer, the claims job): the bilingual lexicon, which only
     expands search queries, is not loaded there (about 50 MB and a few seconds at start). `relevance`:
-    calibrated relevance's coefficients (None: `relevance_model(settings)`, RELEVANCE_COEFFICIENTS_PATH's)."""
+    calibrated relevance's coefficients (None: `relevance_model(settings)`, RELEVANCE_COEFFICIENTS_PATH's).
+    `dense`: the dense models of a switch (app/composition/dense.py; None: `embedder` for every user)."""
     if relevance is None:
         relevance = relevance_model(settings, warn=searches)
     if settings.retrieval_pipeline == "naive":
@@ -161,6 +164,7 @@ def build_memory_service(
         else None,
         snapshots=snapshots,
         zone=settings.zone,
+        dense=dense,
         translator=LLMQueryTranslator(
             llm, TranslationParams(timeout_seconds=settings.query_translation_timeout_seconds)
         )
@@ -186,6 +190,7 @@ def build_memory_service(
         if llm is not None and settings.llm_supersession_judge and settings.supersession
         else None,
         prepare=bridged.prepare if (bridged := bridged_store(store)) is not None else None,
+        dense=dense,
     )
     return MemoryService(
         store,

@@ -14,20 +14,21 @@ from redis.exceptions import RedisError
 
 from app.clients.embeddings import HttpEmbedder, ServedModel
 from app.clients.redis import check_layout, connect
-from app.settings import Settings, StartError
+from app.composition.dense import DenseLayout
+from app.settings import Settings
 from memory import (
     ChromaLongTermStore,
     Embedder,
     LongTermStore,
     RoutingLongTermStore,
     SentenceTransformerEmbedder,
-    keys,
 )
 from memory.embedding.base import NamedEmbedder
 from memory.embedding.multilingual import MultilingualEmbedder, bridge_model_name
 from memory.embedding.onnx import OnnxEmbedder
 from memory.longterm.bridge import BRIDGE_HNSW, BRIDGE_SHARDS, BridgedStore, bridge_prefix
 from memory.longterm.deferred_deletes import DeferredDeleteStore
+from memory.longterm.dense_models import physical_name
 from memory.longterm.placement import Placements
 from memory.longterm.purges import Purges
 from memory.longterm.shared_vectors import SharedVectors
@@ -66,19 +67,36 @@ def chroma_client_factory(settings: Settings, url: str | None = None) -> Callabl
 
 
 def chroma_stores(
-    settings: Settings, collection_prefix: str, hnsw: dict[str, int] | None = None, shards: int | None = None
+    settings: Settings,
+    collection_prefix: str,
+    hnsw: dict[str, int] | None = None,
+    shards: int | None = None,
+    dense_model: str = "",
 ) -> dict[str, ChromaLongTermStore]:
     """name -> a store on that server with this collection prefix (each with its own lazy client);
-    `shards`: MEMORY_SHARDS unless given."""
+    `shards`: MEMORY_SHARDS unless given; `dense_model`: the tag of the model its records are embedded by."""
     return {
         server.name: ChromaLongTermStore(
             chroma_client_factory(settings, server.url),
             shards=shards or settings.memory_shards,
             collection_prefix=collection_prefix,
             hnsw=hnsw,
+            dense_model=dense_model,
         )
         for server in settings.chroma_servers
     }
+
+
+def record_stores(settings: Settings, layout: DenseLayout | None) -> dict[str, ChromaLongTermStore]:
+    """The record collections' stores by (virtual) server name: each dense model's on every server
+    (memory/longterm/dense_models.py); without a layout, the prefix's on every server, untagged."""
+    if layout is None:
+        return chroma_stores(settings, settings.chroma_collection_prefix)
+    servers: dict[str, ChromaLongTermStore] = {}
+    for tag in layout.tags:
+        for name, store in chroma_stores(settings, layout.namespace(tag), dense_model=tag).items():
+            servers[layout.virtual_name(name, tag)] = store
+    return servers
 
 
 def bridge_stores(settings: Settings) -> dict[str, ChromaLongTermStore]:
@@ -129,22 +147,33 @@ def model_collection_prefix(prefix: str, model_name: str) -> str:
 
 
 def build_store(
-    settings: Settings, redis: RedisClient, bridge: NamedEmbedder | None = None
+    settings: Settings,
+    redis: RedisClient,
+    bridge: NamedEmbedder | None = None,
+    layout: DenseLayout | None = None,
 ) -> RoutingLongTermStore:
     """One Chroma store per configured server behind the routing store (with CHROMA_URL alone, a
-    single server); with the bridge model, the store that writes and deletes its channel too."""
-    servers = chroma_stores(settings, settings.chroma_collection_prefix)
+    single server); with the bridge model, the store that writes and deletes its channel too. With a
+    dense `layout` (`app/composition/dense.py`: every process that reads or writes records passes it),
+    one store per server and dense model, the current model's taking new users."""
+    servers = record_stores(settings, layout)
     placements = Placements(redis)
+    current = layout.current if layout is not None else None
     if bridge is None:
-        return RoutingLongTermStore(servers, placements, draining=settings.chroma_draining_names)
+        return RoutingLongTermStore(
+            servers, placements, draining=settings.chroma_draining_names, dense_model=current
+        )
+    by_server = bridge_stores(settings)
     return BridgedStore(
         servers,
         placements,
-        bridge_servers=bridge_stores(settings),
+        # one bridge store per server, whichever dense model's records a user's placement names there
+        bridge_servers={name: by_server[physical_name(name)] for name in servers},
         embedder=bridge.for_caller("write"),
         model=bridge.model_name,
         shared=bridge_shared_vectors(redis, bridge),
         draining=settings.chroma_draining_names,
+        dense_model=current,
     )
 
 
@@ -192,33 +221,6 @@ def dense_model_name(settings: Settings, embedder: Embedder) -> str:
     if isinstance(embedder, HttpEmbedder):
         return f"{embedder.model_name}:{embedder.dimension}"
     return f"{type(embedder).__name__}:{settings.embedding_model}:{embedder.dimension}"
-
-
-async def check_dense_model(redis: RedisClient, settings: Settings, embedder: Embedder) -> None:
-    """The dense channel's collections hold vectors of one model: the first process to start records
-    which (per collection prefix); a process configured with another model refuses to start (its
-    vectors would be ranked against the others'). A dense switch is a new CHROMA_COLLECTION_PREFIX
-    (docs/operations.md#switching-models). Checked when a served model is or was configured (the
-    bundled ONNX and torch MiniLM give the same vectors, cosine 0.999). Redis down: not checked now
-    (the next start checks)."""
-    key = keys.dense_model(settings.chroma_collection_prefix)
-    name = dense_model_name(settings, embedder)
-    try:
-        await redis.set(key, name, nx=True)
-        recorded = await redis.get(key)
-    except RedisError as exc:
-        log.warning("dense model not checked: redis unavailable", extra={"reason": str(exc)})
-        return
-    recorded = recorded.decode() if isinstance(recorded, bytes) else recorded
-    served = name.startswith("http:") or (recorded or "").startswith("http:")
-    if served and recorded is not None and recorded != name:
-        raise StartError(
-            f"mnemo cannot start (配置有误，无法启动): the dense channel's collections "
-            f"({settings.chroma_collection_prefix}) hold vectors of {recorded!r}, and {name!r} is configured. "
-            "Vectors of two models are never ranked together: use a new CHROMA_COLLECTION_PREFIX for the "
-            "new model (docs/operations.md#switching-models) "
-            "(两个模型的向量不能混合排序：请为新模型使用新的 CHROMA_COLLECTION_PREFIX)"
-        )
 
 
 def bridged_store(store: LongTermStore) -> BridgedStore | None:

@@ -25,6 +25,7 @@ from memory.archive.view import ArchivedTiers
 from memory.embedding.base import Embedder
 from memory.errors import MemoryNotFound, VersionMismatch
 from memory.longterm.chroma import LongTermStore, to_metadata
+from memory.longterm.dense_models import DenseModel, DenseModels
 from memory.longterm.history import Actor, HistoryEvent, MemoryHistory
 from memory.longterm.ids import content_hash
 from memory.longterm.versions import LtmVersions
@@ -77,10 +78,12 @@ class MemoryEditor:
         *,
         lock: Lock,
         archive: ArchivedTiers | None = None,
+        dense: DenseModels | None = None,
     ) -> None:
+        """`dense`: the dense models during a switch (None: `embedder` embeds every user)."""
         self._memory = memory
         self._store = store
-        self._embedder = embedder
+        self._dense = dense or DenseModels(DenseModel("", embedder))
         self._versions = versions
         self._history = history
         self._lock = lock
@@ -115,8 +118,9 @@ class MemoryEditor:
             if not changed and current.archive_tier == "hot":
                 return Edited(current, ())
             updated = replace(updated, archive_tier="hot")
-            vectors = await self._embedder.embed([updated.embed_text])
-            await self._store.upsert([updated], vectors)
+            model = await self._dense.for_user(user_id, fresh=True)  # under the lock: the store's
+            vectors = await model.embedder.embed([updated.embed_text])
+            await self._store.upsert([updated], vectors, models={user_id: model.tag} if model.tag else None)
             if current.archive_tier != "hot" and self._archive is not None:
                 await self._archive.delete(user_id, [memory_id])
                 await self._history.record(

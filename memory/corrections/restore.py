@@ -22,6 +22,7 @@ from memory.embedding.base import Embedder
 from memory.errors import MemoryNotFound
 from memory.longterm.chroma import LongTermStore
 from memory.longterm.deferred_deletes import DeferredDeleteStore
+from memory.longterm.dense_models import DenseModel, DenseModels
 from memory.longterm.history import Actor, MemoryHistory
 from memory.longterm.restorable import Deleted, DeletedPage, RestorableBin
 from memory.longterm.tombstones import Tombstones
@@ -44,10 +45,12 @@ class MemoryRestorer:
         restorable: RestorableBin,
         *,
         lock: Lock,
+        dense: DenseModels | None = None,
     ) -> None:
+        """`dense`: the dense models during a switch (None: `embedder` embeds every user)."""
         self._memory = memory
         self._store = store
-        self._embedder = embedder
+        self._dense = dense or DenseModels(DenseModel("", embedder))
         self._versions = versions
         self._history = history
         self._tombstones = tombstones
@@ -70,11 +73,12 @@ class MemoryRestorer:
             if found is None:
                 raise MemoryNotFound(memory_id)
             memory = replace(found.memory, archive_tier="hot")
-            vectors = await self._embedder.embed([memory.embed_text])
+            model = await self._dense.for_user(user_id, fresh=True)  # under the lock: the store's
+            vectors = await model.embedder.embed([memory.embed_text])
             await self._tombstones.unbury(user_id, [memory_id])
             if isinstance(self._store, DeferredDeleteStore):
                 await self._store.unhide(user_id, [memory_id])
-            await self._store.upsert([memory], vectors)
+            await self._store.upsert([memory], vectors, models={user_id: model.tag} if model.tag else None)
             await self._versions.bump(user_id, upserted=[memory_id], records=[(memory, vectors[0])])
             await self._memory.index_relations(user_id, [memory])
             await self._history.record(

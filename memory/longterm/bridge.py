@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,6 +48,11 @@ def bridge_prefix(collection_prefix: str) -> str:
 
 def _upserter(ids: list[str], vectors: Vectors, metas: list[dict[str, Any]]) -> Callable[[Any], Any]:
     return lambda c: c.upsert(ids=ids, embeddings=vectors, metadatas=metas)
+
+
+def _distinct(stores: Iterable[ChromaLongTermStore]) -> list[ChromaLongTermStore]:
+    """Each store once (during a dense model switch, two server names share a server's bridge store)."""
+    return list({id(s): s for s in stores}.values())
 
 
 class BridgeVectors:
@@ -115,8 +120,8 @@ class BridgeVectors:
             return
         where = where_for(user_id)
         id_list = list(ids)
-        for name in servers:
-            await self._on(name).on_collection(user_id, lambda c: c.delete(ids=id_list, where=where))
+        for store in _distinct(self._on(name) for name in servers):
+            await store.on_collection(user_id, lambda c: c.delete(ids=id_list, where=where))
 
     async def delete_user(self, user_id: str) -> int:
         """Every bridge vector of this user, of any model, on every server."""
@@ -128,11 +133,12 @@ class BridgeVectors:
                 c.delete(ids=found, where=where)
             return len(found)
 
-        counts = await asyncio.gather(*(s.on_collection(user_id, _delete) for s in self._servers.values()))
+        stores = _distinct(self._servers.values())
+        counts = await asyncio.gather(*(s.on_collection(user_id, _delete) for s in stores))
         return sum(counts)
 
     async def drop_collections(self) -> int:
-        return sum(await asyncio.gather(*(s.drop_collections() for s in self._servers.values())))
+        return sum(await asyncio.gather(*(s.drop_collections() for s in _distinct(self._servers.values()))))
 
 
 class BridgedStore(RoutingLongTermStore):
@@ -148,10 +154,12 @@ class BridgedStore(RoutingLongTermStore):
         model: str,
         shared: SharedVectors | None = None,
         draining: Collection[str] = (),
+        dense_model: str | None = None,
     ) -> None:
         """`embedder`: the bridge model (its write view); `shared`: where recall publishes its bridge
-        query vectors, so a chat turn's text is embedded once per channel, not twice."""
-        super().__init__(servers, placements, draining=draining)
+        query vectors, so a chat turn's text is embedded once per channel, not twice; `bridge_servers`:
+        keyed as `servers` (a dense model switch: both models' stores of a server share one)."""
+        super().__init__(servers, placements, draining=draining, dense_model=dense_model)
         self.bridge = BridgeVectors(self, bridge_servers, model)
         self._bridge_embedder = embedder
         self._bridge_shared = shared

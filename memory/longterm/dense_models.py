@@ -45,8 +45,10 @@ class DenseModelChanged(StoreUnavailable):
 
 
 def tag_hash(tag: str) -> str:
-    """8 hex characters naming a model in collection and server names."""
-    return hashlib.blake2b(tag.encode(), digest_size=4).hexdigest()
+    """8 hex characters naming a model in collection and server names (every name of the bundled model
+    gives the same)."""
+    canonical = "bundled" if bundled(tag) else tag
+    return hashlib.blake2b(canonical.encode(), digest_size=4).hexdigest()
 
 
 def bundled(tag: str) -> bool:

@@ -34,10 +34,11 @@ from datetime import UTC, tzinfo
 import numpy as np
 
 from memory.embedding.base import Embedder
-from memory.errors import REDIS_UNAVAILABLE, EmbeddingUnavailable
+from memory.errors import REDIS_UNAVAILABLE
 from memory.longterm.chroma import LongTermStore
+from memory.longterm.dense_models import DenseModel, DenseModelChanged, DenseModels
 from memory.longterm.shared_vectors import SharedVectors
-from memory.longterm.versions import UNKNOWN, LtmVersions
+from memory.longterm.versions import UNKNOWN, LtmVersions, observed
 from memory.models import Evidence, Memory, RecallRequest, ScoredMemory
 from memory.recall.bilingual import BilingualLexicon
 from memory.recall.channels import EarlyEmbedding, _bridge_cosines, _evidence, _keyword_hits, _use_bridge
@@ -45,7 +46,6 @@ from memory.recall.crosslingual import (
     BridgeChannel,
     nearest,
 )
-from memory.recall.degraded import keyword_only
 from memory.recall.fusion import (
     DEFAULT_WEIGHTS,
     RankingWeights,
@@ -59,6 +59,7 @@ from memory.recall.fusion import (
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache
 from memory.recall.links import Link, LinkFinder
 from memory.recall.query import QueryPlan, plan_query
+from memory.recall.query_vectors import QueryVectors
 from memory.recall.ranking import span_of
 from memory.recall.relevance import DEFAULT_MODEL, RelevanceModel
 from memory.recall.snapshot import IndexSnapshots
@@ -92,6 +93,7 @@ class HybridRetriever:
         snapshots: IndexSnapshots | None = None,
         translator: QueryTranslator | None = None,
         zone: tzinfo = UTC,
+        dense: DenseModels | None = None,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
@@ -104,7 +106,9 @@ class HybridRetriever:
         `translator`: the question in the other language (memory/recall/translation.py), searched too
         when the user has memories in that language; None: the question as asked only.
         `zone`: the time zone a question's days, weeks and months are read in, the one the write path
-        resolved relative dates in (the deployment's `TIME_ZONE`)."""
+        resolved relative dates in (the deployment's `TIME_ZONE`).
+        `dense`: the dense models during a switch, and which embeds a user (memory/longterm/
+        dense_models.py); None: `embedder` embeds every user."""
         self.zone = zone
         self.translator = translator
         self.relevance_model = relevance_model
@@ -114,6 +118,8 @@ class HybridRetriever:
         self._store = store
         self._shared = shared
         self._embedder = embedder
+        self._models = dense or DenseModels(DenseModel("", embedder))
+        self._queries = QueryVectors(self._models, shared)
         self.indexes = UserIndexes(
             store, versions, cache or KeywordIndexCache(), snapshots=snapshots, bridge=bridge
         )
@@ -253,7 +259,7 @@ class HybridRetriever:
         )
         hot, hidden_hot, archived, as_of = scope.hot, scope.hidden_hot, scope.archived, scope.as_of
         bridge = self._bridge if hot else None
-        version, index, prefetched = await self._hot_index(user_id, hot, bridge)
+        version, index, prefetched, model = await self._hot_index_and_model(user_id, hot, bridge)
         sources: list[tuple[BM25Index, Collection[str]]] = [(index, hidden_hot), *archived]
         if not any(len(i) for i, _ in sources):
             return []
@@ -268,9 +274,11 @@ class HybridRetriever:
         )
         self.indexes.save_if_unsaved(user_id, version, index, rows)
         use_bridge = _use_bridge(bridge, rows, language, with_bridge)
-        qvec, bvec = await self._query_vectors(user_id, plan.semantic_text, early, bridge, use_bridge)
+        qvec, bvec = await self._queries.vectors(
+            user_id, plan.semantic_text, early, bridge, use_bridge, model
+        )
         dense = bool(qvec.any())
-        dense_hits = await self._dense(user_id, index, qvec, request, scope) if dense else []
+        dense_hits = await self._dense(user_id, index, qvec, request, scope, model) if dense else []
         candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
         cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
         translated = self._translated(plan)
@@ -348,6 +356,22 @@ class HybridRetriever:
             asked=asked,
         )
 
+    async def _hot_index_and_model(
+        self, user_id: str, hot: bool, bridge: BridgeChannel | None
+    ) -> tuple[int, BM25Index, dict[str, np.ndarray] | None, DenseModel]:
+        """`_hot_index`, and the dense model of the user's vectors at that version. During a switch the
+        model is where the user's placement is, cached with the version the index was brought to; a
+        placement read anew that saw a later version (the user was switched meanwhile: the index holds
+        the other model's vectors) brings the index to it first, so a ranking never sees two models."""
+        version, index, prefetched = await self._hot_index(user_id, hot, bridge)
+        model = await self._models.for_user(user_id)
+        for _ in range(2):
+            if not self._models.switching or not hot or observed(user_id, 60.0) in (None, version):
+                break
+            version, index, prefetched = await self._hot_index(user_id, hot, bridge)
+            model = await self._models.for_user(user_id)
+        return version, index, prefetched, model
+
     async def _hot_index(
         self, user_id: str, hot: bool, bridge: BridgeChannel | None
     ) -> tuple[int, BM25Index, dict[str, np.ndarray] | None]:
@@ -367,47 +391,14 @@ class HybridRetriever:
         version, index = await self.indexes.versioned(user_id)
         return version, index, None
 
-    async def _query_vectors(
+    async def _dense(
         self,
         user_id: str,
-        text: str,
-        early: EarlyEmbedding | None,
-        bridge: BridgeChannel | None,
-        use_bridge: bool,
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """The query's vector (and the bridge's when it takes part), published for the writer; an
-        embedding model that is down gives the keyword channel alone, flagged."""
-        bvec: np.ndarray | None = None
-        try:
-            ready = await early.vectors(text) if early is not None else None
-            if ready is not None and (ready[1] is not None or not use_bridge):
-                qvec, bvec = ready[0], ready[1] if use_bridge else None
-                for shared, vector in ((self._shared, qvec), (bridge.shared if bridge else None, bvec)):
-                    if shared is not None and vector is not None:
-                        await shared.publish(user_id, text, vector)
-            elif use_bridge and bridge is not None:
-                # both models at once: each runs in its own worker thread on one core
-                qvecs, bvecs = await asyncio.gather(
-                    self._embedder.embed([text]), bridge.embedder.embed([text])
-                )
-                qvec, bvec = qvecs[0], bvecs[0]
-                await asyncio.gather(
-                    *(
-                        shared.publish(user_id, text, vector)
-                        for shared, vector in ((self._shared, qvec), (bridge.shared, bvec))
-                        if shared is not None
-                    )
-                )
-            else:
-                qvec = (await self._embedder.embed([text]))[0]
-                if self._shared is not None:
-                    await self._shared.publish(user_id, text, qvec)
-        except EmbeddingUnavailable as exc:  # the model is down: the keyword channel alone, flagged
-            qvec, bvec = keyword_only(self._embedder.dimension, exc)
-        return qvec, bvec
-
-    async def _dense(
-        self, user_id: str, index: BM25Index, qvec: np.ndarray, request: RecallRequest, scope: Scope
+        index: BM25Index,
+        qvec: np.ndarray,
+        request: RecallRequest,
+        scope: Scope,
+        model: DenseModel,
     ) -> list[tuple[Memory, float]]:
         """The dense channel's candidates: hot (in process, or the store) and each archived tier."""
         w, filters, hidden_hot = self.weights, request.filters, scope.hidden_hot
@@ -419,9 +410,16 @@ class HybridRetriever:
                 # no round trip to the vector store on the read path
                 dense_hits = index.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden_hot))
             else:
-                found = await self._store.query(
-                    user_id, qvec.tolist(), n_results=n_dense + len(hidden_hot), filters=filters
-                )
+                try:
+                    found = await self._store.query(
+                        user_id,
+                        qvec.tolist(),
+                        n_results=n_dense + len(hidden_hot),
+                        filters=filters,
+                        model=model.tag or None,
+                    )
+                except DenseModelChanged:  # switched since the query was embedded: keywords this once
+                    found = []
                 dense_hits = [(m, sim) for m, sim in found if m.id not in hidden_hot][:n_dense]
         for extra, hidden in scope.archived:  # exact cosine over the archived tier's vectors
             dense_hits += extra.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden))

@@ -40,6 +40,7 @@ from memory.embedding.base import Embedder, Vectors
 from memory.errors import REDIS_UNAVAILABLE, MemoryBusy, StoreUnavailable
 from memory.locks import RedisLocks
 from memory.longterm.chroma import LongTermStore
+from memory.longterm.dense_models import DenseModel, DenseModels
 from memory.longterm.ids import content_hash, memory_id_for
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.tombstones import Tombstones
@@ -66,6 +67,7 @@ from memory.write.scoring import (
 )
 from memory.write.superseder import Superseder
 from memory.write.supersession import claims_of
+from memory.write.vectors import Early, WriteVectors
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
@@ -124,6 +126,7 @@ class _Draft:
     existing: frozenset[str]  # content hashes already stored
     index: BM25Index | None  # the in-process index the near-duplicate check uses, if any
     vectors: Vectors | None = None
+    model: DenseModel | None = None  # the user's dense model, read under the lock
 
 
 class WritePipeline:
@@ -140,17 +143,20 @@ class WritePipeline:
         clock: Clock = time.time,
         judge: SupersessionJudge | None = None,
         prepare: Prepare | None = None,
+        dense: DenseModels | None = None,
     ) -> None:
         """`index`: the user's current in-process index (`HybridRetriever.keyword_index`), used for the
         duplicate checks instead of two vector-store queries per write. `shared`: vectors recall has
         already computed for these exact texts (the chat path's query), taken instead of re-embedding.
         `prepare`: the store's second model (`BridgedStore.prepare`), run on a round's memories while
-        the main model embeds them, so that the upsert finds their bridge vectors computed."""
+        the main model embeds them, so that the upsert finds their bridge vectors computed. `dense`:
+        the dense models during a switch (None: `embedder` embeds every user)."""
         self._prepare = prepare
         self._store = store
         self._index = index
         self._shared = shared
         self._embedder = embedder
+        self._vectors = WriteVectors(dense or DenseModels(DenseModel("", embedder)), shared)
         self._redis = redis
         self._versions = versions
         self._locks = RedisLocks(redis)
@@ -294,7 +300,9 @@ class WritePipeline:
                 if judged and self.policy.supersession and self._judge is not None:
                     finals = await self._judged([d for _, d in drafts], finals, made)
                 await self._store.upsert(
-                    [m for final, _ in finals for m in final], np.concatenate([v for _, v in finals])
+                    [m for final, _ in finals for m in final],
+                    np.concatenate([v for _, v in finals]),
+                    models={d.user_id: d.model.tag for _, d in drafts if d.model and d.model.tag} or None,
                 )
                 upserted.set()  # from here on a failure leaves this write stored: say so
                 await asyncio.gather(
@@ -446,54 +454,27 @@ class WritePipeline:
         merged = [merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged]
         return _Draft(user_id, prepared, merged, frozenset(existing), index)
 
-    async def _embed_early(self, work: Sequence[tuple[str, list[Memory]]]) -> dict[tuple[str, str], Vectors]:
-        """Before the lock: the main model's vector of every prepared memory's text (recall's where
-        published), by (user, text), and the bridge vectors prepared alongside. A text the checks then
-        merge away was embedded for nothing: rare (exact and near duplicates within one import)."""
+    async def _embed_early(self, work: Sequence[tuple[str, list[Memory]]]) -> Early:
+        """Before the lock: the dense vector of every prepared memory's text by the user's model (as far
+        as a cached placement says: checked under the lock), and the bridge vectors prepared alongside.
+        A text the checks then merge away was embedded for nothing: rare (duplicates within an import)."""
         if not work:
             return {}
-        early_drafts = [_Draft(u, made, list(made), frozenset(), None) for u, made in work]
-        await asyncio.gather(
-            self._vectorize(early_drafts, {}),
+        models = await self._vectors.models([u for u, _ in work], fresh=False)
+        rows = [(u, models[u], [m.embed_text for m in made]) for u, made in work]
+        early, _ = await asyncio.gather(
+            self._vectors.early(rows),
             self._prepare([m for _, made in work for m in made]) if self._prepare else _nothing(),
         )
-        out: dict[tuple[str, str], Vectors] = {}
-        for d in early_drafts:
-            assert d.vectors is not None
-            for m, vector in zip(d.merged, d.vectors, strict=True):
-                out[(d.user_id, m.embed_text)] = vector
-        return out
+        return early
 
-    async def _vectorize(self, drafts: Sequence[_Draft], early: dict[tuple[str, str], Vectors]) -> None:
-        """Every draft's vectors: those embedded before the lock (`early`), recall's where published for
-        the exact text, the rest in one call."""
-        texts = [[m.embed_text for m in d.merged] for d in drafts]
-        known: list[dict[int, Vectors]] = [
-            {j: early[(d.user_id, text)] for j, text in enumerate(t) if (d.user_id, text) in early}
-            for d, t in zip(drafts, texts, strict=True)
-        ]
-        if self._shared is not None:
-            shared = self._shared
-            asked = [n for n, t in enumerate(texts) if len(known[n]) < len(t)]
-            fetched = await asyncio.gather(
-                *(shared.fetch(drafts[n].user_id, texts[n], self._embedder.dimension) for n in asked)
-            )
-            for n, found in zip(asked, fetched, strict=True):
-                known[n] = {**found, **known[n]}
-        missing = [(n, j) for n, t in enumerate(texts) for j in range(len(t)) if j not in known[n]]
-        dimension = self._embedder.dimension
-        computed = (
-            await self._embedder.embed([texts[n][j] for n, j in missing])
-            if missing
-            else np.empty((0, dimension), dtype=np.float32)
-        )
-        out = [np.empty((len(t), dimension), dtype=np.float32) for t in texts]
-        for n, published in enumerate(known):
-            for j, vector in published.items():
-                out[n][j] = vector
-        for row, (n, j) in enumerate(missing):
-            out[n][j] = computed[row]
-        for d, array in zip(drafts, out, strict=True):
+    async def _vectorize(self, drafts: Sequence[_Draft], early: Early) -> None:
+        """Every draft's vectors by its user's model read under the lock (`WriteVectors.vectors`)."""
+        models = await self._vectors.models([d.user_id for d in drafts], fresh=True)
+        for d in drafts:
+            d.model = models[d.user_id]
+        rows = [(d.user_id, models[d.user_id], [m.embed_text for m in d.merged]) for d in drafts]
+        for d, array in zip(drafts, await self._vectors.vectors(rows, early), strict=True):
             d.vectors = array
 
     async def _near_duplicates(self, d: _Draft) -> tuple[list[Memory], Vectors]:
@@ -505,7 +486,9 @@ class WritePipeline:
             nearest = (
                 d.index.nearest_many(d.vectors[fresh], limit=1)
                 if d.index is not None
-                else await self._store.nearest(d.user_id, d.vectors[fresh], n_results=1)
+                else await self._store.nearest(
+                    d.user_id, d.vectors[fresh], n_results=1, model=(d.model.tag or None) if d.model else None
+                )
             )
             batch_ids = {m.id for m in merged}
             targets = {

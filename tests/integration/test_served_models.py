@@ -29,9 +29,9 @@ from app.composition import (
     build_bridge,
     build_embedder,
     build_store,
-    check_dense_model,
     model_collection_prefix,
 )
+from app.composition.dense import dense_layout
 from app.settings import Settings, StartError
 from harness.model_server import DIMENSIONS, MINILM, USE, start_model_server
 from harness.services import ServerProcess, start_chroma
@@ -319,8 +319,8 @@ class TestModelSwitch:
         dense = served(settings, model_server).model_copy(
             update={"chroma_collection_prefix": settings.chroma_collection_prefix}
         )
-        with pytest.raises(StartError, match="CHROMA_COLLECTION_PREFIX"):
-            await check_dense_model(redis, dense, build_embedder(dense))
+        with pytest.raises(StartError, match="PREVIOUS_EMBEDDINGS"):
+            await dense_layout(dense, redis)
 
     async def test_a_chroma_pause_mid_switch_is_waited_out(
         self,

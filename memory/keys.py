@@ -169,6 +169,12 @@ def dense_model(collection_prefix: str) -> str:
     return f"{PREFIX}:model:dense:{collection_prefix}"
 
 
+def dense_switching(collection_prefix: str) -> str:
+    """The dense model a switch in progress moves users to (a string, set by every process started with a
+    previous model, dropped when the switch finishes): until then no process may start without one."""
+    return f"{PREFIX}:model:dense:{collection_prefix}:switching"
+
+
 def dense_switched(collection_prefix: str) -> str:
     """The dense model every user of this prefix was moved to by a finished switch (a string): a
     process configured with it needs no previous model to start (memory/longterm/dense_models.py)."""

@@ -101,7 +101,14 @@ async def dense_layout(settings: Settings, redis: RedisClient, *, record: bool =
     try:
         if record:
             await redis.set(keys.dense_model(prefix), previous or current, nx=True)
-        first_raw, switched_raw = await redis.mget([keys.dense_model(prefix), keys.dense_switched(prefix)])
+        # one GET each: the keys are in different slots of a Redis Cluster
+        first_raw = await redis.get(keys.dense_model(prefix))
+        switched_raw = await redis.get(keys.dense_switched(prefix))
+        done = _text(switched_raw)
+        if previous is not None and (done is None or not same_model(done, current)):
+            # a switch to `current` is under way (not finished): no process may start without a previous
+            await redis.set(keys.dense_switching(prefix), current)
+        switching_raw = await redis.get(keys.dense_switching(prefix))
     except RedisError as exc:
         if previous is None and current == BUNDLED:
             log.warning("dense model not checked: redis unavailable", extra={"reason": str(exc)})
@@ -111,17 +118,28 @@ async def dense_layout(settings: Settings, redis: RedisClient, *, record: bool =
             f"collections are ({exc}) (Redis 不可用，无法确定向量集合的位置)"
         ) from None
     first = _text(first_raw) or (previous or current)
-    switched = _text(switched_raw)
-    if (
-        not same_model(current, first)
-        and previous is None
-        and not (switched and same_model(switched, current))
-    ):
+    switching, switched = _text(switching_raw), _text(switched_raw)
+    if previous is None:
+        holder = switched or first  # the model every user is on, when no switch is under way
+        if switching is not None:
+            problem = f"a switch of the dense model to {switching!r} is under way (users are on two models)"
+        elif not same_model(current, holder):
+            problem = f"the dense channel's collections ({prefix}) hold vectors of {holder!r}"
+        else:
+            problem = ""
+    elif not any(same_model(switched or first, tag) for tag in (current, previous)):
+        problem = (
+            f"the users are on {switched or first!r}, which is neither the configured nor the previous model"
+        )
+    else:
+        problem = ""
+    if problem:
         raise StartError(
-            f"mnemo cannot start (配置有误，无法启动): the dense channel's collections ({prefix}) hold vectors of "
-            f"{first!r}, and {current!r} is configured. Vectors of two models are never ranked together: "
-            f"switch online by setting PREVIOUS_EMBEDDINGS_* to the model the data was written with and running "
-            f"the switch ({SWITCHING}) (两个模型的向量不能混合排序：请设置 PREVIOUS_EMBEDDINGS_* 并在线切换)"
+            f"mnemo cannot start (配置有误，无法启动): {problem}; configured: {current!r}"
+            f"{f' with {previous!r} as the previous model' if previous else ' alone'}. "
+            "Vectors of two models are never ranked together: set PREVIOUS_EMBEDDINGS_* to the model the "
+            f"users are on and run the switch to its end ({SWITCHING}) "
+            "(两个模型的向量不能混合排序：请设置 PREVIOUS_EMBEDDINGS_* 并完成在线切换)"
         )
     return DenseLayout(prefix, first, current, previous)
 
@@ -165,3 +183,17 @@ async def dense_models(
         return await store.dense_model_of(user_id, fresh=fresh)
 
     return DenseModels(current, before, locate=locate)
+
+
+async def finish_switch(settings: Settings, redis: RedisClient, store: RoutingLongTermStore) -> bool:
+    """Record a dense switch as finished when no store of another model than the configured one holds a
+    record (every server must answer): processes may then start without PREVIOUS_EMBEDDINGS_*."""
+    current = configured_tag(settings)
+    for server in store.servers.values():
+        if server.dense_model and not same_model(server.dense_model, current) and await server.user_counts():
+            return False
+    prefix = settings.chroma_collection_prefix
+    await redis.set(keys.dense_switched(prefix), current)
+    await redis.delete(keys.dense_switching(prefix))
+    log.info("dense model switch finished", extra={"model": current})
+    return True

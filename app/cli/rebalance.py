@@ -10,6 +10,14 @@ idempotent and resumable: run it again after a crash or a failure and it complet
 `--dry-run` only scans and logs what it would do. Progress goes to the JSON logs on stderr; a summary
 (JSON) to stdout. Exit status: 0 all settled, 1 some users failed (a re-run retries them), 2 it could
 not run (bad configuration, a server down, another rebalance running).
+
+A dense model switch is the same run (memory/longterm/dense_models.py, docs/operations.md#switching-
+models): with PREVIOUS_EMBEDDINGS_* set, every user still on the previous model's collections moves to
+the current model's on the same server, their records embedded again by the current model on the way
+(`--max-per-second` bounds the texts embedded per second, the model server serving searches
+meanwhile). When a run settles everyone and no previous model's collection holds a record any more,
+it records the switch as done (`dense_switched` in the summary): processes configured with the current
+model then start without PREVIOUS_EMBEDDINGS_*.
 """
 
 from __future__ import annotations
@@ -17,11 +25,16 @@ from __future__ import annotations
 import argparse
 import logging
 
+import anyio.to_thread
+
 from app.cli.batch_job import run_job
+from app.clients.embeddings import HttpEmbedder
 from app.clients.redis import build_redis
-from app.composition import bridge_stores, build_store, token_codec
+from app.composition import bridge_stores, build_embedder, build_store, token_codec
+from app.composition.dense import dense_layout, dense_models, finish_switch
 from app.settings import Settings
 from memory.errors import StoreUnavailable
+from memory.longterm.dense_models import DenseModels
 from memory.longterm.rebalance import RebalanceBusy, Rebalancer, Report
 from memory.redis_client import close
 
@@ -30,8 +43,13 @@ log = logging.getLogger("mnemo.rebalance")
 
 async def run(settings: Settings, args: argparse.Namespace) -> Report:
     redis = build_redis(settings, "mnemo-rebalance")
-    store = build_store(settings, redis)
+    models: DenseModels | None = None
     try:
+        layout = await dense_layout(settings, redis, record=False)
+        store = build_store(settings, redis, layout=layout)
+        if layout.previous is not None:  # a switch: moved users' records are embedded by the current model
+            embedder = await anyio.to_thread.run_sync(build_embedder, settings)
+            models = await dense_models(settings, embedder, store)
         rebalancer = Rebalancer(
             store,
             redis,
@@ -41,16 +59,27 @@ async def run(settings: Settings, args: argparse.Namespace) -> Report:
             lock_wait_seconds=args.lock_wait_seconds,
             user_label=token_codec(settings).digest,  # the access log's stand-in for user ids
             # a moving user's bridge vectors move with their records (no model needed: copied as stored)
+            # (both dense models' stores of a server share its bridge store: found by the server's name)
             companions=bridge_stores(settings) if settings.bridge_embedding else None,
+            models=models,
+            max_per_second=args.max_per_second,
         )
         log.info(
             "rebalance started",
             extra={"servers": list(store.servers), "candidates": store.candidates, "dry_run": args.dry_run},
         )
         report = await rebalancer.run(dry_run=args.dry_run, run_lock_wait_seconds=args.wait_seconds)
+        # a switch whose every user settled: done once no previous model's collection holds a record
+        switch_settled = layout.previous is not None and not args.dry_run and not report.failures
+        if switch_settled and await finish_switch(settings, redis, store):
+            report.dense_switched = layout.current
         log.info("rebalance finished", extra=report.as_dict())
         return report
     finally:
+        if models is not None:
+            for model in (models.current, models.previous):
+                if model is not None and isinstance(model.embedder, HttpEmbedder):
+                    await model.embedder.aclose()
         await close(redis)
 
 
@@ -81,9 +110,17 @@ def main(argv: list[str] | None = None) -> int:
         default=30.0,
         help="longest wait for another rebalance to finish, e.g. one that crashed holding the run lock (default 30)",
     )
+    parser.add_argument(
+        "--max-per-second",
+        type=float,
+        default=None,
+        help="a dense switch embeds at most this many texts per second, on average (default: no bound)",
+    )
     args = parser.parse_args(argv)
     if args.batch_users < 1 or args.page_size < 1:
         parser.error("--batch-users and --page-size must be >= 1")
+    if args.max_per_second is not None and args.max_per_second <= 0:
+        parser.error("--max-per-second must be > 0")
     return run_job(
         lambda settings: run(settings, args),
         log=log,

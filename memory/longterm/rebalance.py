@@ -28,6 +28,20 @@ copy on a server deletes their companion records there too.
 Batches of `batch_users`; each user is settled on its own, so one failure (logged, counted) leaves
 that user where they were and the rest go on. Every step is idempotent (upserts by id, deletes by
 user) and recorded in the placement hash, so a re-run after a crash completes what was left.
+
+A dense model switch is a rebalance (`memory/longterm/dense_models.py`): the routing store's servers
+are then one store per (server, model), only the current model's take users, so every user placed on
+a previous model's store is a "move" to the current model's store on the same server. Records put on
+a store of another model than the one they come from (a move, the by-id copy of what the offsets
+skipped, a merge) get that model's vectors on the way (`models`: the text the writer embeds,
+`Memory.embed_text`); without `models` such a copy fails the user (vectors are never copied across
+models), and the switch drops the user's change log and index snapshot (`new_vectors`). A store that
+does not say its model (`dense_model` empty, as the bridge's) is taken to hold the same model as any
+other. `max_per_second` bounds the texts embedded per second on average, waited for before the user's
+lock is taken (a paced run never holds up a write longer than its copy takes). Both models' stores
+of one server share its companion store (companions are looked up by virtual server name, else by
+the server's own): the companion records then stay where they are, and deleting a copy of the user on
+a server never deletes the companion records of the store the user is at.
 """
 
 from __future__ import annotations
@@ -37,13 +51,17 @@ import contextlib
 import dataclasses
 import hashlib
 import logging
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory import keys
+from memory.embedding.base import Embedder
 from memory.locks import LockTimeout, RedisLocks
 from memory.longterm.chroma import ChromaLongTermStore
+from memory.longterm.dense_models import DenseModels, physical_name, same_model
 from memory.longterm.placement import FROM, TO, Placement
+from memory.longterm.records import Records
 from memory.longterm.routing import RoutingLongTermStore
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import LtmVersions
@@ -59,6 +77,13 @@ class RebalanceError(Exception):
 
 class RebalanceBusy(RebalanceError):
     """Another rebalance holds the run lock."""
+
+
+def cross_model(src: ChromaLongTermStore, dst: ChromaLongTermStore) -> bool:
+    """Whether records of `src` put on `dst` need `dst`'s model's vectors (a store that does not say its
+    model, `dense_model` empty, holds the same model as any other)."""
+    a, b = src.dense_model, dst.dense_model
+    return bool(a and b) and not same_model(a, b)
 
 
 def default_label(user_id: str) -> str:
@@ -115,7 +140,10 @@ class Report:
     adopted: int = 0
     records_merged: int = 0
     source_copies_deleted: int = 0
+    records_reembedded: int = 0  # records given the target's dense model's vectors on the way
     failures: int = 0
+    dense_switched: str | None = None  # a dense switch finished: the model every user is on now
+    seconds: float = 0.0  # wall time of the run
 
     def as_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -139,9 +167,16 @@ class Rebalancer:
         lock_wait_seconds: float = 60.0,
         user_label: Callable[[str], str] = default_label,
         companions: Mapping[str, ChromaLongTermStore] | None = None,
+        models: DenseModels | None = None,
+        max_per_second: float | None = None,
     ) -> None:
+        """`companions`: server (virtual or physical) name -> its companion store; `models`: the dense
+        models a switch embeds with (by tag: the target store's `dense_model`); `max_per_second`: texts
+        embedded per second at most, on average (None: no bound)."""
         if batch_users < 1 or page_size < 1:
             raise ValueError("batch_users and page_size must be >= 1")
+        if max_per_second is not None and max_per_second <= 0:
+            raise ValueError("max_per_second must be > 0")
         if grace_seconds < store.trust_seconds:
             raise ValueError(
                 f"grace_seconds must be at least {store.trust_seconds}s, how long readers may trust a "
@@ -159,6 +194,10 @@ class Rebalancer:
         self._lock_wait = lock_wait_seconds
         self._label = user_label
         self._companions = dict(companions or {})
+        self._models = models
+        self._rate = max_per_second
+        self._started = time.monotonic()
+        self._reembedded = 0  # this run's records embedded by a target's model
 
     async def plan(self, report: Report | None = None) -> list[UserState]:
         """Every user with something to do, from a scan of every server (all must answer)."""
@@ -185,6 +224,16 @@ class Rebalancer:
 
     async def run(self, *, dry_run: bool = False, run_lock_wait_seconds: float = 0.0) -> Report:
         report = Report(dry_run=dry_run)
+        self._started = time.monotonic()
+        self._reembedded = 0
+        try:
+            await self._run(report, dry_run, run_lock_wait_seconds)
+        finally:
+            report.records_reembedded = self._reembedded
+            report.seconds = round(time.monotonic() - self._started, 3)
+        return report
+
+    async def _run(self, report: Report, dry_run: bool, run_lock_wait_seconds: float) -> None:
         if dry_run:
             for state in await self.plan(report):
                 log.info(
@@ -195,9 +244,10 @@ class Rebalancer:
                         "at": state.placement.at,
                         "target": state.target,
                         "records": state.holders,
+                        "reembed": self._reembed_cost(state),
                     },
                 )
-            return report
+            return
         try:
             async with self._locks.hold(
                 keys.REBALANCE_LOCK, ttl_seconds=10, wait_seconds=run_lock_wait_seconds
@@ -207,7 +257,6 @@ class Rebalancer:
                 await self._settle_all(todo, report)
         except LockTimeout as exc:
             raise RebalanceBusy("another rebalance is running") from exc
-        return report
 
     async def _settle_all(self, todo: Sequence[UserState], report: Report) -> None:
         batches = -(-len(todo) // self._batch_users)
@@ -243,6 +292,7 @@ class Rebalancer:
                     "users_total": len(todo),
                     "users_moved": report.users_moved,
                     "records_moved": report.records_moved,
+                    "records_reembedded": self._reembedded,
                     "failures": report.failures,
                 },
             )
@@ -264,6 +314,8 @@ class Rebalancer:
         """Everything this user needs, under their lock; returns the server whose copy is to be
         deleted after the grace period (None: the user did not move)."""
         user_id = state.user_id
+        if self._rate is not None:
+            await self._pace(self._reembed_cost(state))  # outside the lock: writes never wait for it
         async with self._user_lock(user_id):
             placement, _ = await self._placements.read(user_id)  # again: the scan is a snapshot
             target = self._store.owner(user_id)
@@ -281,13 +333,13 @@ class Rebalancer:
             self._store.server(at)  # a placement naming a server not configured here fails the user
             if placement.to is not None and placement.to != at:
                 # a copy that never reached its switch is partial, maybe stale: start it over
-                await self._delete_user_on(placement.to, user_id)
+                await self._delete_user_on(placement.to, user_id, at)
                 await self._placements.clear(user_id, TO, placement.to)
                 ids[placement.to] = set()
             if placement.from_ is not None:
                 # the source copy of an earlier move that crashed after its switch
                 if placement.from_ != at:
-                    await self._delete_user_on(placement.from_, user_id)
+                    await self._delete_user_on(placement.from_, user_id, at)
                     ids[placement.from_] = set()
                     report.source_copies_deleted += 1
                 await self._placements.clear(user_id, FROM, placement.from_)
@@ -298,17 +350,88 @@ class Rebalancer:
                     ids[name] = set()
             if at == target:
                 return None
+            src, dst = self._store.server(at), self._store.server(target)
+            self._reembedder(src, dst)  # a switch without the models fails here, before anything moves
+            reembedded = self._reembedded
             await self._placements.begin_move(user_id, target)
             copied = await self._copy(user_id, at, target, ids[at])
-            await self._placements.switch(user_id, source=at, target=target, versions=self._versions)
+            await self._placements.switch(
+                user_id, source=at, target=target, versions=self._versions, new_vectors=cross_model(src, dst)
+            )
+            reembedded = self._reembedded - reembedded
         report.users_moved += 1
         report.records_moved += copied
         metrics.REBALANCE_USERS_MOVED.inc()
         metrics.REBALANCE_RECORDS_MOVED.inc(copied)
         log.info(
-            "user moved", extra={"user": self._label(user_id), "from": at, "to": target, "records": copied}
+            "user moved",
+            extra={
+                "user": self._label(user_id),
+                "from": at,
+                "to": target,
+                "records": copied,
+                "reembedded": reembedded,
+            },
         )
         return at
+
+    def _reembed_cost(self, state: UserState) -> int:
+        """About the texts settling this user embeds: their records on stores of another model than
+        their target's (each is embedded once, on its way to the target's model)."""
+        dst = self._store.servers.get(state.target)
+        if dst is None:
+            return 0
+        return sum(
+            n
+            for name, n in state.holders.items()
+            if name in self._store.servers and cross_model(self._store.servers[name], dst)
+        )
+
+    async def _pace(self, n: int) -> None:
+        """Wait until `n` more texts keep the run within `max_per_second` (what was embedded so far, by
+        count, and what this user will embed, estimated)."""
+        if self._rate is None or n <= 0:
+            return
+        ahead = (self._reembedded + n) / self._rate - (time.monotonic() - self._started)
+        if ahead > 0:
+            log.debug("rebalance paced", extra={"wait_s": round(ahead, 3), "texts": n})
+            await asyncio.sleep(ahead)
+
+    def _reembedder(self, src: ChromaLongTermStore, dst: ChromaLongTermStore) -> Embedder | None:
+        """The model whose vectors records of `src` need on `dst` (None: the same model, copied as
+        stored). A cross-model copy without the models, or to a model not configured, fails."""
+        if not cross_model(src, dst):
+            return None
+        if self._models is None:
+            raise RebalanceError(
+                f"records of dense model {src.dense_model!r} would go to a store of {dst.dense_model!r}: "
+                "a dense switch needs the models (vectors are never copied across models)"
+            )
+        return self._models.get(dst.dense_model).embedder
+
+    async def _put(
+        self, user_id: str, src: ChromaLongTermStore, dst: ChromaLongTermStore, records: Records
+    ) -> None:
+        """`records` (read from `src`) on `dst`: as stored, or with `dst`'s model's vectors of the text
+        the writer embeds when the two stores' models differ."""
+        if not records.ids:
+            return
+        embedder = self._reembedder(src, dst)
+        if embedder is not None:
+            vectors = await embedder.embed(records.embed_texts())
+            if vectors.ndim != 2 or vectors.shape != (len(records), embedder.dimension):
+                raise RebalanceError(
+                    f"the model of {dst.dense_model!r} gave vectors of shape {vectors.shape} for "
+                    f"{len(records)} texts (dimension {embedder.dimension})"
+                )
+            records = records.with_embeddings(vectors)
+            self._reembedded += len(records)
+        await dst.put_records(user_id, records)
+
+    def _companion(self, server: str) -> ChromaLongTermStore:
+        """The companion store of a (virtual) server: its own entry, else its physical server's."""
+        found = self._companions.get(server)
+        return found if found is not None else self._companions[physical_name(server)]
 
     async def _copy(self, user_id: str, source: str, target: str, source_ids: set[str]) -> int:
         """Make the target hold exactly the source's records of this user, less those deleted meanwhile;
@@ -325,7 +448,7 @@ class Rebalancer:
         skipped = absent - await self._tombstones.buried(user_id, sorted(absent))
         if skipped:
             page = await src.records(user_id, ids=sorted(skipped))
-            await dst.put_records(user_id, page)
+            await self._put(user_id, src, dst, page)
             copied += len(page)
             await self._drop_buried(user_id, dst, skipped)
         landed = await dst.ids_of(user_id)
@@ -344,7 +467,9 @@ class Rebalancer:
         the target keeps no other companion record of this user."""
         if not self._companions:
             return
-        src, dst = self._companions[source], self._companions[target]
+        src, dst = self._companion(source), self._companion(target)
+        if src is dst:  # both models' stores of one server share it: the records are already there
+            return
         await self._copy_pages(user_id, src, dst, keep)
         landed = set(await dst.ids_of(user_id))
         if landed - keep:
@@ -352,7 +477,7 @@ class Rebalancer:
         # a delete on the source moves the later records a page earlier: what the offsets skipped, by id
         skipped = (set(await src.ids_of(user_id)) & keep) - landed
         if skipped:
-            await dst.put_records(user_id, await src.records(user_id, ids=sorted(skipped)))
+            await self._put(user_id, src, dst, await src.records(user_id, ids=sorted(skipped)))
         # a delete between a page's read and its put removed the vector on every server before it landed
         await self._drop_buried(user_id, dst, keep)
 
@@ -366,7 +491,7 @@ class Rebalancer:
         while True:
             page = await src.records(user_id, limit=self._page_size, offset=offset)
             chosen = page if keep is None else page.only(keep)
-            await dst.put_records(user_id, chosen)
+            await self._put(user_id, src, dst, chosen)
             put += len(chosen)
             if page.rows < self._page_size:
                 return put
@@ -384,13 +509,16 @@ class Rebalancer:
         ids at a time."""
         for start in range(0, len(ids), self._page_size):
             found = await src.records(user_id, ids=ids[start : start + self._page_size])
-            await dst.put_records(user_id, found if keep is None else found.only(keep))
+            await self._put(user_id, src, dst, found if keep is None else found.only(keep))
 
-    async def _delete_user_on(self, server: str, user_id: str) -> None:
-        """This user's records on `server`, and their companion records there."""
+    async def _delete_user_on(self, server: str, user_id: str, at: str | None) -> None:
+        """This user's records on `server`, and their companion records there, unless those are the
+        companion records of `at`, where the user is (both models' stores of a server share them)."""
         await self._store.server(server).delete_user(user_id)
         if self._companions:
-            await self._companions[server].delete_user(user_id)
+            companion = self._companion(server)
+            if at is None or companion is not self._companion(at):
+                await companion.delete_user(user_id)
 
     async def _drop_buried(self, user_id: str, dst: ChromaLongTermStore, ids: set[str]) -> None:
         """Deletes do not wait for the user's lock: one that removed a record from the source after its
@@ -404,6 +532,7 @@ class Rebalancer:
         """Records of this user on a server no placement names (written before placements existed, or
         after a placement was lost): the ones `at` lacks are copied there, then the stray copy goes."""
         src, dst = self._store.server(stray), self._store.server(at)
+        self._reembedder(src, dst)  # a merge across models without the models fails before it copies
         ordered = sorted(missing)
         await self._copy_ids(user_id, src, dst, ordered)
         kept: set[str] = set()
@@ -413,10 +542,11 @@ class Rebalancer:
             kept = missing - await self._tombstones.buried(user_id, ordered)  # read after `landed`
             if not kept <= landed:
                 raise RebalanceError(f"merge not verified: {len(kept - landed)} records missing on {at}")
-            if self._companions:  # their companion records follow them
-                await self._copy_ids(user_id, self._companions[stray], self._companions[at], ordered, kept)
+            if self._companions and self._companion(stray) is not self._companion(at):
+                # their companion records follow them (unless both servers share the companion store)
+                await self._copy_ids(user_id, self._companion(stray), self._companion(at), ordered, kept)
             await self._versions.bump(user_id, upserted=sorted(kept))
-        await self._delete_user_on(stray, user_id)
+        await self._delete_user_on(stray, user_id, at)
         report.records_merged += len(kept)
         log.warning(
             "records found outside the user's placement were merged into it",
@@ -428,6 +558,6 @@ class Rebalancer:
             placement, _ = await self._placements.read(user_id)
             if placement.from_ != source or placement.at == source:
                 return  # erased meanwhile, or settled by someone else
-            await self._delete_user_on(source, user_id)
+            await self._delete_user_on(source, user_id, placement.at)
             await self._placements.clear(user_id, FROM, source)
         report.source_copies_deleted += 1

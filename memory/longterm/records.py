@@ -48,6 +48,25 @@ class Records:
             rows=self.rows,
         )
 
+    def embed_texts(self) -> list[str]:
+        """What the writer embeds for each record's memory (`Memory.embed_text`), in order."""
+        return [
+            from_record(i, d, m).embed_text
+            for i, d, m in zip(self.ids, self.documents, self.metadatas, strict=True)
+        ]
+
+    def with_embeddings(self, embeddings: Vectors) -> Records:
+        """The same records with other vectors (another dense model's), one per record."""
+        if len(embeddings) != len(self.ids):
+            raise ValueError(f"{len(embeddings)} vectors for {len(self.ids)} records")
+        return Records(
+            ids=self.ids,
+            documents=self.documents,
+            metadatas=self.metadatas,
+            embeddings=np.asarray(embeddings, dtype=np.float32),
+            rows=self.rows,
+        )
+
 
 def all_of(conditions: Sequence[Where]) -> Where:
     """Chroma needs an explicit `$and` as soon as there is more than one condition."""

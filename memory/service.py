@@ -374,15 +374,6 @@ class MemoryService:
             out += [m for m in await self._store.get(user_id, include_content=False) if m.id not in hidden]
         return out + await self._archive.memories(user_id, snap, tiers)
 
-    async def _vectors(self, user_id: str, ids: Sequence[str]) -> dict[str, builtins.list[float]]:
-        vectors = await self._store.embeddings(user_id, ids)
-        rest = [i for i in ids if i not in vectors]
-        if rest and self._archive is not None:
-            vectors.update(
-                await self._archive.embeddings(user_id, await self._archive.snapshot(user_id), rest)
-            )
-        return vectors
-
     async def get(self, user_id: str, ids: Sequence[str]) -> builtins.list[Memory]:
         """The user's memories with these ids (the ones that exist, in any tier), in the order asked."""
         found = {m.id: m for m in await self._store.get(user_id, ids=list(ids))} if ids else {}

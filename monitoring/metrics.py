@@ -271,6 +271,11 @@ ARCHIVE_FAILURES = Counter(
     "mnemo_archive_failures",
     "Archive moves that failed (left readable in their tier; a re-run completes them)",
 )
+DENSE_ROWS_SKIPPED = Counter(
+    "mnemo_archive_dense_skipped",
+    "Archived memories a search's dense channel left out: their vector is of another dense model than "
+    "the query's, after a switch (still found by their words; `python -m app.cli.archive --reembed`)",
+)
 RESIDENT_MEMORY = Gauge(
     "mnemo_process_resident_memory_bytes",
     "Resident memory of each worker process",

@@ -6,8 +6,12 @@ One dataset, Hive-partitioned by user hash and month of `created_at`:
 
 Each file holds the rows of one user written by one archive move (the digest names no one); rows carry
 the memory as stored (`id`, `user_id`, `created_at`, `content`, the full Chroma metadata as JSON in
-`metadata`, the vector in `embedding`) and `archived_at`. An admin reads the dataset with DuckDB
-(docs/memory.md); mnemo reads one user's rows, only when a search or governance call asks.
+`metadata`, the vector in `embedding`), `archived_at`, and `dense_model`: the tag of the dense model
+that made the vector (memory/longterm/dense_models.py; null in rows archived before rows carried one,
+and absent from files written before: such a row's model is the one the collection prefix was first
+started with). An admin reads the dataset with DuckDB (docs/memory.md; `union_by_name = true` to read
+`dense_model` across old and new files); mnemo reads one user's rows, only when a search or governance
+call asks.
 
 Files are never changed in place: a delete or an erase writes a new file without the rows and then
 removes the old one (readers de-duplicate by id meanwhile). Every call is blocking I/O: callers run it
@@ -47,8 +51,10 @@ SCHEMA = pa.schema(
         ("metadata", pa.string()),
         ("embedding", pa.list_(pa.float32())),
         ("archived_at", pa.float64()),
+        ("dense_model", pa.string()),
     ]
 )
+MODEL_FIELD = "dense_model"  # the warm metadata key and the cold column naming a vector's dense model
 
 
 def user_hash(user_id: str) -> str:
@@ -166,45 +172,89 @@ class ColdStore:
             if not gone:
                 continue
             if gone < len(keep):
-                month = path.rsplit("/month=", 1)[1].split("/", 1)[0]
-                fresh = f"{self.partition(user_id)}/month={month}/part-{user_digest(user_id)}-{uuid.uuid4().hex[:12]}.parquet"
-                self._write_table(fresh, table.filter(pa.array(keep)))
+                self._write_table(self._successor(user_id, path), table.filter(pa.array(keep)))
             self._fs.rm(path)
             removed += gone
         return removed
 
+    def _successor(self, user_id: str, path: str) -> str:
+        """A new file name of the same user and month as `path` (what replaces it in a rewrite)."""
+        month = path.rsplit("/month=", 1)[1].split("/", 1)[0]
+        return f"{self.partition(user_id)}/month={month}/part-{user_digest(user_id)}-{uuid.uuid4().hex[:12]}.parquet"
+
+    def replace_vectors(self, user_id: str, path: str, vectors: Mapping[str, Vectors], model: str) -> int:
+        """Rewrite one of the user's files with these rows' vectors, made by `model` (a re-embedding:
+        memory/archive/reembed.py): a new file of the same month, then the old one removed (readers
+        de-duplicate by id meanwhile, and each copy of a row has its vector and its tag). Rows replaced;
+        0 when the file is gone (a delete rewrote it meanwhile: a re-run finds its successor)."""
+        table = self._read(path)
+        if table is None:
+            return 0
+        data = table.to_pydict()
+        rows = [
+            r
+            for r, (mid, uid) in enumerate(zip(data["id"], data["user_id"], strict=True))
+            if uid == user_id and mid in vectors
+        ]
+        if not rows:
+            return 0
+        data.setdefault(MODEL_FIELD, [None] * len(data["id"]))
+        for r in rows:
+            data["embedding"][r] = np.asarray(vectors[data["id"][r]], dtype=np.float32).tolist()
+            data[MODEL_FIELD][r] = model
+            meta = json.loads(data["metadata"][r])
+            data["metadata"][r] = json.dumps({**meta, MODEL_FIELD: model}, ensure_ascii=False)
+        self._write_table(self._successor(user_id, path), pa.table(data, schema=SCHEMA))
+        self._fs.rm(path)
+        return len(rows)
+
     # -- reads --------------------------------------------------------------------------------------
 
     def _read(self, path: str, columns: Sequence[str] | None = None) -> pa.Table | None:
+        """The file's table (`columns`: those of them the file has: `dense_model` is not in old files)."""
         try:
             with self._fs.open(path, "rb") as f:
-                return pq.read_table(io.BytesIO(f.read()), columns=list(columns) if columns else None)
+                parquet = pq.ParquetFile(io.BytesIO(f.read()))
         except FileNotFoundError:  # rewritten by a delete meanwhile: its new file is listed next time
             return None
+        names = set(parquet.schema_arrow.names)
+        return parquet.read(columns=[c for c in columns if c in names] if columns else None)
 
     def read_user(
         self, user_id: str, *, files: Sequence[str] | None = None, with_vectors: bool = True
     ) -> tuple[list[Memory], Vectors]:
         """Every cold memory of this user (de-duplicated by id), with vectors, oldest file first."""
-        columns = ["id", "user_id", "content", "metadata"] + (["embedding"] if with_vectors else [])
+        memories, vectors, _ = self.read_tagged(user_id, files=files, with_vectors=with_vectors)
+        return memories, vectors
+
+    def read_tagged(
+        self, user_id: str, *, files: Sequence[str] | None = None, with_vectors: bool = True
+    ) -> tuple[list[Memory], Vectors, list[str | None]]:
+        """`read_user`, and each row's `dense_model` (None: not recorded)."""
+        columns = ["id", "user_id", "content", "metadata", MODEL_FIELD] + (
+            ["embedding"] if with_vectors else []
+        )
         seen: dict[str, int] = {}
         memories: list[Memory] = []
         vectors: list[np.ndarray] = []
+        models: list[str | None] = []
         for path in files if files is not None else self.files_of(user_id):
             table = self._read(path, columns)
             if table is None:
                 continue
             data = table.to_pydict()
+            tags = data.get(MODEL_FIELD) or [None] * len(data["id"])
             for row, (mid, uid) in enumerate(zip(data["id"], data["user_id"], strict=True)):
                 if uid != user_id or mid in seen:
                     continue
                 seen[mid] = len(memories)
                 meta = json.loads(data["metadata"][row])
                 memories.append(from_record(mid, data["content"][row], meta))
+                models.append(tags[row])
                 if with_vectors:
                     vectors.append(np.asarray(data["embedding"][row], dtype=np.float32))
         matrix = np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
-        return memories, matrix
+        return memories, matrix, models
 
     def ids_in(self, paths: Sequence[str], user_id: str) -> set[str]:
         found: set[str] = set()
@@ -216,6 +266,15 @@ class ColdStore:
                     for i, u in zip(table["id"].to_pylist(), table["user_id"].to_pylist(), strict=True)
                     if u == user_id
                 }
+        return found
+
+    def user_ids(self) -> set[str]:
+        """Every user with cold rows (the `user_id` column of every file of the dataset)."""
+        found: set[str] = set()
+        for path in self.all_files():
+            table = self._read(path, ["user_id"])
+            if table is not None:
+                found |= {str(u) for u in table["user_id"].to_pylist()}
         return found
 
     def count_rows(self) -> int:
@@ -238,6 +297,7 @@ def _table(rows: ColdRows, chosen: Sequence[int], archived_at: float) -> pa.Tabl
             "metadata": [json.dumps({**m, "archive_tier": "cold"}, ensure_ascii=False) for m in metas],
             "embedding": [np.asarray(rows.embeddings[r], dtype=np.float32).tolist() for r in chosen],
             "archived_at": [archived_at] * len(chosen),
+            MODEL_FIELD: [str(m[MODEL_FIELD]) if m.get(MODEL_FIELD) else None for m in metas],
         },
         schema=SCHEMA,
     )

@@ -18,6 +18,11 @@ those memories) and the move record goes. Every step is idempotent and the state
 so a re-run after a crash or failure completes it; one user failing leaves that user readable where
 they were and the rest go on. Only one job runs at a time (`keys.ARCHIVE_LOCK`, a Redis lease).
 
+Each copy records the dense model that made the vector (`MODEL_FIELD`: the warm record's metadata, the
+cold row's column): the model of the hot store the records are read from (the user's placement names
+it, read under the user's lock), then carried from warm to cold; memory/archive/reembed.py embeds the
+archived rows again after a dense model switch.
+
 Every vector channel must move with a memory: today a record has one vector (Chroma's embedding). A
 second channel (a "bridge" collection per shard) must be copied in `_hot_to_warm` and exported to the
 Parquet `embedding`-like column in `_warm_to_cold` the same way (see docs/decisions.md).
@@ -36,7 +41,7 @@ from typing import Any
 import anyio.to_thread
 
 from memory import keys
-from memory.archive.cold import ColdRows
+from memory.archive.cold import MODEL_FIELD, ColdRows
 from memory.archive.tiers import Move, TierPolicy
 from memory.archive.view import ArchivedTiers
 from memory.locks import LockTimeout, RedisLocks
@@ -93,6 +98,14 @@ def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
 
 def _label(move: Move) -> str:
     return f"{move.src}_to_{move.dst}"
+
+
+def tagged(records: Records, model: str) -> Records:
+    """The records with `model` recorded as their vectors' dense model (unchanged when not said)."""
+    if not model:
+        return records
+    metadatas = [{**m, MODEL_FIELD: model} for m in records.metadatas]
+    return Records(records.ids, records.documents, metadatas, records.embeddings, records.rows)
 
 
 class Archiver:
@@ -256,7 +269,7 @@ class Archiver:
         move = Move("hot", "warm", "copying", frozenset(ids), started_at=self._clock())
         await self._state.begin(user_id, move)
         records = await server.records(user_id, ids=ids)
-        await self.copy_to_warm(user_id, records)
+        await self.copy_to_warm(user_id, tagged(records, server.dense_model))
         landed, expected = await self._verify_warm(user_id, records.ids)
         if expected - landed:
             raise ArchiveError(f"warm copy not verified: {len(expected - landed)} of {len(expected)} missing")

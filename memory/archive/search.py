@@ -8,6 +8,9 @@ Warm and cold are never loaded into the hot in-process index: each has a per-wor
 (`KeywordIndexCache`, bounded by memories held), keyed by the user's archive version, filled on the
 first search that covers that tier. The dense channel over them is exact cosine over the stored vectors
 (Chroma's HNSW index of the archive collection is never queried); the keyword channel is BM25 as for hot.
+Each index knows the dense model of each row's vector (memory/archive/view.py): after a dense model
+switch, the retriever's query model leaves out the rows of another (`BM25Index.nearest(..., model=)`),
+which are found by their words until `python -m app.cli.archive --reembed` embeds them again.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ import anyio.to_thread
 from redis.exceptions import RedisError
 
 from memory.archive.tiers import TIERS, Snapshot
-from memory.archive.view import ArchivedTiers
-from memory.embedding.base import Vectors
-from memory.models import ArchiveTier, Memory, RecallRequest, ScoredMemory
+from memory.archive.view import ArchivedTiers, Tagged
+from memory.models import ArchiveTier, RecallRequest, ScoredMemory
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache
 from memory.recall.retrieval import HybridRetriever
 
@@ -116,12 +118,12 @@ class TieredSearch:
         cached = cache.get(user_id, snap.version)
         if cached is not None:
             return cached
-        memories, vectors = await self._load(user_id, tier)
-        index = await anyio.to_thread.run_sync(BM25Index, memories, vectors)
+        memories, vectors, models = await self._load(user_id, tier)
+        index = await anyio.to_thread.run_sync(lambda: BM25Index(memories, vectors, models=models))
         cache.put(user_id, snap.version, index)
         return index
 
-    async def _load(self, user_id: str, tier: ArchiveTier) -> tuple[list[Memory], Vectors]:
+    async def _load(self, user_id: str, tier: ArchiveTier) -> Tagged:
         everything = Snapshot(version=1, has_cold=True)  # nothing hidden
         if tier == "warm":
             return await self._archive.warm_with_vectors(user_id, everything)

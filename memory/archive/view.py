@@ -4,6 +4,10 @@ tier (the move in progress in the user's archive state decides, `memory/archive/
 `ArchivedTiers` reads (headers, by id, vectors, pages for export), deletes and erases over the warm
 archive collections and the cold Parquet files. Hot stays the `LongTermStore` it always was; callers
 combine the two and drop from hot what the snapshot hides there.
+
+Each archived row records the dense model that made its vector (`MODEL_FIELD`: the warm record's
+metadata, the cold row's column; memory/longterm/dense_models.py): the tiered search never ranks a
+vector against a query of another model. Rows archived before rows carried one are of `first_model`.
 """
 
 from __future__ import annotations
@@ -16,26 +20,38 @@ import anyio.to_thread
 import numpy as np
 
 from memory import keys
-from memory.archive.cold import ColdStore
+from memory.archive.cold import MODEL_FIELD, ColdStore
 from memory.archive.tiers import ArchiveState, Snapshot
 from memory.embedding.base import Vectors
 from memory.errors import StoreUnavailable
 from memory.locks import RedisLocks
 from memory.longterm.chroma import ChromaLongTermStore
+from memory.longterm.records import from_record
 from memory.models import ArchiveTier, Memory
 from memory.redis_client import RedisClient
 
 COLD_LOCK_TTL_SECONDS = 60
 COLD_ONLY: tuple[ArchiveTier, ...] = ("cold",)
 COLD_LOCK_WAIT_SECONDS = 60.0
+Tagged = tuple[list[Memory], Vectors, list[str | None]]  # memories, their vectors, each vector's model
 
 
 class ArchivedTiers:
-    def __init__(self, warm: ChromaLongTermStore, cold: ColdStore, redis: RedisClient) -> None:
+    def __init__(
+        self, warm: ChromaLongTermStore, cold: ColdStore, redis: RedisClient, *, first_model: str = ""
+    ) -> None:
+        """`first_model`: the tag of the dense model the collection prefix was first started with, the
+        model of rows archived before rows recorded theirs; "" (not said): such rows are taken to be
+        of any query's model (ranked as they always were)."""
         self.warm = warm
         self.cold = cold
+        self.first_model = first_model
         self.state = ArchiveState(redis)
         self._locks = RedisLocks(redis)
+
+    def model_of(self, tag: object) -> str | None:
+        """The dense model of a row whose recorded tag is `tag` (None: not known: any)."""
+        return str(tag) if tag else (self.first_model or None)
 
     async def snapshot(self, user_id: str) -> Snapshot:
         return await self.state.read(user_id)
@@ -50,20 +66,27 @@ class ArchivedTiers:
 
     # -- reads --------------------------------------------------------------------------------------
 
-    async def warm_with_vectors(self, user_id: str, snap: Snapshot) -> tuple[list[Memory], Vectors]:
-        """Every warm memory of the user, with vectors, less what the snapshot hides in warm."""
-        memories, vectors = await self.warm.get_with_vectors(user_id)
-        return _visible(memories, vectors, snap.hidden("warm"), "warm")
+    async def warm_with_vectors(self, user_id: str, snap: Snapshot) -> Tagged:
+        """Every warm memory of the user, with vectors and their models, less what the snapshot hides
+        in warm."""
+        records = await self.warm.records(user_id)
+        memories = [
+            from_record(i, d, meta)
+            for i, d, meta in zip(records.ids, records.documents, records.metadatas, strict=True)
+        ]
+        models = [self.model_of(meta.get(MODEL_FIELD)) for meta in records.metadatas]
+        return _visible(memories, records.embeddings, models, snap.hidden("warm"), "warm")
 
-    async def cold_with_vectors(self, user_id: str, snap: Snapshot) -> tuple[list[Memory], Vectors]:
+    async def cold_with_vectors(self, user_id: str, snap: Snapshot) -> Tagged:
         if not snap.has_cold:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        memories, vectors = await anyio.to_thread.run_sync(self._read_cold, user_id, True)
-        return _visible(memories, vectors, snap.hidden("cold"), "cold")
+            return [], np.zeros((0, 0), dtype=np.float32), []
+        memories, vectors, tags = await anyio.to_thread.run_sync(self._read_cold, user_id, True)
+        models = [self.model_of(tag) for tag in tags]
+        return _visible(memories, vectors, models, snap.hidden("cold"), "cold")
 
-    def _read_cold(self, user_id: str, with_vectors: bool) -> tuple[list[Memory], Vectors]:
+    def _read_cold(self, user_id: str, with_vectors: bool) -> Tagged:
         try:
-            return self.cold.read_user(user_id, with_vectors=with_vectors)
+            return self.cold.read_tagged(user_id, with_vectors=with_vectors)
         except (OSError, ValueError) as exc:  # object storage down, or a file half written
             raise StoreUnavailable("archive", f"{type(exc).__name__}: {exc}") from exc
 
@@ -80,7 +103,7 @@ class ArchivedTiers:
             out += [_tier(m, "warm") for m in warm if m.id not in hidden]
         if "cold" in tiers and snap.has_cold:
             hidden = snap.hidden("cold")
-            cold, _ = await anyio.to_thread.run_sync(self._read_cold, user_id, False)
+            cold, _, _ = await anyio.to_thread.run_sync(self._read_cold, user_id, False)
             out += [m for m in cold if m.id not in hidden]
         return out
 
@@ -91,7 +114,7 @@ class ArchivedTiers:
         out = await self.warm.embeddings(user_id, ids)
         wanted = set(ids) - set(out)
         if wanted and snap.has_cold:
-            memories, vectors = await anyio.to_thread.run_sync(self._read_cold, user_id, True)
+            memories, vectors, _ = await anyio.to_thread.run_sync(self._read_cold, user_id, True)
             out.update(
                 {m.id: [float(x) for x in vectors[row]] for row, m in enumerate(memories) if m.id in wanted}
             )
@@ -153,10 +176,14 @@ def _tier(m: Memory, tier: ArchiveTier) -> Memory:
 
 
 def _visible(
-    memories: list[Memory], vectors: Vectors, hidden: frozenset[str], tier: ArchiveTier
-) -> tuple[list[Memory], Vectors]:
+    memories: list[Memory],
+    vectors: Vectors,
+    models: list[str | None],
+    hidden: frozenset[str],
+    tier: ArchiveTier,
+) -> Tagged:
     rows = [row for row, m in enumerate(memories) if m.id not in hidden]
     kept = [_tier(memories[r], tier) for r in rows]
     if len(rows) == len(memories):
-        return kept, vectors
-    return kept, (vectors[rows] if len(vectors) else vectors)
+        return kept, vectors, models
+    return kept, (vectors[rows] if len(vectors) else vectors), [models[r] for r in rows]

@@ -15,14 +15,16 @@ import math
 import re
 import sys
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import snowballstemmer
 
+from memory.longterm.dense_models import same_model
 from memory.models import Memory
+from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
 from memory.text.lexicons import (
     EN_CANONICAL,
     EN_STOPWORDS,
@@ -31,6 +33,7 @@ from memory.text.lexicons import (
     ZH_QUESTION_WORDS,
     ZH_STOPWORDS,
 )
+from monitoring import metrics
 
 _TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -99,10 +102,21 @@ class BM25Index:
 
     Immutable once built: `updated()` returns a new index that shares every unchanged memory's term
     frequencies, so a write costs the tokenisation of the changed memories, not of all of them, and
-    a search running in another thread never sees a half-applied change."""
+    a search running in another thread never sees a half-applied change.
+
+    `models` (archived tiers: memory/archive/search.py): the dense model tag of each memory's vector,
+    None for a row of any (hot indexes have none); `nearest` and `cosine` given a query's `model` leave
+    out the rows of another model (they are still found by their words)."""
+
+    _models: dict[str, str]  # id -> the dense model of its vector (untagged: any)
+    _fitting: dict[str, list[str]]  # query model -> the rows `nearest` ranks (made on first use)
 
     def __init__(
-        self, memories: Sequence[Memory], vectors: np.ndarray | None = None, params: BM25Params = BM25Params()
+        self,
+        memories: Sequence[Memory],
+        vectors: np.ndarray | None = None,
+        params: BM25Params = BM25Params(),
+        models: Sequence[str | None] | None = None,
     ) -> None:
         self._params = params
         tfs = {m.id: _term_frequencies(m, params) for m in memories}
@@ -110,6 +124,8 @@ class BM25Index:
         rows = {m.id: i for i, m in enumerate(memories)} if usable else {}
         matrix = np.asarray(vectors, dtype=np.float16) if usable and vectors is not None else None
         self._set({m.id: m for m in memories}, tfs, rows, matrix)
+        tagged = zip(memories, models, strict=True) if models is not None else ()
+        self._models = {m.id: tag for m, tag in tagged if tag is not None}
 
     def _set(
         self,
@@ -156,6 +172,8 @@ class BM25Index:
         self._by_hash: dict[str, Memory] | None = None  # built on first use (the writer's)
         self._by_fact: dict[str, list[Memory]] | None = None  # likewise (supersession)
         self._predecessors: dict[str, list[str]] | None = None  # likewise (recall of changed facts)
+        self._models = {}
+        self._fitting = {}
 
     @property
     def _tf(self) -> dict[str, dict[str, float]]:
@@ -246,6 +264,7 @@ class BM25Index:
         fresh = BM25Index.__new__(BM25Index)
         fresh._params = self._params
         fresh._set(memories, tfs, rows, matrix)
+        fresh._models = {mid: tag for mid, tag in self._models.items() if mid not in gone}
         return fresh
 
     def __len__(self) -> int:
@@ -294,28 +313,51 @@ class BM25Index:
             return {}
         return {i: self._vectors[self._row[i]].astype(np.float32) for i in ids if i in self._row}
 
-    def cosine(self, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
-        """Cosine of the query with the stored vectors of `ids` (vectors are unit length)."""
+    def cosine(self, ids: Sequence[str], query: np.ndarray, *, model: str | None = None) -> dict[str, float]:
+        """Cosine of the query with the stored vectors of `ids` (vectors are unit length); `model`: the
+        query's dense model (the ids whose vector is of another have none)."""
         if self._vectors is None:
             return {}
-        rows = [self._row[i] for i in ids if i in self._row]
-        if not rows:
+        tags = self._models if model else {}
+        found = [i for i in ids if i in self._row and (i not in tags or same_model(tags[i], model or ""))]
+        if not found:
             return {}
-        sims = self._vectors[rows].astype(np.float32) @ query.astype(np.float32)
-        return {i: float(x) for i, x in zip([i for i in ids if i in self._row], sims, strict=True)}
+        sims = self._vectors[[self._row[i] for i in found]].astype(np.float32) @ query.astype(np.float32)
+        return {i: float(x) for i, x in zip(found, sims, strict=True)}
+
+    def _rows_for(self, model: str | None) -> list[str]:
+        """The ids whose vector may be ranked against a query of `model` (None or "": every one)."""
+        if not model or not self._models:
+            return list(self._row)
+        fitting = self._fitting.get(model)
+        if fitting is None:
+            tags = self._models
+            fits = {tag: same_model(tag, model) for tag in set(tags.values())}
+            fitting = self._fitting[model] = [i for i in self._row if i not in tags or fits[tags[i]]]
+        if len(fitting) < len(self._row):
+            metrics.DENSE_ROWS_SKIPPED.inc(len(self._row) - len(fitting))
+        return fitting
 
     @property
     def has_vectors(self) -> bool:
         return self._vectors is not None and len(self._row) == len(self.memories)
 
     def nearest(
-        self, query: np.ndarray, *, limit: int, keep: Callable[[Memory], bool] | None = None
+        self,
+        query: np.ndarray,
+        *,
+        limit: int,
+        keep: Callable[[Memory], bool] | None = None,
+        model: str | None = None,
     ) -> list[tuple[Memory, float]]:
         """Exact cosine nearest neighbours among this user's memories (brute force over the float16
-        copy; a few thousand rows take well under a millisecond), best first, `keep` applied."""
+        copy; a few thousand rows take well under a millisecond), best first, `keep` applied; `model`:
+        the query's dense model (rows tagged with another are left out)."""
         if self._vectors is None or not len(self._row):
             return []
-        ids = list(self._row)
+        ids = self._rows_for(model)
+        if not ids:
+            return []
         sims = self._vectors[[self._row[i] for i in ids]].astype(np.float32) @ query.astype(np.float32)
         order = np.argsort(-sims, kind="stable")
         out: list[tuple[Memory, float]] = []
@@ -520,43 +562,3 @@ class ColumnPostings(Mapping[str, Posting]):
         """Each term's document frequency, without making its lists."""
         edges = self._edges
         return {t: edges[k + 1] - edges[k] for t, k in self._at.items()}
-
-
-class KeywordIndexCache:
-    """LRU of per-user indexes, bounded by the total number of memories held."""
-
-    def __init__(self, max_memories: int = 200_000) -> None:
-        self._max = max_memories
-        self._items: OrderedDict[str, tuple[int, BM25Index]] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
-
-    def latest(self, user_id: str) -> tuple[int, BM25Index] | None:
-        """The cached index of this user at whatever version it was built (to update it)."""
-        with self._lock:
-            return self._items.get(user_id)
-
-    def get(self, user_id: str, version: int) -> BM25Index | None:
-        with self._lock:
-            item = self._items.get(user_id)
-            if item is None or item[0] != version:
-                return None
-            self._items.move_to_end(user_id)
-            return item[1]
-
-    def put(self, user_id: str, version: int, index: BM25Index) -> None:
-        with self._lock:
-            old = self._items.pop(user_id, None)
-            if old is not None:
-                self._size -= len(old[1])
-            self._items[user_id] = (version, index)
-            self._size += len(index)
-            while self._size > self._max and len(self._items) > 1:
-                _, (_, evicted) = self._items.popitem(last=False)
-                self._size -= len(evicted)
-
-    def drop(self, user_id: str) -> None:
-        with self._lock:
-            old = self._items.pop(user_id, None)
-            if old is not None:
-                self._size -= len(old[1])

@@ -89,6 +89,7 @@ DASHBOARD_METRICS = {
     "mnemo_archive_moved_last_run",
     "mnemo_archive_moved_total",
     "mnemo_archive_failures_total",
+    "mnemo_archive_dense_skipped_total",
 }
 # an alert's job: they should stay at zero
 NOT_ON_DASHBOARD = {

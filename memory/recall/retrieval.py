@@ -315,7 +315,7 @@ class HybridRetriever:
                 if score > 0:
                     keyword[mid] = score
         await self._fill_cosine(
-            user_id, [mid for mid in candidates if mid not in cosine], sources, qvec, cosine
+            user_id, [mid for mid in candidates if mid not in cosine], sources, qvec, cosine, model
         )
         for mid in candidates:
             cosine.setdefault(mid, 0.0)
@@ -422,7 +422,9 @@ class HybridRetriever:
                     found = []
                 dense_hits = [(m, sim) for m, sim in found if m.id not in hidden_hot][:n_dense]
         for extra, hidden in scope.archived:  # exact cosine over the archived tier's vectors
-            dense_hits += extra.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden))
+            dense_hits += extra.nearest(
+                qvec, limit=n_dense, keep=_visible(filters, hidden), model=model.tag or None
+            )
         return dense_hits
 
     async def _fill_cosine(
@@ -432,12 +434,15 @@ class HybridRetriever:
         sources: Sequence[tuple[BM25Index, Collection[str]]],
         qvec: np.ndarray,
         cosine: dict[str, float],
+        model: DenseModel,
     ) -> None:
-        """The cosine of candidates only other channels found, from the indexes' vectors, else the store's."""
+        """The cosine of candidates only other channels found, from the indexes' vectors (of the query's
+        model only: an archived row of another model has none), else the store's."""
         if not missing:
             return
+        tag = model.tag or None
         for source, _ in sources:
-            cosine.update(source.cosine([mid for mid in missing if mid in source.memories], qvec))
+            cosine.update(source.cosine([mid for mid in missing if mid in source.memories], qvec, model=tag))
         still = [mid for mid in missing if mid not in cosine]
         if still:  # index built without vectors: ask the store
             vectors = await self._store.embeddings(user_id, still)

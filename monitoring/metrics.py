@@ -86,6 +86,11 @@ BRIDGE_EMBEDDING_DURATION = Histogram(
 BRIDGE_EMBEDDING_TEXTS = Counter(
     "mnemo_bridge_embedding_texts", "Texts embedded by the multilingual bridge model", ["caller"]
 )
+DENSE_MODEL_SEARCHES = Counter(
+    "mnemo_dense_model_searches",
+    "Searches during a dense model switch, by the model that embedded the query",
+    ["model"],
+)  # model: current | previous (the user not moved yet)
 BRIDGE_SEARCHES = Counter(
     "mnemo_bridge_searches",
     "Searches by how the bridge channel took part",

@@ -14,6 +14,7 @@ from memory.longterm.shared_vectors import SharedVectors
 from memory.recall.channels import EarlyEmbedding
 from memory.recall.crosslingual import BridgeChannel
 from memory.recall.degraded import keyword_only
+from monitoring import metrics
 
 
 class QueryVectors:
@@ -37,6 +38,8 @@ class QueryVectors:
         vectors are the current model's, so they are not used for that user."""
         bvec: np.ndarray | None = None
         current = model is self._dense.current
+        if self._dense.switching:
+            metrics.DENSE_MODEL_SEARCHES.labels("current" if current else "previous").inc()
         own_shared = self._shared if current else None
         embedder = model.embedder
         try:

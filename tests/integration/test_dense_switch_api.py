@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+from prometheus_client import REGISTRY
 
 from app.cli import rebalance
 from app.composition import build_embedder
@@ -50,6 +51,10 @@ def on_use(settings: Settings, server: ServerProcess, *, previous: bool) -> Sett
     )
 
 
+def searches_by(model: str) -> float:
+    return REGISTRY.get_sample_value("mnemo_dense_model_searches_total", {"model": model}) or 0.0
+
+
 def cli_args() -> argparse.Namespace:
     return argparse.Namespace(
         dry_run=False,
@@ -76,8 +81,10 @@ async def test_a_dense_switch_under_search_load_loses_nothing_and_mixes_nothing(
     try:
         async with app_client(switching, build_embedder(switching)) as (client, _):
             # not moved yet: searched by the previous model, as before
+            previous = searches_by("previous")
             for question, fact in ASKED:
                 assert fact in await top(client, auth, question, user="bob")
+            assert searches_by("previous") == previous + len(ASKED)
             await seed(client, auth, "new-user")  # a new user lands on the new model
             assert {u for _, u in records_on(settings.chroma_url, new_prefix)} == {"new-user"}
 
@@ -127,6 +134,9 @@ async def test_a_dense_switch_under_search_load_loses_nothing_and_mixes_nothing(
                 for question, fact in ASKED:
                     assert fact in await top(client, auth, question, user=user), (user, question)
             assert "f-passport" in await top(client, auth, "护照放在哪里了？", user="zhang-wei")
+            current, previous = searches_by("current"), searches_by("previous")
+            assert "f-cat" in await top(client, auth, "What is our cat called?", user="bob")
+            assert (searches_by("current"), searches_by("previous")) == (current + 1, previous)
         # every record on the new model's collections, none left on the old
         assert records_on(settings.chroma_url, prefix) == []
         moved = records_on(settings.chroma_url, new_prefix)

@@ -83,6 +83,7 @@ DASHBOARD_METRICS = {
     "mnemo_bridge_embedding_duration_seconds",
     "mnemo_bridge_embedding_texts_total",
     "mnemo_bridge_searches_total",
+    "mnemo_dense_model_searches_total",
     "mnemo_query_translations_total",
     "mnemo_archive_memories",
     "mnemo_archive_last_run_timestamp_seconds",

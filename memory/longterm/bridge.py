@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from memory.embedding.base import Embedder, Vectors
-from memory.longterm.chroma import ChromaLongTermStore, where_for
+from memory.longterm.chroma import ChromaLongTermStore
 from memory.longterm.placement import Placements
 from memory.longterm.routing import RoutingLongTermStore
 from memory.longterm.shared_vectors import SharedVectors
@@ -118,24 +118,13 @@ class BridgeVectors:
     async def delete(self, user_id: str, ids: Sequence[str], servers: Collection[str]) -> None:
         if not ids:
             return
-        where = where_for(user_id)
-        id_list = list(ids)
         for store in _distinct(self._on(name) for name in servers):
-            await store.on_collection(user_id, lambda c: c.delete(ids=id_list, where=where))
+            await store.delete(user_id, ids)  # a page of ids a request
 
     async def delete_user(self, user_id: str) -> int:
         """Every bridge vector of this user, of any model, on every server."""
-        where = where_for(user_id)
-
-        def _delete(c: Any) -> int:
-            found = c.get(where=where, include=[])["ids"]
-            if found:
-                c.delete(ids=found, where=where)
-            return len(found)
-
         stores = _distinct(self._servers.values())
-        counts = await asyncio.gather(*(s.on_collection(user_id, _delete) for s in stores))
-        return sum(counts)
+        return sum(await asyncio.gather(*(s.delete_user(user_id) for s in stores)))
 
     async def drop_collections(self) -> int:
         return sum(await asyncio.gather(*(s.drop_collections() for s in _distinct(self._servers.values()))))

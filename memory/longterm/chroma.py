@@ -38,6 +38,7 @@ from memory.models import Memory, SearchFilters
 
 T = TypeVar("T")
 
+DELETE_PAGE = 200  # ids per delete request
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
 
 
@@ -97,6 +98,10 @@ def shard_of(user_id: str, shards: int) -> int:
     """Stable across processes and releases (unlike `hash()`): blake2b of the UTF-8 user id."""
     digest = hashlib.blake2b(user_id.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") % shards
+
+
+def _deleter(ids: list[str], where: Where) -> Callable[[Any], Any]:
+    return lambda c: c.delete(ids=ids, where=where)
 
 
 def _chroma_server_error(exc: BaseException) -> bool:
@@ -366,22 +371,21 @@ class ChromaLongTermStore:
         return out
 
     async def delete(self, user_id: str, ids: Sequence[str]) -> None:
-        if not ids:
-            return
+        """These ids of this user, `DELETE_PAGE` a request: one request of a few thousand ids outlasted
+        the client's timeout on a loaded server (bench/served_models.py --dense-switch-only: the source
+        copy of a moved 2,000-memory user), each page gets the whole timeout."""
         where = where_for(user_id)
-        await self._run(user_id, lambda c: c.delete(ids=list(ids), where=where))
+        id_list = list(ids)
+        for start in range(0, len(id_list), DELETE_PAGE):
+            await self._run(user_id, _deleter(id_list[start : start + DELETE_PAGE], where))
 
     async def delete_user(self, user_id: str) -> int:
-        """Delete every record of this user (only theirs: the shard collection is shared)."""
+        """Delete every record of this user (only theirs: the shard collection is shared), a page of
+        ids a request (`delete`)."""
         where = where_for(user_id)
-
-        def _delete(c: Any) -> int:
-            ids = c.get(where=where, include=[])["ids"]
-            if ids:
-                c.delete(ids=ids, where=where)
-            return len(ids)
-
-        return await self._run(user_id, _delete)
+        ids = await self._run(user_id, lambda c: list(c.get(where=where, include=[])["ids"]))
+        await self.delete(user_id, ids)
+        return len(ids)
 
     async def count(self, user_id: str) -> int:
         where = where_for(user_id)

@@ -61,6 +61,12 @@ def same_model(a: str, b: str) -> bool:
     return a == b or (bundled(a) and bundled(b))
 
 
+def other_model(a: str, b: str) -> bool:
+    """Whether vectors of `a` must be made again for `b` (an empty tag is a store that does not say
+    its model, as the bridge's: the same as any other)."""
+    return bool(a and b) and not same_model(a, b)
+
+
 def namespace(prefix: str, tag: str, first: str) -> str:
     """The collection prefix of model `tag`'s records, where `first` is the model the prefix was first
     started with (it keeps the plain names)."""

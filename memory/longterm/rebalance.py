@@ -29,19 +29,15 @@ Batches of `batch_users`; each user is settled on its own, so one failure (logge
 that user where they were and the rest go on. Every step is idempotent (upserts by id, deletes by
 user) and recorded in the placement hash, so a re-run after a crash completes what was left.
 
-A dense model switch is a rebalance (`memory/longterm/dense_models.py`): the routing store's servers
-are then one store per (server, model), only the current model's take users, so every user placed on
-a previous model's store is a "move" to the current model's store on the same server. Records put on
-a store of another model than the one they come from (a move, the by-id copy of what the offsets
-skipped, a merge) get that model's vectors on the way (`models`: the text the writer embeds,
-`Memory.embed_text`); without `models` such a copy fails the user (vectors are never copied across
-models), and the switch drops the user's change log and index snapshot (`new_vectors`). A store that
-does not say its model (`dense_model` empty, as the bridge's) is taken to hold the same model as any
-other. `max_per_second` bounds the texts embedded per second on average, waited for before the user's
-lock is taken (a paced run never holds up a write longer than its copy takes). Both models' stores
-of one server share its companion store (companions are looked up by virtual server name, else by
-the server's own): the companion records then stay where they are, and deleting a copy of the user on
-a server never deletes the companion records of the store the user is at.
+A dense model switch is a rebalance (`memory/longterm/dense_models.py`): only the current model's
+stores take users, so a user on a previous model's store "moves" to the current model's on the same
+server. Records put on a store of another model (a move, a by-id copy, a merge) get its vectors of
+`Memory.embed_text` on the way (`models`; without them such a copy fails the user), and the switch drops
+the user's change log and index snapshot (`new_vectors`). Such a move is copied and re-embedded once
+before the user's lock (`to` set first, so deletes reach the copy); the locked copy then embeds only the
+records whose text or metadata changed since, so the user's writes wait for a read of their records,
+not for their re-embedding. `max_per_second` paces the texts embedded, before the lock. Both models'
+stores of one server share its companion store: it is neither copied nor deleted by such a move.
 """
 
 from __future__ import annotations
@@ -59,7 +55,7 @@ from memory import keys
 from memory.embedding.base import Embedder
 from memory.locks import LockTimeout, RedisLocks
 from memory.longterm.chroma import ChromaLongTermStore
-from memory.longterm.dense_models import DenseModels, physical_name, same_model
+from memory.longterm.dense_models import DenseModels, other_model, physical_name
 from memory.longterm.placement import FROM, TO, Placement
 from memory.longterm.records import Records
 from memory.longterm.routing import RoutingLongTermStore
@@ -80,10 +76,8 @@ class RebalanceBusy(RebalanceError):
 
 
 def cross_model(src: ChromaLongTermStore, dst: ChromaLongTermStore) -> bool:
-    """Whether records of `src` put on `dst` need `dst`'s model's vectors (a store that does not say its
-    model, `dense_model` empty, holds the same model as any other)."""
-    a, b = src.dense_model, dst.dense_model
-    return bool(a and b) and not same_model(a, b)
+    """Whether records of `src` put on `dst` need `dst`'s model's vectors."""
+    return other_model(src.dense_model, dst.dense_model)
 
 
 def default_label(user_id: str) -> str:
@@ -198,6 +192,7 @@ class Rebalancer:
         self._rate = max_per_second
         self._started = time.monotonic()
         self._reembedded = 0  # this run's records embedded by a target's model
+        self._precopied: set[str] = set()  # users whose target holds a pre-copy (`_precopy`)
 
     async def plan(self, report: Report | None = None) -> list[UserState]:
         """Every user with something to do, from a scan of every server (all must answer)."""
@@ -316,6 +311,32 @@ class Rebalancer:
         user_id = state.user_id
         if self._rate is not None:
             await self._pace(self._reembed_cost(state))  # outside the lock: writes never wait for it
+        precopied = await self._precopy(user_id)
+        try:
+            return await self._settle_locked(state, report, precopied)
+        finally:
+            self._precopied.discard(user_id)
+
+    async def _precopy(self, user_id: str) -> str | None:
+        """A move to another dense model's store copies and re-embeds the user's records once before
+        taking the user's lock (writes go on meanwhile), marked as the move's target; the locked copy
+        that follows embeds only what changed since. Returns the target (None: nothing copied here)."""
+        placement, _ = await self._placements.read(user_id)
+        target = self._store.owner(user_id)
+        at = placement.at
+        if at is None or at == target or placement.to is not None or placement.from_ is not None:
+            return None  # unplaced, settled, or unfinished business: all of it under the lock
+        src, dst = self._store.server(at), self._store.server(target)
+        if not cross_model(src, dst):
+            return None  # copied as stored: fast enough under the lock
+        self._reembedder(src, dst)  # a switch without the models fails here, before anything moves
+        await self._placements.begin_move(user_id, target)  # deletes reach the copy from here on
+        self._precopied.add(user_id)
+        await self._copy_pages(user_id, src, dst)
+        return target
+
+    async def _settle_locked(self, state: UserState, report: Report, precopied: str | None) -> str | None:
+        user_id = state.user_id
         async with self._user_lock(user_id):
             placement, _ = await self._placements.read(user_id)  # again: the scan is a snapshot
             target = self._store.owner(user_id)
@@ -331,7 +352,7 @@ class Rebalancer:
                 report.adopted += 1
                 log.info("placement recorded", extra={"user": self._label(user_id), "at": at})
             self._store.server(at)  # a placement naming a server not configured here fails the user
-            if placement.to is not None and placement.to != at:
+            if placement.to is not None and placement.to != at and placement.to != precopied:
                 # a copy that never reached its switch is partial, maybe stale: start it over
                 await self._delete_user_on(placement.to, user_id, at)
                 await self._placements.clear(user_id, TO, placement.to)
@@ -344,7 +365,7 @@ class Rebalancer:
                     report.source_copies_deleted += 1
                 await self._placements.clear(user_id, FROM, placement.from_)
             for name in sorted(ids):
-                if name != at and ids[name]:
+                if name not in (at, precopied) and ids[name]:  # strays (the pre-copy is this move's)
                     await self._merge(user_id, name, at, ids[name] - ids[at], report)
                     ids[at] |= ids[name]
                     ids[name] = set()
@@ -363,16 +384,8 @@ class Rebalancer:
         report.records_moved += copied
         metrics.REBALANCE_USERS_MOVED.inc()
         metrics.REBALANCE_RECORDS_MOVED.inc(copied)
-        log.info(
-            "user moved",
-            extra={
-                "user": self._label(user_id),
-                "from": at,
-                "to": target,
-                "records": copied,
-                "reembedded": reembedded,
-            },
-        )
+        moved = {"from": at, "to": target, "records": copied, "reembedded": reembedded}
+        log.info("user moved", extra={"user": self._label(user_id), **moved})
         return at
 
     def _reembed_cost(self, state: UserState) -> int:
@@ -417,6 +430,10 @@ class Rebalancer:
         if not records.ids:
             return
         embedder = self._reembedder(src, dst)
+        if embedder is not None and user_id in self._precopied:  # only what changed since the pre-copy
+            records = await self._changed(user_id, dst, records)
+            if not records.ids:
+                return
         if embedder is not None:
             vectors = await embedder.embed(records.embed_texts())
             if vectors.ndim != 2 or vectors.shape != (len(records), embedder.dimension):
@@ -427,6 +444,19 @@ class Rebalancer:
             records = records.with_embeddings(vectors)
             self._reembedded += len(records)
         await dst.put_records(user_id, records)
+
+    @staticmethod
+    async def _changed(user_id: str, dst: ChromaLongTermStore, records: Records) -> Records:
+        """The records `dst` does not hold with the same text and metadata (written, edited or merged
+        since they were copied; a record's vector is a function of them)."""
+        held = await dst.records(user_id, ids=records.ids)
+        now = dict(zip(records.ids, zip(records.documents, records.metadatas, strict=True), strict=True))
+        same = {
+            i
+            for i, *pair in zip(held.ids, held.documents, held.metadatas, strict=True)
+            if now.get(i) == tuple(pair)
+        }
+        return records.only(set(records.ids) - same)
 
     def _companion(self, server: str) -> ChromaLongTermStore:
         """The companion store of a (virtual) server: its own entry, else its physical server's."""

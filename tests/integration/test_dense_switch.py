@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -351,3 +351,45 @@ async def test_max_per_second_paces_the_embedding(
     assert (report.failures, report.users_moved, report.records_reembedded) == (0, 2, 20)
     # 20 texts at 10 a second: the second user's copy starts 2 s in at the earliest (plus one grace)
     assert 3.0 <= report.seconds < 10.0
+
+
+async def test_the_lock_is_held_only_to_embed_what_changed_since_the_copy_made_before_it(
+    settings: Settings, redis: RedisClient, embedder: Embedder, served_use: HttpEmbedder
+) -> None:
+    """A move to another model's store copies and re-embeds every record before the user's lock; writes
+    that land meanwhile (an edit, a new memory, a delete) are taken under the lock, and only they are
+    embedded again there."""
+    s = switch(settings, redis, embedder, served_use)
+    written = await written_before_the_switch(s, redis, embedder, served_use, {"erin": 12})
+    memories = written["erin"]
+    edited = replace(memories["erin-0001"], content="我现在住在苏州，订单号 A00001")
+    edited = replace(edited, content_hash=content_hash(edited.content))
+    added = replace(memories["erin-0002"], id="erin-new", content="My new flat is in Porto.")
+    added = replace(added, content_hash=content_hash(added.content))
+    gone = "erin-0003"
+    locked_puts: list[list[str]] = []
+
+    class WritesAfterThePrecopy(Rebalancer):
+        async def _precopy(self, user_id: str) -> str | None:
+            target = await super()._precopy(user_id)
+            # the writes of the next moment, to the user's store as the write path makes them
+            changed = [edited, added]
+            await s.routing.upsert(changed, await embedder.embed([m.embed_text for m in changed]))
+            await Tombstones(redis).bury(user_id, [gone])
+            await s.routing.delete(user_id, [gone])
+
+            async def record(page: Records) -> None:
+                locked_puts.append(list(page.ids))
+
+            s.new.before_put = record
+            return target
+
+    report = await WritesAfterThePrecopy(
+        s.routing, redis, page_size=5, grace_seconds=1.0, companions={"s1": s.bridge}, models=s.models
+    ).run()
+    assert (report.failures, report.users_moved) == (0, 1)
+    # 12 before the lock, the edit and the new memory under it: nothing embedded twice
+    assert report.records_reembedded == 12 + 2
+    assert sorted(i for page in locked_puts for i in page) == ["erin-0001", "erin-new"]
+    now = {**{i: m for i, m in memories.items() if i != gone}, edited.id: edited, added.id: added}
+    await assert_on_the_current_model(s, served_use, "erin", now)

@@ -18,8 +18,8 @@ user uses the previous model, after it the current one: a user's ranking never s
 
 Each vector's model is checked where it meets stored vectors: the routing store refuses a query, a
 nearest-neighbour search or an upsert whose vectors are of another model than the user's store holds
-(`DenseModelChanged`: the user was switched between the embedding and the call), and the caller embeds
-again with the user's model (a search once, a write by its retry).
+(`DenseModelChanged`: the user was switched between the embedding and the call); a search then ranks
+by its other channels that once, a write is retried (the outbox) and embedded again by the user's model.
 """
 
 from __future__ import annotations

@@ -12,8 +12,11 @@ store down, another archival job running).
 
 `--reembed` (after the switch's rebalance moved the users, docs/operations.md#switching-models): every
 warm and cold row whose vector is of another dense model than its user's is embedded again by the user's
-model (memory/archive/reembed.py), user by user, online and resumable; until then searches find those
-rows by their words alone. The summary counts rows per tier (`--dry-run`: rows that would be).
+model (memory/archive/reembed.py), user by user, online and resumable, warm rows moving to the warm
+collections of the user's model; until then searches find those rows by their words alone. The summary
+counts rows per tier (`--dry-run`: rows that would be). During a switch (PREVIOUS_EMBEDDINGS_*), a run
+that leaves no record nor warm row on the previous model records the switch as finished
+(`dense_switched`), as the rebalance does when there is no archived row to move.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ import logging
 import anyio.to_thread
 
 from app.cli.batch_job import JobReport, run_job
+from app.clients.embeddings import HttpEmbedder
 from app.clients.redis import build_redis
 from app.composition import build_archive, build_bridge, build_embedder, build_store, tier_policy, token_codec
-from app.composition.dense import DenseLayout, dense_layout, dense_models
+from app.composition.dense import DenseLayout, dense_layout, dense_models, finish_switch
 from app.settings import Settings
 from memory.archive.mover import ArchiveBusy, Archiver
 from memory.archive.reembed import ArchiveReembedder, ArchiveReembedReport
@@ -58,12 +62,6 @@ def build_archiver(
     )
 
 
-def archive_of(settings: Settings, redis: RedisClient, layout: DenseLayout) -> ArchivedTiers:
-    """The archive tiers, rows archived before rows recorded their model being of the prefix's first."""
-    base = build_archive(settings, redis)
-    return ArchivedTiers(base.warm, base.cold, redis, first_model=layout.first)
-
-
 async def run(settings: Settings, args: argparse.Namespace) -> JobReport:
     redis = build_redis(settings, "mnemo-archive")
     try:
@@ -74,7 +72,7 @@ async def run(settings: Settings, args: argparse.Namespace) -> JobReport:
         # model's stores, so each copy records the model of the store it is read from
         store = build_store(settings, redis, build_bridge(settings), layout)
         archiver = build_archiver(
-            settings, redis, store, archive_of(settings, redis, layout), grace_seconds=args.grace_seconds
+            settings, redis, store, build_archive(settings, redis, layout), grace_seconds=args.grace_seconds
         )
         return await archiver.run(now=args.now, dry_run=args.dry_run, run_lock_wait_seconds=args.wait_seconds)
     finally:
@@ -87,8 +85,9 @@ async def reembed(
     store = build_store(settings, redis, None, layout)  # where each user is, and by which model
     embedder = await anyio.to_thread.run_sync(build_embedder, settings)
     models = await dense_models(settings, embedder, store)
+    archive = build_archive(settings, redis, layout)
     job = ArchiveReembedder(
-        archive_of(settings, redis, layout),
+        archive,
         models,
         redis,
         batch_size=args.batch_size,
@@ -105,7 +104,16 @@ async def reembed(
                 "archive reembed progress", extra={"users_done": done, "users": users, **report.as_dict()}
             )
 
-    report = await job.run(dry_run=args.dry_run, progress=progress)
+    try:
+        report = await job.run(dry_run=args.dry_run, progress=progress)
+        # a switch whose every archived row moved: done once no previous model's store holds a record
+        settled = not (args.dry_run or report.failures or report.users_left or report.size_changed)
+        if layout.previous is not None and settled and await finish_switch(settings, redis, store, archive):
+            report.dense_switched = layout.current
+    finally:
+        for model in (models.current, models.previous):
+            if model is not None and isinstance(model.embedder, HttpEmbedder):
+                await model.embedder.aclose()
     log.info("archive reembed finished", extra=report.as_dict())
     return report
 

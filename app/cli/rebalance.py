@@ -16,8 +16,9 @@ models): with PREVIOUS_EMBEDDINGS_* set, every user still on the previous model'
 the current model's on the same server, their records embedded again by the current model on the way
 (`--max-per-second` bounds the texts embedded per second, the model server serving searches
 meanwhile). When a run settles everyone and no previous model's collection holds a record any more,
-it records the switch as done (`dense_switched` in the summary): processes configured with the current
-model then start without PREVIOUS_EMBEDDINGS_*.
+hot or warm, it records the switch as done (`dense_switched` in the summary): processes configured with
+the current model then start without PREVIOUS_EMBEDDINGS_*. Archived (warm) rows of the previous model
+move with `python -m app.cli.archive --reembed`, run after this; that run records the switch as done.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import anyio.to_thread
 from app.cli.batch_job import run_job
 from app.clients.embeddings import HttpEmbedder
 from app.clients.redis import build_redis
-from app.composition import bridge_stores, build_embedder, build_store, token_codec
+from app.composition import bridge_stores, build_archive, build_embedder, build_store, token_codec
 from app.composition.dense import dense_layout, dense_models, finish_switch
 from app.settings import Settings
 from memory.errors import StoreUnavailable
@@ -71,7 +72,9 @@ async def run(settings: Settings, args: argparse.Namespace) -> Report:
         report = await rebalancer.run(dry_run=args.dry_run, run_lock_wait_seconds=args.wait_seconds)
         # a switch whose every user settled: done once no previous model's collection holds a record
         switch_settled = layout.previous is not None and not args.dry_run and not report.failures
-        if switch_settled and await finish_switch(settings, redis, store):
+        # and no previous model's warm archive store either (`archive --reembed` moves those rows)
+        archive = build_archive(settings, redis, layout)
+        if switch_settled and await finish_switch(settings, redis, store, archive):
             report.dense_switched = layout.current
         log.info("rebalance finished", extra=report.as_dict())
         return report

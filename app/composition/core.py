@@ -107,7 +107,7 @@ async def build_core(
     if api and (down := [name for name, ok in (await store.ping_each()).items() if not ok]):
         log.warning("chroma not reachable at startup", extra={"servers": down})  # /readyz reports it
     outbox = Outbox(redis, replicas=replica_ack(settings, redis))
-    archive = build_archive(settings, redis)
+    archive = build_archive(settings, redis, layout)  # each dense model's warm collections
     llm_client = build_llm_client(settings, llm_transport)
     upstream = (
         OpenAICompatibleLLM(

@@ -13,6 +13,7 @@ from redis.exceptions import RedisError
 from app.clients.embeddings import HttpEmbedder, ServedModel
 from app.settings import Settings, StartError
 from memory import Embedder, RoutingLongTermStore, keys
+from memory.archive.view import ArchivedTiers
 from memory.embedding.onnx import OnnxEmbedder
 from memory.longterm.dense_models import DenseModel, DenseModels, namespace, same_model, virtual_name
 from memory.redis_client import RedisClient
@@ -185,12 +186,23 @@ async def dense_models(
     return DenseModels(current, before, locate=locate)
 
 
-async def finish_switch(settings: Settings, redis: RedisClient, store: RoutingLongTermStore) -> bool:
+async def finish_switch(
+    settings: Settings, redis: RedisClient, store: RoutingLongTermStore, archive: ArchivedTiers | None = None
+) -> bool:
     """Record a dense switch as finished when no store of another model than the configured one holds a
-    record (every server must answer): processes may then start without PREVIOUS_EMBEDDINGS_*."""
+    record (every server must answer), nor, with the `archive`, another model's warm store (its rows
+    move with `python -m app.cli.archive --reembed`; dropping PREVIOUS_EMBEDDINGS_* before would leave
+    them unread): processes may then start without PREVIOUS_EMBEDDINGS_*."""
     current = configured_tag(settings)
     for server in store.servers.values():
         if server.dense_model and not same_model(server.dense_model, current) and await server.user_counts():
+            return False
+    for warm in archive.warm_stores if archive is not None else ():
+        if warm.dense_model and not same_model(warm.dense_model, current) and await warm.user_counts():
+            log.info(
+                "dense model switch not finished: archived rows of another model remain in warm",
+                extra={"model": warm.dense_model, "next": "python -m app.cli.archive --reembed"},
+            )
             return False
     prefix = settings.chroma_collection_prefix
     await redis.set(keys.dense_switched(prefix), current)

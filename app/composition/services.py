@@ -12,6 +12,7 @@ import httpx
 
 from app.clients.embeddings import HttpEmbedder
 from app.clients.rerank import HttpReranker, build_reranker
+from app.composition.dense import DenseLayout
 from app.composition.stores import (
     bridge_shared_vectors,
     bridged_store,
@@ -77,18 +78,32 @@ def token_codec(settings: Settings) -> TokenCodec:
     )
 
 
-def build_archive(settings: Settings, redis: RedisClient) -> ArchivedTiers:
+def build_archive(settings: Settings, redis: RedisClient, layout: DenseLayout | None = None) -> ArchivedTiers:
     """Warm archive collections on one Chroma server (ARCHIVE_WARM_SERVER, else the first) and the cold
-    Parquet store (ARCHIVE_COLD_URL); neither is contacted until used."""
+    Parquet store (ARCHIVE_COLD_URL); neither is contacted until used. With a dense `layout`
+    (app/composition/dense.py), each of its models has warm collections of its own,
+    `<its namespace>-warm` (the prefix's first model keeps `<prefix>-warm`): the current model's, and
+    during a switch the previous one's (memory/archive/view.py); without one, one set for every row."""
     servers = {s.name: s.url for s in settings.chroma_servers}
     name = server_name(settings.archive_warm_server) if settings.archive_warm_server else next(iter(servers))
-    warm = ChromaLongTermStore(
-        chroma_client_factory(settings, servers[name]),
-        shards=settings.memory_shards,
-        collection_prefix=f"{settings.chroma_collection_prefix}-warm",
-    )
+    factory = chroma_client_factory(settings, servers[name])
+
+    def warm(namespace: str, model: str = "") -> ChromaLongTermStore:
+        return ChromaLongTermStore(
+            factory, shards=settings.memory_shards, collection_prefix=f"{namespace}-warm", dense_model=model
+        )
+
     cold = ColdStore(settings.archive_cold_url, storage_options=settings.archive_storage_options)
-    return ArchivedTiers(warm, cold, redis)
+    if layout is None:
+        return ArchivedTiers(warm(settings.chroma_collection_prefix), cold, redis)
+    others = [warm(layout.namespace(tag), tag) for tag in layout.tags if tag != layout.current]
+    return ArchivedTiers(
+        warm(layout.namespace(layout.current), layout.current),
+        cold,
+        redis,
+        first_model=layout.first,
+        others=others,
+    )
 
 
 def tier_policy(settings: Settings) -> TierPolicy:

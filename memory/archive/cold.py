@@ -9,9 +9,10 @@ the memory as stored (`id`, `user_id`, `created_at`, `content`, the full Chroma 
 `metadata`, the vector in `embedding`), `archived_at`, and `dense_model`: the tag of the dense model
 that made the vector (memory/longterm/dense_models.py; null in rows archived before rows carried one,
 and absent from files written before: such a row's model is the one the collection prefix was first
-started with). An admin reads the dataset with DuckDB (docs/memory.md; `union_by_name = true` to read
-`dense_model` across old and new files); mnemo reads one user's rows, only when a search or governance
-call asks.
+started with; after a switch to a model of another size, a user's rows are of two sizes until the
+re-embed: `read_rows` reads them as stored). An admin reads the dataset with DuckDB (docs/memory.md;
+`union_by_name = true` to read `dense_model` across old and new files); mnemo reads one user's rows,
+only when a search or governance call asks.
 
 Files are never changed in place: a delete or an erase writes a new file without the rows and then
 removes the old one (readers de-duplicate by id meanwhile). Every call is blocking I/O: callers run it
@@ -35,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
+from memory.archive.sizes import stacked
 from memory.embedding.base import Vectors
 from memory.longterm.chroma import from_record
 from memory.models import Memory
@@ -230,7 +232,16 @@ class ColdStore:
     def read_tagged(
         self, user_id: str, *, files: Sequence[str] | None = None, with_vectors: bool = True
     ) -> tuple[list[Memory], Vectors, list[str | None]]:
-        """`read_user`, and each row's `dense_model` (None: not recorded)."""
+        """`read_user`, and each row's `dense_model` (None: not recorded); vectors of several sizes (a
+        switch to a model of another size) as `memory/archive/sizes.py` stacks them."""
+        memories, vectors, models = self.read_rows(user_id, files=files, with_vectors=with_vectors)
+        matrix, models = stacked(vectors, models)
+        return memories, matrix, models
+
+    def read_rows(
+        self, user_id: str, *, files: Sequence[str] | None = None, with_vectors: bool = True
+    ) -> tuple[list[Memory], list[np.ndarray], list[str | None]]:
+        """`read_tagged` with each row's vector as stored (rows may differ in size)."""
         columns = ["id", "user_id", "content", "metadata", MODEL_FIELD] + (
             ["embedding"] if with_vectors else []
         )
@@ -253,8 +264,7 @@ class ColdStore:
                 models.append(tags[row])
                 if with_vectors:
                     vectors.append(np.asarray(data["embedding"][row], dtype=np.float32))
-        matrix = np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
-        return memories, matrix, models
+        return memories, vectors, models
 
     def ids_in(self, paths: Sequence[str], user_id: str) -> set[str]:
         found: set[str] = set()

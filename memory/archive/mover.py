@@ -20,8 +20,11 @@ they were and the rest go on. Only one job runs at a time (`keys.ARCHIVE_LOCK`, 
 
 Each copy records the dense model that made the vector (`MODEL_FIELD`: the warm record's metadata, the
 cold row's column): the model of the hot store the records are read from (the user's placement names
-it, read under the user's lock), then carried from warm to cold; memory/archive/reembed.py embeds the
-archived rows again after a dense model switch.
+it, read under the user's lock), then carried from warm to cold. A hot record goes to the warm store of
+that model (`ArchivedTiers.warm_for`: each dense model has warm collections of its own, as it has hot
+ones), so a user switched to a model of another size archives on; warm records go to cold from
+whichever model's warm store holds them. memory/archive/reembed.py embeds the archived rows again
+after a dense model switch, moving warm rows to the user's model's warm store.
 
 Every vector channel must move with a memory: today a record has one vector (Chroma's embedding). A
 second channel (a "bridge" collection per shard) must be copied in `_hot_to_warm` and exported to the
@@ -148,7 +151,7 @@ class Archiver:
         found: set[str] = set()
         for server in self._hot.servers.values():
             found |= set(await server.user_counts())
-        found |= set(await self._archive.warm.user_counts())
+        found |= set(await self._archive.warm_user_counts())
         return sorted(found)
 
     async def run(
@@ -186,9 +189,11 @@ class Archiver:
         for user_id in users:
             server = self._hot.server(await self._hot.server_of(user_id, fresh=True))
             hot = await server.ids_before(user_id, self._policy.warm_cutoff(report.now), limit=10**9)
-            warm = await self._archive.warm.ids_before(
-                user_id, self._policy.cold_cutoff(report.now), limit=10**9
-            )
+            warm = [
+                i
+                for store in self._archive.warm_stores
+                for i in await store.ids_before(user_id, self._policy.cold_cutoff(report.now), limit=10**9)
+            ]
             old_hot = await server.ids_before(user_id, self._policy.cold_cutoff(report.now), limit=10**9)
             report.would_move["hot_to_warm"] += len(hot)
             report.would_move["warm_to_cold"] += len(warm) + len(old_hot)
@@ -252,12 +257,14 @@ class Archiver:
             ids = await self._alive(user_id, ids)
             if ids:
                 return await self._hot_to_warm(user_id, server, ids)
-            warm = self._archive.warm
-            ids = await warm.ids_before(user_id, self._policy.cold_cutoff(report.now), limit=self._batch_size)
-            ids = await self._alive(user_id, ids)
-            if ids:
-                return await self._warm_to_cold(user_id, ids, report.now)
-            if not snap.archived and await warm.count(user_id):
+            for warm in self._archive.warm_stores:  # one model's warm store per move (one vector size)
+                cutoff = self._policy.cold_cutoff(report.now)
+                ids = await self._alive(
+                    user_id, await warm.ids_before(user_id, cutoff, limit=self._batch_size)
+                )
+                if ids:
+                    return await self._warm_to_cold(user_id, warm, ids, report.now)
+            if not snap.archived and await self._archive.warm_count(user_id):
                 await self._state.mark_archived(user_id, cold=bool(self._archive.cold.files_of(user_id)))
             return None
 
@@ -270,12 +277,16 @@ class Archiver:
         await self._state.begin(user_id, move)
         records = await server.records(user_id, ids=ids)
         await self.copy_to_warm(user_id, tagged(records, server.dense_model))
-        landed, expected = await self._verify_warm(user_id, records.ids)
+        landed, expected = await self._verify_warm(
+            user_id, self._archive.warm_for(server.dense_model), records.ids
+        )
         if expected - landed:
             raise ArchiveError(f"warm copy not verified: {len(expected - landed)} of {len(expected)} missing")
         return await self._state.switch(user_id, Move("hot", "warm", "copying", frozenset(expected)))
 
     async def copy_to_warm(self, user_id: str, records: Records) -> None:
+        """To the warm store of the records' model (`tagged`; untagged: the configured model's)."""
+        model = str(records.metadatas[0].get(MODEL_FIELD) or "") if records.metadatas else ""
         warm = Records(
             ids=records.ids,
             documents=records.documents,
@@ -283,20 +294,24 @@ class Archiver:
             embeddings=records.embeddings,
             rows=records.rows,
         )
-        await self._archive.warm.put_records(user_id, warm)
+        await self._archive.warm_for(model).put_records(user_id, warm)
 
-    async def _verify_warm(self, user_id: str, ids: Sequence[str]) -> tuple[set[str], set[str]]:
-        """(ids found in warm, ids that must be there: those copied less those buried meanwhile, which
-        are dropped from warm here)."""
+    async def _verify_warm(
+        self, user_id: str, warm: ChromaLongTermStore, ids: Sequence[str]
+    ) -> tuple[set[str], set[str]]:
+        """(ids found in the `warm` store, ids that must be there: those copied less those buried
+        meanwhile, which are dropped from warm here)."""
         gone = await self._tombstones.buried(user_id, ids)
         if gone:
-            await self._archive.warm.delete(user_id, sorted(gone))
-        found = await self._archive.warm.get(user_id, ids=list(ids), include_content=False)
+            await warm.delete(user_id, sorted(gone))
+        found = await warm.get(user_id, ids=list(ids), include_content=False)
         gone |= await self._tombstones.buried(user_id, ids)  # read after `found`
         return {m.id for m in found} - gone, set(ids) - gone
 
-    async def _warm_to_cold(self, user_id: str, ids: list[str], now: float) -> Move:
-        records = await self._archive.warm.records(user_id, ids=ids)
+    async def _warm_to_cold(
+        self, user_id: str, warm: ChromaLongTermStore, ids: list[str], now: float
+    ) -> Move:
+        records = await warm.records(user_id, ids=ids)
         cold = self._archive.cold
         created = [float(m["created_at"]) for m in records.metadatas]
         files = cold.plan_files(user_id, created)
@@ -333,7 +348,7 @@ class Archiver:
             await self._hot.delete(user_id, ids)
             await self._versions.bump(user_id, deleted=ids)  # every worker's hot index drops them
         else:
-            await self._archive.warm.delete(user_id, ids)
+            await self._archive.warm_delete(user_id, ids)
         await self._state.finish(user_id)
 
     async def _settle_leftover(self, user_id: str, move: Move, report: ArchiveReport) -> None:
@@ -347,8 +362,8 @@ class Archiver:
             )
             return
         ids = sorted(move.ids)
-        if move.dst == "warm":
-            await self._archive.warm.delete(user_id, ids)
+        if move.dst == "warm":  # from whichever model's warm store the copy went to
+            await self._archive.warm_delete(user_id, ids)
         else:
             async with self._archive.cold_lock(user_id):
                 cold = self._archive.cold
@@ -367,6 +382,6 @@ class Archiver:
         hot = 0
         for server in self._hot.servers.values():
             hot += sum((await server.user_counts()).values())
-        warm = sum((await self._archive.warm.user_counts()).values())
+        warm = sum((await self._archive.warm_user_counts()).values())
         cold = await anyio.to_thread.run_sync(self._archive.cold.count_rows)
         return {"hot": hot, "warm": warm, "cold": cold}

@@ -9,10 +9,16 @@ memory/archive/search.py). This job gives them vectors of the user's model, user
 - a user's model is their hot store's (`DenseModels.for_user`, read fresh); a row whose recorded model
   (`MODEL_FIELD`; a row archived before rows carried one: `ArchivedTiers.first_model`, and when that is
   not said, any model: never re-embedded) is another is embedded by it;
-- warm: `batch_size` rows at a time, each batch under the user's long-term write lock (the one an
-  archival step holds: no move runs meanwhile, and a rebalance switching the user waits), read, embed,
-  upserted in place with the new tag; deletes do not take that lock, so ids buried meanwhile are
-  deleted again after the batch (as the archival copy does);
+- warm: each dense model has warm collections of its own (memory/archive/view.py), and the user's
+  rows belong in their model's. `batch_size` rows at a time, each batch under the user's long-term
+  write lock (the one an archival step holds: no move runs meanwhile, and a rebalance switching the
+  user waits): the rows in another model's warm store are read, embedded, written to the user's
+  model's warm store with the new tag, verified there and deleted from the other store (a reader
+  meanwhile answers each id once: the view prefers the user's model's copy), and the user's archive
+  version bumped (an export paging the warm stores meanwhile fails rather than miss a row); rows of
+  another model in the user's model's own store (archived before warm stores were per model, or
+  untagged) are upserted in place. Deletes do not take that lock, so ids buried meanwhile are deleted
+  again after the batch (as the archival copy does);
 - cold: file by file (one user's rows of one month of one move), embedded outside the locks (archived
   rows never change, they only go), then, under the user's lock and the cold lock, the file rewritten
   with the new vectors and tags (a new file, the old one removed: `ColdStore.replace_vectors`); a file a
@@ -28,11 +34,12 @@ memory/archive/search.py). This job gives them vectors of the user's model, user
 Resumable by construction (what is done is what the rows' tags say), paced (`max_per_second`) and
 retried (a paused Chroma, a model server down: `StoreUnavailable`) as memory/longterm/reembed.py is.
 
-Vector sizes: Chroma fixes a collection's vector size at its first record, and the warm collections are
-one set for every model, so vectors of another size cannot be written there. A user whose model makes
-vectors of another size than their archived ones is left as is (`size_changed`): their warm and cold
-rows stay ranked by their words (cold too: a user's index holds vectors of one size). Warm collections
-per model, as hot has, would lift this.
+Vector sizes: Chroma fixes a collection's vector size at its first record, and each model's warm
+collections hold its vectors alone, so a switch to a model of another size moves the rows as any other
+switch does. Cold files are per user and rewritten: a user's rows may be of two sizes meanwhile (an
+index keeps those of the configured model's size: memory/archive/sizes.py). Only an in-place upsert of
+rows of another size (one warm store for every model: no dense layout, as in tests and benches) is
+refused: that user is left as is (`size_changed`).
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ from memory.archive.view import ArchivedTiers
 from memory.embedding.base import Vectors
 from memory.errors import MemoryBusy, StoreUnavailable
 from memory.locks import RedisLocks
+from memory.longterm.chroma import ChromaLongTermStore
 from memory.longterm.dense_models import DenseModel, DenseModels, same_model
 from memory.longterm.records import Records, from_record, where_for
 from memory.longterm.tombstones import Tombstones
@@ -80,6 +88,7 @@ class ArchiveReembedReport:
     failed_users: list[str] = field(default_factory=list)  # labels, never raw user ids
     batches_retried: int = 0
     seconds: float = 0.0
+    dense_switched: str | None = None  # the switch this run recorded as finished (the CLI: finish_switch)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -145,7 +154,7 @@ class ArchiveReembedder:
 
     async def users(self) -> list[str]:
         """Every user with warm records or cold rows."""
-        found = set(await self._archive.warm.user_counts())
+        found = set(await self._archive.warm_user_counts())
         found |= await anyio.to_thread.run_sync(self._archive.cold.user_ids)
         return sorted(found)
 
@@ -179,26 +188,28 @@ class ArchiveReembedder:
         return {"user": self._label(user_id), "reason": f"{type(exc).__name__}: {exc}"}
 
     async def user(self, user_id: str, report: ArchiveReembedReport, *, dry_run: bool = False) -> int:
-        """Embed again this user's archived rows of another model than theirs; returns the rows written."""
+        """Embed again this user's archived rows of another model than theirs (warm ones into their
+        model's warm store); returns the rows written."""
         model = await self._models.for_user(user_id, fresh=True)
-        warm = await self._warm_todo(user_id, model)
+        target = self._archive.warm_for(model.tag)
+        warm = await self._warm_todo(user_id, model, target)
         cold = await anyio.to_thread.run_sync(self._cold_todo, user_id, model)
         if not warm and not cold:
             report.users_current += 1
             return 0
         if dry_run:
-            report.warm += len(warm)
+            report.warm += sum(len(ids) for _, ids in warm)
             report.cold += sum(len(f.memories) for f in cold)
             return 0
         written = 0
         try:
-            for chunk in _chunks(warm, self._batch):
-                await self._pace(len(chunk))  # outside the lock: a paced run never holds up a write
-                n = await self._retried(
-                    user_id, report, functools.partial(self._warm_batch, user_id, chunk, model)
-                )
-                written += n
-                report.warm += n
+            for source, ids in warm:
+                for chunk in _chunks(ids, self._batch):
+                    await self._pace(len(chunk))  # outside the lock: a paced run never holds up a write
+                    batch = functools.partial(self._warm_batch, user_id, chunk, model, source, target)
+                    n = await self._retried(user_id, report, batch)
+                    written += n
+                    report.warm += n
             for file in cold:
                 n = await self._cold_file(user_id, file, model, report)
                 written += n
@@ -224,62 +235,102 @@ class ArchiveReembedder:
 
     # -- warm ---------------------------------------------------------------------------------------
 
-    async def _warm_todo(self, user_id: str, model: DenseModel) -> list[str]:
-        """The user's warm ids of another model (their metadata only, and one vector for its size)."""
+    async def _warm_todo(
+        self, user_id: str, model: DenseModel, target: ChromaLongTermStore
+    ) -> list[tuple[ChromaLongTermStore, list[str]]]:
+        """The user's warm ids to embed again, with the store holding them: every row in another
+        model's warm store, and those of another model in `target`, the user's model's (read from
+        their metadata; for an upsert in place, one vector for its size)."""
         where = where_for(user_id)
-        result = await self._archive.warm.on_collection(
-            user_id, lambda c: c.get(where=where, include=["metadatas"])
-        )
-        metas = result.get("metadatas") or [{} for _ in result["ids"]]
-        todo = [
-            i
-            for i, meta in zip(result["ids"], metas, strict=True)
-            if (meta or {}).get("user_id") == user_id and not self._fits(meta.get(MODEL_FIELD), model)
-        ]
-        if todo:
-            self._check_size((await self._archive.warm.records(user_id, ids=todo[:1])).embeddings, model)
-        return todo
+        out: list[tuple[ChromaLongTermStore, list[str]]] = []
+        for store in self._archive.warm_stores:
+            result = await store.on_collection(user_id, lambda c: c.get(where=where, include=["metadatas"]))
+            metas = result.get("metadatas") or [{} for _ in result["ids"]]
+            todo = [
+                i
+                for i, meta in zip(result["ids"], metas, strict=True)
+                if (meta or {}).get("user_id") == user_id
+                and (store is not target or not self._fits(meta.get(MODEL_FIELD), model))
+            ]
+            if todo and store is target:
+                self._check_size((await store.records(user_id, ids=todo[:1])).embeddings, model)
+            if todo:
+                out.append((store, todo))
+        return out
 
-    async def _warm_batch(self, user_id: str, chunk: Sequence[str], model: DenseModel) -> int:
-        """One batch under the user's lock: read, embed, upsert with the new tag. Idempotent."""
+    async def _warm_batch(
+        self,
+        user_id: str,
+        chunk: Sequence[str],
+        model: DenseModel,
+        source: ChromaLongTermStore,
+        target: ChromaLongTermStore,
+    ) -> int:
+        """One batch under the user's lock: read from `source`, embed, write to `target` (the user's
+        model's warm store) with the new tag, and when they differ, verify and delete from `source`.
+        Idempotent."""
+        moving = source is not target
         async with self._user_lock(user_id):
             await self._unchanged(user_id, model)
-            records = await self._archive.warm.records(user_id, ids=list(chunk))
-            stale = {
-                i
-                for i, m in zip(records.ids, records.metadatas, strict=True)
-                if not self._fits(m.get(MODEL_FIELD), model)
-            }
-            records = records.only(stale)
+            records = await source.records(user_id, ids=list(chunk))
+            if not moving:
+                records = records.only(
+                    {
+                        i
+                        for i, m in zip(records.ids, records.metadatas, strict=True)
+                        if not self._fits(m.get(MODEL_FIELD), model)
+                    }
+                )
+                self._check_size(records.embeddings, model)
             if not records.ids:
                 return 0
-            self._check_size(records.embeddings, model)
             memories = [
                 from_record(i, d, m)
                 for i, d, m in zip(records.ids, records.documents, records.metadatas, strict=True)
             ]
             vectors = await model.embedder.embed([m.embed_text for m in memories])
             metadatas = [{**m, MODEL_FIELD: model.tag} for m in records.metadatas]
-            await self._archive.warm.put_records(
+            await target.put_records(
                 user_id, Records(records.ids, records.documents, metadatas, vectors, records.rows)
             )
             # a delete (which does not take the lock) between the read and the upsert: gone again
             gone = await self._tombstones.buried(user_id, records.ids)
             if gone:
-                await self._archive.warm.delete(user_id, sorted(gone))
+                await target.delete(user_id, sorted(gone))
+            if moving:
+                await self._moved(user_id, records.ids, gone, source, target)
         return len(records.ids)
+
+    async def _moved(
+        self,
+        user_id: str,
+        ids: Sequence[str],
+        gone: set[str],
+        source: ChromaLongTermStore,
+        target: ChromaLongTermStore,
+    ) -> None:
+        """Rows copied to `target`: verified there, then deleted from `source` (a reader meanwhile
+        answers each from one store), and the archive version bumped (cached indexes are rebuilt, an
+        export paging the warm stores fails rather than miss them). A copy not verified is retried."""
+        found = await target.get(user_id, ids=list(ids), include_content=False)
+        gone |= await self._tombstones.buried(user_id, ids)  # read after `found`
+        missing = set(ids) - gone - {m.id for m in found}
+        if missing:
+            raise StoreUnavailable("archive", f"warm move not verified: {len(missing)} of {len(ids)} missing")
+        await source.delete(user_id, list(ids))
+        await self._archive.state.bump(user_id)
 
     # -- cold ---------------------------------------------------------------------------------------
 
     def _cold_todo(self, user_id: str, model: DenseModel) -> list[ColdFile]:
-        """The user's cold files holding rows of another model, with those rows (blocking I/O)."""
+        """The user's cold files holding rows of another model, with those rows (blocking I/O). A
+        file is rewritten whatever the size of its vectors (Parquet holds any)."""
         cold = self._archive.cold
         out: list[ColdFile] = []
         for path in cold.files_of(user_id):
-            memories, vectors, tags = cold.read_tagged(user_id, files=[path])
+            memories, _, tags = cold.read_rows(user_id, files=[path], with_vectors=False)
             stale = [m for m, tag in zip(memories, tags, strict=True) if not self._fits(tag, model)]
             if stale:
-                self._check_size(vectors, model)
                 out.append(ColdFile(path, stale))
         return out
 

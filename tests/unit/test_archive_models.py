@@ -16,6 +16,7 @@ from prometheus_client import REGISTRY
 from harness.fakes import HashEmbedder
 from memory.archive.cold import MODEL_FIELD, SCHEMA, ColdRows, ColdStore
 from memory.archive.mover import tagged
+from memory.archive.sizes import UNRANKED, stacked
 from memory.longterm.records import Records
 from memory.models import Memory
 from memory.recall.keyword_index import BM25Index, tokenize
@@ -154,3 +155,55 @@ def test_the_mover_tags_records_with_the_model_of_the_store_it_reads() -> None:
     records = Records(["a"], ["x"], [{"user_id": "u"}], np.zeros((1, 4), dtype=np.float32), rows=1)
     assert tagged(records, NEW).metadatas == [{"user_id": "u", MODEL_FIELD: NEW}]
     assert tagged(records, "") is records  # a store that does not say: untagged, as before
+
+
+class TestVectorsOfTwoSizes:
+    """A switch to a model of another size leaves a user's archive with vectors of two sizes until the
+    re-embed: an index keeps the configured model's size, the other rows are found by words alone."""
+
+    WIDE = "http:wide-model:96"
+
+    def rows(self) -> tuple[list[Memory], list[np.ndarray], list[str | None]]:
+        memories = [memory(mid, text) for mid, text, _ in TEXTS[:4]]
+        narrow = EMBED.embed_sync([m.embed_text for m in memories[:3]])  # 64-d, of OLD
+        wide = HashEmbedder(96).embed_sync([memories[3].embed_text])
+        return memories, [*narrow, wide[0]], [OLD, OLD, OLD, self.WIDE]
+
+    def test_the_preferred_models_size_is_kept_and_the_others_are_unranked(self) -> None:
+        memories, vectors, models = self.rows()
+        matrix, tags = stacked(vectors, models, prefer=[self.WIDE, OLD])
+        assert matrix.shape == (4, 96)
+        assert tags == [UNRANKED, UNRANKED, UNRANKED, self.WIDE]
+        assert not matrix[:3].any()
+        idx = BM25Index(memories, matrix, models=tags)
+        q = HashEmbedder(96).embed_sync(["My sister Anna is a nurse in Porto"])[0]
+        assert [m.id for m, _ in idx.nearest(q, limit=5, model=self.WIDE)] == ["d"]
+        assert idx.nearest(q, limit=5, model=UNRANKED.replace("unranked", "other")) == []
+        assert idx.search(tokenize("杭州 银行"), limit=1)[0][0] == "a"  # still found by its words
+
+    def test_without_a_preferred_model_the_commonest_size_and_one_size_as_it_is(self) -> None:
+        _, vectors, models = self.rows()
+        matrix, tags = stacked(vectors, models)
+        assert matrix.shape == (4, 64)
+        assert tags == [OLD, OLD, OLD, UNRANKED]
+        same, kept = stacked(vectors[:3], models[:3], prefer=[self.WIDE])
+        assert kept == [OLD, OLD, OLD]
+        assert np.array_equal(same, np.stack(vectors[:3]))
+        empty, none = stacked([], [])
+        assert (empty.shape, none) == ((0, 0), [])
+
+    def test_cold_reads_rows_of_two_sizes(self, tmp_path: Path) -> None:
+        store = ColdStore(str(tmp_path / "archive"))
+        store.write("u", _rows([OLD, OLD]), store.plan_files("u", [NOW - 400 * 86_400]), archived_at=NOW)
+        wide = ColdRows(
+            ["u-7"],
+            ["a wide row"],
+            [{"user_id": "u", "created_at": NOW - 390 * 86_400, "session_id": "s", MODEL_FIELD: self.WIDE}],
+            HashEmbedder(96).embed_sync(["a wide row"]),
+        )
+        store.write("u", wide, store.plan_files("u", [NOW - 390 * 86_400]), archived_at=NOW)
+        memories, vectors, models = store.read_rows("u")
+        assert sorted(len(v) for v in vectors) == [64, 64, 96]
+        _, matrix, tags = store.read_tagged("u")
+        assert matrix.shape == (3, 64)
+        assert sorted(str(t) for t in tags) == sorted([OLD, OLD, UNRANKED])

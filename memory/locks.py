@@ -39,6 +39,9 @@ return 0
 """
 
 
+KEEPER_STOP_SECONDS = 1.0  # the longest a release waits for the keeper to end
+
+
 class LockTimeout(Exception):
     pass
 
@@ -50,6 +53,7 @@ class _Held:
     ttl_seconds: int
     keeper: asyncio.Task[None] | None = None
     settled: bool = False  # released by the caller's own transaction: nothing left to release
+    stopped: bool = False  # the holder is done: the keeper must not extend it again
 
 
 class RedisLocks:
@@ -85,7 +89,7 @@ class RedisLocks:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.02)  # locks here are held for milliseconds: poll often
         held = self._held[token] = _Held(key, kind, ttl_seconds)
-        held.keeper = asyncio.create_task(self._keep_alive(key, token, ttl_seconds, kind))
+        held.keeper = asyncio.create_task(self._keep_alive(held, token))
         try:
             yield token
         finally:
@@ -112,8 +116,9 @@ class RedisLocks:
         """The caller's own atomic write (a script) releases the lock `token` holds, owner-checked: stop
         extending it first, so nothing else touches the key. Then that write, then `settled`."""
         held = self._held[token]
+        held.stopped = True
         if held.keeper is not None:
-            held.keeper.cancel()  # it only sleeps and PEXPIREs: cancelling is enough
+            held.keeper.cancel()  # it only sleeps and PEXPIREs (and checks `stopped` after each)
             held.keeper = None
         return token
 
@@ -130,11 +135,17 @@ class RedisLocks:
             log.warning("lock not released with its commit; it expires by its TTL", extra={"lock": held.kind})
 
     async def _stop_keeper(self, held: _Held) -> None:
-        if held.keeper is not None:
-            held.keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await held.keeper
-            held.keeper = None
+        """Stop extending the lock. Cancelling the keeper is not enough on its own: a cancellation that
+        arrives while its PEXPIRE is answered can be lost (Python 3.11's `asyncio.wait_for`, inside
+        redis-py, swallows it when the call completes at the same moment; fixed in 3.12), and awaiting
+        the keeper then waited forever while it kept the lock alive (a rebalance held a user's lock for
+        minutes this way: bench/served_models.py --dense-switch-only). So the keeper also checks
+        `stopped` after every step, and it is waited for at most a second."""
+        keeper, held.keeper = held.keeper, None
+        held.stopped = True
+        if keeper is not None:
+            keeper.cancel()
+            await asyncio.wait([keeper], timeout=KEEPER_STOP_SECONDS)
 
     async def _give_back(self, key: str, token: str, kind: str, ttl_seconds: int) -> None:
         try:
@@ -167,16 +178,19 @@ class RedisLocks:
         if not self._left_behind.get(key, True):
             self._left_behind.pop(key, None)
 
-    async def _keep_alive(self, key: str, token: str, ttl: int, kind: str) -> None:
+    async def _keep_alive(self, held: _Held, token: str) -> None:
         """Extends the lock every `ttl / 2.5` s: it outlives any work as long as the event loop runs this
-        task (work that blocks the loop for longer than the rest of a TTL loses it: issue 39)."""
-        while True:
+        task (work that blocks the loop for longer than the rest of a TTL loses it: issue 39). Ends when
+        the holder is done (`stopped`), even if its cancellation was lost."""
+        ttl = held.ttl_seconds
+        while not held.stopped:
             await asyncio.sleep(ttl / 2.5)
+            if held.stopped:
+                return
             try:
-                if not await self._extend(keys=[key], args=[token, int(ttl * 1000)]):
-                    held = self._held.get(token)
-                    if held is None or not held.settled:
-                        log.warning("lock lost before the work finished", extra={"lock": kind})
+                if not await self._extend(keys=[held.key], args=[token, int(ttl * 1000)]):
+                    if not held.settled and not held.stopped:
+                        log.warning("lock lost before the work finished", extra={"lock": held.kind})
                     return
             except Exception:  # a Redis hiccup: retry next tick; the TTL still protects everyone
                 log.warning("could not extend lock", exc_info=True)

@@ -413,10 +413,17 @@ class ChromaLongTermStore:
         return list(result["ids"])
 
     async def records(
-        self, user_id: str, *, limit: int | None = None, offset: int = 0, ids: Sequence[str] | None = None
+        self,
+        user_id: str,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+        ids: Sequence[str] | None = None,
+        vectors: bool = True,
     ) -> Records:
         """A page of this user's records with documents, metadata and vectors, as stored (or, with
-        `ids`, those of them that exist)."""
+        `ids`, those of them that exist). `vectors` False: without them (a copy that embeds the texts
+        again, a comparison of texts), a fraction of the bytes."""
         where = where_for(user_id)
         id_list = list(ids) if ids is not None else None
         result = await self._run(
@@ -424,7 +431,7 @@ class ChromaLongTermStore:
             lambda c: c.get(
                 ids=id_list,
                 where=where,
-                include=["documents", "metadatas", "embeddings"],
+                include=["documents", "metadatas", "embeddings"] if vectors else ["documents", "metadatas"],
                 limit=limit,
                 offset=offset or None,
             ),
@@ -433,13 +440,13 @@ class ChromaLongTermStore:
         docs = result.get("documents") or [None] * len(raw_ids)
         metas = result.get("metadatas") or [{}] * len(raw_ids)
         raw = result.get("embeddings")
-        vectors = np.asarray(raw if raw is not None and len(raw) else np.zeros((0, 0)), dtype=np.float32)
+        matrix = np.asarray(raw if raw is not None and len(raw) else np.zeros((0, 0)), dtype=np.float32)
         keep = [row for row, m in enumerate(metas) if dict(m or {}).get("user_id") == user_id]
         return Records(
             ids=[raw_ids[r] for r in keep],
             documents=[docs[r] for r in keep],
             metadatas=[dict(metas[r]) for r in keep],
-            embeddings=vectors[keep] if len(vectors) else np.zeros((0, 0), dtype=np.float32),
+            embeddings=matrix[keep] if len(matrix) else np.zeros((0, 0), dtype=np.float32),
             rows=len(raw_ids),
         )
 

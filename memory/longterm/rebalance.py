@@ -449,7 +449,7 @@ class Rebalancer:
     async def _changed(user_id: str, dst: ChromaLongTermStore, records: Records) -> Records:
         """The records `dst` does not hold with the same text and metadata (written, edited or merged
         since they were copied; a record's vector is a function of them)."""
-        held = await dst.records(user_id, ids=records.ids)
+        held = await dst.records(user_id, ids=records.ids, vectors=False)
         now = dict(zip(records.ids, zip(records.documents, records.metadatas, strict=True), strict=True))
         same = {
             i
@@ -518,8 +518,9 @@ class Rebalancer:
         offset; returns the records put."""
         put = 0
         offset = 0
+        vectors = not cross_model(src, dst)  # embedded again on the way: not read
         while True:
-            page = await src.records(user_id, limit=self._page_size, offset=offset)
+            page = await src.records(user_id, limit=self._page_size, offset=offset, vectors=vectors)
             chosen = page if keep is None else page.only(keep)
             await self._put(user_id, src, dst, chosen)
             put += len(chosen)

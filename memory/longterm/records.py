@@ -44,7 +44,9 @@ class Records:
             ids=[self.ids[r] for r in keep],
             documents=[self.documents[r] for r in keep],
             metadatas=[self.metadatas[r] for r in keep],
-            embeddings=self.embeddings[keep] if len(keep) else np.zeros((0, 0), dtype=np.float32),
+            embeddings=self.embeddings[keep]
+            if len(keep) and len(self.embeddings)  # read without vectors: none to keep
+            else np.zeros((0, 0), dtype=np.float32),
             rows=self.rows,
         )
 

@@ -17,7 +17,7 @@ copy below drops whatever was buried while it ran):
 3. switch: `at` = target, `from` = source, `to` dropped, version bumped, in one Redis transaction
    (every worker's cached placement is stale from that instant: `memory/longterm/routing.py`);
 4. release; after `grace_seconds` (longer than a reader may trust a cached placement, so reads routed
-   just before the switch have finished), delete the source copy and `from`, under the lock again.
+   just before the switch have finished), delete the source copy, then `from` under the lock again.
 
 `companions`: the stores of a channel that keeps one record per memory beside the main one, by server
 (the bridge vectors, `memory/longterm/bridge.py`). A moving user's companion records move with the
@@ -585,10 +585,14 @@ class Rebalancer:
         )
 
     async def _delete_source(self, user_id: str, source: str, report: Report) -> None:
+        """The old copy, deleted outside the user's lock (the user's writes go to `at`; only this run,
+        holding the run lock, moves users): a 2,000-record delete took ~14 s on a loaded Chroma, all of
+        it the user's writes waited (bench/served_models.py --dense-switch-only)."""
         async with self._user_lock(user_id):
             placement, _ = await self._placements.read(user_id)
-            if placement.from_ != source or placement.at == source:
-                return  # erased meanwhile, or settled by someone else
-            await self._delete_user_on(source, user_id, placement.at)
+        if placement.from_ != source or placement.at == source:
+            return  # erased meanwhile, or settled by someone else
+        await self._delete_user_on(source, user_id, placement.at)
+        async with self._user_lock(user_id):
             await self._placements.clear(user_id, FROM, source)
         report.source_copies_deleted += 1

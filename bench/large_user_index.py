@@ -10,9 +10,15 @@ what the vectors say). Each N runs in a fresh child process that reports, for on
 
 - `rss_kib_per_memory`: RSS growth from building the index (keyword postings + float16 vectors) and
   the bridge rows, after a collection, per memory;
+- `vectors_kib_per_memory`: of which the MiniLM and bridge vectors as a worker holds them;
 - `snapshot_mb`, `encode_s`, `decode_s`: the Redis snapshot a first search loads (memory/recall/snapshot.py);
-- `keyword_ms` (p50 over the set's questions), `dense_ms` (exact cosine over every vector, the
-  in-process dense channel, p50): the parts of a warm search that grow with N.
+- `keyword_ms` (p50 over the set's questions), `dense_ms` (`BM25Index.nearest`, cosine over every
+  vector, the in-process dense channel, top 50, p50), `bridge_ms` (`BridgeRows.cosine`, the bridge's
+  pass over every row, p50; a search asks it twice, the second time answered from the first since the
+  vectors are int8): the parts of a warm search that grow with N.
+
+Before/after in one run: the same script runs on a copy of an older commit (`git archive`), whose
+float16 rows it builds when memory/recall/dense_rows.py is not there.
 
 Times are CPU time of the process (`time.process_time`), not wall time: the 2 cores are shared with
 other jobs (load 10-20 while this was written), which stretches wall time several-fold but not the CPU
@@ -33,6 +39,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -40,6 +47,18 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from bench.make_token_history import load_or_build  # noqa: E402
+
+try:  # int8 rows with a scale each (memory/recall/dense_rows.py); float16 before it
+    from memory.recall.dense_rows import QuantisedRows
+
+    def _bridge_matrix(m: np.ndarray) -> Any:
+        return QuantisedRows.of(m)
+except ImportError:  # pragma: no cover - an older commit's copy, measured beside this one
+
+    def _bridge_matrix(m: np.ndarray) -> Any:
+        return m.astype(np.float16)
+
+
 from memory.models import Memory  # noqa: E402
 from memory.recall.crosslingual import BridgeRows  # noqa: E402
 from memory.recall.keyword_index import BM25Index, tokenize  # noqa: E402
@@ -92,11 +111,12 @@ def child(n: int) -> dict[str, float]:
     before = _rss()
     index = BM25Index(mems, _unit(n, 384, 1))
     langs: tuple[Lang, ...] = tuple(detect_language(m.content) for m in mems)
-    bridge = BridgeRows(
-        tuple(m.id for m in mems), _unit(n, 512, 2).astype(np.float16), langs, frozenset(langs)
-    )
+    bridge = BridgeRows(tuple(m.id for m in mems), _bridge_matrix(_unit(n, 512, 2)), langs, frozenset(langs))
     gc.collect()
     rss = (_rss() - before) / n / 1024
+    held = index._vectors  # the form this commit holds (int8 codes and scales, or float16)
+    assert held is not None
+    vector_bytes = held.nbytes + bridge.matrix.nbytes
     t0 = time.process_time()
     payload = encode(1, index, bridge, "bench")
     encode_s = time.process_time() - t0
@@ -106,7 +126,9 @@ def child(n: int) -> dict[str, float]:
     assert loaded is not None
     keyword: list[float] = []
     dense: list[float] = []
+    bridged: list[float] = []
     query = _unit(len(questions), 384, 3)
+    bridge_query = _unit(len(questions), 512, 4)
     for k, q in enumerate(questions * 3):
         t0 = time.process_time()
         index.search(tokenize(q), limit=50)
@@ -114,15 +136,20 @@ def child(n: int) -> dict[str, float]:
         t0 = time.process_time()
         index.nearest(query[k % len(questions)], limit=50)
         dense.append(time.process_time() - t0)
+        t0 = time.process_time()
+        bridge.cosine(bridge_query[k % len(questions)])
+        bridged.append(time.process_time() - t0)
     return {
         "memories": n,
         "rss_kib_per_memory": round(rss, 2),
         "rss_mib": round(rss * n / 1024, 1),
+        "vectors_kib_per_memory": round(vector_bytes / n / 1024, 2),
         "snapshot_mb": round(len(payload) / 1e6, 1),
         "encode_s": round(encode_s, 2),
         "decode_s": round(decode_s, 2),
         "keyword_ms": round(statistics.median(keyword) * 1000, 1),
         "dense_ms": round(statistics.median(dense) * 1000, 1),
+        "bridge_ms": round(statistics.median(bridged) * 1000, 1),
     }
 
 

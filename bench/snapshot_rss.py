@@ -8,7 +8,7 @@ context) with random unit MiniLM (384) and bridge (512) vectors. Each mode runs 
 process that holds `--copies` indexes at once (each over its own memory objects, as separate users
 would be) and reports the growth of its RSS after a collection, per memory held: `build` is the index
 a worker builds from the store's records (vectors as the store returns them, float32, kept as
-float16), `snapshot` the same index decoded from its snapshot (memory/recall/snapshot.py).
+int8 codes with a scale per row), `snapshot` the same index decoded from its snapshot (memory/recall/snapshot.py).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from bench.common import machine  # noqa: E402
 from bench.search_latency import fact  # noqa: E402
 from memory.models import Memory  # noqa: E402
 from memory.recall.crosslingual import BridgeRows  # noqa: E402
+from memory.recall.dense_rows import QuantisedRows  # noqa: E402
 from memory.recall.keyword_index import BM25Index  # noqa: E402
 from memory.recall.snapshot import decode, encode  # noqa: E402
 from memory.text.language import Lang, detect_language  # noqa: E402
@@ -69,7 +70,7 @@ def _unit(rows: int, dim: int, seed: int) -> np.ndarray:
 
 def _bridge(memories: list[Memory], seed: int) -> BridgeRows:
     langs: tuple[Lang, ...] = tuple(detect_language(m.content) for m in memories)
-    matrix = _unit(len(memories), 512, seed).astype(np.float16)
+    matrix = QuantisedRows.of(_unit(len(memories), 512, seed))
     return BridgeRows(tuple(m.id for m in memories), matrix, langs, frozenset(langs))
 
 

@@ -1,7 +1,8 @@
 """Cross-lingual recall: each user's bridge vectors in process, and the weights that fuse them.
 
 The bridge channel (`memory/longterm/bridge.py`) gives every memory a multilingual vector. Recall keeps
-a user's bridge vectors here (float16, with each memory's language), aligned with the user's keyword
+a user's bridge vectors here (int8 with a scale per row, memory/recall/dense_rows.py, with each memory's
+language), aligned with the user's keyword
 index and updated the same way: when the index's version moves, only the ids it gained are fetched
 from Chroma, and the ids it lost are dropped.
 
@@ -27,6 +28,7 @@ from memory.errors import StoreUnavailable
 from memory.longterm.bridge import BridgeVectors
 from memory.longterm.shared_vectors import SharedVectors
 from memory.models import Memory
+from memory.recall.dense_rows import QuantisedRows
 from memory.text.language import Lang, detect_language
 
 log = logging.getLogger(__name__)
@@ -63,12 +65,13 @@ class BridgeRows:
     """One user's bridge vectors at one index version."""
 
     ids: tuple[str, ...]
-    matrix: np.ndarray  # float16, one row per id
+    matrix: QuantisedRows  # one row per id
     languages: tuple[Lang, ...]
     present: frozenset[Lang]  # the languages among them
     _neighbours: np.ndarray | None = None  # `neighbours()`, made on first use
     _rows: dict[str, int] = field(default_factory=dict)  # id -> row, built once
     _langs: dict[str, Lang] = field(default_factory=dict)
+    _last: tuple[bytes, np.ndarray] | None = None  # `cosine()`'s last query and answer (a search asks twice)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -100,13 +103,12 @@ class BridgeRows:
         each, re-normalised: the bridge's view of a turn in its conversation. Only the rows asked for
         (a search's candidates): blending every row of a user cost 10-70 ms at 2,000 memories."""
         picked = np.asarray(rows, dtype=np.int64)
-        own = self.matrix[picked].astype(np.float32)
+        own = self.matrix.rows(picked)
         if weight and len(picked):
             around = self.neighbours(memories)[picked]
             present = (around >= 0).astype(np.float32)
-            own += weight * np.einsum(
-                "rk,rkd->rd", present, self.matrix[np.maximum(around, 0)].astype(np.float32)
-            )
+            beside = self.matrix.rows(np.maximum(around, 0).ravel()).reshape(len(picked), 3, -1)
+            own += weight * np.einsum("rk,rkd->rd", present, beside)
         own /= np.clip(np.linalg.norm(own, axis=1, keepdims=True), 1e-12, None)
         return np.asarray(own @ np.asarray(query, dtype=np.float32), dtype=np.float32)
 
@@ -116,7 +118,16 @@ class BridgeRows:
         return self._rows
 
     def cosine(self, query: Vectors) -> np.ndarray:
-        return np.asarray(self.matrix.astype(np.float32) @ query.astype(np.float32))
+        """The query's cosine with every row (read-only: the same answer is given to the next call with
+        this query, as a search asks twice)."""
+        key = np.asarray(query, dtype=np.float32).tobytes()
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        sims = self.matrix.scores(query)
+        sims.flags.writeable = False
+        object.__setattr__(self, "_last", (key, sims))
+        return sims
 
     def language_of(self) -> dict[str, Lang]:
         if len(self._langs) != len(self.ids):
@@ -131,21 +142,32 @@ def rows_from(
     old = previous.row_of() if previous is not None else {}
     old_lang = previous.language_of() if previous is not None else {}
     ids: list[str] = []
-    rows: list[np.ndarray] = []
     langs: list[Lang] = []
+    fresh_at: list[int] = []  # positions of rows quantised here, and their vectors
+    fresh: list[Vectors] = []
+    kept_at: list[int] = []  # positions of previous rows kept (their codes as they are), and their rows
+    kept: list[int] = []
     for mid, m in memories.items():
         if mid in vectors:
-            rows.append(np.asarray(vectors[mid], dtype=np.float16))
+            fresh_at.append(len(ids))
+            fresh.append(vectors[mid])
             langs.append(detect_language(m.content))
         elif previous is not None and mid in old:
-            rows.append(previous.matrix[old[mid]])
+            kept_at.append(len(ids))
+            kept.append(old[mid])
             langs.append(old_lang[mid])
         else:
             continue
         ids.append(mid)
-    width = previous.matrix.shape[1] if previous is not None and previous.matrix.ndim == 2 else 0
-    matrix = np.stack(rows) if rows else np.zeros((0, width), dtype=np.float16)
-    return BridgeRows(tuple(ids), matrix, tuple(langs), frozenset(langs))
+    made = QuantisedRows.of(np.asarray(fresh, dtype=np.float32)) if fresh else None
+    width = made.dim if made is not None else previous.matrix.dim if previous is not None else 0
+    codes = np.zeros((len(ids), width), dtype=np.int8)
+    scales = np.ones(len(ids), dtype=np.float32)
+    if made is not None:
+        codes[fresh_at], scales[fresh_at] = made.codes, made.scales
+    if previous is not None and kept:
+        codes[kept_at], scales[kept_at] = previous.matrix.codes[kept], previous.matrix.scales[kept]
+    return BridgeRows(tuple(ids), QuantisedRows(codes, scales), tuple(langs), frozenset(langs))
 
 
 @dataclass(slots=True)

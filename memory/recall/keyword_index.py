@@ -24,7 +24,10 @@ import snowballstemmer
 
 from memory.longterm.dense_models import same_model
 from memory.models import Memory
+from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
+from memory.recall.postings import ColumnPostings as ColumnPostings  # moved out; importable here too
+from memory.recall.postings import Posting
 from memory.text.lexicons import (
     EN_CANONICAL,
     EN_STOPWORDS,
@@ -44,7 +47,6 @@ _stem_lock = threading.Lock()
 _ZH_CANON = {v: k for k, vs in ZH_CANONICAL.items() for v in (k, *vs)}
 _ZH_CANON_RE = re.compile("|".join(sorted(_ZH_CANON, key=len, reverse=True)))
 _EN_CANON = {v: k for k, vs in EN_CANONICAL.items() for v in vs}
-Posting = tuple[list[str], list[float]]  # a term's memory ids and its frequency in each
 UNIGRAM = "u:"  # prefix of CJK single-character tokens: they match 爸 in 我爸 for 爸爸, at a lower weight
 
 
@@ -82,10 +84,30 @@ def tokenize(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=8192)
 def words_of(text: str) -> frozenset[str]:
-    """The distinct tokens of `text`, remembered for the last 8,192 texts (~16 MB at most): every
-    search measures how much of the query each of its ~100 candidates holds, and the same memories
-    are candidates again and again; tokenising them each time was 3-30 ms of a search (issue 29)."""
+    """The distinct tokens of `text`, remembered for the last 8,192 texts: forget reads a memory's words
+    again and again (memory/recall/relevance.py). A search's coverage of its candidates uses
+    `hashed_words` (issue 29: tokenising them each time was 3-30 ms of a search; issue 45: their
+    contexts made these sets far larger than the ~2 KB each of short memories)."""
     return frozenset(tokenize(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def hashed_words(text: str) -> np.ndarray:
+    """The distinct tokens of `text` as their sorted 64-bit hashes, remembered for the last 8,192 texts:
+    what `BM25Index.coverage` asks of a memory's words and of its context's (is this query word there).
+    8 bytes a word: `words_of`'s frozensets took 30-40 and a string of each token besides, and the
+    context of a long turn's segment is the turns around it (~800 distinct words): a worker that
+    searched a user of 5,875 such memories 102 times held 87 MiB of them (issue 45). Two different
+    words of one hash (1 in 2^64) would count as both there."""
+    return np.unique(np.fromiter((hash(t) for t in tokenize(text)), dtype=np.int64))
+
+
+def _held(hashes: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """Which of `hashes` are among `words` (sorted, `hashed_words`)."""
+    if not len(words):
+        return np.zeros(len(hashes), dtype=bool)
+    at = np.minimum(np.searchsorted(words, hashes), len(words) - 1)
+    return np.asarray(words[at] == hashes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +119,9 @@ class BM25Params:
 
 
 class BM25Index:
-    """BM25 over one user's memories, plus their vectors (float16) so that candidates found only by
-    keywords get an exact cosine without another round trip to the vector store.
+    """BM25 over one user's memories, plus their vectors (int8 with a scale per row:
+    memory/recall/dense_rows.py) so that candidates found only by keywords get a cosine without another
+    round trip to the vector store, and the dense pass over them needs no conversion of the matrix.
 
     Immutable once built: `updated()` returns a new index that shares every unchanged memory's term
     frequencies, so a write costs the tokenisation of the changed memories, not of all of them, and
@@ -109,7 +132,7 @@ class BM25Index:
     out the rows of another model (they are still found by their words)."""
 
     _models: dict[str, str]  # id -> the dense model of its vector (untagged: any)
-    _fitting: dict[str, list[str]]  # query model -> the rows `nearest` ranks (made on first use)
+    _fitting: dict[str, tuple[list[str], np.ndarray]]  # query model -> the ids and rows `nearest` ranks
 
     def __init__(
         self,
@@ -122,7 +145,7 @@ class BM25Index:
         tfs = {m.id: _term_frequencies(m, params) for m in memories}
         usable = vectors is not None and len(vectors) == len(memories)
         rows = {m.id: i for i, m in enumerate(memories)} if usable else {}
-        matrix = np.asarray(vectors, dtype=np.float16) if usable and vectors is not None else None
+        matrix = QuantisedRows.of(vectors) if usable and vectors is not None else None
         self._set({m.id: m for m in memories}, tfs, rows, matrix)
         tagged = zip(memories, models, strict=True) if models is not None else ()
         self._models = {m.id: tag for m, tag in tagged if tag is not None}
@@ -132,7 +155,7 @@ class BM25Index:
         memories: dict[str, Memory],
         tfs: dict[str, dict[str, float]] | Callable[[], dict[str, dict[str, float]]],
         rows: dict[str, int],
-        matrix: np.ndarray | None,
+        matrix: QuantisedRows | None,
         postings: Mapping[str, Posting] | None = None,
         lengths: dict[str, float] | None = None,
     ) -> None:
@@ -140,11 +163,12 @@ class BM25Index:
         searches need only `postings` and `lengths`, so the per-memory dicts are made on first use, by
         a write or a snapshot, not on a first search). `postings`: each term's memory ids and term
         frequencies, in the order of the memories; `lengths`: each memory's length. Both computed here
-        from `tfs` when None."""
+        from `tfs` when None. `rows`: each vector's row in `matrix`, in row order (0, 1, ...)."""
         self.memories = memories
         self._tf_made: dict[str, dict[str, float]] | None = tfs if isinstance(tfs, dict) else None
         self._tf_maker = None if isinstance(tfs, dict) else tfs
         self._row = rows
+        self._ids = list(rows)  # by row
         self._vectors = matrix
         if postings is None or lengths is None:
             made = self._tf
@@ -189,20 +213,22 @@ class BM25Index:
         cls,
         memories: Sequence[Memory],
         tfs: Sequence[dict[str, float]] | Callable[[], Sequence[dict[str, float]]],
-        vectors: np.ndarray | None,
+        vectors: QuantisedRows | np.ndarray | None,
         params: BM25Params = BM25Params(),
         postings: Mapping[str, Posting] | None = None,
         lengths: Sequence[float] | None = None,
     ) -> BM25Index:
         """An index from what `parts()` gave (term frequencies already computed, one per memory, or a
-        function that makes them, and the float16 vectors row-aligned with `memories` or None): a
-        loaded snapshot, no tokenising. `postings` and `lengths` (one per memory), when given, spare
+        function that makes them, and the vectors row-aligned with `memories`, quantised or float, or
+        None): a loaded snapshot, no tokenising. `postings` and `lengths` (one per memory), when given, spare
         the term frequencies until something needs them (`BM25Index._set`)."""
         index = cls.__new__(cls)
         index._params = params
         usable = vectors is not None and len(vectors) == len(memories)
         rows = {m.id: i for i, m in enumerate(memories)} if usable else {}
-        matrix = np.asarray(vectors, dtype=np.float16) if usable and vectors is not None else None
+        matrix = None
+        if usable and vectors is not None:
+            matrix = vectors if isinstance(vectors, QuantisedRows) else QuantisedRows.of(vectors)
         ids = [m.id for m in memories]
 
         def by_id() -> dict[str, dict[str, float]]:
@@ -219,14 +245,16 @@ class BM25Index:
         )
         return index
 
-    def parts(self) -> tuple[list[Memory], list[dict[str, float]], np.ndarray | None]:
-        """The memories, each one's term frequencies and the float16 vectors in the same order (None
+    def parts(self) -> tuple[list[Memory], list[dict[str, float]], QuantisedRows | None]:
+        """The memories, each one's term frequencies and the quantised vectors in the same order (None
         unless every memory has one): what a snapshot stores (`from_parts` rebuilds the index)."""
         memories = list(self.memories.values())
         tfs = [self._tf[m.id] for m in memories]
         matrix = None
         if self._vectors is not None and self.has_vectors:
-            matrix = self._vectors[[self._row[m.id] for m in memories]]
+            order = [self._row[m.id] for m in memories]
+            in_order = order == list(range(len(order)))
+            matrix = self._vectors if in_order else self._vectors.select(order)
         return memories, tfs, matrix
 
     @property
@@ -244,21 +272,21 @@ class BM25Index:
             memories[m.id] = m
             tfs[m.id] = _term_frequencies(m, self._params)
         rows: dict[str, int] = {}
-        matrix: np.ndarray | None = None
+        matrix: QuantisedRows | None = None
         # a delete-only update needs no new vectors: the kept rows keep theirs
         new_vectors_ok = not upserted or (vectors is not None and len(vectors) == len(upserted))
         if self._vectors is not None and new_vectors_ok:
             new_ids = {m.id for m in upserted}
             kept = [mid for mid in memories if mid not in new_ids and mid in self._row]
             if len(kept) + len(upserted) == len(memories):  # every memory has a vector
-                old = self._vectors[[self._row[mid] for mid in kept]]
-                new = np.asarray(vectors, dtype=np.float16) if upserted else None
+                old = self._vectors.select([self._row[mid] for mid in kept])
+                new = QuantisedRows.of(vectors) if upserted and vectors is not None else None
                 if new is None:
                     matrix = old
                 elif not kept:  # also when the old index was empty (its matrix has no columns)
                     matrix = new
-                elif old.shape[1] == new.shape[1]:
-                    matrix = np.concatenate([old, new])
+                elif old.dim == new.dim:
+                    matrix = old.concat(new)
                 if matrix is not None:
                     rows = {mid: i for i, mid in enumerate([*kept, *(m.id for m in upserted)])}
         fresh = BM25Index.__new__(BM25Index)
@@ -308,10 +336,13 @@ class BM25Index:
         return self._predecessors
 
     def vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The stored vectors (float32) of those of `ids` that have one."""
+        """The stored vectors (float32, as quantised) of those of `ids` that have one."""
         if self._vectors is None:
             return {}
-        return {i: self._vectors[self._row[i]].astype(np.float32) for i in ids if i in self._row}
+        found = [i for i in ids if i in self._row]
+        if not found:
+            return {}
+        return dict(zip(found, self._vectors.rows([self._row[i] for i in found]), strict=True))
 
     def cosine(self, ids: Sequence[str], query: np.ndarray, *, model: str | None = None) -> dict[str, float]:
         """Cosine of the query with the stored vectors of `ids` (vectors are unit length); `model`: the
@@ -322,21 +353,24 @@ class BM25Index:
         found = [i for i in ids if i in self._row and (i not in tags or same_model(tags[i], model or ""))]
         if not found:
             return {}
-        sims = self._vectors[[self._row[i] for i in found]].astype(np.float32) @ query.astype(np.float32)
+        sims = self._vectors.rows([self._row[i] for i in found]) @ np.asarray(query, dtype=np.float32)
         return {i: float(x) for i, x in zip(found, sims, strict=True)}
 
-    def _rows_for(self, model: str | None) -> list[str]:
-        """The ids whose vector may be ranked against a query of `model` (None or "": every one)."""
+    def _rows_for(self, model: str | None) -> tuple[list[str], np.ndarray | None]:
+        """The ids whose vector may be ranked against a query of `model` (None or "": every one), and
+        their rows (None: every row, in order)."""
         if not model or not self._models:
-            return list(self._row)
+            return self._ids, None
         fitting = self._fitting.get(model)
         if fitting is None:
             tags = self._models
             fits = {tag: same_model(tag, model) for tag in set(tags.values())}
-            fitting = self._fitting[model] = [i for i in self._row if i not in tags or fits[tags[i]]]
-        if len(fitting) < len(self._row):
-            metrics.DENSE_ROWS_SKIPPED.inc(len(self._row) - len(fitting))
-        return fitting
+            ids = [i for i in self._ids if i not in tags or fits[tags[i]]]
+            fitting = self._fitting[model] = (ids, np.asarray([self._row[i] for i in ids], dtype=np.int64))
+        if len(fitting[0]) < len(self._row):
+            metrics.DENSE_ROWS_SKIPPED.inc(len(self._row) - len(fitting[0]))
+            return fitting
+        return self._ids, None
 
     @property
     def has_vectors(self) -> bool:
@@ -350,23 +384,31 @@ class BM25Index:
         keep: Callable[[Memory], bool] | None = None,
         model: str | None = None,
     ) -> list[tuple[Memory, float]]:
-        """Exact cosine nearest neighbours among this user's memories (brute force over the float16
-        copy; a few thousand rows take well under a millisecond), best first, `keep` applied; `model`:
-        the query's dense model (rows tagged with another are left out)."""
-        if self._vectors is None or not len(self._row):
+        """Cosine nearest neighbours among this user's memories (brute force over every quantised row:
+        1.4 ms of CPU at 20,000 memories), best first, `keep` applied; `model`: the query's dense model
+        (rows tagged with another are left out). Only the best few are sorted (`ranked`); more of them
+        when `keep` turns many away."""
+        if self._vectors is None or not len(self._row) or limit <= 0:
             return []
-        ids = self._rows_for(model)
+        ids, at = self._rows_for(model)
         if not ids:
             return []
-        sims = self._vectors[[self._row[i] for i in ids]].astype(np.float32) @ query.astype(np.float32)
-        order = np.argsort(-sims, kind="stable")
+        sims = self._vectors.scores(query)
+        if at is not None:
+            sims = sims[at]
         out: list[tuple[Memory, float]] = []
-        for j in order:
-            m = self.memories[ids[int(j)]]
-            if keep is None or keep(m):
-                out.append((m, float(sims[int(j)])))
-                if len(out) == limit:
-                    break
+        seen = 0
+        wanted = limit if keep is None else 2 * limit + 16
+        while seen < len(sims):
+            order = ranked(sims, wanted)
+            for j in order[seen:]:
+                m = self.memories[ids[int(j)]]
+                if keep is None or keep(m):
+                    out.append((m, float(sims[int(j)])))
+                    if len(out) == limit:
+                        return out
+            seen = len(order)
+            wanted *= 4
         return out
 
     def nearest_many(self, queries: np.ndarray, *, limit: int) -> list[list[tuple[Memory, float]]]:
@@ -374,23 +416,25 @@ class BM25Index:
         matrix product over the user's vectors instead of one pass per query."""
         if self._vectors is None or not len(self._row) or not len(queries):
             return [[] for _ in range(len(queries))]
-        ids = list(self._row)
-        matrix = self._vectors[[self._row[i] for i in ids]].astype(np.float32)
-        sims = np.asarray(queries, dtype=np.float32) @ matrix.T
+        ids = self._ids
+        sims = self._vectors.scores_many(np.asarray(queries, dtype=np.float32).reshape(len(queries), -1))
         out: list[list[tuple[Memory, float]]] = []
         for row in sims:
-            best = np.argsort(-row, kind="stable")[:limit]
-            out.append([(self.memories[ids[int(j)]], float(row[int(j)])) for j in best])
+            out.append([(self.memories[ids[int(j)]], float(row[int(j)])) for j in ranked(row, limit)])
         return out
 
     def coverage(self, mid: str, query_tokens: Sequence[str]) -> tuple[float, tuple[str, ...]]:
         """How much of the query memory `mid` holds, on an absolute scale (relevance's `coverage`)."""
         m = self.memories[mid]
         unseen = math.log(1 + (max(1, len(self.memories)) + 0.5) / 0.5)
+        distinct = list(dict.fromkeys(query_tokens))
+        hashes = np.fromiter((hash(t) for t in distinct), dtype=np.int64, count=len(distinct))
+        own = _held(hashes, hashed_words(m.embed_text))
+        around = _held(hashes, hashed_words(m.context)) if m.context else np.zeros(len(distinct), bool)
         return coverage(
-            query_tokens,
-            words_of(m.embed_text),
-            words_of(m.context) if m.context else frozenset(),
+            distinct,
+            {t for t, x in zip(distinct, own.tolist(), strict=True) if x},
+            {t for t, x in zip(distinct, around.tolist(), strict=True) if x},
             self._idf,
             unseen,
             unigram_weight=self._params.unigram_weight,
@@ -519,46 +563,3 @@ def shared_weight(weight: float) -> float:
     if len(_WEIGHTS) > 4096:  # bounded: odd context weights could make many distinct values
         return weight
     return _WEIGHTS.setdefault(weight, weight)
-
-
-class ColumnPostings(Mapping[str, Posting]):
-    """Postings kept as the arrays a snapshot stores (memory/recall/snapshot.py): the entries sorted by
-    term, each term's run given by `edges`. A term's lists are made when a search first asks for it
-    (a few dozen per search) instead of 100,000 entries' at load (~6 ms of a 2,000-memory load)."""
-
-    def __init__(
-        self, terms: Sequence[str], edges: Sequence[int], owners: np.ndarray, weights: np.ndarray
-    ) -> None:
-        """`terms`: the distinct terms in their sorted order; `edges`: len(terms) + 1 offsets;
-        `owners`: each entry's memory id (object array); `weights`: each entry's term frequency
-        (object array of shared floats)."""
-        self._at = {t: k for k, t in enumerate(terms)}
-        self._edges = edges
-        self._owners = owners
-        self._weights = weights
-        self._made: dict[str, Posting] = {}
-        self._lock = threading.Lock()
-
-    def __getitem__(self, term: str) -> Posting:
-        made = self._made.get(term)
-        if made is not None:
-            return made
-        k = self._at[term]
-        start, end = self._edges[k], self._edges[k + 1]
-        posting: Posting = (self._owners[start:end].tolist(), self._weights[start:end].tolist())
-        with self._lock:
-            return self._made.setdefault(term, posting)
-
-    def __contains__(self, term: object) -> bool:
-        return term in self._at
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._at)
-
-    def __len__(self) -> int:
-        return len(self._at)
-
-    def frequencies(self) -> dict[str, int]:
-        """Each term's document frequency, without making its lists."""
-        edges = self._edges
-        return {t: edges[k + 1] - edges[k] for t, k in self._at.items()}

@@ -2,11 +2,12 @@
 
 A worker's first search of a user used to read every record with its vectors from Chroma, then the
 bridge vectors, and tokenise everything into the BM25 index (~0.9 s at 2,000 memories, issue 29). A
-snapshot holds what that produces, columnar: the memories' fields as one JSON list, the term
-frequencies as CSR arrays over a vocabulary (term ids, codes into a table of the distinct weights,
-row offsets), the MiniLM vectors and the bridge rows as float16 matrices, in one binary value. Loading
-it is one Redis GET, `np.frombuffer`, the memories and each term's postings: no Chroma read, no
-tokenising; the per-memory term-frequency dicts are made only when a write or a new snapshot needs
+snapshot holds what that produces, columnar: the memories' fields as one JSON list (each distinct
+context once: a long turn's segments share the turn's), the term frequencies as CSR arrays over a
+vocabulary (term ids, codes into a table of the distinct weights, row offsets), the MiniLM vectors and
+the bridge rows as a worker holds them (int8 codes and a scale per row: memory/recall/dense_rows.py),
+in one binary value. Loading it is one Redis GET, `np.frombuffer`, the memories and each term's
+postings (memory/recall/postings.py): no Chroma read, no tokenising; the per-memory term-frequency dicts are made only when a write or a new snapshot needs
 them (a search does not).
 
 Freshness is the keyword cache's own: a loaded snapshot enters the worker's cache at the version it
@@ -40,13 +41,18 @@ from redis.client import NEVER_DECODE
 from memory import keys
 from memory.models import Memory
 from memory.recall.crosslingual import BridgeRows
-from memory.recall.keyword_index import BM25Index, BM25Params, ColumnPostings, shared_weight
+from memory.recall.dense_rows import QuantisedRows
+from memory.recall.keyword_index import BM25Index, BM25Params, shared_weight
+from memory.recall.postings import ColumnPostings
 from memory.redis_client import RedisClient
 from memory.text.language import Lang
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # 2: weights as a table and codes, and each memory's length stored
+# 2: weights as a table and codes, and each memory's length stored; 3: the MiniLM and bridge vectors as
+# int8 codes and scales, each distinct context once (a format 2 snapshot is not read: the user is built
+# from the store and snapshotted anew)
+FORMAT = 3
 _MAGIC = b"MNS1"
 _FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _TUPLE_FIELDS = frozenset({"source_message_ids", "entities"})
@@ -74,6 +80,7 @@ class Snapshot:
 def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprint: str) -> bytes:
     """The snapshot as bytes (read back with `NEVER_DECODE`: the Redis clients here decode text)."""
     memories, tfs, vectors = index.parts()
+    contexts: dict[str, int] = {}  # each distinct context once (a long turn's segments share the turn's)
     vocab: dict[str, int] = {}
     term_ids: list[int] = []
     weights: list[float] = []
@@ -97,13 +104,15 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
     # the entries by term (stable: each term's memories in memory order), so a load need not sort
     segments["by_term"] = np.argsort(segments["terms"], kind="stable").astype(np.int32)
     if vectors is not None:
-        segments["vectors"] = np.ascontiguousarray(vectors, dtype=np.float16)
+        segments["vector_codes"] = np.ascontiguousarray(vectors.codes, dtype=np.int8)
+        segments["vector_scales"] = np.ascontiguousarray(vectors.scales, dtype=np.float32)
     bridge_langs: list[str] | None = None
     if bridge is not None:
         position = {m.id: i for i, m in enumerate(memories)}
         if all(mid in position for mid in bridge.ids):
             segments["bridge_rows"] = np.asarray([position[mid] for mid in bridge.ids], dtype=np.int32)
-            segments["bridge"] = np.ascontiguousarray(bridge.matrix, dtype=np.float16)
+            segments["bridge_codes"] = np.ascontiguousarray(bridge.matrix.codes, dtype=np.int8)
+            segments["bridge_scales"] = np.ascontiguousarray(bridge.matrix.scales, dtype=np.float32)
             bridge_langs = list(bridge.languages)
     layout: dict[str, list[Any]] = {}
     blobs: list[bytes] = []
@@ -119,7 +128,8 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
         "fingerprint": fingerprint,
         "params": dataclasses.asdict(index.params),
         "fields": list(_FIELDS),
-        "memories": [[getattr(m, f) for f in _FIELDS] for m in memories],
+        "memories": [_row(m, contexts) for m in memories],
+        "contexts": list(contexts),
         "vocab": list(vocab),
         "segments": layout,
         "bridge_langs": bridge_langs,
@@ -156,7 +166,9 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
             array = segment(name)
             return None if array is None else array.copy()
 
-        memories = [_memory(row) for row in header["memories"]]
+        texts: dict[str, str] = {}  # one string per distinct repeated text (session, source, ...)
+        contexts = header["contexts"]
+        memories = [_memory(row, texts, contexts) for row in header["memories"]]
         # copies: the index keeps these (its term frequencies are made from them on first use), and a
         # view would keep the whole payload alive with them
         indptr, terms = segment("indptr"), kept("terms")
@@ -189,23 +201,34 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
             order = segment("by_term")
             if order is None or len(order) != len(terms):
                 return None
-            owners = np.repeat(np.arange(len(memories)), np.diff(indptr))[order]
-            sorted_terms = terms[order]
-            starts = np.flatnonzero(np.diff(sorted_terms)) + 1
-            edges = [0, *starts.tolist(), len(order)]
+            owners = np.repeat(np.arange(len(memories), dtype=np.int32), np.diff(indptr))[order]
+            # each term's run among the entries sorted by term, from the counts (no sorted copy of the
+            # terms: a transient the size of the postings, which the allocator then kept, issue 45)
+            counts = np.bincount(terms, minlength=len(vocab))
+            present = np.flatnonzero(counts)
+            edges = [0, *np.cumsum(counts[present]).tolist()]
             postings = ColumnPostings(
-                vocab[sorted_terms[edges[:-1]]].tolist(),
+                vocab[present].tolist(),
                 edges,
-                np.asarray([m.id for m in memories], dtype=object)[owners],
-                shared[codes[order]],
+                owners,
+                np.asarray([m.id for m in memories], dtype=object),
+                codes[order],
+                shared,
             )
-        index = BM25Index.from_parts(memories, tfs, kept("vectors"), params, postings or {}, lengths)
+        vector_codes, vector_scales = kept("vector_codes"), kept("vector_scales")
+        vectors = None
+        if vector_codes is not None and vector_scales is not None:
+            vectors = QuantisedRows(vector_codes, vector_scales)
+        index = BM25Index.from_parts(memories, tfs, vectors, params, postings or {}, lengths)
         bridge = None
-        rows, matrix, langs = segment("bridge_rows"), kept("bridge"), header.get("bridge_langs")
-        if rows is not None and matrix is not None and langs is not None:
+        rows, langs = segment("bridge_rows"), header.get("bridge_langs")
+        bridge_codes, bridge_scales = kept("bridge_codes"), kept("bridge_scales")
+        if rows is not None and bridge_codes is not None and bridge_scales is not None and langs is not None:
             languages: tuple[Lang, ...] = tuple(langs)
             ids = tuple(memories[i].id for i in rows.tolist())
-            bridge = BridgeRows(ids, matrix, languages, frozenset(languages))
+            bridge = BridgeRows(
+                ids, QuantisedRows(bridge_codes, bridge_scales), languages, frozenset(languages)
+            )
         return Snapshot(int(header["version"]), index, bridge)
     except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError):
         log.warning("index snapshot unreadable; building from the store", exc_info=True)
@@ -232,11 +255,28 @@ def fingerprint_of(raw: bytes) -> str | None:
 
 _TUPLE_AT = tuple(i for i, f in enumerate(_FIELDS) if f in _TUPLE_FIELDS)
 _FACTS_AT = _FIELDS.index("facts")
+_CONTEXT_AT = _FIELDS.index("context")
+# short texts many memories repeat, held once
+_SHARED_AT = tuple(_FIELDS.index(f) for f in ("user_id", "session_id", "source", "topic", "tier"))
 
 
-def _memory(row: list[Any]) -> Memory:
+def _row(m: Memory, contexts: dict[str, int]) -> list[Any]:
+    """A memory's fields, its context as its place among the snapshot's distinct contexts: a long
+    turn's ~6 segments each have the turn's context (the turns around it, ~6,000 characters), and
+    decoding a copy for each was 41.5 MiB of strings that were freed at once but not given back (the
+    worker's RSS stayed 90 MiB above what it held, issue 45)."""
+    row = [getattr(m, f) for f in _FIELDS]
+    row[_CONTEXT_AT] = contexts.setdefault(m.context, len(contexts))
+    return row
+
+
+def _memory(row: list[Any], texts: dict[str, str], contexts: list[str]) -> Memory:
     if len(row) != len(_FIELDS):
         raise ValueError("a snapshot row of another shape")
+    row[_CONTEXT_AT] = contexts[row[_CONTEXT_AT]]
+    for i in _SHARED_AT:
+        if isinstance(row[i], str):
+            row[i] = texts.setdefault(row[i], row[i])
     for i in _TUPLE_AT:
         row[i] = tuple(row[i])
     row[_FACTS_AT] = tuple((k, v) for k, v in row[_FACTS_AT])

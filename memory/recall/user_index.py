@@ -21,6 +21,7 @@ from memory.longterm.versions import UNKNOWN, LtmVersions
 from memory.models import Memory
 from memory.recall.crosslingual import BridgeChannel, BridgeRows
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache
+from memory.recall.postings import shared_texts
 from memory.recall.snapshot import IndexSnapshots, decode, encode
 
 log = logging.getLogger("memory.recall.retrieval")  # the retriever's logger, as before the split
@@ -95,7 +96,7 @@ class UserIndexes:
                     return updated
         self._from_snapshot.pop(user_id, None)
         memories, vectors = await self._store.get_with_vectors(user_id)
-        index = await anyio.to_thread.run_sync(BM25Index, memories, vectors)
+        index = await anyio.to_thread.run_sync(lambda: BM25Index(shared_texts(memories), vectors))
         if version != UNKNOWN:
             self.cache.put(user_id, version, index)
             self._mark_unsaved(user_id, version, index)

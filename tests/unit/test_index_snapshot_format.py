@@ -8,6 +8,7 @@ import numpy as np
 
 from memory.models import Memory
 from memory.recall.crosslingual import BridgeRows
+from memory.recall.dense_rows import QuantisedRows
 from memory.recall.keyword_index import BM25Index, BM25Params, tokenize
 from memory.recall.snapshot import decode, encode, fingerprint_of
 from memory.text.language import Lang
@@ -50,7 +51,7 @@ def index_and_rows() -> tuple[BM25Index, BridgeRows]:
     index = BM25Index(mems, rng.standard_normal((len(mems), 8)).astype(np.float32))
     bridge = rng.standard_normal((len(mems), 6)).astype(np.float16)
     langs: tuple[Lang, ...] = ("en", "zh", "en", "zh", "en")
-    return index, BridgeRows(tuple(m.id for m in mems), bridge, langs, frozenset(langs))
+    return index, BridgeRows(tuple(m.id for m in mems), QuantisedRows.of(bridge), langs, frozenset(langs))
 
 
 def test_a_decoded_snapshot_is_the_encoded_index() -> None:
@@ -66,7 +67,8 @@ def test_a_decoded_snapshot_is_the_encoded_index() -> None:
     matrix, original = loaded.index.parts()[2], index.parts()[2]
     assert matrix is not None
     assert original is not None
-    assert np.array_equal(matrix, original)
+    assert np.array_equal(matrix.codes, original.codes)
+    assert np.array_equal(matrix.scales, original.scales)
     for query in ("Where does Anna live?", "我搬到哪里了", "nurse Lisbon", "火锅"):
         tokens = tokenize(query)
         assert loaded.index.search(tokens, limit=10) == index.search(tokens, limit=10)
@@ -76,7 +78,8 @@ def test_a_decoded_snapshot_is_the_encoded_index() -> None:
     assert loaded.bridge is not None
     assert loaded.bridge.ids == rows.ids
     assert loaded.bridge.languages == rows.languages
-    assert np.array_equal(loaded.bridge.matrix, rows.matrix)
+    assert np.array_equal(loaded.bridge.matrix.codes, rows.matrix.codes)
+    assert np.array_equal(loaded.bridge.matrix.scales, rows.matrix.scales)
 
 
 def test_a_loaded_index_does_not_hold_the_payload() -> None:

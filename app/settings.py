@@ -238,6 +238,10 @@ class Settings(BaseSettings):
     embedding_backend: Literal["onnx", "torch"] = "onnx"
     embedding_model: str = ""
     embedding_device: str = "cpu"
+    # torch backend only: "bf16" runs MiniLM under bfloat16 autocast (cosine 0.99998 to fp32), "auto"
+    # where the CPU has native bf16 (AMX, AVX512-BF16): there ~4x cheaper a segment than the int8 ONNX
+    # graph, which an import of long turns spends most of its CPU on (docs/performance.md)
+    embedding_precision: Literal["auto", "fp32", "bf16"] = "auto"
     embedding_batch_size: int = Field(32, ge=1, le=1024)
     embedding_threads: int | None = Field(1, ge=1)  # one: the other core serves requests meanwhile
     # MiniLM reads at most this many tokens of a text (its own limit is 256). 128 holds every English

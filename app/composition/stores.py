@@ -213,6 +213,7 @@ def build_embedder(settings: Settings) -> Embedder:
         batch_size=settings.embedding_batch_size,
         torch_threads=settings.embedding_threads,
         max_tokens=settings.embedding_max_tokens,
+        precision=settings.embedding_precision,
     )
 
 

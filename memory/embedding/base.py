@@ -62,13 +62,16 @@ def slices(texts: Sequence[str], max_tokens: int = SLICE_TOKENS) -> list[list[in
     return out
 
 
-async def embed_in_slices(embed_sync: Callable[[Sequence[str]], Vectors], texts: Sequence[str]) -> Vectors:
+async def embed_in_slices(
+    embed_sync: Callable[[Sequence[str]], Vectors], texts: Sequence[str], slice_tokens: int = SLICE_TOKENS
+) -> Vectors:
     """`embed_sync` in a worker thread, slice by slice (`slices`): the vectors of `texts`, in order.
     Measured on 2 cores (MiniLM int8, one thread, best of two): 256 chat turns of 10-40 characters
     0.95 s in one call, 0.88 s in slices; of 30-120 characters 2.98 s and 2.42 s; the 170 segments of a
     32,000-character Chinese and an English message 9.2 s and 6.5 s (slices of texts of one length pad
-    less); a slice of a long Chinese segment holds the model about 0.1 s."""
-    runs = slices(texts)
+    less); a slice of a long Chinese segment holds the model about 0.1 s. `slice_tokens`: a model that
+    reads a token faster takes longer slices for the same hold (a call of its own costs it more)."""
+    runs = slices(texts, slice_tokens)
     if len(runs) <= 1:
         return await anyio.to_thread.run_sync(embed_sync, list(texts))
     out: Vectors | None = None

@@ -53,6 +53,12 @@ def onnx_embedder() -> OnnxEmbedder:
     return OnnxEmbedder()
 
 
+@pytest.fixture(scope="module")
+def torch_embedder() -> SentenceTransformerEmbedder:
+    """The fp32 model through sentence-transformers (conftest's `embedder` is the ONNX one)."""
+    return SentenceTransformerEmbedder(torch_threads=1, precision="fp32")
+
+
 def _cosines(a: Vectors, b: Vectors) -> Vectors:
     return np.asarray((a * b).sum(axis=1), dtype=np.float32)
 
@@ -88,9 +94,9 @@ def test_batching_does_not_change_vectors(onnx_embedder: OnnxEmbedder) -> None:
 
 
 def test_agrees_with_torch_backend(
-    embedder: SentenceTransformerEmbedder, onnx_embedder: OnnxEmbedder
+    torch_embedder: SentenceTransformerEmbedder, onnx_embedder: OnnxEmbedder
 ) -> None:
-    torch_vectors = embedder.embed_sync(SENTENCES)
+    torch_vectors = torch_embedder.embed_sync(SENTENCES)
     onnx_vectors = onnx_embedder.embed_sync(SENTENCES)
     cosines = _cosines(torch_vectors, onnx_vectors)
     assert float(cosines.mean()) >= 0.995, cosines
@@ -98,29 +104,29 @@ def test_agrees_with_torch_backend(
 
 
 def test_truncates_long_input_like_torch(
-    embedder: SentenceTransformerEmbedder, onnx_embedder: OnnxEmbedder
+    torch_embedder: SentenceTransformerEmbedder, onnx_embedder: OnnxEmbedder
 ) -> None:
     long_text = " ".join(["I moved to Berlin last May and I love the parks there."] * 60)
-    cosine = float(_cosines(embedder.embed_sync([long_text]), onnx_embedder.embed_sync([long_text]))[0])
+    cosine = float(_cosines(torch_embedder.embed_sync([long_text]), onnx_embedder.embed_sync([long_text]))[0])
     assert cosine >= 0.99
 
 
 def test_nearest_neighbour_ranking_agrees(
-    embedder: SentenceTransformerEmbedder, onnx_embedder: OnnxEmbedder
+    torch_embedder: SentenceTransformerEmbedder, onnx_embedder: OnnxEmbedder
 ) -> None:
     queries = [q for q, _ in QUERIES]
-    for backend in (embedder, onnx_embedder):
+    for backend in (torch_embedder, onnx_embedder):
         scores = backend.embed_sync(queries) @ backend.embed_sync(SENTENCES).T
         for (query, expected), row in zip(QUERIES, scores, strict=True):
             assert SENTENCES[int(np.argmax(row))] == expected, (type(backend).__name__, query)
 
 
 def test_query_document_scores_agree(
-    embedder: SentenceTransformerEmbedder, onnx_embedder: OnnxEmbedder
+    torch_embedder: SentenceTransformerEmbedder, onnx_embedder: OnnxEmbedder
 ) -> None:
     """Every query-document similarity (zh and en) moves by at most a hair between the backends."""
     queries = [q for q, _ in QUERIES] + ZH_QUERIES
-    torch_scores = embedder.embed_sync(queries) @ embedder.embed_sync(SENTENCES).T
+    torch_scores = torch_embedder.embed_sync(queries) @ torch_embedder.embed_sync(SENTENCES).T
     onnx_scores = onnx_embedder.embed_sync(queries) @ onnx_embedder.embed_sync(SENTENCES).T
     assert float(np.abs(torch_scores - onnx_scores).max()) <= 0.02
 

@@ -125,6 +125,7 @@ def make_lifespan(
             worker = OutboxWorker(
                 outbox,
                 memory.ingest_entries,
+                look_ahead=memory.warm_entries,
                 consumer=f"{socket.gethostname()}-{os.getpid()}",
                 lease_ttl_ms=settings.outbox_lease_ttl_ms,
                 round_timeout_seconds=settings.outbox_round_bound_seconds,

@@ -183,23 +183,17 @@ class MemoryService:
                 await self.ingest(e.user_id, e.session_id, e.messages, e.previous, issued_at=e.enqueued_at)
             return
         written = await self._writer.write_many(
-            [
-                WriteRequest(
-                    e.user_id,
-                    e.session_id,
-                    e.messages,
-                    e.previous,
-                    e.enqueued_at,
-                    zone_of(e.time_zone),
-                    # a chat turn with the assistant; an imported history is read as `/messages` reads it
-                    chat_turn=e.import_id is None,
-                )
-                for e in entries
-            ],
+            _write_requests(entries),
             judged=True,  # off the request path: the supersession judge may be asked
         )
         for e, memories in zip(entries, written, strict=True):
             await self.index_relations(e.user_id, memories)
+
+    async def warm_entries(self, entries: Sequence[OutboxEntry]) -> None:
+        """The outbox writer's look-ahead: embed what these entries (an import's next round) will
+        store while the current round is stored (`WritePipeline.warm`); nothing is written."""
+        if self._writer is not None and entries:
+            await self._writer.warm(_write_requests(entries))
 
     async def index_relations(self, user_id: str, memories: Sequence[Memory]) -> None:
         """Relation memory's one hook on the write path, after the upsert (and after an edit of the
@@ -587,3 +581,19 @@ def _with_predecessors(memories: Sequence[Memory], ids: set[str]) -> set[str]:
         out |= more
         grown = bool(more)
     return out
+
+
+def _write_requests(entries: Sequence[OutboxEntry]) -> list[WriteRequest]:
+    return [
+        WriteRequest(
+            e.user_id,
+            e.session_id,
+            e.messages,
+            e.previous,
+            e.enqueued_at,
+            zone_of(e.time_zone),
+            # a chat turn with the assistant; an imported history is read as `/messages` reads it
+            chat_turn=e.import_id is None,
+        )
+        for e in entries
+    ]

@@ -42,6 +42,7 @@ async def run(settings: Settings) -> None:
     worker = OutboxWorker(
         outbox,
         memory.ingest_entries,
+        look_ahead=memory.warm_entries,
         consumer=f"writer-{socket.gethostname()}-{os.getpid()}",
         lease_ttl_ms=settings.outbox_lease_ttl_ms,
         round_timeout_seconds=settings.outbox_round_bound_seconds,

@@ -99,13 +99,17 @@ class OutboxWorker:
         round_timeout_seconds: float = 90.0,
         pending_check_seconds: float = 1.0,
         import_batch: int = 2,
+        look_ahead: Handler | None = None,
     ) -> None:
         """`round_timeout_seconds`: a handler call (one round's locks, embedding and store calls) still
         running after this is cancelled, which releases its locks; its entries stay pending and are
         retried. `pending_check_seconds`: this writer's own pending entries are read at least this
         often, whatever it believes (see `_read`). `import_batch`: entries a round takes from the import
         lanes (8 messages each; at most `batch`): a round runs to its end, so this bounds how long a chat
-        turn that arrives meanwhile waits for its write."""
+        turn that arrives meanwhile waits for its write. `look_ahead`: called, beside an import round,
+        with the entries that follow it in their import lanes (read, not taken): the handler embeds them
+        while this round is stored, and the next import round waits for it before it starts, so that
+        one user's import keeps both cores busy (the models, then the store) instead of one at a time."""
         self._outbox = outbox
         self._handler = handler
         self._consumer = consumer
@@ -125,6 +129,8 @@ class OutboxWorker:
             _Lane(keys.import_stream, max(1, min(batch, import_batch))),
         )
         self._lane = self._lanes[0]  # the lane being read
+        self._look_ahead = look_ahead
+        self._ahead: asyncio.Task[None] | None = None  # the look-ahead of the last import round
         self.processed = 0
 
     def stop(self) -> None:
@@ -146,7 +152,11 @@ class OutboxWorker:
                         await self._sleep(idle if self.leases.held else self.leases.refresh_every_seconds)
                         continue
                     idle = 0.0
-                    await self._process(await self._parse(entries))
+                    parsed = await self._parse(entries)
+                    if self._lane is self._lanes[1] and self._look_ahead is not None:
+                        await self._ahead_done()  # its vectors are this round's: not made twice
+                        self._ahead = asyncio.create_task(self._peek_and_warm(entries))
+                    await self._process(parsed)
                     backoff = 0.0
                 except TRANSIENT as exc:
                     self._pending_everywhere()
@@ -162,9 +172,42 @@ class OutboxWorker:
                     log.exception("outbox worker error")
                     await self._sleep(1.0)
         finally:
+            if self._ahead is not None:
+                self._ahead.cancel()
             if self._stopping.is_set():  # a clean stop hands the partitions over at once; a crash
                 with contextlib.suppress(Exception):  # leaves them to expire (`lease_ttl_ms`)
                     await asyncio.shield(self.leases.release_all())
+
+    async def _ahead_done(self) -> None:
+        if self._ahead is not None:
+            await asyncio.wait({self._ahead})
+            self._ahead = None
+
+    async def _peek_and_warm(self, taken: Sequence[Read]) -> None:
+        """The entries after `taken` in each of their import lanes (as many as a round takes), read
+        without being taken, grouped as `_process` groups them, given to `look_ahead`. Only a cache:
+        a failure here is logged and costs nothing but the time the next round then embeds."""
+        assert self._look_ahead is not None
+        last: dict[str, str] = {}
+        for stream, entry_id, _ in taken:
+            last[stream] = entry_id  # read in stream order
+        try:
+            by_user: dict[str, list[tuple[str, OutboxEntry]]] = {}
+            for stream, after in last.items():
+                found: Any = await self._outbox.redis.xrange(
+                    stream, min=f"({after}", count=self._lanes[1].batch
+                )
+                for next_id, fields in found:
+                    if fields:
+                        entry = OutboxEntry.from_fields(dict(fields), str(next_id))
+                        by_user.setdefault(entry.user_id, []).append((str(next_id), entry))
+            ahead = [e for items in by_user.values() for _, e in coalesce(items, self._coalesce)]
+            if ahead:
+                await self._look_ahead(ahead)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a cache: the round embeds what it lacks
+            log.warning("import look-ahead failed", extra={"reason": f"{type(exc).__name__}: {exc}"})
 
     def _pending_everywhere(self) -> None:
         for lane in self._lanes:

@@ -259,12 +259,7 @@ class WritePipeline:
             raise ValueError("write_many takes one request per user")
         # pure CPU (cleaning, redaction, every segment's scores and claims): a 32,000-character message
         # is 80 segments and up to a second of it, so it runs off the event loop (issue 39)
-        prepared = await asyncio.to_thread(
-            lambda: [
-                self.prepare(r.user_id, r.session_id, r.messages, r.previous, r.zone, chat_turn=r.chat_turn)
-                for r in requests
-            ]
-        )
+        prepared = await asyncio.to_thread(self._prepare_all, requests)
         todo = sorted((i for i, made in enumerate(prepared) if made), key=lambda i: users[i])
         out: list[list[Memory]] = [[] for _ in requests]
         if not todo:
@@ -453,6 +448,25 @@ class WritePipeline:
         existing = {m.content_hash: m for m in found if m.id not in gone}
         merged = [merge(existing[m.content_hash], m) if m.content_hash in existing else m for m in merged]
         return _Draft(user_id, prepared, merged, frozenset(existing), index)
+
+    def _prepare_all(self, requests: Sequence[WriteRequest]) -> list[list[Memory]]:
+        return [
+            self.prepare(r.user_id, r.session_id, r.messages, r.previous, r.zone, chat_turn=r.chat_turn)
+            for r in requests
+        ]
+
+    async def warm(self, requests: Sequence[WriteRequest]) -> None:
+        """Embed by both models what these writes will store, writing nothing (an import's next round,
+        while the writer stores this one: `WriteVectors.warm`, `BridgedStore.prepare`)."""
+        prepared = await asyncio.to_thread(self._prepare_all, requests)
+        work = [(r.user_id, made) for r, made in zip(requests, prepared, strict=True) if made]
+        if not work:
+            return
+        models = await self._vectors.models([u for u, _ in work], fresh=False)
+        await asyncio.gather(
+            self._vectors.warm([(u, models[u], [m.embed_text for m in made]) for u, made in work]),
+            self._prepare([m for _, made in work for m in made]) if self._prepare else _nothing(),
+        )
 
     async def _embed_early(self, work: Sequence[tuple[str, list[Memory]]]) -> Early:
         """Before the lock: the dense vector of every prepared memory's text by the user's model (as far

@@ -27,7 +27,7 @@ from memory.models import Memory
 from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
 from memory.recall.postings import ColumnPostings as ColumnPostings  # moved out; importable here too
-from memory.recall.postings import Posting
+from memory.recall.postings import LayeredPostings, Posting
 from memory.text.lexicons import (
     EN_CANONICAL,
     EN_STOPWORDS,
@@ -188,7 +188,7 @@ class BM25Index:
         self._avg_len = (sum(self._len.values()) / n) or 1.0
         frequencies = (
             postings.frequencies()
-            if isinstance(postings, ColumnPostings)
+            if isinstance(postings, ColumnPostings | LayeredPostings)
             else {t: len(p[0]) for t, p in postings.items()}
         )
         self._idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
@@ -267,10 +267,19 @@ class BM25Index:
         """A new index with `upserted` added or replaced (with their vectors) and `deleted` removed."""
         gone = set(deleted) | {m.id for m in upserted}
         memories = {mid: m for mid, m in self.memories.items() if mid not in gone}
-        tfs = {mid: tf for mid, tf in self._tf.items() if mid not in gone}
+        old_tfs = self._tf
+        tfs = {mid: tf for mid, tf in old_tfs.items() if mid not in gone}
+        lengths = {mid: n for mid, n in self._len.items() if mid not in gone}
+        added: list[tuple[str, dict[str, float]]] = []
         for m in upserted:
             memories[m.id] = m
-            tfs[m.id] = _term_frequencies(m, self._params)
+            tfs[m.id] = tf = _term_frequencies(m, self._params)
+            lengths[m.id] = sum(tf.values())
+            added.append((m.id, tf))
+        # only the terms of what changed: the rest of the postings are shared with this index
+        postings = LayeredPostings.after_write(
+            self._postings, {mid: old_tfs[mid] for mid in gone if mid in old_tfs}, added
+        )
         rows: dict[str, int] = {}
         matrix: QuantisedRows | None = None
         # a delete-only update needs no new vectors: the kept rows keep theirs
@@ -291,7 +300,7 @@ class BM25Index:
                     rows = {mid: i for i, mid in enumerate([*kept, *(m.id for m in upserted)])}
         fresh = BM25Index.__new__(BM25Index)
         fresh._params = self._params
-        fresh._set(memories, tfs, rows, matrix)
+        fresh._set(memories, tfs, rows, matrix, postings, lengths)
         fresh._models = {mid: tag for mid, tag in self._models.items() if mid not in gone}
         return fresh
 

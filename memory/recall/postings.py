@@ -1,5 +1,6 @@
-"""The compact parts of a user's keyword index a snapshot loads (memory/recall/snapshot.py): its postings
-as arrays, and its memories' repeated texts held once.
+"""The parts of a user's keyword index that grow with the user: its postings as the arrays a snapshot
+loads (memory/recall/snapshot.py) and as layers a write adds to (`LayeredPostings`), and its memories'
+repeated texts held once.
 
 Measured on a user of long turns (issue 45: 948 turns of ~2,000 characters, 5,875 memories; a memory's
 context is the turns around it, ~6,000 characters, and each of a turn's ~6 segments has the same one):
@@ -70,6 +71,93 @@ class ColumnPostings(Mapping[str, Posting]):
         return int(self._owners.nbytes + self._codes.nbytes + self._ids.nbytes)
 
 
+class LayeredPostings(Mapping[str, Posting]):
+    """Postings after writes: a base that is never changed (a snapshot's columns, or none) under the
+    terms that writes touched since, as lists (an empty one: the term is gone). A write makes a new one
+    from the last in time proportional to the terms it touches (`after_write`), not to every posting of
+    the user: rebuilt whole, each write round of a 10M-token user's import cost seconds, growing with
+    the user (issue 45)."""
+
+    def __init__(self, base: Mapping[str, Posting] | None, changed: dict[str, Posting]) -> None:
+        self.base = base
+        self.changed = changed
+
+    def __getitem__(self, term: str) -> Posting:
+        found = self.changed.get(term)
+        if found is not None:
+            if not found[0]:
+                raise KeyError(term)
+            return found
+        if self.base is None:
+            raise KeyError(term)
+        return self.base[term]
+
+    def __contains__(self, term: object) -> bool:
+        found = self.changed.get(term) if isinstance(term, str) else None
+        if found is not None:
+            return bool(found[0])
+        return self.base is not None and term in self.base
+
+    def __iter__(self) -> Iterator[str]:
+        if self.base is not None:
+            yield from (t for t in self.base if t not in self.changed)
+        yield from (t for t, (ids, _) in self.changed.items() if ids)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def frequencies(self) -> dict[str, int]:
+        """Each term's document frequency (a base of columns: without making its lists)."""
+        base = self.base
+        if base is None:
+            out: dict[str, int] = {}
+        elif isinstance(base, ColumnPostings):
+            out = base.frequencies()
+        else:
+            out = {t: len(p[0]) for t, p in base.items()}
+        for term, (ids, _) in self.changed.items():
+            if ids:
+                out[term] = len(ids)
+            else:
+                out.pop(term, None)
+        return out
+
+    @classmethod
+    def after_write(
+        cls,
+        postings: Mapping[str, Posting],
+        gone: Mapping[str, Mapping[str, float]],
+        added: Sequence[tuple[str, Mapping[str, float]]],
+    ) -> LayeredPostings:
+        """`postings` without the memories `gone` (id -> its term frequencies) and with `added` (id and
+        term frequencies, in order) at the end of each term's lists: the lists a whole rebuild makes,
+        in the same order. The lists of `postings` are copied before they change, never changed."""
+        if isinstance(postings, LayeredPostings):
+            out = cls(postings.base, dict(postings.changed))
+        elif isinstance(postings, ColumnPostings):
+            out = cls(postings, {})
+        else:
+            out = cls(None, dict(postings))
+        removed = set(gone)
+        for term in {t for tf in gone.values() for t in tf}:
+            ids, weights = out.get(term, ([], []))
+            kept = [(i, w) for i, w in zip(ids, weights, strict=True) if i not in removed]
+            out.changed[term] = ([i for i, _ in kept], [w for _, w in kept])
+        new: dict[str, Posting] = {}
+        for mid, tf in added:
+            for term, weight in tf.items():
+                lists = new.get(term)
+                if lists is None:
+                    new[term] = ([mid], [weight])
+                else:
+                    lists[0].append(mid)
+                    lists[1].append(weight)
+        for term, (ids, weights) in new.items():
+            old_ids, old_weights = out.get(term, ([], []))
+            out.changed[term] = (old_ids + ids, old_weights + weights)  # new lists: the old are shared
+        return out
+
+
 def shared_texts(memories: Sequence[Memory]) -> list[Memory]:
     """`memories` with equal contexts as one string (a memory equal to the one given, another object
     only where its context was a copy): every segment of a long turn has the turn's context."""
@@ -84,4 +172,4 @@ def shared_texts(memories: Sequence[Memory]) -> list[Memory]:
     return out
 
 
-__all__ = ["ColumnPostings", "Posting", "shared_texts"]
+__all__ = ["ColumnPostings", "LayeredPostings", "Posting", "shared_texts"]

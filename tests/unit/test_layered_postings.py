@@ -1,0 +1,125 @@
+"""A write's index (`BM25Index.updated`) changes only the postings of the terms it touches
+(`LayeredPostings`), and is the index a whole rebuild makes: same postings in the same order, same
+lengths, idf and search scores, from an index built in process or loaded from a snapshot."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+
+from memory.models import Memory
+from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.postings import ColumnPostings, LayeredPostings
+from memory.recall.snapshot import decode, encode
+
+EN = [
+    "deploy",
+    "window",
+    "database",
+    "replica",
+    "cache",
+    "queue",
+    "nurse",
+    "dentist",
+    "Lisbon",
+    "Porto",
+    "guitar",
+    "bullet",
+    "points",
+]
+ZH = ["部署窗口", "数据库", "缓存", "队列", "护士", "牙医", "杭州", "吉他", "要点", "不吃辣"]
+QUERIES = [
+    "when is the deploy window",
+    "我的牙医在哪里",
+    "database replica cache",
+    "要点 bullet points",
+    "吉他",
+]
+
+
+def memory(i: int, rng: random.Random) -> Memory:
+    words = rng.sample(EN, 4) + rng.sample(ZH, 2)
+    context = " ".join(rng.sample(EN, 6) + rng.sample(ZH, 3)) if i % 3 else ""
+    return Memory(
+        id=f"m{i}",
+        user_id="u",
+        content=" ".join(words),
+        created_at=1_700_000_000.0 + i,
+        session_id="s",
+        source="user",
+        content_hash=f"h{i}",
+        importance=0.5,
+        context=context,
+    )
+
+
+def vectors(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((n, 8)).astype(np.float32)
+
+
+def assert_same(index: BM25Index, rebuilt: BM25Index) -> None:
+    assert list(index.memories) == list(rebuilt.memories)
+    assert index._len == rebuilt._len
+    assert index._idf == pytest.approx(rebuilt._idf)
+    assert sorted(index._postings) == sorted(rebuilt._postings)
+    for term in rebuilt._postings:
+        assert index._postings[term] == rebuilt._postings[term], term
+    for query in QUERIES:
+        ours, theirs = index.search(tokenize(query), limit=10), rebuilt.search(tokenize(query), limit=10)
+        assert [mid for mid, _ in ours] == [mid for mid, _ in theirs], query
+        assert [s for _, s in ours] == pytest.approx([s for _, s in theirs]), query
+
+
+@pytest.mark.parametrize("start", ["built", "snapshot"])
+def test_writes_give_the_index_a_rebuild_gives(start: str) -> None:
+    rng = random.Random(45)
+    current = [memory(i, rng) for i in range(40)]
+    index = BM25Index(current, vectors(40, 0))
+    if start == "snapshot":
+        loaded = decode(encode(1, index, None, "f"), "f")
+        assert loaded is not None
+        index = loaded.index
+        assert isinstance(index._postings, ColumnPostings)
+    next_id = 40
+    for step in range(12):
+        added = [memory(next_id + k, rng) for k in range(3)]
+        next_id += 3
+        replaced = [dataclasses.replace(m, content=m.content + " 杭州 Porto") for m in rng.sample(current, 2)]
+        replaced_ids = {m.id for m in replaced}
+        deleted = [m.id for m in rng.sample([m for m in current if m.id not in replaced_ids], 2)]
+        upserted = added + replaced if step % 2 else added  # some writes only add (an import's)
+        gone = set(deleted) | {m.id for m in upserted}
+        current = [m for m in current if m.id not in gone] + upserted
+        index = index.updated(upserted, vectors(len(upserted), step + 1), deleted)
+        assert isinstance(index._postings, LayeredPostings)
+        assert_same(index, BM25Index(current, vectors(len(current), 99)))
+
+
+def test_a_write_never_changes_the_index_it_was_made_from() -> None:
+    rng = random.Random(7)
+    first = [memory(i, rng) for i in range(10)]
+    index = BM25Index(first)
+    before = {t: (list(ids), list(ws)) for t, (ids, ws) in index._postings.items()}
+    replaced = dataclasses.replace(first[0], content="dentist 牙医 Lisbon")
+    later = index.updated([memory(10, rng), replaced], None, ["m3"])
+    assert {t: index._postings[t] for t in index._postings} == before
+    assert "m3" in index.memories
+    assert "m3" not in later.memories
+    assert all("m3" not in later._postings[t][0] for t in later._postings)
+
+
+def test_a_term_no_memory_holds_any_more_is_gone() -> None:
+    only = Memory(
+        id="x", user_id="u", content="xylophone 木琴", created_at=1.0, session_id="s", source="user",
+        content_hash="hx", importance=0.5,
+    )  # fmt: skip
+    index = BM25Index([only, memory(1, random.Random(1))])
+    assert "xylophon" in index._postings
+    later = index.updated([], None, ["x"])
+    assert "xylophon" not in later._postings
+    assert "xylophon" not in later._idf
+    assert later.search(tokenize("xylophone"), limit=5) == []
+    assert later.known(tokenize("xylophone")) == 0.0

@@ -27,7 +27,7 @@ from memory.models import Memory
 from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
 from memory.recall.postings import ColumnPostings as ColumnPostings  # moved out; importable here too
-from memory.recall.postings import LayeredPostings, Posting
+from memory.recall.postings import LayeredPostings, Posting, postings_of
 from memory.text.lexicons import (
     EN_CANONICAL,
     EN_STOPWORDS,
@@ -173,15 +173,7 @@ class BM25Index:
         if postings is None or lengths is None:
             made = self._tf
             lengths = {mid: sum(tf.values()) for mid, tf in made.items()}
-            postings = {}
-            for mid, tf in made.items():
-                for token, weight in tf.items():
-                    posting = postings.get(token)
-                    if posting is None:
-                        postings[token] = ([mid], [weight])
-                    else:
-                        posting[0].append(mid)
-                        posting[1].append(weight)
+            postings = postings_of(made.items())
         self._len = lengths
         self._postings: Mapping[str, Posting] = postings
         n = max(1, len(memories))

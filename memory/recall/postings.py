@@ -13,7 +13,7 @@ code (uint16): 6 bytes; and equal texts are one string.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -69,6 +69,20 @@ class ColumnPostings(Mapping[str, Posting]):
     @property
     def nbytes(self) -> int:
         return int(self._owners.nbytes + self._codes.nbytes + self._ids.nbytes)
+
+
+def postings_of(tfs: Iterable[tuple[str, Mapping[str, float]]]) -> dict[str, Posting]:
+    """Each term's memory ids and weights, in the order of `tfs` (memory id, its term frequencies)."""
+    out: dict[str, Posting] = {}
+    for mid, tf in tfs:
+        for term, weight in tf.items():
+            lists = out.get(term)
+            if lists is None:
+                out[term] = ([mid], [weight])
+            else:
+                lists[0].append(mid)
+                lists[1].append(weight)
+    return out
 
 
 class LayeredPostings(Mapping[str, Posting]):
@@ -143,16 +157,7 @@ class LayeredPostings(Mapping[str, Posting]):
             ids, weights = out.get(term, ([], []))
             kept = [(i, w) for i, w in zip(ids, weights, strict=True) if i not in removed]
             out.changed[term] = ([i for i, _ in kept], [w for _, w in kept])
-        new: dict[str, Posting] = {}
-        for mid, tf in added:
-            for term, weight in tf.items():
-                lists = new.get(term)
-                if lists is None:
-                    new[term] = ([mid], [weight])
-                else:
-                    lists[0].append(mid)
-                    lists[1].append(weight)
-        for term, (ids, weights) in new.items():
+        for term, (ids, weights) in postings_of(added).items():
             old_ids, old_weights = out.get(term, ([], []))
             out.changed[term] = (old_ids + ids, old_weights + weights)  # new lists: the old are shared
         return out
@@ -172,4 +177,4 @@ def shared_texts(memories: Sequence[Memory]) -> list[Memory]:
     return out
 
 
-__all__ = ["ColumnPostings", "LayeredPostings", "Posting", "shared_texts"]
+__all__ = ["ColumnPostings", "LayeredPostings", "Posting", "postings_of", "shared_texts"]

@@ -16,7 +16,10 @@ from memory.outbox.stream import IMPORT_CHUNK, Outbox, OutboxEntry
 from memory.outbox.worker import OutboxWorker
 from memory.redis_client import RedisClient
 from tests.conftest import redis_of
-from tests.integration.test_imports import r  # noqa: F401 - the fixture: a clean outbox
+from tests.integration.test_imports import (
+    drained,
+    r,  # noqa: F401 - the fixture: a clean outbox
+)
 from tests.integration.test_shared_vectors import CountingEmbedder
 
 pytestmark = pytest.mark.integration
@@ -76,13 +79,9 @@ async def test_the_worker_looks_ahead_in_order_and_waits_for_it(r: RedisClient) 
         await asyncio.sleep(0.3)  # slower than a write: the next round must wait for it
         events.append(f"ahead {first} done")
 
-    worker = OutboxWorker(outbox, handle, consumer="w", import_batch=2, coalesce=1, look_ahead=look_ahead)
-    running = asyncio.create_task(worker.run())
-    try:
-        assert await worker.drain(timeout=30)
-    finally:
-        worker.stop()
-        await running
+    await drained(
+        OutboxWorker(outbox, handle, consumer="w", import_batch=2, coalesce=1, look_ahead=look_ahead)
+    )
     c = IMPORT_CHUNK
     assert [e for e in events if e.startswith("write")] == [f"write h{n * c}" for n in range(5)]
     second, third = f"h{2 * c},h{3 * c}", f"h{4 * c}"
@@ -104,12 +103,8 @@ async def test_a_failing_look_ahead_costs_no_write(r: RedisClient) -> None:  # n
     async def look_ahead(batch: Sequence[OutboxEntry]) -> None:
         raise RuntimeError("the model server is down")
 
-    worker = OutboxWorker(outbox, handle, consumer="w", import_batch=2, coalesce=1, look_ahead=look_ahead)
-    running = asyncio.create_task(worker.run())
-    try:
-        assert await worker.drain(timeout=30)
-    finally:
-        worker.stop()
-        await running
+    await drained(
+        OutboxWorker(outbox, handle, consumer="w", import_batch=2, coalesce=1, look_ahead=look_ahead)
+    )
     assert written == [f"m{n * IMPORT_CHUNK}" for n in range(3)]
     assert await outbox.pending() == 0

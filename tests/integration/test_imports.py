@@ -93,6 +93,16 @@ async def test_an_import_is_accepted_then_written_and_found_in_both_languages(
     assert_envelope(forbidden, 403, "forbidden")
 
 
+async def drained(worker: OutboxWorker) -> None:
+    """Run `worker` until every partition is empty, then stop it."""
+    running = asyncio.create_task(worker.run())
+    try:
+        assert await worker.drain(timeout=30)
+    finally:
+        worker.stop()
+        await running
+
+
 def same_partition_user(user: str) -> str:
     return next(u for i in range(10_000) if keys.partition_of(u := f"u{i}") == keys.partition_of(user))
 
@@ -114,13 +124,7 @@ async def test_chat_turns_are_written_before_a_pending_import(r: RedisClient) ->
             await outbox.append(OutboxEntry(user, "s", (Message("user", "我刚搬到上海", id="c1"),)))
             await outbox.append(OutboxEntry(neighbour, "s", (Message("user", "I moved to Lisbon", id="c2"),)))
 
-    worker = OutboxWorker(outbox, handle, consumer="w", lease_ttl_ms=1500, import_batch=2, coalesce=1)
-    running = asyncio.create_task(worker.run())
-    try:
-        assert await worker.drain(timeout=30)
-    finally:
-        worker.stop()
-        await running
+    await drained(OutboxWorker(outbox, handle, consumer="w", lease_ttl_ms=1500, import_batch=2, coalesce=1))
     # a round takes 2 entries of the import lane (`import_batch`, whatever the chat batch: 64) and
     # writes both; the next round reads the chat stream first: the import's other 3 entries come after
     assert writes == [

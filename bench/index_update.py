@@ -1,0 +1,87 @@
+"""What one write round costs a large user's in-process index (`BM25Index.updated`), at N memories.
+
+    PYTHONPATH=. .venv/bin/python bench/index_update.py --memories 20000
+
+No stores, no model: the memories are the segments (`memory.text.cleaning.segment`) of
+`bench/make_token_history.py`'s 10M-token user in order, each with the two turns before it as its
+context (as the write path gives a memory the messages before it, up to 6,000 characters), and random
+MiniLM-sized vectors. The index of the first N is built once; then `--rounds` times the next `--added`
+memories are added to it (a write round of an import) and the new index searched once: CPU seconds of
+each (`time.process_time`: the host's load stretches wall time, not this). Before/after: run the same
+script from a `git worktree` of the older commit. Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from bench.common import machine  # noqa: E402
+from bench.make_token_history import load_or_build  # noqa: E402
+from memory.models import Memory  # noqa: E402
+from memory.recall.keyword_index import BM25Index, tokenize  # noqa: E402
+from memory.text.cleaning import segment  # noqa: E402
+
+
+def memories(n: int) -> list[Memory]:
+    user = load_or_build(10_000_000)
+    turns = [t["content"] for s in user["sessions"] for t in s["turns"]]
+    out: list[Memory] = []
+    for i, turn in enumerate(turns):
+        context = " ".join(turns[max(0, i - 2) : i])[-6000:]
+        for j, piece in enumerate(segment(turn)):
+            out.append(
+                Memory(
+                    id=f"m{i}_{j}",
+                    user_id="u",
+                    content=piece,
+                    created_at=float(i),
+                    session_id="s",
+                    source="user",
+                    content_hash=f"h{i}_{j}",
+                    importance=0.5,
+                    context=context,
+                )
+            )
+        if len(out) >= n:
+            break
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=20_000)
+    parser.add_argument("--added", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(45)
+    made = memories(args.memories + args.added)
+    base, added = made[: args.memories], made[args.memories :]
+    index = BM25Index(base, rng.standard_normal((len(base), 384)).astype(np.float32))
+    query = tokenize("when is the deploy window of the staging database")
+    seconds: list[float] = []
+    for _ in range(args.rounds):
+        started = time.process_time()
+        index.updated(added, rng.standard_normal((len(added), 384)).astype(np.float32), []).search(
+            query, limit=10
+        )
+        seconds.append(round(time.process_time() - started, 3))
+    result = {
+        "machine": machine(),
+        "memories": len(base),
+        "added": len(added),
+        "update_and_search_cpu_s": seconds,
+    }
+    sys.stdout.write(json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()

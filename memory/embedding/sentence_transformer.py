@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 # In bf16 a call costs ~6 ms besides its tokens and a token ~3x less than in the int8 graph: slices of
 # 3x the tokens hold the model about as long as the int8 graph's slices do (memory/embedding/base.py)
 BF16_SLICE_TOKENS = 3 * SLICE_TOKENS
+PAD_MULTIPLE = 32  # bf16: inputs padded to a multiple of this many tokens (bounds the kernels kept)
 
 Precision = Literal["auto", "fp32", "bf16"]
 
@@ -89,6 +90,10 @@ class SentenceTransformerEmbedder:
 
             self._model.to(torch.bfloat16)
             self._model[0].register_forward_hook(_tokens_in_fp32)
+            # oneDNN keeps a kernel (with its weights reordered) per input shape: padded to the
+            # longest text, a writer's calls made hundreds of shapes, +700 MB in 400 calls; padded to
+            # a multiple of 32 tokens there are 4 lengths (128 at most), the growth stops
+            setattr(self._model[0], "processing_kwargs", {"text": {"pad_to_multiple_of": PAD_MULTIPLE}})  # noqa: B010
         # torch modules are not guaranteed re-entrant; one inference at a time per process.
         self._lock = threading.Lock()
         dim = self._model.get_embedding_dimension()

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,12 +89,14 @@ def served(
     *,
     cluster: bool = False,
     llm: FakeLLM | None = None,
+    redis_args: Sequence[str] = (),
     **env: str,
 ) -> Iterator[Served]:
     """`writer`: run the long-term writer as its own niced process (`python -m app.cli.writer`) and keep
     the API workers from writing (OUTBOX_WORKER=false), as `make run` and the compose file do.
     `cluster`: a local Redis Cluster (3 masters, 3 replicas; `harness/cluster.py`) through
-    `REDIS_CLUSTER_NODES` instead of one redis-server. `llm`: the fake upstream as `LLM_BASE_URL`."""
+    `REDIS_CLUSTER_NODES` instead of one redis-server. `llm`: the fake upstream as `LLM_BASE_URL`.
+    `redis_args`: more options for the one redis-server."""
     workdir = Path(tempfile.mkdtemp(prefix="mnemo-bench-"))
     redis: ServerProcess | None = None
     redis_cluster: RedisCluster | None = None
@@ -102,7 +104,7 @@ def served(
         redis_cluster = start_redis_cluster(workdir / "cluster")
         redis_env = {"REDIS_CLUSTER_NODES": redis_cluster.startup_nodes}
     else:
-        redis = start_redis(workdir / "redis")
+        redis = start_redis(workdir / "redis", extra_args=redis_args)
         redis_env = {"REDIS_URL": f"{redis.url}/0"}
     chroma = start_chroma(workdir / "chroma")
     metrics_dir = workdir / "metrics"

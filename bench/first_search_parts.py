@@ -53,7 +53,6 @@ from bench.search_latency import (  # noqa: E402
     ZH_QUERIES,
     fact,  # noqa: E402
 )
-from memory import keys  # noqa: E402
 from memory.recall.crosslingual import rows_from  # noqa: E402
 from memory.recall.keyword_index import BM25Index  # noqa: E402
 from memory.recall.snapshot import IndexSnapshots, decode, fingerprint_of  # noqa: E402
@@ -184,9 +183,10 @@ async def compare(memories: int, users: int, rounds: int, warm: bool) -> None:
             redis_url, chroma_url, names, True, rng, warm
         )  # warm-up: builds, writes the snapshots
         redis = Redis.from_url(redis_url, decode_responses=True)
-        held = [await redis.strlen(keys.ltm_snapshot(u)) for u in names]
+        stored = IndexSnapshots(redis, fingerprint="")
+        held = [len(await stored.read(u) or b"") for u in names]
         sys.stdout.write(f"snapshots: {held} bytes\n")
-        raw = await IndexSnapshots(redis, fingerprint="").read(names[0]) or b""
+        raw = await stored.read(names[0]) or b""
         await redis.aclose()
         fingerprint = fingerprint_of(raw) or ""
         for _ in range(3):

@@ -310,6 +310,13 @@ def ltm_snapshot(user_id: str) -> str:
     return f"{user_prefix(user_id)}:ltm:snapshot"
 
 
+def ltm_snapshot_draft(user_id: str, token: str) -> str:
+    """A snapshot's parts while they are written (`token`: the writer's, random); renamed to
+    `ltm_snapshot` if the user did not change meanwhile, else deleted; expires within minutes if the
+    writer died. Under the user's prefix: erasure deletes it too."""
+    return f"{user_prefix(user_id)}:ltm:snapshot:draft:{token}"
+
+
 def ltm_placement(user_id: str) -> str:
     """Hash: which Chroma server holds this user's long-term records (`at`), and while a rebalance moves
     them, the server being copied to (`to`) or the one whose copy is still to be deleted (`from`)."""

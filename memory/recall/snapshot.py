@@ -6,7 +6,8 @@ snapshot holds what that produces, columnar: the memories' fields as one JSON li
 context once: a long turn's segments share the turn's), the term frequencies as CSR arrays over a
 vocabulary (term ids, codes into a table of the distinct weights, row offsets), the MiniLM vectors and
 the bridge rows as a worker holds them (int8 codes and a scale per row: memory/recall/dense_rows.py),
-in one binary value. Loading it is one Redis GET, `np.frombuffer`, the memories and each term's
+in one binary value (kept in Redis as a list of parts of at most 64 MiB, `PART_BYTES`). Loading it is
+one Redis LRANGE, `np.frombuffer`, the memories and each term's
 postings (memory/recall/postings.py): no Chroma read, no tokenising; the per-memory term-frequency dicts are made only when a write or a new snapshot needs
 them (a search does not).
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import secrets
 import struct
 import sys
 from dataclasses import dataclass
@@ -58,14 +60,25 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _TUPLE_FIELDS = frozenset({"source_message_ids", "entities"})
 _DEFAULT_PARAMS = BM25Params()
 
-# Written only when the user's version is still the one the snapshot was taken at: a snapshot taken
-# before an erase (which deletes the version key) or overtaken by a write is never stored.
+# A snapshot is stored as a Redis list of parts of at most this size: one value is bounded by Redis'
+# `proto-max-bulk-len` (512 MB by default) and a 10M-token user's snapshot is ~700 MB (issue 45); parts
+# also keep each command's copy short. One key still: every delete of it (a delete's script, erasure,
+# a rebalance) is unchanged.
+PART_BYTES = 64 * 1024 * 1024
+# How long the parts being written may outlive a writer that died before it stored them
+DRAFT_TTL_MS = 10 * 60 * 1000
+
+# The parts are pushed to a draft key first (several commands); this makes the draft the snapshot only
+# when the user's version is still the one it was taken at: a snapshot taken before an erase (which
+# deletes the version key) or overtaken by a write is never stored, and its draft is dropped at once.
 _SAVE = """
 local current = redis.call('GET', KEYS[1]) or '0'
-if current ~= ARGV[1] then
+if current ~= ARGV[1] or redis.call('EXISTS', KEYS[3]) == 0 then
+    redis.call('DEL', KEYS[3])
     return 0
 end
-redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+redis.call('RENAME', KEYS[3], KEYS[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 1
 """
 
@@ -297,22 +310,37 @@ class IndexSnapshots:
         fingerprint: str,
         min_memories: int = 500,
         ttl_seconds: int = 7 * 86_400,
+        part_bytes: int = PART_BYTES,
     ) -> None:
         self._redis = redis
         self._save = redis.register_script(_SAVE)
         self.fingerprint = fingerprint
         self.min_memories = min_memories
         self._ttl_ms = ttl_seconds * 1000
+        self._part_bytes = part_bytes
 
     async def read(self, user_id: str) -> bytes | None:
-        """The stored snapshot, undecoded (binary: the client's text decoding is skipped for it)."""
-        raw: Any = await self._redis.execute_command("GET", keys.ltm_snapshot(user_id), **{NEVER_DECODE: []})
-        return raw if isinstance(raw, bytes) else None
+        """The stored snapshot, undecoded (binary: the client's text decoding is skipped for it). A
+        value of another type under the key (an older release's) raises `ResponseError`, a RedisError:
+        the caller builds from the store, and the next save replaces it."""
+        parts: Any = await self._redis.execute_command(
+            "LRANGE", keys.ltm_snapshot(user_id), 0, -1, **{NEVER_DECODE: []}
+        )
+        if not isinstance(parts, list) or not parts:
+            return None
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     async def write(self, user_id: str, version: int, encoded: bytes) -> bool:
         """Store `encoded` (taken at `version`) if `version` is still the user's current one."""
+        draft = keys.ltm_snapshot_draft(user_id, secrets.token_hex(8))
+        view = memoryview(encoded)
+        for start in range(0, max(1, len(encoded)), self._part_bytes):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.rpush(draft, bytes(view[start : start + self._part_bytes]))
+                pipe.pexpire(draft, DRAFT_TTL_MS)
+                await pipe.execute()
         stored = await self._save(
-            keys=[keys.ltm_version(user_id), keys.ltm_snapshot(user_id)],
-            args=[str(version), encoded, self._ttl_ms],
+            keys=[keys.ltm_version(user_id), keys.ltm_snapshot(user_id), draft],
+            args=[str(version), self._ttl_ms],
         )
         return bool(stored)

@@ -3,12 +3,17 @@ reading Chroma, and ranks exactly as a freshly built index; writes, deletes and 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from app.composition import build_memory_service
 from app.settings import Settings
+from harness.services import start_redis
 from memory import Embedder, keys
 from memory.models import Message, ScoredMemory
 from memory.recall.snapshot import IndexSnapshots, decode, fingerprint_of
@@ -67,6 +72,10 @@ def loads(service: MemoryService) -> list[list[str] | None]:
 
 async def held(redis: RedisClient, user: str) -> bool:
     return bool(await redis.exists(keys.ltm_snapshot(user)))
+
+
+async def no_drafts(redis: RedisClient) -> bool:
+    return not [k async for k in redis.scan_iter(match="*:ltm:snapshot:draft:*")]
 
 
 async def fill(service: MemoryService, user: str) -> None:
@@ -171,12 +180,21 @@ async def test_a_snapshot_is_saved_only_at_the_current_version_and_of_the_same_m
         await writer.ingest("dan", "s2", [Message("user", "I adopted a cat named Miso.", id="c")])
         await worker(settings, embedder, redis).search("dan", "cat", top_k=3)
         await until(lambda: held(redis, "dan"))
-        # a worker with other models (here: a damaged or foreign snapshot) builds from the store
-        await redis.set(keys.ltm_snapshot("dan"), b"MNS1\x00\x00\x00\xffnot a snapshot")
-        other = worker(settings, embedder, redis)
-        hits = await other.search("dan", "What is my cat called?", top_k=3)
-        assert hits[0].memory.content == "I adopted a cat named Miso."
-        assert loads(other) == [None]
+        # a worker with other models (here: a damaged or foreign snapshot) builds from the store, and
+        # so does one that finds an older release's value (a string, not a list of parts)
+        await redis.delete(keys.ltm_snapshot("dan"))
+        await redis.rpush(keys.ltm_snapshot("dan"), b"MNS1\x00\x00\x00\xffnot a snapshot")
+        for damaged in ("dan", "older"):
+            if damaged == "older":
+                await fill(writer, "older")
+                await redis.set(keys.ltm_snapshot("older"), b"MNS1\x00\x00\x00\xffa string")
+            other = worker(settings, embedder, redis)
+            question = "What is my cat called?" if damaged == "dan" else "What food do I like?"
+            hits = await other.search(damaged, question, top_k=3)
+            assert hits[0].memory.content in {"I adopted a cat named Miso.", TURNS[1]}
+            assert loads(other) == [None]
+        await until(lambda: no_drafts(redis))  # the rebuilt users' saves end with their drafts renamed
+        assert await redis.type(keys.ltm_snapshot("older")) == "list"  # the older value replaced
     finally:
         await redis.aclose()
 
@@ -278,3 +296,30 @@ async def test_a_snapshot_the_log_cannot_bring_forward_is_replaced_by_a_build(
 async def stored_changed(stored: IndexSnapshots, user: str, old: bytes) -> bool:
     now = await stored.read(user)
     return now is not None and now != old
+
+
+async def test_a_snapshot_past_redis_value_bound_is_stored_in_parts(tmp_path: Path) -> None:
+    """A 10M-token user's snapshot (~700 MB) passes Redis' bound on one value (`proto-max-bulk-len`,
+    512 MB by default): here a redis-server whose bound is 1 MB refuses a 3 MB snapshot as one value, and
+    stores it as parts, read back whole; a draft overtaken by a write is dropped, not left behind."""
+    server = start_redis(tmp_path / "redis", extra_args=["--proto-max-bulk-len", "1mb"])
+    redis = Redis.from_url(server.url)
+    try:
+        await redis.set(keys.ltm_version("ivy"), 7)
+        encoded = random.Random(45).randbytes(3 * 1024 * 1024 + 5)
+        whole = IndexSnapshots(redis, fingerprint="")
+        with pytest.raises(RedisError):  # Redis drops the connection (invalid bulk length)
+            await whole.write("ivy", 7, encoded)
+        parts = IndexSnapshots(redis, fingerprint="", part_bytes=512 * 1024)
+        assert await parts.write("ivy", 7, encoded)
+        assert await redis.llen(keys.ltm_snapshot("ivy")) == 7
+        assert await parts.read("ivy") == encoded
+        assert 0 < await redis.pttl(keys.ltm_snapshot("ivy")) <= 7 * 86_400 * 1000
+
+        assert not await parts.write("ivy", 6, encoded[:100])  # the user changed since: refused
+        assert await parts.read("ivy") == encoded
+        assert await no_drafts(redis)  # the refused draft is gone at once, not left to expire
+        assert await parts.read("nobody") is None
+    finally:
+        await redis.aclose()
+        server.stop()

@@ -16,6 +16,10 @@ that search never finds, a delete that search still finds. A failed bump is also
 background (`VersionRepairs`) until Redis takes it, so what the store already holds converges even when
 the client never retries.
 
+A big write (an import's round) is logged as ids only; the process that wrote it keeps its records
+by (user, version) for a while (`WRITTEN_KEPT`), so its own indexes follow the log without reading back
+from the store what it has just written there.
+
 Moving a user to another Chroma server bumps the version too (in the same transaction as the placement
 switch), so the version a task has just read also says whether a placement cached at that version is
 still current (`observe`/`observed`, used by `memory/longterm/routing.py`).
@@ -28,6 +32,7 @@ import base64
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -52,6 +57,9 @@ CHANGES_KEPT = 32  # entries per user; a worker further behind than this rebuild
 CHANGES_TTL_MS = 15 * 60 * 1000  # the log of a user idle this long goes; workers then rebuild
 MAX_RECORDS_BYTES = 64 * 1024  # larger writes log ids only; workers fetch those from the store
 MAX_LOGGED_RECORDS = 32
+# Records of this process's own recent writes, by (user, version), for what the log carries as ids only
+# (a big write): this process's indexes take them from here instead of reading the store
+WRITTEN_KEPT = 4096
 
 # A delete clears the log first: it carries the text of written memories, and a deleted one must not
 # linger there (workers behind the delete rebuild, which is rare and cheap). For the same reason it
@@ -111,6 +119,11 @@ class LtmVersions:
         self._redis = redis
         self._bump = redis.register_script(_BUMP)
         self.repairs = VersionRepairs(self._bump_once, backoff=repair_backoff)
+        # what this process wrote at each of its recent versions (versions are never reused: Redis'
+        # clock): a big write's records are logged as ids only, and the writer that has just written
+        # them read them back from Chroma for its own index, every round of an import (issue 45)
+        self._written: OrderedDict[tuple[str, int], dict[str, tuple[Memory, Vectors]]] = OrderedDict()
+        self._written_count = 0
 
     async def get(self, user_id: str) -> int:
         """The current version; UNKNOWN when Redis cannot say (callers then must not trust a cache)."""
@@ -136,7 +149,7 @@ class LtmVersions:
         Redis does not take it: the change must not be acknowledged (module docstring); a background
         retry records it (ids only) once Redis is back."""
         try:
-            return await self._bump_once(user_id, upserted, deleted, records)
+            version = await self._bump_once(user_id, upserted, deleted, records)
         except RedisError as exc:
             metrics.LTM_VERSION_BUMPS_FAILED.labels("failed").inc()
             log.warning(
@@ -145,6 +158,19 @@ class LtmVersions:
             )
             self.repairs.add(user_id, upserted, deleted)
             raise StoreUnavailable("redis", f"the change's version was not recorded: {exc}") from exc
+        if records:
+            self._remember(user_id, version, records)
+        return version
+
+    def _remember(self, user_id: str, version: int, records: Sequence[tuple[Memory, Vectors]]) -> None:
+        """Keep `records` as a store read would give them (the stored fields only), bounded."""
+        self._written[(user_id, version)] = {
+            m.id: (from_record(m.id, m.content, to_metadata(m)), v) for m, v in records
+        }
+        self._written_count += len(records)
+        while self._written_count > WRITTEN_KEPT and len(self._written) > 1:
+            _, gone = self._written.popitem(last=False)
+            self._written_count -= len(gone)
 
     async def _bump_once(
         self,
@@ -188,7 +214,7 @@ class LtmVersions:
         deleted: set[str] = set()
         records: dict[str, tuple[Memory, Vectors]] = {}
         for entry in reversed(chain):  # oldest first: the last word on an id wins
-            logged = _decode(entry.get("data", "[]"))
+            logged = _decode(entry.get("data", "[]")) or self._written.get((user_id, int(entry["v"])), {})
             for i in json.loads(entry["up"]):
                 upserted.add(i)
                 deleted.discard(i)

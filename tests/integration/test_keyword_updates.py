@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TypeVar
 
@@ -14,7 +15,7 @@ from memory import ChromaLongTermStore, Embedder, keys
 from memory.embedding.base import Vectors
 from memory.errors import MemoryBusy
 from memory.longterm.tombstones import Tombstones
-from memory.longterm.versions import LtmVersions
+from memory.longterm.versions import MAX_LOGGED_RECORDS, LtmVersions
 from memory.models import Memory, Message
 from memory.write.policy import WritePipeline, WritePolicy, WriteRequest
 from tests.conftest import redis_of
@@ -135,6 +136,89 @@ async def test_the_log_carries_written_records_and_a_delete_clears_them(
         assert raw
         assert all("花生" not in str(fields) for _, fields in raw)  # the deleted text left the log
         assert 0 < await redis.pttl(keys.ltm_changes("hal")) <= 15 * 60 * 1000
+    finally:
+        await redis.aclose()
+
+
+async def test_a_big_write_is_logged_as_ids_and_its_writer_keeps_the_records(
+    settings: Settings, embedder: Embedder
+) -> None:
+    """A write of more memories than the log carries (an import's round) is logged as ids: a worker of
+    another process reads those memories from the store; the process that wrote them takes them from
+    what it wrote (each import round read its own previous round back from Chroma, issue 45), and
+    both indexes then rank alike."""
+    redis = redis_of(settings)
+    store = store_for(settings, CountingStore)
+    store.loads = []
+    writer, other = (build_memory_service(settings, store, embedder, redis) for _ in range(2))
+    facts = [f"Fact {i}: my locker number at the gym {i} is {1000 + i}." for i in range(40)]
+    facts += [f"第{i}条：我在第{i}号健身房的柜子号码是{2000 + i}。" for i in range(8)]
+    try:
+        await writer.ingest("jo", "s1", [Message("user", "I moved to Lisbon.", id="first")])
+        for w in (writer, other):
+            await w.search("jo", "Lisbon", top_k=3)
+        assert store.loads == [None, None]
+        store.loads.clear()
+        versions = writer._versions  # noqa: SLF001 - the writer's own (this process's) versions
+        assert versions is not None
+        before = await versions.get("jo")
+        big = await writer.ingest("jo", "s2", [Message("user", f, id=f"f{i}") for i, f in enumerate(facts)])
+        assert len(big) > MAX_LOGGED_RECORDS
+        after = await versions.get("jo")
+        logged = await LtmVersions(redis).changes("jo", before, after)  # another process's view
+        assert logged is not None
+        assert not logged.records  # ids only
+        assert logged.upserted == {m.id for m in big}
+        mine = await versions.changes("jo", before, after)
+        assert mine is not None
+        assert set(mine.records) == {m.id for m in big}
+        stored, _ = await store.get_with_vectors("jo", [big[0].id])
+        kept = mine.records[big[0].id][0]  # as the store gives it back (Chroma rounds a float's last digit)
+        assert dataclasses.replace(kept, created_at=stored[0].created_at) == stored[0]
+        assert abs(kept.created_at - stored[0].created_at) < 1e-3
+        store.loads.clear()
+        answers = {}
+        for name, w in (("writer", writer), ("other", other)):
+            hits = await w.search("jo", "What is my locker number at gym 7? 第3号健身房的柜子号码", top_k=5)
+            answers[name] = [(h.memory.id, round(h.score, 6)) for h in hits]
+        assert answers["writer"] == answers["other"]
+        assert len(store.loads) == 1  # only the other process read the written memories back
+        assert sorted(store.loads[0] or []) == sorted(m.id for m in big)
+    finally:
+        await redis.aclose()
+
+
+async def test_a_writer_that_does_not_search_drops_a_user_past_the_limit(
+    settings: Settings, embedder: Embedder
+) -> None:
+    """The writer process (`searches=False`) holds no index of a user past IN_PROCESS_INDEX_MAX: it
+    checks their duplicates with the store, and does not build or follow their index again."""
+    redis = redis_of(settings)
+    store = store_for(settings, CountingStore)
+    store.loads, store.checks = [], []
+    writer = build_memory_service(
+        settings.model_copy(update={"in_process_index_max": 3}), store, embedder, redis, searches=False
+    )
+    retriever = writer._retriever  # noqa: SLF001 - what this process holds
+    assert retriever is not None
+    cache = retriever.cache
+    try:
+        first = ["I live in Lisbon.", "我的牙医姓王。", "I drive a red Volvo.", "我每天早上跑步。"]
+        await writer.ingest("kim", "s1", [Message("user", t, id=f"a{i}") for i, t in enumerate(first)])
+        held = cache.latest("kim")
+        assert held is None or len(held[1]) <= 3
+        await writer.ingest("kim", "s2", [Message("user", "My cat is called Miso.", id="b0")])
+        assert cache.latest("kim") is None  # past the limit: dropped, not kept current
+        loads = len(store.loads)
+        store.checks.clear()
+        await writer.ingest("kim", "s3", [Message("user", "我每天早上跑步。", id="c0")])  # an exact duplicate
+        assert cache.latest("kim") is None
+        assert len(store.loads) == loads  # the index was not built again
+        assert "find_by_hashes" in store.checks
+        page = await writer.list("kim", limit=10, offset=0, sort="recent")
+        assert sorted(tuple(sorted(m.source_message_ids)) for m in page.items if "跑步" in m.content) == [
+            ("a3", "c0")
+        ]
     finally:
         await redis.aclose()
 

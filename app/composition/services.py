@@ -128,7 +128,8 @@ def build_memory_service(
     `llm`: the configured upstream model (None without one), for the writer's supersession judge. With a
     `BridgedStore`, recall fuses its bridge channel (`memory/recall/crosslingual.py`). `searches`: False
     in a process that only writes (the writer, the claims job): the bilingual lexicon, which only
-    expands search queries, is not loaded there (about 50 MB and a few seconds at start). `relevance`:
+    expands search queries, is not loaded there (about 50 MB and a few seconds at start), and a user's
+    index past `IN_PROCESS_INDEX_MAX` is dropped, not kept (the store checks their duplicates). `relevance`:
     calibrated relevance's coefficients (None: `relevance_model(settings)`, RELEVANCE_COEFFICIENTS_PATH's).
     `dense`: the dense models of a switch (app/composition/dense.py; None: `embedder` for every user)."""
     if relevance is None:
@@ -206,6 +207,8 @@ def build_memory_service(
         else None,
         prepare=bridged.prepare if (bridged := bridged_store(store)) is not None else None,
         dense=dense,
+        # a writer that does not search holds no index of a user past the in-process limit
+        release=None if searches else retriever.cache.drop,
     )
     return MemoryService(
         store,

@@ -52,6 +52,7 @@ from memory.text.cleaning import segment
 from memory.text.lexicons import CONFIRMATION_RE
 from memory.text.privacy import sanitize
 from memory.write.judge import MAX_PAIRS, SupersessionJudge, judge_pairs
+from memory.write.local_index import IndexOf, LocalIndexes
 from memory.write.merging import dedupe_ids, merge, merge_within_batch, same_facts
 from memory.write.scoring import (
     HEALTH_IMPORTANCE,
@@ -72,7 +73,6 @@ from monitoring import metrics
 
 log = logging.getLogger(__name__)
 Clock = Callable[[], float]
-IndexOf = Callable[[str], Awaitable[BM25Index]]
 Prepare = Callable[[Sequence[Memory]], Awaitable[None]]
 
 
@@ -144,16 +144,18 @@ class WritePipeline:
         judge: SupersessionJudge | None = None,
         prepare: Prepare | None = None,
         dense: DenseModels | None = None,
+        release: Callable[[str], None] | None = None,
     ) -> None:
         """`index`: the user's current in-process index (`HybridRetriever.keyword_index`), used for the
-        duplicate checks instead of two vector-store queries per write. `shared`: vectors recall has
+        duplicate checks instead of two vector-store queries per write, up to `policy.in_process_max`
+        memories (`release`: drops a larger user's index here, memory/write/local_index.py). `shared`: vectors recall has
         already computed for these exact texts (the chat path's query), taken instead of re-embedding.
         `prepare`: the store's second model (`BridgedStore.prepare`), run on a round's memories while
         the main model embeds them, so that the upsert finds their bridge vectors computed. `dense`:
         the dense models during a switch (None: `embedder` embeds every user)."""
         self._prepare = prepare
         self._store = store
-        self._index = index
+        self._local = LocalIndexes(index, store.count, in_process_max=policy.in_process_max, release=release)
         self._shared = shared
         self._embedder = embedder
         self._vectors = WriteVectors(dense or DenseModels(DenseModel("", embedder)), shared)
@@ -436,7 +438,7 @@ class WritePipeline:
             return None
         prepared = await self._mark_first_mentions(user_id, request.session_id, prepared)
         merged = merge_within_batch(prepared)
-        index = await self._local_index(user_id)
+        index = await self._local.get(user_id)
         hashes = [m.content_hash for m in merged]
         found = (
             index.with_hashes(hashes)
@@ -519,15 +521,6 @@ class WritePipeline:
                     merged[i] = merge(target, merged[i])
                     metrics.NEAR_DUPLICATES_MERGED.inc()
         return dedupe_ids(merged, d.vectors)
-
-    async def _local_index(self, user_id: str) -> BM25Index | None:
-        """The user's in-process index if it can answer both duplicate checks, else None."""
-        if self._index is None:
-            return None
-        index = await self._index(user_id)
-        if not len(index) or (index.has_vectors and len(index) <= self.policy.in_process_max):
-            return index
-        return None
 
     async def _mark_first_mentions(
         self, user_id: str, session_id: str, memories: list[Memory]

@@ -128,8 +128,7 @@ def build_memory_service(
     `llm`: the configured upstream model (None without one), for the writer's supersession judge. With a
     `BridgedStore`, recall fuses its bridge channel (`memory/recall/crosslingual.py`). `searches`: False
     in a process that only writes (the writer, the claims job): the bilingual lexicon, which only
-    expands search queries, is not loaded there (about 50 MB and a few seconds at start), and a user's
-    index past `IN_PROCESS_INDEX_MAX` is dropped, not kept (the store checks their duplicates). `relevance`:
+    expands search queries, is not loaded there (~50 MB, seconds), nor a user's index past the limit. `relevance`:
     calibrated relevance's coefficients (None: `relevance_model(settings)`, RELEVANCE_COEFFICIENTS_PATH's).
     `dense`: the dense models of a switch (app/composition/dense.py; None: `embedder` for every user)."""
     if relevance is None:
@@ -207,7 +206,6 @@ def build_memory_service(
         else None,
         prepare=bridged.prepare if (bridged := bridged_store(store)) is not None else None,
         dense=dense,
-        # a writer that does not search holds no index of a user past the in-process limit
         release=None if searches else retriever.cache.drop,
     )
     return MemoryService(

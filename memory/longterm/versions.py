@@ -59,7 +59,7 @@ MAX_RECORDS_BYTES = 64 * 1024  # larger writes log ids only; workers fetch those
 MAX_LOGGED_RECORDS = 32
 # Records of this process's own recent writes, by (user, version), for what the log carries as ids only
 # (a big write): this process's indexes take them from here instead of reading the store
-WRITTEN_KEPT = 4096
+WRITTEN_KEPT = 1024  # a few rounds of an import: a process follows its own writes a round or two behind
 
 # A delete clears the log first: it carries the text of written memories, and a deleted one must not
 # linger there (workers behind the delete rebuild, which is rare and cheap). For the same reason it

@@ -148,8 +148,9 @@ class WritePipeline:
     ) -> None:
         """`index`: the user's current in-process index (`HybridRetriever.keyword_index`), used for the
         duplicate checks instead of two vector-store queries per write, up to `policy.in_process_max`
-        memories (`release`: drops a larger user's index here, memory/write/local_index.py). `shared`: vectors recall has
-        already computed for these exact texts (the chat path's query), taken instead of re-embedding.
+        memories (`release`: drops a larger user's index here, memory/write/local_index.py). `shared`:
+        vectors recall has already computed for these exact texts (the chat path's query), taken
+        instead of re-embedding.
         `prepare`: the store's second model (`BridgedStore.prepare`), run on a round's memories while
         the main model embeds them, so that the upsert finds their bridge vectors computed. `dense`:
         the dense models during a switch (None: `embedder` embeds every user)."""

@@ -31,6 +31,9 @@ workers and the separate writer, its own redis-server and `chroma run`.
    in the same run, and the same BM25 at mnemo's context cost (its best turns whole while they fit in
    mnemo's mean characters of the top 10: `bm25_turns_at_mnemo_chars`). For facts that changed: `stale_first`, how often an older statement ranks above the
    latest (or the latest is missing while an older one is there).
+
+`--redis URL --chroma URL --import-turns N`: steps 4 and 5 only, on stores that already hold the first
+N turns of the set (a run's import stopped there; its stores kept).
 """
 
 from __future__ import annotations
@@ -250,6 +253,16 @@ async def search(client: httpx.AsyncClient, user: User, q: dict[str, Any]) -> tu
     return elapsed, scored(q, ranked, sum(len(r["content"]) for r in results))
 
 
+async def measured(args: argparse.Namespace) -> dict[str, Any]:
+    """Steps 4 and 5 only, on `--redis` and `--chroma` that hold the first `--import-turns` turns of
+    the set (an import stopped there: whole sessions, and the questions whose evidence is among them)."""
+    user = sliced(load_or_build(args.tokens), args.import_turns)
+    result: dict[str, Any] = {"imported": describe(user), "machine": machine(), "stores": "given"}
+    say(f"measuring {result['imported']}")
+    await searches(args.redis, args.chroma, user, args, result)
+    return result
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     full = load_or_build(args.tokens)
     user = sliced(full, args.import_turns)
@@ -304,44 +317,51 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 svc.writer.kill()
                 svc.writer.wait()
             return result
-        settings: dict[str, Any] = {"outbox_worker": False}
-        async with app_on(redis_url, svc.chroma.url, **settings) as client:
-            codec = TokenCodec(SECRET)
-            listed = await client.get(
-                f"/v1/memory/{user['user_id']}/list?limit=1",
-                headers={"Authorization": f"Bearer {codec.mint(user['user_id'])}"},
-            )
-            memories = int(listed.json()["total"])
-            result["memories"] = memories
-            first_store, _ = await search(client, user, user["questions"][0])
-            result["first_search_from_store_ms"] = round(first_store * 1000, 1)
-            say(f"memories {memories}; first search from the store {result['first_search_from_store_ms']} ms")
-            # inside the app: its snapshot is saved in the background after that search, by this app's
-            # Redis client (a 10M-token user's takes tens of seconds to encode)
-            snapshot = await _wait_snapshot(redis_url, user["user_id"])
-        result["snapshot_written"] = snapshot
-        async with app_on(redis_url, svc.chroma.url, **settings) as client:
-            codec = TokenCodec(SECRET)
-            await client.post(  # warm the app itself (models, routes) on another, empty user
-                "/v1/memory/nobody/search",
-                json={"query": "warm up 预热", "top_k": 10},
-                headers={"Authorization": f"Bearer {codec.mint('nobody')}"},
-            )
-            before = rss_mib()
-            first, _ = await search(client, user, user["questions"][0])
-            after = rss_mib()
-            warm: list[float] = []
-            rows: list[dict[str, Any]] = []
-            for k in range(args.rounds):
-                for q in user["questions"]:
-                    elapsed, row = await search(client, user, q)
-                    warm.append(elapsed)
-                    if k == 0:
-                        rows.append(row)
-            after_all = rss_mib()
+        await searches(redis_url, svc.chroma.url, user, args, result)
         if svc.writer is not None:  # it may still drain the chat users' backlog: not measured here
             svc.writer.kill()
             svc.writer.wait()
+    return result
+
+
+async def searches(
+    redis_url: str, chroma_url: str, user: User, args: argparse.Namespace, result: dict[str, Any]
+) -> None:
+    """Steps 4 and 5 on stores that hold the user: fresh in-process apps' first and warm searches, RSS,
+    recall against BM25 over the same turns; into `result`."""
+    settings: dict[str, Any] = {"outbox_worker": False, "redis_socket_timeout": 60.0}
+    codec = TokenCodec(SECRET)
+    async with app_on(redis_url, chroma_url, **settings) as client:
+        listed = await client.get(
+            f"/v1/memory/{user['user_id']}/list?limit=1",
+            headers={"Authorization": f"Bearer {codec.mint(user['user_id'])}"},
+        )
+        memories = int(listed.json()["total"])
+        result["memories"] = memories
+        first_store, _ = await search(client, user, user["questions"][0])
+        result["first_search_from_store_ms"] = round(first_store * 1000, 1)
+        say(f"memories {memories}; first search from the store {result['first_search_from_store_ms']} ms")
+        # inside the app: its snapshot is saved in the background after that search, by this app's
+        # Redis client (a 10M-token user's takes tens of seconds to encode)
+        result["snapshot_written"] = await _wait_snapshot(redis_url, user["user_id"])
+    async with app_on(redis_url, chroma_url, **settings) as client:
+        await client.post(  # warm the app itself (models, routes) on another, empty user
+            "/v1/memory/nobody/search",
+            json={"query": "warm up 预热", "top_k": 10},
+            headers={"Authorization": f"Bearer {codec.mint('nobody')}"},
+        )
+        before = rss_mib()
+        first, _ = await search(client, user, user["questions"][0])
+        after = rss_mib()
+        warm: list[float] = []
+        rows: list[dict[str, Any]] = []
+        for k in range(args.rounds):
+            for q in user["questions"]:
+                elapsed, row = await search(client, user, q)
+                warm.append(elapsed)
+                if k == 0:
+                    rows.append(row)
+        after_all = rss_mib()
     result["first_search_from_snapshot_ms"] = round(first * 1000, 1)
     result["warm_search_ms"] = {
         "n": len(warm),
@@ -355,7 +375,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result["bm25_turns"] = table(bm25_rows(user))
     result["bm25_turns_at_mnemo_chars"] = table(bm25_rows(user, result["mnemo"]["all"]["chars10"]))
     result["misses"] = [r for r in rows if not r["any10"]][: args.show_misses]
-    return result
 
 
 async def _wait_snapshot(redis_url: str, user_id: str, timeout: float = 900.0) -> bool:
@@ -393,13 +412,15 @@ def main() -> None:
     parser.add_argument("--show-misses", type=int, default=0)
     parser.add_argument("--import-only", action="store_true", help="stop after the import (no search)")
     parser.add_argument("--tag", default="")
+    parser.add_argument("--redis", default="", help="measure stores that already hold the user (no import)")
+    parser.add_argument("--chroma", default="", help="with --redis: the Chroma server of those stores")
     parser.add_argument(
         "--redis-proto-max-bulk-len",
         default="",
         help="the bench redis-server's proto-max-bulk-len (e.g. 2gb: a 10M-token user's index snapshot passes 512mb)",
     )
     args = parser.parse_args()
-    result = asyncio.run(run(args))
+    result = asyncio.run(run(args) if not args.redis else measured(args))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     name = f"token_history_run_{args.tokens}_{args.import_turns}_c{args.concurrency}{args.tag}.json"

@@ -39,6 +39,10 @@ from memory.models import Memory, SearchFilters
 T = TypeVar("T")
 
 DELETE_PAGE = 200  # ids per delete request
+# records a read of a user's whole set (or of many ids) takes per call: one call for a 10M-token user
+# (28,000 memories of long turns, each with its context: ~300 MB) outlasted CHROMA_TIMEOUT_SECONDS, so
+# no worker could build that user's index at all (issue 45)
+READ_PAGE = 1_000
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
 
 
@@ -307,24 +311,44 @@ class ChromaLongTermStore:
         self, user_id: str, ids: Sequence[str] | None = None
     ) -> tuple[list[Memory], Vectors]:
         """Every memory of the user (or those of `ids` that exist) with its stored vector, to build or
-        update in-process indexes."""
+        update in-process indexes; `READ_PAGE` records a call. The whole set is read in pages by
+        offset; a delete between two pages shifts the records after it, so one may pass unread: the
+        user's ids are listed after the last page (one call without documents or vectors) and any not
+        read are read then. What changed after the caller's version is the change log's to apply."""
         where = where_for(user_id)
-        id_list = list(ids) if ids is not None else None
-        if id_list == []:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        result = await self._run(
-            user_id,
-            lambda c: c.get(ids=id_list, where=where, include=["metadatas", "documents", "embeddings"]),
-        )
-        ids_out = result["ids"]
-        docs = result.get("documents") or [None] * len(ids_out)
-        metas = result.get("metadatas") or [{}] * len(ids_out)
-        raw = result.get("embeddings")
-        vectors = np.asarray(raw if raw is not None and len(raw) else np.zeros((0, 0)), dtype=np.float32)
-        rows = rows_of(user_id, ids_out, docs, metas)
-        if len(rows) < len(ids_out) and len(vectors):
-            vectors = vectors[[row for row, _ in rows]]
-        return [m for _, m in rows], vectors
+        include = ["metadatas", "documents", "embeddings"]
+        memories: list[Memory] = []
+        blocks: list[np.ndarray] = []
+        seen: set[str] = set()
+
+        def take(result: Any) -> int:
+            ids_out = result["ids"]
+            docs = result.get("documents") or [None] * len(ids_out)
+            metas = result.get("metadatas") or [{}] * len(ids_out)
+            raw = result.get("embeddings")
+            vectors = np.asarray(raw if raw is not None and len(raw) else np.zeros((0, 0)), dtype=np.float32)
+            rows = [(row, m) for row, m in rows_of(user_id, ids_out, docs, metas) if m.id not in seen]
+            seen.update(m.id for _, m in rows)
+            memories.extend(m for _, m in rows)
+            if len(vectors):
+                blocks.append(vectors[[row for row, _ in rows]] if len(rows) < len(ids_out) else vectors)
+            return len(ids_out)
+
+        def read(**page: Any) -> Callable[[Any], Any]:
+            return lambda c: c.get(where=where, include=include, **page)
+
+        if ids is None:
+            offset = 0
+            while take(await self._run(user_id, read(limit=READ_PAGE, offset=offset))) == READ_PAGE:
+                offset += READ_PAGE
+            if offset:  # several pages: what a delete between two of them shifted past the reader
+                now = await self._run(user_id, lambda c: c.get(where=where, include=[]))
+                ids = [i for i in now["ids"] if i not in seen]
+        id_list = list(ids or ())
+        for start in range(0, len(id_list), READ_PAGE):
+            take(await self._run(user_id, read(ids=id_list[start : start + READ_PAGE])))
+        vectors = np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+        return memories, vectors
 
     async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]:
         """Memories of this user whose content hash is one of `hashes` (exact-duplicate check)."""

@@ -74,6 +74,15 @@ async def held(redis: RedisClient, user: str) -> bool:
     return bool(await redis.exists(keys.ltm_snapshot(user)))
 
 
+async def is_snapshot(redis: RedisClient, user: str) -> bool:
+    raw = (
+        await IndexSnapshots(redis, fingerprint="").read(user)
+        if await redis.type(keys.ltm_snapshot(user)) == "list"
+        else None
+    )
+    return raw is not None and fingerprint_of(raw) is not None
+
+
 async def no_drafts(redis: RedisClient) -> bool:
     return not [k async for k in redis.scan_iter(match="*:ltm:snapshot:draft:*")]
 
@@ -193,8 +202,10 @@ async def test_a_snapshot_is_saved_only_at_the_current_version_and_of_the_same_m
             hits = await other.search(damaged, question, top_k=3)
             assert hits[0].memory.content in {"I adopted a cat named Miso.", TURNS[1]}
             assert loads(other) == [None]
-        await until(lambda: no_drafts(redis))  # the rebuilt users' saves end with their drafts renamed
-        assert await redis.type(keys.ltm_snapshot("older")) == "list"  # the older value replaced
+        # each rebuild saves a snapshot that replaces what was there
+        await until(lambda: is_snapshot(redis, "dan"), timeout=60)
+        await until(lambda: is_snapshot(redis, "older"), timeout=60)
+        assert await no_drafts(redis)  # the saves' drafts were renamed, none left over
     finally:
         await redis.aclose()
 

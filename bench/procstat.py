@@ -1,4 +1,5 @@
-"""CPU seconds of processes, read from /proc (Linux): what the capacity model divides by turns.
+"""CPU seconds of processes, read from /proc (Linux): what the capacity model divides by turns; and
+this process's resident memory (`rss_mib`).
 
 `cpu_seconds(pid)` is utime + stime of one process (all its threads); `tree_cpu_seconds(pid)` adds every
 live descendant (uvicorn's master and its worker processes, chroma and anything it forks). A process
@@ -23,6 +24,12 @@ def _stat_fields(pid: int) -> list[str] | None:
         return None
     # the command name (field 2) is in parentheses and may hold spaces: split after its last ')'
     return raw[raw.rindex(")") + 2 :].split()
+
+
+def rss_mib() -> float:
+    """This process's resident set, MiB (/proc/self/statm's second field, in pages)."""
+    with (PROC / "self" / "statm").open() as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def cpu_seconds(pid: int) -> float:

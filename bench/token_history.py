@@ -57,7 +57,7 @@ from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, app_on, machine, percentile  # noqa: E402
 from bench.long_history import calls  # noqa: E402
 from bench.make_token_history import PARTS, describe, load_or_build, tokens  # noqa: E402
-from bench.procstat import delta  # noqa: E402
+from bench.procstat import delta, rss_mib  # noqa: E402
 from bench.procstat import snapshot as cpu_snapshot  # noqa: E402
 from bench.served import served  # noqa: E402
 from bench.turn_load import user_loop, worker_rss  # noqa: E402
@@ -72,11 +72,6 @@ KINDS = ("fact", "assistant", "changed", "preference")
 def say(text: str) -> None:
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
-
-
-def rss_mib() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4096 / 2**20
 
 
 def sliced(user: User, turns: int) -> User:

@@ -48,6 +48,7 @@ from app.http.auth import TokenCodec  # noqa: E402
 from bench.common import SECRET, app_on, machine  # noqa: E402
 from bench.long_history import calls  # noqa: E402
 from bench.make_token_history import load_or_build  # noqa: E402
+from bench.procstat import rss_mib  # noqa: E402
 from memory import keys  # noqa: E402
 from memory.outbox.stream import Outbox  # noqa: E402
 
@@ -59,11 +60,6 @@ SETTINGS: dict[str, Any] = {"outbox_worker": False, "redis_socket_timeout": 60.0
 def say(text: str) -> None:
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
-
-
-def rss_mib() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def _headers(user_id: str) -> dict[str, str]:

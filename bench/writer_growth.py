@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import tempfile
 import time
@@ -32,21 +31,11 @@ from app.composition import build_core  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from bench.common import SECRET, machine  # noqa: E402
 from bench.make_token_history import load_or_build  # noqa: E402
+from bench.procstat import cpu_seconds, rss_mib  # noqa: E402
 from harness.services import start_chroma, start_redis  # noqa: E402
 from memory.models import Message  # noqa: E402
 
 ROUND_TURNS = 16
-
-
-def rss_mib() -> int:
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) // 1024 for line in f if line.startswith("VmRSS"))
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -77,7 +66,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if (k // ROUND_TURNS) % 10 == 9 or done == len(turns):
                 step = {
                     "turns": done,
-                    "rss_mib": rss_mib(),
+                    "rss_mib": round(rss_mib()),
                     "cpu_s": round(time.process_time() - cpu0, 1),
                     "chroma_cpu_s": round(cpu_seconds(chroma.proc.pid) - chroma0, 1),
                 }
@@ -95,7 +84,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "memories": memories,
         "in_process_max": args.in_process_max,
         "embedding_backend": settings.embedding_backend,
-        "rss_growth_mib": last["rss_mib"] - rss0,
+        "rss_growth_mib": round(last["rss_mib"] - rss0),
         "cpu_s_per_turn": round(last["cpu_s"] / len(turns), 3),
         "chroma_cpu_s_per_turn": round(last["chroma_cpu_s"] / len(turns), 3),
         "steps": steps,

@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import json
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ from app.composition import build_archive, build_memory_service, build_store, ti
 from app.settings import Settings  # noqa: E402
 from bench.archive_data import NOW, memories_over, user_ids  # noqa: E402
 from bench.common import SECRET, bench_stores, machine, percentile  # noqa: E402
+from bench.procstat import rss_mib  # noqa: E402
 from harness.fakes import HashEmbedder  # noqa: E402
 from memory.archive.mover import Archiver  # noqa: E402
 from memory.models import ArchiveTier, RecallRequest  # noqa: E402
@@ -58,13 +58,6 @@ def settings_for(redis_url: str, chroma_url: str, cold_url: str, prefix: str) ->
         archive_cold_url=cold_url,
         log_level="WARNING",
     )
-
-
-def rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 async def load(settings: Settings, users: list[str], per_user: int) -> dict[str, Any]:

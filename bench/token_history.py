@@ -32,6 +32,8 @@ workers and the separate writer, its own redis-server and `chroma run`.
    mnemo's mean characters of the top 10: `bm25_turns_at_mnemo_chars`). For facts that changed: `stale_first`, how often an older statement ranks above the
    latest (or the latest is missing while an older one is there).
 
+`--keep-stores` keeps the run's stores on disk (Redis with an AOF; the directory is printed), so that a
+`redis-server --dir D/redis --appendonly yes` and a `chroma run --path D/chroma` serve them again.
 `--redis URL --chroma URL --import-turns N`: steps 4 and 5 only, on stores that already hold the first
 N turns of the set (a run's import stopped there; its stores kept).
 """
@@ -265,11 +267,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"set": describe(full), "imported": imported, "machine": machine()}
     say(f"set {result['set']}\nimporting {imported}")
     env: dict[str, Any] = {"EMBEDDING_THREADS": str(args.embedding_threads)} if args.embedding_threads else {}
-    redis_args = (
+    redis_args: tuple[str, ...] = (
         ("--proto-max-bulk-len", args.redis_proto_max_bulk_len) if args.redis_proto_max_bulk_len else ()
     )
+    if args.keep_stores:  # Redis writes an AOF into the run's directory, which outlives the run
+        redis_args += ("--appendonly", "yes")
     with served(workers=args.workers, writer=True, redis_args=redis_args, **env) as svc:
         redis_url = svc.redis_env["REDIS_URL"]
+        if args.keep_stores:
+            result["stores_kept_in"] = str(svc.log_path.parent)
+            say(f"stores kept in {result['stores_kept_in']} (redis/, chroma/)")
         idle: list[float] = []
         errors: list[str] = []
         stop = asyncio.Event()
@@ -407,6 +414,11 @@ def main() -> None:
     parser.add_argument("--show-misses", type=int, default=0)
     parser.add_argument("--import-only", action="store_true", help="stop after the import (no search)")
     parser.add_argument("--tag", default="")
+    parser.add_argument(
+        "--keep-stores",
+        action="store_true",
+        help="keep the stores (Redis with an AOF): serve them again and measure them with --redis/--chroma",
+    )
     parser.add_argument("--redis", default="", help="measure stores that already hold the user (no import)")
     parser.add_argument("--chroma", default="", help="with --redis: the Chroma server of those stores")
     parser.add_argument(

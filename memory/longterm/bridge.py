@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from memory.embedding.base import Embedder, Vectors
+from memory.errors import StoreUnavailable
 from memory.longterm.chroma import ChromaLongTermStore
 from memory.longterm.placement import Placements
 from memory.longterm.routing import RoutingLongTermStore
@@ -65,7 +66,14 @@ class BridgeVectors:
         self.model = model
 
     def _on(self, name: str) -> ChromaLongTermStore:
-        return self._servers[name]
+        """The bridge store on server `name`; a placement naming a server not configured here is a 503,
+        as the routing store's (`RoutingLongTermStore.server`), not a KeyError."""
+        store = self._servers.get(name)
+        if store is None:
+            raise StoreUnavailable(
+                "chroma", f"a placement names Chroma server {name!r}, which is not configured here"
+            )
+        return store
 
     @property
     def servers(self) -> Mapping[str, ChromaLongTermStore]:
@@ -74,7 +82,7 @@ class BridgeVectors:
     async def put_on(self, server: str, memories: Sequence[Memory], vectors: Vectors) -> None:
         """Store vectors on `server` for memories whose records go there: one upsert per shard
         collection (a Chroma upsert costs its server ~6 ms plus ~1 ms per record)."""
-        store = self._servers[server]
+        store = self._on(server)
         by_collection: dict[str, list[int]] = {}
         for row, m in enumerate(memories):
             by_collection.setdefault(store.collection_name(m.user_id), []).append(row)

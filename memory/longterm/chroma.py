@@ -342,8 +342,7 @@ class ChromaLongTermStore:
             while take(await self._run(user_id, read(limit=READ_PAGE, offset=offset))) == READ_PAGE:
                 offset += READ_PAGE
             if offset:  # several pages: what a delete between two of them shifted past the reader
-                now = await self._run(user_id, lambda c: c.get(where=where, include=[]))
-                ids = [i for i in now["ids"] if i not in seen]
+                ids = [i for i in await self.ids_of(user_id) if i not in seen]
         id_list = list(ids or ())
         for start in range(0, len(id_list), READ_PAGE):
             take(await self._run(user_id, read(ids=id_list[start : start + READ_PAGE])))
@@ -406,15 +405,12 @@ class ChromaLongTermStore:
     async def delete_user(self, user_id: str) -> int:
         """Delete every record of this user (only theirs: the shard collection is shared), a page of
         ids a request (`delete`)."""
-        where = where_for(user_id)
-        ids = await self._run(user_id, lambda c: list(c.get(where=where, include=[])["ids"]))
+        ids = await self.ids_of(user_id)
         await self.delete(user_id, ids)
         return len(ids)
 
     async def count(self, user_id: str) -> int:
-        where = where_for(user_id)
-        result = await self._run(user_id, lambda c: c.get(where=where, include=[]))
-        return len(result["ids"])
+        return len(await self.ids_of(user_id))
 
     # -- raw records, for moving users between servers ---------------------------------------------
 

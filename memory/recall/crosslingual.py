@@ -58,6 +58,13 @@ class BridgeWeights:
     # Chinese a tenth of its recall (0.672 -> 0.569), the answer's bridge cosine is often that low
     match_floor: float = 0.1
     match_floor_cross: float = 0.1
+    # the bridge cosine that earns the channel its whole share: min-max scales the cosines by the best
+    # candidate's, or by this when the best is lower. Min-max alone gave the best of weak matches the
+    # whole share: among a bilingual user's 5,875 segments of long turns (many topics each, USE cosines
+    # 0.1-0.25 for every one), memories in the other language outranked the one whose words answer
+    # (issue 45, 1M tokens: any@10 0.588 -> 0.647). 0.5 found one more there but cost LoCoMo's Chinese
+    # turns asked in English 2 questions of 231; 0.4 lowers no set (decisions/recall.md)
+    full_match: float = 0.4
 
 
 @dataclass(frozen=True, slots=True)

@@ -405,10 +405,18 @@ def _in_asked(
 def _bridge_norm(
     bridge: dict[str, float] | None, cross: set[str] | None, bw: BridgeWeights | None
 ) -> dict[str, float] | None:
-    """The bridge cosines min-max normalised; an unmatched bridge (below its floor) adds nothing."""
-    bridge_n = _minmax(bridge) if bridge else None
-    if bridge_n is not None and bridge is not None and bw is not None:
-        floor = {True: bw.match_floor_cross, False: bw.match_floor}
-        other = cross or set()
-        bridge_n = {mid: v if bridge[mid] >= floor[mid in other] else 0.0 for mid, v in bridge_n.items()}
-    return bridge_n
+    """The bridge cosines min-max normalised, the scale from the lowest cosine (or the match floor, when
+    every candidate is above it) to the best (or `full_match`, when the best is below it: a search whose
+    best bridge match is weak gives it part of the share); an unmatched bridge (below its floor) adds
+    nothing."""
+    if not bridge:
+        return None
+    if bw is None:
+        return _minmax(bridge)
+    floor = {True: bw.match_floor_cross, False: bw.match_floor}
+    lo = min(*bridge.values(), *floor.values())
+    hi = max(*bridge.values(), bw.full_match)
+    other = cross or set()
+    if hi - lo < 1e-12:  # every cosine at the full match and the floor: as `_minmax` gives equal values
+        return {mid: 1.0 if c >= floor[mid in other] else 0.0 for mid, c in bridge.items()}
+    return {mid: (c - lo) / (hi - lo) if c >= floor[mid in other] else 0.0 for mid, c in bridge.items()}

@@ -349,6 +349,13 @@ async def test_a_placement_naming_a_server_not_configured_is_a_503_not_a_silent_
             resp = await client.get("/v1/memory/ghost/list", headers=auth("ghost"))
             assert resp.status_code == 503
             assert resp.json()["error"] == "chroma_unavailable"
+            # a search reads the bridge channel's vectors from the placed server too (a KeyError: 500)
+            found = await client.post(
+                "/v1/memory/ghost/search", json={"query": "我住在哪里？"}, headers=auth("ghost")
+            )
+            assert found.status_code == 503, found.text
+            assert found.json()["error"] == "chroma_unavailable"
+            assert found.headers["Retry-After"]
             written = await client.post(
                 "/v1/memory/ghost/messages",
                 json={"session_id": "s", "messages": [{"role": "user", "content": "我住在杭州"}]},

@@ -187,6 +187,27 @@ class TestFusion:
         r = retriever(channel())
         assert self.rank(r, bridge=self.bridge, cross={"fact"}) == ["fact", "chat"]
 
+    def test_a_weak_match_in_the_other_language_does_not_outrank_the_words_that_answer(self) -> None:
+        """Among a bilingual user's segments of long turns every bridge cosine is weak (0.1-0.25):
+        min-max gave the best of them the bridge's whole share, above the memory that says the
+        question's words (issue 45: `bench/token_history.py` at 1M tokens)."""
+        own = memory("own", "我们的房东姓范，她只在晚上回消息。")
+        other = memory("other", "小林的房东又涨了房租，小林的会计让他把每张发票都留好。")
+        weak = memory("weak", "We keep the Sentry dashboards for billing next to the runbook.")
+        r = retriever(channel())
+        hits = r._rank(
+            plan_query("我们的房东姓什么？"), {"own": own, "other": other, "weak": weak},
+            {"own": 0.35, "other": 0.3, "weak": 0.0}, {"own": 12.0, "other": 5.0, "weak": 0.0}, set(),
+            TOP_2, Scope(0.0), bridge={"own": 0.07, "other": 0.0, "weak": 0.15}, cross={"weak"},
+        )  # fmt: skip
+        assert [h.memory.id for h in hits] == ["own", "weak"]
+        strong = r._rank(
+            plan_query("我们的房东姓什么？"), {"own": own, "other": other, "weak": weak},
+            {"own": 0.35, "other": 0.3, "weak": 0.0}, {"own": 12.0, "other": 5.0, "weak": 0.0}, set(),
+            TOP_2, Scope(0.0), bridge={"own": 0.07, "other": 0.0, "weak": 0.64}, cross={"weak"},
+        )  # fmt: skip
+        assert [h.memory.id for h in strong] == ["weak", "own"]  # a real match still leads
+
     def test_a_cross_language_hit_reports_its_bridge_similarity(self) -> None:
         r = retriever(channel())
         plan = plan_query("我女儿对什么过敏？")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -115,6 +115,40 @@ def _keyword_hits(
                 keyword[mid] = max(score, keyword.get(mid, 0.0))
                 candidates.setdefault(mid, memory)
     return keyword
+
+
+def _missed_words(
+    plan: QueryPlan,
+    index: BM25Index,
+    ids: Iterable[str],
+    keyword: Mapping[str, float],
+    filters: SearchFilters,
+    translated: Mapping[str, float] | None,
+) -> dict[str, float]:
+    """The BM25 of the memories another way brought (relation links, the user's own statements) that the
+    keyword channel left below its limit: they still have the words they have."""
+    held = index.memories
+    unscored = [mid for mid in ids if mid not in keyword and mid in held and passes(held[mid], filters)]
+    scores = index.scores_of(plan.keyword_tokens, unscored, weights=translated)
+    return {mid: score for mid, score in scores.items() if score > 0}
+
+
+def _month_seeds(
+    asked: tuple[float, float] | None,
+    candidates: Mapping[str, Memory],
+    keyword: Mapping[str, float],
+    cosine: Mapping[str, float],
+    limit: int,
+) -> list[str]:
+    """The candidates written in the time asked about, best first: they rank first (the month-first
+    rule), so they seed relation links too (a seed follows document ids only: a few more are cheap)."""
+    if not asked:
+        return []
+    lo, hi = asked
+    return sorted(
+        (mid for mid, m in candidates.items() if lo <= m.created_at < hi),
+        key=lambda mid: (-keyword.get(mid, 0.0), -cosine.get(mid, 0.0)),
+    )[:limit]
 
 
 def _use_bridge(bridge: BridgeChannel | None, rows: BridgeRows | None, language: Lang, wanted: bool) -> bool:

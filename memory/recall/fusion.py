@@ -21,6 +21,7 @@ from memory.recall.crosslingual import (
 )
 from memory.recall.keyword_index import BM25Index, tokenize
 from memory.recall.links import Link
+from memory.recall.ownership import says_own
 from memory.recall.query import QueryPlan
 from memory.recall.ranking import day_range, month_range, period_range, recency_importance, tells_of
 from memory.recall.relevance import RelevanceModel, reaches, relevance_of
@@ -62,6 +63,7 @@ class RankingWeights:
     checked_boost: float = 0.25  # the user's own statement about what a check asks ("…, right?")
     attribute_boost: float = 0.4  # a memory stating the attribute asked about ("我以前开什么车？")
     category_boost: float = 0.4  # a memory stating a value of the category asked about ("我有什么爱好？")
+    own_boost: float = 0.3  # the user saying what the question calls theirs ("my dentist": ownership.py)
     # relation memory (issue 26): memories one hop from the query's or the best candidates' entities
     link_boost: float = 0.0  # reached from another memory (a seed's document id, a chain): placed instead
     link_named_boost: float = 0.35  # one hop from an entity the question itself names (aliases resolved)
@@ -385,6 +387,8 @@ def _boosts(
         boosts["attribute"] = w.attribute_boost
     if plan.categories and states_category(m, plan.categories):
         boosts["category"] = w.category_boost
+    if plan.possessions and says_own(m, plan.possessions):
+        boosts["own"] = w.own_boost
     if cluster:  # a boost, never a filter: multi-evidence answers span clusters
         boosts["cluster"] = w.cluster_boost
     if link is not None:  # relation memory: linked to the question's entities

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from memory.recall.keyword_index import tokenize
+from memory.recall.ownership import possessions_asked
 from memory.text.lexicons import (
     CHECKED_RE,
     DOC_TYPE_ALIASES,
@@ -76,6 +77,8 @@ class QueryPlan:
     # the categories of the user's life it asks about ("我有什么爱好？": hobby; CATEGORY_QUESTIONS): only a
     # question about the user's own life (first person, no other person named)
     categories: list[str] = field(default_factory=list)
+    # what it calls the user's own ("my dentist", "我们的房东"; memory/recall/ownership.py)
+    possessions: list[str] = field(default_factory=list)
     # the query's own terms (no document-type aliases): what relevance's word coverage is measured on
     own_tokens: list[str] = field(default_factory=list)
     # the text with each known name it writes in the other script spelled as the user's turns do
@@ -234,6 +237,7 @@ def plan_query(
         if changing_facts
         else [],
         categories=categories_asked(text) if not names and not across else [],
+        possessions=possessions_asked(text),
         own_tokens=[
             t for t in tokenize(" ".join([own_text, *(k for _, k in across)])) if t not in negated_tokens
         ],

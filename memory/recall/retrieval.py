@@ -41,7 +41,15 @@ from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions, observed
 from memory.models import Evidence, Memory, RecallRequest, ScoredMemory
 from memory.recall.bilingual import BilingualLexicon
-from memory.recall.channels import EarlyEmbedding, _bridge_cosines, _evidence, _keyword_hits, _use_bridge
+from memory.recall.channels import (
+    EarlyEmbedding,
+    _bridge_cosines,
+    _evidence,
+    _keyword_hits,
+    _missed_words,
+    _month_seeds,
+    _use_bridge,
+)
 from memory.recall.crosslingual import (
     BridgeChannel,
     nearest,
@@ -58,6 +66,7 @@ from memory.recall.fusion import (
 )
 from memory.recall.keyword_index import BM25Index, KeywordIndexCache
 from memory.recall.links import Link, LinkFinder
+from memory.recall.ownership import own_statements
 from memory.recall.query import QueryPlan, plan_query
 from memory.recall.query_vectors import QueryVectors
 from memory.recall.ranking import span_of
@@ -291,11 +300,17 @@ class HybridRetriever:
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
         # a question about a category of the user's life ("What are my hobbies?") shares no word with
-        # the memories stating one ("I play the cello on weekends"): they are candidates (issue 40)
-        for m in category_statements(plan.categories, view):
+        # the memories stating one ("I play the cello on weekends"): they are candidates (issue 40), as
+        # the user's sentences saying what it calls theirs ("my dentist", among others' dentists: #45)
+        own = own_statements(plan.possessions, view)
+        for m in [*category_statements(plan.categories, view), *own]:
             if passes(m, filters):
                 candidates.setdefault(m.id, m)
-        in_month = self._month_seeds(asked, candidates, keyword, cosine)
+        in_month = (
+            _month_seeds(asked, candidates, keyword, cosine, 3 * w.link_seeds)
+            if self.links is not None
+            else []
+        )
         linked = await self._linked(
             user_id,
             query,
@@ -309,11 +324,9 @@ class HybridRetriever:
         )
         for mid in linked:
             candidates.setdefault(mid, index.memories[mid])
-        if linked:  # a linked memory below the keyword channel's limit still has the words it has
-            unscored = [mid for mid in linked if mid not in keyword and passes(index.memories[mid], filters)]
-            for mid, score in index.scores_of(plan.keyword_tokens, unscored, weights=translated).items():
-                if score > 0:
-                    keyword[mid] = score
+        keyword.update(
+            _missed_words(plan, index, [*linked, *(m.id for m in own)], keyword, filters, translated)
+        )
         await self._fill_cosine(
             user_id, [mid for mid in candidates if mid not in cosine], sources, qvec, cosine, model
         )
@@ -456,23 +469,6 @@ class HybridRetriever:
         added = self.lexicon.expand(plan.semantic_text, plan.keyword_tokens)
         weight = self.weights.lexicon_weight
         return {t: x * weight for t, x in added.items() if t not in plan.negated_tokens}
-
-    def _month_seeds(
-        self,
-        asked: tuple[float, float] | None,
-        candidates: Mapping[str, Memory],
-        keyword: Mapping[str, float],
-        cosine: Mapping[str, float],
-    ) -> list[str]:
-        """The candidates written in the time asked about, best first: they rank first (the month-first
-        rule), so they seed relation links too (a seed follows document ids only: a few more are cheap)."""
-        if not asked or self.links is None:
-            return []
-        lo, hi = asked
-        return sorted(
-            (mid for mid, m in candidates.items() if lo <= m.created_at < hi),
-            key=lambda mid: (-keyword.get(mid, 0.0), -cosine.get(mid, 0.0)),
-        )[: 3 * self.weights.link_seeds]
 
     async def _plan(
         self, user_id: str, request: RecallRequest, scope: Scope, names: frozenset[str]

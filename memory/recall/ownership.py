@@ -1,0 +1,78 @@
+"""The user's own things in recall, pure: a question about "my dentist", "our landlord", "我的牙医",
+"我们的房东" is answered where the user says those words ("my dentist is Dr. Takeda"), not where they
+tell of someone else's ("Grace's dentist is near the old train station", "李娜的牙医在老火车站附近").
+The keyword channel cannot tell the two apart ("my" and "的" carry no weight in BM25), and in a long
+history the other people's sentences outnumber the user's own (issue 45: a dozen "X's dentist" for one
+"my dentist"). Which phrases a question says (`possessions_asked`), which memories say them
+(`says_own`), and those memories as candidates (`own_statements`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from memory.models import Memory
+
+OWN_CANDIDATES = 10  # the user's memories saying what a question calls theirs, newest first
+
+# "my dentist", "our product search cluster", "my son's football coach" -> "my son": up to three words
+# after "my"/"our", ending before a word that cannot be part of the thing ("my daughter the violin")
+_EN_STOP = frozenset(
+    (
+        *("a", "an", "the", "this", "that", "these", "those", "is", "are", "was", "were", "be", "been"),
+        *("do", "does", "did", "to", "of", "in", "on", "at", "for", "from", "with", "by", "and", "or"),
+        *("but", "now", "then", "year", "today", "called", "named", "name", "use", "uses", "run", "runs"),
+    )
+)
+_EN_RE = re.compile(r"\b(my|our)\s+((?:[a-z][\w-]*(?:'s)?\s*){1,3})", re.IGNORECASE)
+# "我的牙医", "我们的房东": 我/我们 + 的 + the two characters after it (Chinese has no spaces to end the
+# noun at; two characters name the thing in nearly every such question: 牙医, 房东, 商品, 康复)
+_ZH_RE = re.compile(r"(我们?的)([\u4e00-\u9fff]{2})")
+
+
+def possessions_asked(text: str) -> list[str]:
+    """The phrases by which a question calls something the user's own, lower-cased: "What is the name of
+    my dentist?" -> ["my dentist"], "我们的房东姓什么？" -> ["我们的房东"]."""
+    found: list[str] = []
+    for match in _EN_RE.finditer(text):
+        words: list[str] = []
+        for word in match.group(2).lower().split():
+            if word in _EN_STOP:
+                break
+            words.append(word.removesuffix("'s"))
+            if word.endswith("'s"):  # "my son's coach": the son is the user's; the coach is the son's
+                break
+        if words:
+            found.append(f"{match.group(1).lower()} {' '.join(words)}")
+    found.extend(m.group(1) + m.group(2) for m in _ZH_RE.finditer(text))
+    return list(dict.fromkeys(found))
+
+
+def says_own(m: Memory, possessions: Sequence[str]) -> bool:
+    """Whether the user's own memory `m` says one of the phrases (whole words in English)."""
+    if m.source != "user" or not possessions:
+        return False
+    text = m.content.lower()
+    return any(_said(text, p) for p in possessions)
+
+
+def _said(text: str, phrase: str) -> bool:
+    at = text.find(phrase)
+    while at >= 0:
+        end = at + len(phrase)
+        if phrase[0] > "\u4e00" or (
+            (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+        ):
+            return True
+        at = text.find(phrase, at + 1)
+    return False
+
+
+def own_statements(possessions: Sequence[str], index: Mapping[str, Memory]) -> list[Memory]:
+    """The `OWN_CANDIDATES` newest memories saying one of `possessions`: candidates whatever their other
+    words (a fact sentence inside a long turn ranks low on its words alone)."""
+    if not possessions:
+        return []
+    saying = [m for m in index.values() if says_own(m, possessions)]
+    saying.sort(key=lambda m: m.created_at, reverse=True)
+    return saying[:OWN_CANDIDATES]

@@ -478,6 +478,10 @@ class BM25Index:
                 idf *= self._params.unigram_weight
             yield token, idf * weight if weight != 1.0 else idf
 
+    def holding(self, term: str) -> list[str]:
+        """The ids of the memories whose words or context have `term` (its posting list)."""
+        return list(self._postings[term][0]) if term in self._postings else []
+
     def search(
         self, query_tokens: Iterable[str], *, limit: int, weights: Mapping[str, float] | None = None
     ) -> list[tuple[str, float]]:

@@ -9,9 +9,10 @@ history the other people's sentences outnumber the user's own (issue 45: a dozen
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Sequence
 
 from memory.models import Memory
+from memory.recall.keyword_index import UNIGRAM, BM25Index, tokenize
 
 OWN_CANDIDATES = 10  # the user's memories saying what a question calls theirs, newest first
 
@@ -68,11 +69,21 @@ def _said(text: str, phrase: str) -> bool:
     return False
 
 
-def own_statements(possessions: Sequence[str], index: Mapping[str, Memory]) -> list[Memory]:
-    """The `OWN_CANDIDATES` newest memories saying one of `possessions`: candidates whatever their other
-    words (a fact sentence inside a long turn ranks low on its words alone)."""
-    if not possessions:
-        return []
-    saying = [m for m in index.values() if says_own(m, possessions)]
-    saying.sort(key=lambda m: m.created_at, reverse=True)
-    return saying[:OWN_CANDIDATES]
+def own_statements(
+    possessions: Sequence[str], sources: Sequence[tuple[BM25Index, Collection[str]]]
+) -> list[Memory]:
+    """The `OWN_CANDIDATES` newest memories saying one of `possessions`, over the indexes searched (each
+    less the ids it must not answer for): candidates whatever their other words (a fact sentence inside
+    a long turn ranks low on its words alone). Only the memories whose postings hold the phrase's last
+    term are read: at 5,875 memories (the 1M-token set) 0.1-4.4 ms a question, a scan of all ~6 ms."""
+    saying: dict[str, Memory] = {}
+    for phrase in possessions:
+        terms = [t for t in tokenize(phrase) if not t.startswith(UNIGRAM)]
+        if not terms:
+            continue
+        for index, hidden in sources:
+            for mid in index.holding(terms[-1]):
+                m = index.memories.get(mid)
+                if m is not None and mid not in hidden and says_own(m, [phrase]):
+                    saying[mid] = m
+    return sorted(saying.values(), key=lambda m: m.created_at, reverse=True)[:OWN_CANDIDATES]

@@ -302,7 +302,7 @@ class HybridRetriever:
         # a question about a category of the user's life ("What are my hobbies?") shares no word with
         # the memories stating one ("I play the cello on weekends"): they are candidates (issue 40), as
         # the user's sentences saying what it calls theirs ("my dentist", among others' dentists: #45)
-        own = own_statements(plan.possessions, view)
+        own = own_statements(plan.possessions, sources)
         for m in [*category_statements(plan.categories, view), *own]:
             if passes(m, filters):
                 candidates.setdefault(m.id, m)

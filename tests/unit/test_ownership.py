@@ -10,6 +10,7 @@ import pytest
 
 from harness.fakes import HashEmbedder
 from memory.models import Memory, RecallRequest
+from memory.recall.keyword_index import BM25Index
 from memory.recall.ownership import OWN_CANDIDATES, own_statements, possessions_asked, says_own
 from memory.recall.query import plan_query
 from memory.recall.retrieval import HybridRetriever, Scope
@@ -60,11 +61,21 @@ def test_the_users_own_sentence_says_it_and_nobody_elses_does() -> None:
 
 
 def test_the_newest_sentences_saying_it_are_candidates() -> None:
-    index = {f"m{i}": memory(f"m{i}", f"My dentist said floss ({i}).", at=float(i)) for i in range(15)}
-    index["other"] = memory("other", "Grace's dentist is near the old train station.", at=99.0)
-    found = own_statements(["my dentist"], index)
+    saying = [memory(f"m{i}", f"My dentist said floss ({i}).", at=float(i)) for i in range(15)]
+    others = [
+        memory("grace", "Grace's dentist is near the old train station.", at=99.0),
+        memory("lina", "李娜的牙医在老火车站附近。", at=98.0),
+        memory("mine-zh", "顺便说一下，我的牙医是司马医生。", at=97.0),
+    ]
+    index = BM25Index([*saying, *others])
+    found = own_statements(["my dentist"], [(index, frozenset())])
     assert [m.id for m in found] == [f"m{i}" for i in range(14, 14 - OWN_CANDIDATES, -1)]
-    assert own_statements([], index) == []
+    assert [m.id for m in own_statements(["我的牙医"], [(index, frozenset())])] == ["mine-zh"]
+    hidden = own_statements(
+        ["my dentist"], [(index, frozenset({"m14", "m13"}))]
+    )  # ids a tier must not answer for
+    assert [m.id for m in hidden][:2] == ["m12", "m11"]
+    assert own_statements([], [(index, frozenset())]) == []
 
 
 def test_the_users_own_dentist_ranks_above_a_friends_with_more_of_the_words() -> None:

@@ -409,18 +409,20 @@ def _in_asked(
 def _bridge_norm(
     bridge: dict[str, float] | None, cross: set[str] | None, bw: BridgeWeights | None
 ) -> dict[str, float] | None:
-    """The bridge cosines min-max normalised, the scale from the lowest cosine (or the match floor, when
-    every candidate is above it) to the best (or `full_match`, when the best is below it: a search whose
-    best bridge match is weak gives it part of the share); an unmatched bridge (below its floor) adds
-    nothing."""
+    """The bridge cosines min-max normalised, the top of the scale the best cosine or `full_match`,
+    whichever is higher (a search whose best bridge match is weak gives it part of the share); when
+    every candidate has the same cosine the scale starts at the match floor. An unmatched bridge (below
+    its floor) adds nothing."""
     if not bridge:
         return None
     if bw is None:
         return _minmax(bridge)
     floor = {True: bw.match_floor_cross, False: bw.match_floor}
-    lo = min(*bridge.values(), *floor.values())
-    hi = max(*bridge.values(), bw.full_match)
+    lo, best = min(bridge.values()), max(bridge.values())
+    if best - lo < 1e-12:  # one candidate, or all alike: from the floor, not from themselves
+        lo = min(lo, *floor.values())
+    hi = max(best, bw.full_match)
     other = cross or set()
-    if hi - lo < 1e-12:  # every cosine at the full match and the floor: as `_minmax` gives equal values
+    if hi - lo < 1e-12:  # as `_minmax` gives equal values
         return {mid: 1.0 if c >= floor[mid in other] else 0.0 for mid, c in bridge.items()}
     return {mid: (c - lo) / (hi - lo) if c >= floor[mid in other] else 0.0 for mid, c in bridge.items()}

@@ -15,6 +15,7 @@ from memory.models import Memory
 from memory.recall.keyword_index import UNIGRAM, BM25Index, tokenize
 
 OWN_CANDIDATES = 10  # the user's memories saying what a question calls theirs, newest first
+POSSESSIONS_MAX = 4  # phrases read of one query: a long message says "my …" many times, each a posting read
 
 # "my dentist", "our product search cluster", "my son's football coach" -> "my son": up to three words
 # after "my"/"our", ending before a word that cannot be part of the thing ("my daughter the violin")
@@ -46,7 +47,7 @@ def possessions_asked(text: str) -> list[str]:
         if words:
             found.append(f"{match.group(1).lower()} {' '.join(words)}")
     found.extend(m.group(1) + m.group(2) for m in _ZH_RE.finditer(text))
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(found))[:POSSESSIONS_MAX]
 
 
 def says_own(m: Memory, possessions: Sequence[str]) -> bool:

@@ -177,6 +177,8 @@ def scored(q: dict[str, Any], ranked: list[tuple[str, ...]], chars: int) -> dict
         "language": q["language"],
         "any10": bool(evidence & found),
         "stale_first": stale_first,
+        "latest_rank": first_latest,  # the first hit from the evidence turn (0 = first), None: not in the top 10
+        "stale_rank": first_stale,  # the first hit from an older statement (facts that changed)
         "chars10": chars,
         "question": q["question"],
     }
@@ -377,6 +379,7 @@ async def searches(
     result["bm25_turns"] = table(bm25_rows(user))
     result["bm25_turns_at_mnemo_chars"] = table(bm25_rows(user, result["mnemo"]["all"]["chars10"]))
     result["misses"] = [r for r in rows if not r["any10"]][: args.show_misses]
+    result["questions"] = rows  # every question's row, in the set's order (kept in the result file)
 
 
 async def _wait_snapshot(redis_url: str, user_id: str, timeout: float = 900.0) -> bool:
@@ -433,6 +436,7 @@ def main() -> None:
     name = f"token_history_run_{args.tokens}_{args.import_turns}_c{args.concurrency}{args.tag}.json"
     (out / name).write_text(json.dumps(result, indent=2, ensure_ascii=False))
     misses = result.pop("misses", [])
+    result.pop("questions", None)  # in the file only
     for key, value in result.items():
         if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
             say(f"{key}\n" + "".join(f"  {k:<12} {v}\n" for k, v in value.items()))

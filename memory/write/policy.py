@@ -51,6 +51,7 @@ from memory.redis_client import RedisClient
 from memory.text.cleaning import segment
 from memory.text.lexicons import CONFIRMATION_RE
 from memory.text.privacy import sanitize
+from memory.text.window import ending, opening
 from memory.write.judge import MAX_PAIRS, SupersessionJudge, judge_pairs
 from memory.write.local_index import IndexOf, LocalIndexes
 from memory.write.merging import dedupe_ids, merge, merge_within_batch, same_facts
@@ -82,6 +83,8 @@ class WritePolicy:
     near_duplicate: float = 0.95
     context_messages: int = 2
     context_after: bool = True  # the reply that follows is indexed with a message too
+    # of each neighbouring message, what a memory keeps as context: a message before, its end; after, its opening
+    context_chars: int = 500
     segment_chars: int = 400
     lock_ttl_seconds: int = 10
     lock_wait_seconds: float = 30.0
@@ -185,7 +188,8 @@ class WritePipeline:
         now = self._clock()
         p = self.policy if zone is None else replace(self.policy, zone=zone)
         p = replace(p, chat_turn=True) if chat_turn else p
-        history: list[str] = [_speaker_line(m, sanitize(m.content)) for m in previous][-p.context_messages :]
+        history = [_speaker_line(m, ending(sanitize(m.content), p.context_chars)) for m in previous]
+        history = history[-p.context_messages :]
         last_message: Message | None = previous[-1] if previous else None
         out: list[Memory] = []
         by_message: dict[int, list[int]] = {}
@@ -214,10 +218,14 @@ class WritePipeline:
                 ).inc()
             by_message[i] = list(range(len(out), len(out) + len(made)))
             out.extend(made)
-            history = [*history, _speaker_line(message, text)][-p.context_messages :]
+            history = [*history, _speaker_line(message, ending(text, p.context_chars))]
+            history = history[-p.context_messages :]
             last_message = message
         if p.context_after:
-            lines = {i: _speaker_line(m, sanitize(m.content)) for i, m in enumerate(messages)}
+            lines = {
+                i: _speaker_line(m, opening(sanitize(m.content), p.context_chars))
+                for i, m in enumerate(messages)
+            }
             for i, positions in by_message.items():
                 if i + 1 in lines:
                     for j in positions:

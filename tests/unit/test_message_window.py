@@ -15,7 +15,7 @@ from app.http.schemas import SearchRequest
 from memory.chat.summary import ExtractiveSummarizer
 from memory.text.privacy import redact
 from memory.text.slots import extract_slots
-from memory.text.window import MESSAGE_WINDOW_CHARS, message_window
+from memory.text.window import MESSAGE_WINDOW_CHARS, ending, message_window, opening
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a Sunday
 ZH_FILLER = "这一段是我从合同里复制过来的条款，内容很长，和后面的问题关系不大。"
@@ -142,3 +142,34 @@ class TestRedactionIsLinear:
     )
     def test_addresses_are_still_redacted(self, text: str, redacted: str) -> None:
         assert redact(text) == redacted
+
+
+class TestNearestPart:
+    """`opening` and `ending` alone: what a memory keeps of its neighbours (issue 45)."""
+
+    @pytest.mark.parametrize("text", ["我住在杭州", "I live in Hangzhou", ""])
+    def test_a_text_that_fits_is_itself(self, text: str) -> None:
+        assert opening(text, 500) == text
+        assert ending(text, 500) == text
+
+    @pytest.mark.parametrize("filler", [ZH_FILLER, EN_FILLER])
+    def test_the_cut_keeps_the_nearest_characters_and_ends_on_a_boundary(self, filler: str) -> None:
+        text = "开头 opening. " + filler * 40 + " 结尾 the end"
+        head, tail = opening(text, 500), ending(text, 500)
+        assert head.startswith("开头 opening.")
+        assert "结尾" not in head
+        assert tail.endswith("结尾 the end")
+        assert "开头" not in tail
+        assert 400 <= len(head) <= 500
+        assert 400 <= len(tail) <= 500
+        assert text.startswith(head)
+        assert text.endswith(tail)
+        assert head[-1] in "。，." or text[len(head)] == " "  # cut where a sentence or a word ends
+        assert text[len(text) - len(tail) - 1] in "。，. "  # and where one starts
+        assert not tail[0].isspace()
+        assert not head[-1].isspace()
+
+    def test_a_word_is_not_cut_in_two_when_a_boundary_is_near(self) -> None:
+        text = " ".join(["Zanzibar"] * 200)
+        assert set(opening(text, 500).split()) == {"Zanzibar"}
+        assert set(ending(text, 500).split()) == {"Zanzibar"}

@@ -54,6 +54,9 @@ def test_the_users_own_sentence_says_it_and_nobody_elses_does() -> None:
     assert not says_own(memory("grace", "Grace's dentist is near the old train station."), ["my dentist"])
     assert not says_own(memory("lina", "李娜的牙医在老火车站附近，她说那位医生下手很轻。"), ["我的牙医"])
     assert not says_own(memory("class", "My dentistry class starts in May."), ["my dentist"])  # whole words
+    assert says_own(memory("caps", "MY DENTIST moved to Elm Street."), ["my dentist"])  # any case
+    assert says_own(memory("end", "I finally called my dentist"), ["my dentist"])  # at the very end
+    assert not says_own(memory("under", "See my dentist_notes file."), ["my dentist"])
     assert not says_own(
         replace(mine, source="assistant"), ["my dentist"]
     )  # the assistant's "my" is not the user's

@@ -1,13 +1,16 @@
 """What the models cost a long turn's segments (issue 45: an import's CPU is mostly embedding).
 
     PYTHONPATH=. .venv/bin/python bench/segment_embedding.py --turns 24
+    PYTHONPATH=. .venv/bin/python bench/segment_embedding.py --turns 40 --sizes 8 16 32 64 --bf16-slice-tokens 2048
 
 The first `--turns` turns of `bench/make_token_history.py`'s 1M set (~2,000 characters each, zh and en),
 cut as the writer cuts them (`memory.text.cleaning.segment`), embedded on one thread by: MiniLM as the
 int8 ONNX graph (the default), MiniLM through sentence-transformers in fp32 and with bf16 weights
 (`EMBEDDING_BACKEND=torch`, `EMBEDDING_PRECISION`), all cut at `EMBEDDING_MAX_TOKENS` (128), and the
-USE v3 bridge. For each: CPU milliseconds a segment in calls of 1, 2 and 8 segments (a writer's slices
-are 1-3 segments in the int8 graph, ~8 in bf16) and the cosine of its vectors to fp32's (MiniLM only).
+USE v3 bridge. For each: CPU milliseconds a segment in calls of 1, 2 and 8 segments (`--sizes`; a writer's
+slices are 1-3 segments in the int8 graph, ~8 in bf16) and the cosine of its vectors to fp32's (MiniLM
+only). `--bf16-slice-tokens`: the tokens a bf16 call embeds at once (`BF16_SLICE_TOKENS`, 768), to see
+whether longer slices would pay (issue 45's import).
 CPU time (`time.process_time`), so the host's load moves it less than wall time; best of `--repeat`.
 Prints one JSON line.
 """
@@ -32,6 +35,7 @@ import numpy as np  # noqa: E402
 
 from bench.common import machine  # noqa: E402
 from bench.make_token_history import load_or_build  # noqa: E402
+from memory.embedding import sentence_transformer  # noqa: E402
 from memory.embedding.base import Vectors  # noqa: E402
 from memory.embedding.multilingual import MultilingualEmbedder  # noqa: E402
 from memory.embedding.onnx import OnnxEmbedder  # noqa: E402
@@ -54,9 +58,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 2, 8], help="segments a call")
+    parser.add_argument("--bf16-slice-tokens", type=int, default=0, help="BF16_SLICE_TOKENS (0: as shipped)")
     args = parser.parse_args(argv)
     from memory.text.cleaning import segment
 
+    if args.bf16_slice_tokens:
+        sentence_transformer.BF16_SLICE_TOKENS = args.bf16_slice_tokens
     user = load_or_build(1_000_000)
     turns = [t["content"] for s in user["sessions"] for t in s["turns"]][: args.turns]
     segments = [piece for turn in turns for piece in segment(turn)]
@@ -74,6 +82,7 @@ def main(argv: list[str] | None = None) -> None:
         "turns": len(turns),
         "segments": len(segments),
         "chars_per_segment": round(sum(map(len, segments)) / len(segments)),
+        "bf16_slice_tokens": sentence_transformer.BF16_SLICE_TOKENS,
     }
     for name, model in models.items():
         model.embed_sync(segments[:8])  # warm
@@ -81,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
             f"cpu_ms_per_segment_calls_of_{size}": cpu_ms_per_segment(
                 model.embed_sync, segments, size, args.repeat
             )
-            for size in (1, 2, 8)
+            for size in args.sizes
         }
         if name.startswith("minilm"):
             cosines = (model.embed_sync(segments) * reference).sum(axis=1)

@@ -278,15 +278,12 @@ class ChromaLongTermStore:
     async def get(
         self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True
     ) -> list[Memory]:
+        """The user's memories (or those of `ids` that exist), read as `get_with_vectors` reads them: in
+        pages of `READ_PAGE` (the list of a 10M-token user, 58,000 records, in one call outlasted
+        Chroma's read timeout: a 503 for every list of that user)."""
         include = ["metadatas", "documents"] if include_content else ["metadatas"]
-        where = where_for(user_id)
-        id_list = list(ids) if ids is not None else None
-        if id_list == []:
-            return []
-        result = await self._run(user_id, lambda c: c.get(ids=id_list, where=where, include=include))
-        docs = result.get("documents") or [None] * len(result["ids"])
-        metas = result.get("metadatas") or [{}] * len(result["ids"])
-        return [m for _, m in rows_of(user_id, result["ids"], docs, metas)]
+        memories, _ = await self._read(user_id, ids, include)
+        return memories
 
     async def pages(self, user_id: str, page_size: int = 500) -> AsyncIterator[list[Memory]]:
         """Every memory of the user, `page_size` at a time (export: never the whole user at once)."""
@@ -311,12 +308,16 @@ class ChromaLongTermStore:
         self, user_id: str, ids: Sequence[str] | None = None
     ) -> tuple[list[Memory], Vectors]:
         """Every memory of the user (or those of `ids` that exist) with its stored vector, to build or
-        update in-process indexes; `READ_PAGE` records a call. The whole set is read in pages by
-        offset; a delete between two pages shifts the records after it, so one may pass unread: the
-        user's ids are listed after the last page (one call without documents or vectors) and any not
-        read are read then. What changed after the caller's version is the change log's to apply."""
+        update in-process indexes. What changed after the caller's version is the change log's to apply."""
+        return await self._read(user_id, ids, ["metadatas", "documents", "embeddings"])
+
+    async def _read(
+        self, user_id: str, ids: Sequence[str] | None, include: list[str]
+    ) -> tuple[list[Memory], Vectors]:
+        """`READ_PAGE` records a call. The whole set is read in pages by offset; a delete between two
+        pages shifts the records after it, so one may pass unread: the user's ids are listed after the
+        last page (one call without documents or vectors) and any not read are read then."""
         where = where_for(user_id)
-        include = ["metadatas", "documents", "embeddings"]
         memories: list[Memory] = []
         blocks: list[np.ndarray] = []
         seen: set[str] = set()

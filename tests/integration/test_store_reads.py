@@ -107,3 +107,37 @@ async def test_a_record_shifted_by_a_delete_between_pages_is_still_read(
     kept = {m.id for m in mine} - {first_page[0].id}
     assert kept <= {m.id for m in got}  # none of the survivors passed unread
     assert len(rows) == len(got)
+
+
+class CountingStore(ChromaLongTermStore):
+    """Records how many records each Chroma read of records answered (the id listing aside)."""
+
+    answered: list[int]
+
+    async def _run(self, user_id: str, op: Callable[[Any], Any]) -> Any:
+        out = await super()._run(user_id, op)
+        if isinstance(out, dict) and out.get("metadatas") is not None:
+            self.answered.append(len(out["ids"]))
+        return out
+
+
+async def test_a_list_reads_the_whole_set_in_pages_too(settings: Settings, small_pages: None) -> None:
+    """`get` (the list, delete-by-filter and export's headers) read a 58,000-memory user in one call and
+    answered 503 after Chroma's read timeout, every time (the 10M-token run of issue 45)."""
+    store = CountingStore(chroma_client_factory(settings), shards=1, collection_prefix="listpages")
+    store.answered = []
+    mine, theirs = memories("dee"), memories("eli")
+    await store.upsert([*mine, *theirs], np.concatenate([vectors(len(mine), 4), vectors(len(theirs), 5)]))
+    store.answered = []
+    headers = await store.get("dee", include_content=False)
+    assert sorted(m.id for m in headers) == sorted(m.id for m in mine)
+    assert all(not m.content for m in headers)  # headers: no documents read
+    assert store.answered
+    assert max(store.answered) <= 3  # pages of READ_PAGE
+    whole = await store.get("dee")
+    assert sorted(m.content for m in whole) == sorted(TEXTS)  # 11 memories, 我 and English alike
+    some = [mine[i].id for i in (1, 2, 5, 8, 9)]
+    store.answered = []
+    assert sorted(m.id for m in await store.get("dee", ids=some)) == sorted(some)
+    assert max(store.answered) <= 3
+    assert await store.get("dee", ids=[]) == []

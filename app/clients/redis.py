@@ -14,6 +14,7 @@ from typing import Any
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, NodesManager, RedisCluster
+from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -62,6 +63,30 @@ def redis_retry() -> Retry:
     return Retry(ExponentialWithJitterBackoff(cap=0.25, base=0.05), retries=1, supported_errors=REDIS_RETRIED)
 
 
+# uvloop's words when a write goes to a transport that is already closed (asyncio's own loop drops the
+# write and the read fails instead): a connection the server dropped, found when it is next used
+CLOSED_TRANSPORT = "the handler is closed"
+
+
+class TransportCheckedConnection(Connection):
+    """redis-py's connection, with a write to a closed transport raised as the lost connection it is.
+
+    Under uvloop (uvicorn[standard]'s loop), writing to a connection whose socket the server closed
+    raises `RuntimeError: unable to perform operation on <TCPTransport closed=True ...>; the handler is
+    closed`; redis-py drops the connection and re-raises it as it is, so no retry saw it and the request
+    answered 500 (seen once in the compose suite's Redis master kill). Raised as `ConnectionError`, the
+    command is retried on a fresh connection like any lost one (nothing was sent), and if that fails
+    too it is answered 503 `redis_unavailable` with Retry-After."""
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        try:
+            await super().send_packed_command(command, check_health)
+        except RuntimeError as exc:
+            if CLOSED_TRANSPORT not in str(exc):
+                raise
+            raise RedisConnectionError(f"the connection was closed under the command: {exc}") from exc
+
+
 # RedisClusterException raised by mnemo's own mistakes (keys of several slots in one transaction, a
 # pipeline used wrongly): these stay errors (500, logged), every other one is about the topology.
 CLUSTER_USAGE_ERRORS: tuple[type[Exception], ...] = (CrossSlotTransactionError, InvalidPipelineStack)
@@ -103,7 +128,8 @@ class ResilientRedisCluster(RedisCluster):
       both gone, or the moment a failover is decided): seen as 500s during a Redis master kill in the
       compose suite. That too is "Redis cannot serve this now": a `ConnectionError`.
 
-    Either, if it persists, is answered 503 `redis_unavailable` with Retry-After, never 500."""
+    Either, if it persists, is answered 503 `redis_unavailable` with Retry-After, never 500. A write to a
+    connection whose socket is closed is a third (`TransportCheckedConnection`), for both clients."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -111,6 +137,11 @@ class ResilientRedisCluster(RedisCluster):
         # or a transaction's retry) goes through the nodes manager's `initialize`; redis-py builds the
         # manager itself, so it becomes the subclass in place (same slots, only a method added)
         self.nodes_manager.__class__ = ResilientNodesManager
+        # the cluster client takes no connection class: every node, the startup ones and those its slot
+        # map names later, is made from this one dict (shared with the nodes manager)
+        self.connection_kwargs["connection_class"] = TransportCheckedConnection
+        for node in self.nodes_manager.startup_nodes.values():
+            node.connection_class = TransportCheckedConnection
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -157,6 +188,7 @@ def build_redis(settings: Settings, client_name: str = "mnemo") -> RedisClient:
         decode_responses=True,
         socket_read_size=SOCKET_READ_SIZE,
         retry=redis_retry(),
+        connection_class=TransportCheckedConnection,
     )
     return Redis.from_pool(pool)
 

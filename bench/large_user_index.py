@@ -3,6 +3,9 @@
     PYTHONPATH=. .venv/bin/python bench/large_user_index.py                       # 2,000 / 20,000 / 70,000
     PYTHONPATH=. .venv/bin/python bench/large_user_index.py --memories 70000 100000
 
+`--context`: each memory also keeps its neighbours' words as the write path does (the end of the two
+turns before it and the opening of the one after, 500 characters each), which the keyword index holds.
+
 No stores, no model: the memories are the 400-character segments (`memory.text.cleaning.segment`, as
 the write path cuts long turns) of `bench/make_token_history.py`'s 10M-token user, in order, the first
 N of them (past the set's ~46,000 segments its turns again under new ids), with random unit MiniLM (384) and bridge (512) vectors (a search's cost does not depend on
@@ -12,7 +15,8 @@ what the vectors say). Each N runs in a fresh child process that reports, for on
   the bridge rows, after a collection, per memory;
 - `vectors_kib_per_memory`: of which the MiniLM and bridge vectors as a worker holds them;
 - `snapshot_mb`, `encode_s`, `decode_s`: the Redis snapshot a first search loads (memory/recall/snapshot.py);
-- `keyword_ms` (p50 over the set's questions), `dense_ms` (`BM25Index.nearest`, cosine over every
+- `keyword_ms` (p50 over the set's questions; `keyword_loaded_ms` and its p95: the same searches of the
+  index loaded from the snapshot, as a searching worker holds it), `dense_ms` (`BM25Index.nearest`, cosine over every
   vector, the in-process dense channel, top 50, p50), `bridge_ms` (`BridgeRows.cosine`, the bridge's
   pass over every row, p50; a search asks it twice, the second time answered from the first since the
   vectors are int8): the parts of a warm search that grow with N.
@@ -65,6 +69,9 @@ from memory.recall.keyword_index import BM25Index, tokenize  # noqa: E402
 from memory.recall.snapshot import decode, encode  # noqa: E402
 from memory.text.cleaning import segment  # noqa: E402
 from memory.text.language import Lang, detect_language  # noqa: E402
+from memory.text.window import ending, opening  # noqa: E402
+
+CONTEXT_CHARS = 500
 
 
 def machine() -> str:  # bench.common's, without importing the app
@@ -81,12 +88,21 @@ def _unit(rows: int, dim: int, seed: int) -> np.ndarray:
     return np.asarray(m / np.linalg.norm(m, axis=1, keepdims=True), dtype=np.float32)
 
 
-def memories(n: int) -> tuple[list[Memory], list[str]]:
+def _context(turns: list[dict[str, Any]], at: int) -> str:
+    """What the write path keeps of a turn's neighbours (memory/write/policy.py, `context_chars`): the
+    end of each of the two messages before it and the opening of the one after, 500 characters each."""
+    before = [ending(t["content"], CONTEXT_CHARS) for t in turns[max(0, at - 2) : at]]
+    after = [opening(t["content"], CONTEXT_CHARS) for t in turns[at + 1 : at + 2]]
+    return "\n".join([*before, *after])
+
+
+def memories(n: int, context: bool = False) -> tuple[list[Memory], list[str]]:
     user = load_or_build(10_000_000)
     out: list[Memory] = []
     for lap in range(1 + n // 40_000):  # past the set's ~46,000 segments: its turns again, new ids
         for s in user["sessions"]:
-            for t in s["turns"]:
+            for at, t in enumerate(s["turns"]):
+                around = _context(s["turns"], at) if context else ""
                 for k, part in enumerate(segment(t["content"])):
                     out.append(
                         Memory(
@@ -98,6 +114,7 @@ def memories(n: int) -> tuple[list[Memory], list[str]]:
                             source=t["role"],
                             content_hash=f"{len(out):032x}",
                             source_message_ids=(t["id"],),
+                            context=around,
                         )
                     )
                     if len(out) == n:
@@ -105,8 +122,8 @@ def memories(n: int) -> tuple[list[Memory], list[str]]:
     raise SystemExit(f"the 10M set has fewer than {n} segments")
 
 
-def child(n: int) -> dict[str, float]:
-    mems, questions = memories(n)
+def child(n: int, context: bool) -> dict[str, float]:
+    mems, questions = memories(n, context)
     gc.collect()
     before = _rss()
     index = BM25Index(mems, _unit(n, 384, 1))
@@ -125,6 +142,7 @@ def child(n: int) -> dict[str, float]:
     decode_s = time.process_time() - t0
     assert loaded is not None
     keyword: list[float] = []
+    keyword_loaded: list[float] = []
     dense: list[float] = []
     bridged: list[float] = []
     query = _unit(len(questions), 384, 3)
@@ -133,6 +151,9 @@ def child(n: int) -> dict[str, float]:
         t0 = time.process_time()
         index.search(tokenize(q), limit=50)
         keyword.append(time.process_time() - t0)
+        t0 = time.process_time()
+        loaded.index.search(tokenize(q), limit=50)
+        keyword_loaded.append(time.process_time() - t0)
         t0 = time.process_time()
         index.nearest(query[k % len(questions)], limit=50)
         dense.append(time.process_time() - t0)
@@ -148,6 +169,10 @@ def child(n: int) -> dict[str, float]:
         "encode_s": round(encode_s, 2),
         "decode_s": round(decode_s, 2),
         "keyword_ms": round(statistics.median(keyword) * 1000, 1),
+        "keyword_loaded_ms": round(statistics.median(keyword_loaded) * 1000, 1),
+        "keyword_loaded_p95_ms": round(
+            sorted(keyword_loaded)[int(0.95 * (len(keyword_loaded) - 1))] * 1000, 1
+        ),
         "dense_ms": round(statistics.median(dense) * 1000, 1),
         "bridge_ms": round(statistics.median(bridged) * 1000, 1),
     }
@@ -156,16 +181,17 @@ def child(n: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, nargs="+", default=[2000, 20_000, 70_000])
+    parser.add_argument("--context", action="store_true", help="each memory with its neighbours' words")
     parser.add_argument("--child", type=int, default=0)
     args = parser.parse_args()
     if args.child:
-        sys.stdout.write(json.dumps(child(args.child)) + "\n")
+        sys.stdout.write(json.dumps(child(args.child, args.context)) + "\n")
         return
     load_or_build(10_000_000)  # the set cached once, before the children
     rows = []
     for n in args.memories:
         done = subprocess.run(
-            [sys.executable, __file__, "--child", str(n)],
+            [sys.executable, __file__, "--child", str(n), *(["--context"] if args.context else [])],
             check=True,
             cwd=ROOT,
             capture_output=True,

@@ -11,6 +11,7 @@ snapshot from Redis when there is one (memory/recall/snapshot.py) instead of rea
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 import re
 import sys
@@ -27,7 +28,7 @@ from memory.models import Memory
 from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
 from memory.recall.postings import ColumnPostings as ColumnPostings  # moved out; importable here too
-from memory.recall.postings import LayeredPostings, Posting, postings_of
+from memory.recall.postings import LayeredPostings, Posting, columns_under, postings_of
 from memory.text.lexicons import (
     EN_CANONICAL,
     EN_STOPWORDS,
@@ -478,6 +479,15 @@ class BM25Index:
                 idf *= self._params.unigram_weight
             yield token, idf * weight if weight != 1.0 else idf
 
+    def rarest(self, terms: Iterable[str]) -> str | None:
+        """The term of `terms` the fewest memories hold (the highest idf), without reading a posting;
+        None when one of them is held by none."""
+        idf = self._idf
+        held = list(terms)
+        if not held or any(t not in idf for t in held):
+            return None
+        return max(held, key=lambda t: idf[t])
+
     def holding(self, term: str) -> list[str]:
         """The ids of the memories whose words or context have `term` (its posting list)."""
         return list(self._postings[term][0]) if term in self._postings else []
@@ -488,13 +498,26 @@ class BM25Index:
         """BM25 of the query's terms; `weights`: terms to add, each at its weight (a term of
         `query_tokens` keeps 1): the bilingual lexicon's translations (memory/recall/bilingual.py)."""
         k1, b = self._params.k1, self._params.b
+        columns, changed = columns_under(self._postings)
+        in_columns: list[tuple[str, float]] = []
         scores: dict[str, float] = {}
         for token, idf in self._weighted(query_tokens, weights):
+            if columns is not None and token not in changed:
+                in_columns.append((token, idf))  # scored below, all such terms in one pass
+                continue
             ids, tfs = self._postings[token]
             for mid, tf in zip(ids, tfs, strict=True):
                 norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)
                 scores[mid] = scores.get(mid, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
-        return sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+        found = list(scores.items())
+        if columns is not None and in_columns:
+            by_row = columns.bm25(in_columns, k1=k1, b=b, avg_len=self._avg_len)
+            found = columns.best(by_row, scores, limit)
+        if len(found) > limit:  # the best few sorted, not thousands (C heapq over the floats)
+            last = heapq.nlargest(limit, (score for _, score in found))[-1]
+            found = [kv for kv in found if kv[1] >= last]
+        # ties by id: the same order however the index was made (built, loaded, written to)
+        return sorted(found, key=lambda kv: (-kv[1], kv[0]))[:limit]
 
     def scores_of(
         self, query_tokens: Iterable[str], ids: Iterable[str], *, weights: Mapping[str, float] | None = None

@@ -81,7 +81,8 @@ def own_statements(
         if not terms:
             continue
         for index, hidden in sources:
-            for mid in min((index.holding(t) for t in terms), key=len):
+            rarest = index.rarest(terms)
+            for mid in index.holding(rarest) if rarest is not None else ():
                 m = index.memories.get(mid)
                 if m is not None and mid not in hidden and says_own(m, [phrase]):
                     saying[mid] = m

@@ -227,6 +227,7 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
                 np.asarray([m.id for m in memories], dtype=object),
                 codes[order],
                 shared,
+                stored_lengths,
             )
         vector_codes, vector_scales = kept("vector_codes"), kept("vector_scales")
         vectors = None

@@ -9,6 +9,8 @@ filtered: "Where did I live before?" must still find them.
 from __future__ import annotations
 
 import functools
+import heapq
+import weakref
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 
@@ -49,6 +51,18 @@ class Visible(Mapping[str, Memory]):
         return [
             m for index, hidden in self._sources for m in index.with_fact_keys(keys) if m.id not in hidden
         ]
+
+    def users_newest_first(self) -> Iterator[Memory]:
+        """The user's own memories (source "user"), newest first, over every tier, made as they are
+        read: a reader that wants the newest few stops early."""
+        seen: set[str] = set()
+        tiers = [
+            (m for m in _users_newest_first(index) if m.id not in hidden) for index, hidden in self._sources
+        ]
+        for m in heapq.merge(*tiers, key=_age):  # equal times: the earlier tier's first, as __getitem__
+            if m.id not in seen:
+                seen.add(m.id)
+                yield m
 
     def chains(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -112,11 +126,27 @@ def states_attribute(m: Memory, attributes: Sequence[str]) -> bool:
 
 CATEGORY_CANDIDATES = 10  # memories stating a category a question asks about ("我有什么爱好？"), newest first
 
+_NEWEST_FIRST: weakref.WeakKeyDictionary[BM25Index, list[Memory]] = weakref.WeakKeyDictionary()
+
+
+def _age(m: Memory) -> float:
+    return -m.created_at
+
+
+def _users_newest_first(index: BM25Index) -> list[Memory]:
+    """An index's own-voice memories, newest first: sorted once per index (an index never changes; a
+    write makes a new one)."""
+    found = _NEWEST_FIRST.get(index)
+    if found is None:
+        found = sorted((m for m in index.memories.values() if m.source == "user"), key=_age)
+        _NEWEST_FIRST[index] = found
+    return found
+
 
 @functools.lru_cache(maxsize=65_536)
-def _stated_in(content: str) -> frozenset[str]:
-    """The categories (CATEGORY_STATEMENTS) whose words the text says."""
-    return frozenset(key for key, says in CATEGORY_STATEMENTS.items() if says.search(content))
+def _says_category(key: str, content: str) -> bool:
+    """Whether the text says the words of category `key` (CATEGORY_STATEMENTS)."""
+    return CATEGORY_STATEMENTS[key].search(content) is not None
 
 
 def states_category(m: Memory, categories: Sequence[str]) -> bool:
@@ -127,17 +157,23 @@ def states_category(m: Memory, categories: Sequence[str]) -> bool:
         return False
     if states_attribute(m, [k for c in categories for k in CATEGORY_FACTS.get(c, ())]):
         return True
-    return not _stated_in(m.content).isdisjoint(categories)
+    return any(_says_category(c, m.content) for c in categories if c in CATEGORY_STATEMENTS)
 
 
-def category_statements(categories: Sequence[str], index: Mapping[str, Memory]) -> list[Memory]:
+def category_statements(categories: Sequence[str], view: Visible) -> list[Memory]:
     """The `CATEGORY_CANDIDATES` newest memories stating a value of one of `categories` (a question about
-    a category shares no word with them: "What are my hobbies?" and "I play the cello on weekends")."""
+    a category shares no word with them: "What are my hobbies?" and "I play the cello on weekends").
+    Read newest first until that many are found, each memory against the asked categories' words only:
+    a scan of every memory against every category's words took 6.8 s at 58,565 memories (issue 45)."""
     if not categories:
         return []
-    stating = [m for m in index.values() if states_category(m, categories)]
-    stating.sort(key=lambda m: m.created_at, reverse=True)
-    return stating[:CATEGORY_CANDIDATES]
+    stating: list[Memory] = []
+    for m in view.users_newest_first():
+        if states_category(m, categories):
+            stating.append(m)
+            if len(stating) == CATEGORY_CANDIDATES:
+                break
+    return stating
 
 
 def implicit_links(memories: Sequence[Memory], known: Mapping[str, Memory]) -> dict[str, Memory]:

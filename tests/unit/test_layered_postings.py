@@ -123,3 +123,21 @@ def test_a_term_no_memory_holds_any_more_is_gone() -> None:
     assert "xylophon" not in later._idf
     assert later.search(tokenize("xylophone"), limit=5) == []
     assert later.known(tokenize("xylophone")) == 0.0
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10, 100])
+def test_a_loaded_snapshot_scores_every_memory_as_the_built_index_does(limit: int) -> None:
+    """The columns score all their terms in one numpy pass (`ColumnPostings.bm25`): the same floats as
+    the built index's loop, the same ranks, ties (equal memories) in the same order, at any limit."""
+    rng = random.Random(3)
+    current = [memory(i, rng) for i in range(60)]
+    current += [dataclasses.replace(current[5], id=f"twin{k}", content_hash=f"t{k}") for k in range(3)]
+    built = BM25Index(current, vectors(len(current), 0))
+    loaded = decode(encode(1, built, None, "f"), "f")
+    assert loaded is not None
+    assert isinstance(loaded.index._postings, ColumnPostings)
+    for query in [*QUERIES, current[5].content]:
+        ours = loaded.index.search(tokenize(query), limit=limit)
+        theirs = built.search(tokenize(query), limit=limit)
+        assert ours == theirs, query
+        assert ours, query

@@ -35,18 +35,23 @@ workers and the separate writer, its own redis-server and `chroma run`.
 `--keep-stores` keeps the run's stores on disk (Redis with an AOF; the directory is printed), so that a
 `redis-server --dir D/redis --appendonly yes` and a `chroma run --path D/chroma` serve them again.
 `--redis URL --chroma URL --import-turns N`: steps 4 and 5 only, on stores that already hold the first
-N turns of the set (a run's import stopped there; its stores kept).
+N turns of the set (a run's import stopped there; its stores kept). `--profile DIR`: the second app's
+first search and its warm ones under cProfile (the event loop's thread), written to DIR and summed up.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import cProfile
+import io
 import json
+import pstats
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -355,16 +360,18 @@ async def searches(
             headers={"Authorization": f"Bearer {codec.mint('nobody')}"},
         )
         before = rss_mib()
-        first, _ = await search(client, user, user["questions"][0])
+        with profiled(args.profile, "first"):
+            first, _ = await search(client, user, user["questions"][0])
         after = rss_mib()
         warm: list[float] = []
         rows: list[dict[str, Any]] = []
-        for k in range(args.rounds):
-            for q in user["questions"]:
-                elapsed, row = await search(client, user, q)
-                warm.append(elapsed)
-                if k == 0:
-                    rows.append(row)
+        with profiled(args.profile, "warm"):
+            for k in range(args.rounds):
+                for q in user["questions"]:
+                    elapsed, row = await search(client, user, q)
+                    warm.append(elapsed)
+                    if k == 0:
+                        rows.append(row)
         after_all = rss_mib()
     result["first_search_from_snapshot_ms"] = round(first * 1000, 1)
     result["warm_search_ms"] = {
@@ -380,6 +387,27 @@ async def searches(
     result["bm25_turns_at_mnemo_chars"] = table(bm25_rows(user, result["mnemo"]["all"]["chars10"]))
     result["misses"] = [r for r in rows if not r["any10"]][: args.show_misses]
     result["questions"] = rows  # every question's row, in the set's order (kept in the result file)
+
+
+@contextlib.contextmanager
+def profiled(into: str, name: str) -> Iterator[None]:
+    """With `--profile DIR`: cProfile of what runs inside (the event loop's thread only: not the thread
+    pool's model inference or Chroma client calls, whose time shows as waiting), written to
+    DIR/NAME.pstats, its 15 costliest functions by own time printed."""
+    if not into:
+        yield
+        return
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        yield
+    finally:
+        profile.disable()
+        Path(into).mkdir(parents=True, exist_ok=True)
+        profile.dump_stats(str(Path(into) / f"{name}.pstats"))
+        out = io.StringIO()
+        pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(15)
+        say(f"profile of the {name} search(es):\n{out.getvalue()}")
 
 
 async def _wait_snapshot(redis_url: str, user_id: str, timeout: float = 900.0) -> bool:
@@ -423,6 +451,7 @@ def main() -> None:
         help="keep the stores (Redis with an AOF): serve them again and measure them with --redis/--chroma",
     )
     parser.add_argument("--redis", default="", help="measure stores that already hold the user (no import)")
+    parser.add_argument("--profile", default="", help="DIR: cProfile the first and the warm searches into it")
     parser.add_argument("--chroma", default="", help="with --redis: the Chroma server of those stores")
     parser.add_argument(
         "--redis-proto-max-bulk-len",

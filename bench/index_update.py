@@ -27,8 +27,9 @@ import numpy as np  # noqa: E402
 from bench.common import machine  # noqa: E402
 from bench.make_token_history import load_or_build  # noqa: E402
 from memory.models import Memory  # noqa: E402
-from memory.recall.keyword_index import BM25Index, tokenize  # noqa: E402
+from memory.recall.keyword_index import BM25Index  # noqa: E402
 from memory.text.cleaning import segment  # noqa: E402
+from memory.text.tokens import tokenize  # noqa: E402
 
 
 def memories(n: int) -> list[Memory]:

@@ -65,10 +65,11 @@ except ImportError:  # pragma: no cover - an older commit's copy, measured besid
 
 from memory.models import Memory  # noqa: E402
 from memory.recall.crosslingual import BridgeRows  # noqa: E402
-from memory.recall.keyword_index import BM25Index, tokenize  # noqa: E402
+from memory.recall.keyword_index import BM25Index  # noqa: E402
 from memory.recall.snapshot import decode, encode  # noqa: E402
 from memory.text.cleaning import segment  # noqa: E402
 from memory.text.language import Lang, detect_language  # noqa: E402
+from memory.text.tokens import tokenize  # noqa: E402
 from memory.text.window import ending, opening  # noqa: E402
 
 CONTEXT_CHARS = 500

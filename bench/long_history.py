@@ -205,7 +205,7 @@ def _scored(q: dict[str, Any], language: str, found: set[str], chars: int, hits:
 def bm25_turns(users: Sequence[User]) -> list[dict[str, Any]]:
     """Plain BM25 over whole turns: each turn one document, the 10 best turns whole."""
     rows = []
-    from memory.recall.keyword_index import tokenize
+    from memory.text.tokens import tokenize
 
     for user in users:
         turns = [t for s in user["sessions"] for t in s["turns"]]

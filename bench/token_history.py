@@ -70,7 +70,8 @@ from bench.served import served  # noqa: E402
 from bench.turn_load import user_loop, worker_rss  # noqa: E402
 from memory import keys  # noqa: E402
 from memory.models import Memory  # noqa: E402
-from memory.recall.keyword_index import BM25Index, tokenize  # noqa: E402
+from memory.recall.keyword_index import BM25Index  # noqa: E402
+from memory.text.tokens import tokenize  # noqa: E402
 
 User = dict[str, Any]
 KINDS = ("fact", "assistant", "changed", "preference")

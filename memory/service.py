@@ -46,7 +46,7 @@ from memory.models import ForgetMatch as ForgetMatch  # where app/http/forget_sc
 from memory.models import ForgetResult as ForgetResult
 from memory.outbox.stream import Outbox, OutboxEntry
 from memory.recall.bilingual import cc_cedict
-from memory.recall.keyword_index import coverage, tokenize
+from memory.recall.keyword_index import coverage
 from memory.recall.relevance import (
     DEFAULT_MODEL,
     Lexicon,
@@ -61,6 +61,7 @@ from memory.recall.retrieval import HybridRetriever
 from memory.recall.validity import current_again
 from memory.relations.store import RelationStore
 from memory.text.language import detect_language
+from memory.text.tokens import tokenize
 from memory.text.zones import zone_of
 from memory.write.policy import WritePipeline, WriteRequest
 from memory.write.scoring import SkipReason

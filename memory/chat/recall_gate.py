@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.models import Evidence, ScoredMemory
-from memory.recall.keyword_index import tokenize
 from memory.recall.relevance import ChannelFloors, shares_a_word
+from memory.text.tokens import tokenize
 from memory.text.transliteration import names_across_scripts
 from memory.text.turns import speaks_of_self
 

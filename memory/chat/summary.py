@@ -18,8 +18,8 @@ from typing import Protocol
 
 from memory.chat.context import compress
 from memory.chat.llm import ChatModel, GenerationParams, PromptMessage, TurnFacts
-from memory.recall.keyword_index import UNIGRAM, tokenize
 from memory.relations.speech import OTHER, statements
+from memory.text.tokens import UNIGRAM, tokenize
 from memory.text.window import message_window
 from monitoring import metrics
 

@@ -1,6 +1,6 @@
 """Long-term memory records on a Chroma server, sharded by a stable hash of the user id.
 
-Every query is scoped to one user: the user's shard collection plus a `user_id` metadata filter.
+Every query is scoped to one user: their shard collection plus a `user_id` filter (wide_query.py).
 We always pass our own embeddings; collections are created with `embedding_function=None`, so Chroma
 never tries to download or run a model of its own. With several servers, `memory/longterm/routing.py`
 puts one `ChromaLongTermStore` per server behind the same protocol; the raw-record methods at the end
@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -34,6 +35,7 @@ from memory.longterm.records import (
     to_metadata,
     where_for,
 )
+from memory.longterm.wide_query import COUNT_TTL_SECONDS, own_hits, wide_size
 from memory.models import Memory, SearchFilters
 
 T = TypeVar("T")
@@ -65,7 +67,10 @@ class LongTermStore(Protocol):
         n_results: int,
         filters: SearchFilters,
         model: str | None = None,
-    ) -> list[tuple[Memory, float]]: ...
+        user_rows: int | None = None,
+    ) -> list[tuple[Memory, float]]:
+        """`user_rows`: the user's memories as the caller counts them (a large user: no metadata filter)."""
+        ...
 
     async def get(
         self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True
@@ -149,6 +154,7 @@ class ChromaLongTermStore:
         self._prefix = collection_prefix
         self.dense_model = dense_model
         self._collections: dict[str, Any] = {}
+        self._counts: dict[str, tuple[float, int]] = {}  # collection -> (when counted, records)
         self._lock = threading.Lock()
 
     def check_model(self, user_id: str, model: str | None) -> None:
@@ -252,6 +258,7 @@ class ChromaLongTermStore:
         n_results: int,
         filters: SearchFilters,
         model: str | None = None,
+        user_rows: int | None = None,
     ) -> list[tuple[Memory, float]]:
         """Nearest memories of one user as `(memory, cosine similarity)`, most similar first."""
         self.check_model(user_id, model)
@@ -259,10 +266,15 @@ class ChromaLongTermStore:
         if filters.ids is not None and not filters.ids:
             return []  # the filter selects no memory (no memory carries the tags asked for)
         only = sorted(filters.ids) if filters.ids is not None else None
+        vector = [list(map(float, embedding))]
+        if user_rows and only is None and where == where_for(user_id):
+            wide = await self._query_wide(user_id, vector, n_results, user_rows)
+            if wide is not None:
+                return wide
         result = await self._run(
             user_id,
             lambda c: c.query(
-                query_embeddings=[list(map(float, embedding))],
+                query_embeddings=vector,
                 n_results=n_results,
                 where=where,
                 ids=only,
@@ -274,6 +286,26 @@ class ChromaLongTermStore:
         metas = (result.get("metadatas") or [[]])[0]
         dists = (result.get("distances") or [[]])[0]
         return [(m, 1.0 - float(dists[row])) for row, m in rows_of(user_id, ids, docs, metas)]
+
+    async def _query_wide(
+        self, user_id: str, vector: list[list[float]], n_results: int, user_rows: int
+    ) -> list[tuple[Memory, float]] | None:
+        """The user's nearest without the `user_id` filter, when they hold most of their collection
+        (memory/longterm/wide_query.py); None when the filtered query must answer."""
+        name = self.collection_name(user_id)
+        counted = self._counts.get(name)
+        if counted is None or time.monotonic() - counted[0] > COUNT_TTL_SECONDS:
+            counted = (time.monotonic(), int(await self._run(user_id, lambda c: c.count())))
+            self._counts[name] = counted
+        k = wide_size(n_results, user_rows, counted[1])
+        if k is None:
+            return None
+        include = ["documents", "metadatas", "distances"]
+        result = await self._run(
+            user_id, lambda c: c.query(query_embeddings=vector, n_results=k, include=include)
+        )
+        hits = own_hits(user_id, result)
+        return hits[:n_results] if len(hits) >= n_results or k >= counted[1] else None
 
     async def get(
         self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True

@@ -127,10 +127,16 @@ class DeferredDeleteStore:
         n_results: int,
         filters: SearchFilters,
         model: str | None = None,
+        user_rows: int | None = None,
     ) -> list[tuple[Memory, float]]:
         hidden = await self._hidden(user_id)
         hits = await self.inner.query(
-            user_id, embedding, n_results=n_results + len(hidden), filters=filters, model=model
+            user_id,
+            embedding,
+            n_results=n_results + len(hidden),
+            filters=filters,
+            model=model,
+            user_rows=user_rows,
         )
         return [(m, s) for m, s in hits if m.id not in hidden][:n_results]
 

@@ -200,11 +200,14 @@ class RoutingLongTermStore:
         n_results: int,
         filters: SearchFilters,
         model: str | None = None,
+        user_rows: int | None = None,
     ) -> list[tuple[Memory, float]]:
         """`model`: the dense model that embedded `embedding`, checked against the user's store's."""
         store = await self._reader(user_id)
         store.check_model(user_id, model)
-        return await store.query(user_id, embedding, n_results=n_results, filters=filters)
+        return await store.query(
+            user_id, embedding, n_results=n_results, filters=filters, user_rows=user_rows
+        )
 
     async def get(
         self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True

@@ -31,8 +31,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from memory.recall.keyword_index import UNIGRAM, tokenize
 from memory.text.lexicons import EN_STOPWORDS, ZH_QUESTION_CHARS, ZH_QUESTION_WORDS, ZH_STOPWORDS
+from memory.text.tokens import UNIGRAM, tokenize
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from memory.models import Evidence, Memory, RecallRequest, ScoreBreakdown, Score
 from memory.recall.crosslingual import (
     BridgeWeights,
 )
-from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
 from memory.recall.links import Link
 from memory.recall.ownership import says_own
 from memory.recall.query import QueryPlan
@@ -33,6 +33,7 @@ from memory.recall.validity import (
 from memory.text.language import detect_language
 from memory.text.lexicons import DOC_TYPE_ALIASES
 from memory.text.time_words import ANSWER_TYPES
+from memory.text.tokens import tokenize
 
 
 @dataclass(frozen=True, slots=True)

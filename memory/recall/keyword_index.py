@@ -1,8 +1,7 @@
 """The keyword channel: BM25 over a user's memories, CJK-aware.
 
-English (and other Latin-script) words are lower-cased, stop-worded and Snowball-stemmed; CJK runs
-become overlapping character bigrams (a single ideograph stays a unigram), so Chinese names, places and
-numbers match without a segmenter. An index is built per user from the long-term store and cached in
+A text's words are memory/text/tokens.py's (English stems, CJK bigrams and unigrams), so Chinese names,
+places and numbers match without a segmenter. An index is built per user from the long-term store and cached in
 this process, keyed by the user's write version (a Redis counter bumped on every write and delete), so
 every worker sees a change on its next search. A worker that holds no index of a user loads the user's
 snapshot from Redis when there is one (memory/recall/snapshot.py) instead of reading the store.
@@ -15,72 +14,21 @@ import heapq
 import math
 import re
 import sys
-import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import snowballstemmer
 
 from memory.longterm.dense_models import same_model
 from memory.models import Memory
 from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
-from memory.recall.postings import ColumnPostings as ColumnPostings  # moved out; importable here too
-from memory.recall.postings import LayeredPostings, Posting, columns_under, postings_of
-from memory.text.lexicons import (
-    EN_CANONICAL,
-    EN_STOPWORDS,
-    ZH_CANONICAL,
-    ZH_QUESTION_CHARS,
-    ZH_QUESTION_WORDS,
-    ZH_STOPWORDS,
-)
+from memory.recall.postings import ColumnPostings, LayeredPostings, Posting, columns_under, postings_of
+from memory.text.tokens import UNIGRAM, tokenize
 from monitoring import metrics
 
-_TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+|[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_stemmer = snowballstemmer.stemmer("english")
-_stem_lock = threading.Lock()
-
-
-_ZH_CANON = {v: k for k, vs in ZH_CANONICAL.items() for v in (k, *vs)}
-_ZH_CANON_RE = re.compile("|".join(sorted(_ZH_CANON, key=len, reverse=True)))
-_EN_CANON = {v: k for k, vs in EN_CANONICAL.items() for v in vs}
-UNIGRAM = "u:"  # prefix of CJK single-character tokens: they match 爸 in 我爸 for 爸爸, at a lower weight
-
-
-@functools.lru_cache(maxsize=65_536)
-def _stem(word: str) -> str:
-    with _stem_lock:  # snowballstemmer objects are not thread-safe
-        return str(_stemmer.stemWord(word))
-
-
-def tokenize(text: str) -> list[str]:
-    tokens: list[str] = []
-    for match in _TOKEN_RE.finditer(text):
-        run = match.group(0)
-        if _CJK_RE.match(run):
-            run = _ZH_CANON_RE.sub(lambda m: _ZH_CANON[m.group(0)], run)
-            tokens.extend(
-                run[i : i + 2]
-                for i in range(len(run) - 1)
-                if run[i] not in ZH_QUESTION_CHARS
-                and run[i + 1] not in ZH_QUESTION_CHARS
-                and run[i : i + 2] not in ZH_QUESTION_WORDS
-            )
-            tokens.extend(
-                UNIGRAM + ch for ch in run if ch not in ZH_STOPWORDS and ch not in ZH_QUESTION_CHARS
-            )
-        else:
-            word = run.lower().replace("’", "'")
-            word = word.split("'")[0] if word.endswith(("'s", "'re", "'ve", "'ll", "'d", "'m")) else word
-            word = _EN_CANON.get(word, word)
-            if word in EN_STOPWORDS or len(word) < 2 and not word.isdigit():
-                continue
-            tokens.append(_stem(word))
-    return tokens
 
 
 @functools.lru_cache(maxsize=8192)
@@ -311,21 +259,20 @@ class BM25Index:
 
     def with_fact_keys(self, fact_keys: Iterable[str]) -> list[Memory]:
         """Memories stating one of these attributes (`Memory.facts` keys: the writer's supersession,
-        and recall of a question about one)."""
+        and recall of a question about one); "pet" asks for "pet:cat" too."""
+        wanted = set(fact_keys)
+        facts = self.by_fact().items()
+        found = (m for k, ms in facts if k in wanted or k.split(":", 1)[0] in wanted for m in ms)
+        return list({m.id: m for m in found}.values())
+
+    def by_fact(self) -> dict[str, list[Memory]]:
+        """The memories stating each `Memory.facts` key (built on first use)."""
         if self._by_fact is None:
-            by_fact: dict[str, list[Memory]] = {}
+            self._by_fact = {}
             for m in self.memories.values():
                 for key, _ in m.facts:
-                    by_fact.setdefault(key, []).append(m)
-            self._by_fact = by_fact
-        wanted = set(fact_keys)
-        found = {
-            m.id: m
-            for key, members in self._by_fact.items()
-            if key in wanted or key.split(":", 1)[0] in wanted  # "pet" asks for "pet:cat" too
-            for m in members
-        }
-        return list(found.values())
+                    self._by_fact.setdefault(key, []).append(m)
+        return self._by_fact
 
     def chains(self) -> dict[str, list[str]]:
         """Superseded memories by the id of the memory that superseded them (built on first use)."""

@@ -13,7 +13,8 @@ import re
 from collections.abc import Collection, Sequence
 
 from memory.models import Memory
-from memory.recall.keyword_index import UNIGRAM, BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
+from memory.text.tokens import UNIGRAM, tokenize
 
 OWN_CANDIDATES = 10  # the user's memories saying what a question calls theirs, newest first
 POSSESSIONS_MAX = 4  # phrases read of one query: a long message says "my …" many times, each a posting read

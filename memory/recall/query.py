@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 
-from memory.recall.keyword_index import tokenize
 from memory.recall.ownership import possessions_asked
 from memory.text.lexicons import (
     CHECKED_RE,
@@ -40,6 +39,7 @@ from memory.text.time_words import (
     TIME_BOUND_SINCE_ZH_RE,
     TIME_BOUNDS,
 )
+from memory.text.tokens import tokenize
 from memory.text.transliteration import names_across_scripts
 
 

@@ -43,8 +43,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from memory.models import Evidence
-from memory.recall.keyword_index import UNIGRAM, _stem, tokenize, words_of
+from memory.recall.keyword_index import words_of
 from memory.text.profile_words import ATTRIBUTE_QUESTIONS
+from memory.text.tokens import UNIGRAM, stem, tokenize
 from memory.text.turns import speaks_of_self
 
 Coefficients = tuple[float, ...]
@@ -438,7 +439,7 @@ def _english_spellings(word: str, lexicon: Lexicon) -> tuple[tuple[Spelling, ...
     stems = tokenize(word)
     if not stems:
         return (), ()
-    forms = {stems[0], _stem(word.lower().replace("’", "'").split("'")[0])}
+    forms = {stems[0], stem(word.lower().replace("’", "'").split("'")[0])}
     across = [] if stems[0].isdigit() else [z for s in sorted(forms) for z in lexicon.chinese(s)]
     across += lexicon.names_in(word)
     translations = tuple(dict.fromkeys(s for s in map(_cjk_spelling, across) if s))

@@ -78,6 +78,7 @@ from memory.recall.validity import (
     Visible,
     category_statements,
     changed_facts,
+    with_asked_changes,
 )
 from memory.text.language import detect_language
 from monitoring import metrics
@@ -296,6 +297,7 @@ class HybridRetriever:
         )
         view = Visible(sources)  # the user's memories over the tiers searched (facts that change)
         if w.supersession:
+            plan = with_asked_changes(plan, view)  # "our deploy window": its statements, as an attribute's
             for m in changed_facts(plan, candidates, view):
                 if passes(m, filters):
                     candidates.setdefault(m.id, m)
@@ -430,6 +432,7 @@ class HybridRetriever:
                         n_results=n_dense + len(hidden_hot),
                         filters=filters,
                         model=model.tag or None,
+                        user_rows=len(index),
                     )
                 except DenseModelChanged:  # switched since the query was embedded: keywords this once
                     found = []

@@ -17,8 +17,9 @@ from dataclasses import replace
 from memory.models import Memory, ScoredMemory
 from memory.recall.keyword_index import BM25Index
 from memory.recall.query import QueryPlan
-from memory.text.facts import HABIT, supersedes
+from memory.text.facts import CHANGED, HABIT, supersedes
 from memory.text.profile_words import CATEGORY_FACTS, CATEGORY_STATEMENTS
+from memory.text.tokens import UNIGRAM, tokenize
 
 
 class Visible(Mapping[str, Memory]):
@@ -63,6 +64,9 @@ class Visible(Mapping[str, Memory]):
             if m.id not in seen:
                 seen.add(m.id)
                 yield m
+
+    def fact_keys(self) -> set[str]:
+        return {key for index, _ in self._sources for key in index.by_fact()}
 
     def chains(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -118,6 +122,32 @@ def changed_facts(plan: QueryPlan, candidates: Mapping[str, Memory], index: Visi
                     out[older] = index[older]
                     todo.append(older)
     return [m for mid, m in out.items() if mid not in candidates]
+
+
+def with_asked_changes(plan: QueryPlan, index: Visible) -> QueryPlan:
+    """The plan asking, beside its attributes, the `changed:<subject>` keys the question names: their
+    statements come in as candidates and rank as an attribute's do ("我们组现在的发布窗口是哪天？" among
+    other teams' "…的发布窗口改到了…")."""
+    asked = asked_changes(plan, index)
+    return replace(plan, attributes=[*plan.attributes, *asked]) if asked else plan
+
+
+def asked_changes(plan: QueryPlan, index: Visible) -> list[str]:
+    """The `changed:<subject>` keys whose subject the question names, all its words ("When is our team's
+    deploy window now?" names "team's deploy window"; "我们组现在的发布窗口是哪天？" names "发布窗口")."""
+    said = frozenset(tokenize(plan.text)).union(plan.keyword_tokens)
+    prefix = CHANGED + ":"
+    return [
+        key
+        for key in index.fact_keys()
+        if key.startswith(prefix) and (words := _subject_words(key[len(prefix) :])) and words <= said
+    ]
+
+
+@functools.lru_cache(maxsize=4096)
+def _subject_words(subject: str) -> frozenset[str]:
+    """A change's subject as words a question must all say (a Chinese one as bigrams)."""
+    return frozenset(t for t in tokenize(subject) if not t.startswith(UNIGRAM))
 
 
 def states_attribute(m: Memory, attributes: Sequence[str]) -> bool:

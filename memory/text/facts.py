@@ -9,6 +9,7 @@ import re
 
 Claim = tuple[str, str]  # (key, normalised value); value "" = the attribute ended
 HABIT = "habit"  # "I no longer play tennis": the value is the phrase, matched by its words
+CHANGED = "changed"  # `changed:<subject>`: "our deploy window is now …" (memory/write/change_statements.py)
 PLACEHOLDER_RE = re.compile(r"^\[[A-Z_]+\]$", re.I)
 
 

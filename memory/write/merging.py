@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from memory.models import Memory
-from memory.recall.keyword_index import tokenize
+from memory.text.tokens import tokenize
 
 _DIGITS_RE = re.compile(r"\d+")
 # A capitalised Latin word, wherever it stands: sentence-initial too, and glued to Chinese ("Karl下个月…",

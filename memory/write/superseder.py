@@ -19,7 +19,8 @@ import numpy as np
 from memory.embedding.base import Vectors
 from memory.longterm.chroma import LongTermStore
 from memory.models import Memory
-from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
+from memory.text.tokens import tokenize
 from memory.write.supersession import HABIT, habit_tokens, supersedes
 from monitoring import metrics
 

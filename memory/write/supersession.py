@@ -7,6 +7,9 @@ and "I no longer … / 我不再… / 我已经不…了". Each claim is `(key, 
 (lower case, time words and particles cut off), "" when the statement only ends the attribute
 ("I quit my job", "我辞职了", "I no longer live in Hangzhou").
 
+A sentence shaped as a change of anything else of the user's ("our deploy window is now …", "我把闹钟改成
+了…") claims `changed:<subject>` (change_statements.py), read only when no attribute rule matched.
+
 `supersedes(new, old)`: a newer claim of the same key replaces an older one when the values differ
 (or the value is a redacted placeholder, which hides whether it changed, or the new claim ends the
 attribute). Keys of things a user can have several of carry the thing in the key (`allergy:peanuts`,
@@ -19,9 +22,10 @@ from __future__ import annotations
 
 import re
 
-from memory.recall.keyword_index import UNIGRAM, tokenize
-from memory.text.facts import HABIT, PLACEHOLDER_RE, Claim, supersedes
+from memory.text.facts import CHANGED, HABIT, PLACEHOLDER_RE, Claim, supersedes
+from memory.text.tokens import UNIGRAM, tokenize
 from memory.text.turns import fold_quotes
+from memory.write.change_statements import SUBJECT_CHANGES
 from memory.write.claim_rules import (
     _ZH_WHEN,
     RULES,
@@ -67,6 +71,7 @@ _NO_LONGER = (
     re.compile(r"我" + _ZH_WHEN + r"已经不(?P<rest>[^，。,.！!？?；;\s]{1,15}?)了"),
     re.compile(r"我" + _ZH_WHEN + r"(?:戒了|戒掉了)(?P<rest>[^，。,.！!？?；;\s]{1,10})"),
 )
+_ALL_RULES = (*RULES, *SUBJECT_CHANGES)  # the subject-free change shapes last
 _SENTENCE_RE = re.compile(r"[^。！？!?;；\n.]+(?:[。！？!?;；\n]|\.(?!\w)|$)")
 
 
@@ -82,7 +87,9 @@ def _sentence_claims(sentence: str) -> list[Claim]:
     out: list[Claim] = []
     taken: set[str] = set()
     ended: dict[str, tuple[int, int]] = {}  # key -> where the words ending it are
-    for rule in RULES:
+    for rule in _ALL_RULES:
+        if rule.key == CHANGED and out:
+            break  # a sentence that states a known attribute is about it, not a change of anything else
         if rule.key in taken and rule.thing is None and rule.key not in ended:
             continue
         match = rule.pattern.search(sentence)

@@ -45,9 +45,10 @@ from memory.longterm.records import Records
 from memory.longterm.routing import RoutingLongTermStore
 from memory.models import ArchiveTier, Memory, RecallRequest
 from memory.outbox.stream import Outbox
-from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
 from memory.redis_client import RedisClient
 from memory.service import MemoryService
+from memory.text.tokens import tokenize
 from tests.conftest import TEST_SECRET, redis_of
 
 pytestmark = [pytest.mark.integration]

@@ -19,7 +19,8 @@ from memory.archive.mover import tagged
 from memory.archive.sizes import UNRANKED, stacked
 from memory.longterm.records import Records
 from memory.models import Memory
-from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
+from memory.text.tokens import tokenize
 
 EMBED = HashEmbedder()
 OLD, NEW = "http:old-model:64", "http:new-model:64"

@@ -7,7 +7,8 @@ import pytest
 
 from memory.models import Memory
 from memory.recall.bilingual import BilingualLexicon, cc_cedict, weighted
-from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
+from memory.text.tokens import tokenize
 
 LINES = [
     "# CC-CEDICT header",

@@ -14,8 +14,9 @@ from harness.fakes import HashEmbedder
 from memory.models import Memory
 from memory.recall import snapshot
 from memory.recall.dense_rows import QuantisedRows, ranked
-from memory.recall.keyword_index import BM25Index, coverage, tokenize, words_of
+from memory.recall.keyword_index import BM25Index, coverage, words_of
 from memory.recall.postings import shared_texts
+from memory.text.tokens import tokenize
 
 TEXTS = [
     "我住在杭州，在一家银行做数据分析",

@@ -9,9 +9,10 @@ import numpy as np
 from memory.models import Memory
 from memory.recall.crosslingual import BridgeRows
 from memory.recall.dense_rows import QuantisedRows
-from memory.recall.keyword_index import BM25Index, BM25Params, tokenize
+from memory.recall.keyword_index import BM25Index, BM25Params
 from memory.recall.snapshot import decode, encode, fingerprint_of
 from memory.text.language import Lang
+from memory.text.tokens import tokenize
 
 TEXTS = [
     ("I moved to Lisbon last March for a new job as a nurse.", "Where are you living now?"),

@@ -6,7 +6,8 @@ import numpy as np
 
 from harness.fakes import HashEmbedder
 from memory.models import Memory
-from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
+from memory.text.tokens import tokenize
 
 TEXTS = [
     "我住在杭州，在一家银行做数据分析",

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from memory.models import Memory
-from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
 from memory.recall.postings import ColumnPostings, LayeredPostings
 from memory.recall.snapshot import decode, encode
+from memory.text.tokens import tokenize
 
 EN = [
     "deploy",

@@ -9,10 +9,11 @@ import pytest
 
 from memory.models import Memory, ScoredMemory
 from memory.recall.fusion import place_linked
-from memory.recall.keyword_index import BM25Index, tokenize
+from memory.recall.keyword_index import BM25Index
 from memory.recall.links import Link
 from memory.relations.extract import ME, extract, person_id
 from memory.relations.graph import Graph, Record
+from memory.text.tokens import tokenize
 
 MARCH = datetime(2026, 3, 10, tzinfo=UTC).timestamp()
 APRIL = datetime(2026, 4, 8, tzinfo=UTC).timestamp()

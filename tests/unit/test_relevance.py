@@ -7,8 +7,9 @@ import pytest
 
 from memory.models import Evidence, Memory
 from memory.recall.fusion import _minmax
-from memory.recall.keyword_index import BM25Index, coverage, tokenize
+from memory.recall.keyword_index import BM25Index, coverage
 from memory.recall.relevance import forget_query, matched_channels, reaches, relevance_of, shares_a_word
+from memory.text.tokens import tokenize
 
 
 def mem(mid: str, text: str) -> Memory:

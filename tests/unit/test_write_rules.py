@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.models import Memory
-from memory.recall.keyword_index import tokenize
 from memory.recall.query import plan_query
 from memory.recall.ranking import month_range, recency_importance, time_decay
 from memory.text.cleaning import clause_spans, clean_text, join_pieces, segment, split_sentences
 from memory.text.privacy import luhn_ok, redact, valid_cn_id
+from memory.text.tokens import tokenize
 from memory.write.merging import same_facts
 from memory.write.scoring import (
     entities,

@@ -28,7 +28,7 @@ from app.http.auth import TokenCodec
 from app.main import create_app
 from app.settings import Settings
 from harness.cluster import RedisCluster, start_redis_cluster
-from harness.services import ServerProcess, start_chroma, start_redis
+from harness.services import RestartableRedis, ServerProcess, start_chroma, start_redis
 from memory import Embedder
 from memory.embedding.onnx import OnnxEmbedder
 from memory.redis_client import RedisClient
@@ -86,6 +86,15 @@ def flush(settings: Settings) -> None:
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     server = start_redis(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
+    """A redis-server for this test alone (function scope): stopping or resetting it leaves everyone
+    else's (the outage and closed-connection tests)."""
+    server = RestartableRedis.start(tmp_path / "redis")
     yield server
     server.stop()
 

@@ -137,6 +137,7 @@ class BM25Index:
         self._by_hash: dict[str, Memory] | None = None  # built on first use (the writer's)
         self._by_fact: dict[str, list[Memory]] | None = None  # likewise (supersession)
         self._predecessors: dict[str, list[str]] | None = None  # likewise (recall of changed facts)
+        self._users_newest: list[Memory] | None = None  # likewise (category statements)
         self._models = {}
         self._fitting = {}
 
@@ -283,6 +284,14 @@ class BM25Index:
                     predecessors.setdefault(m.superseded_by, []).append(m.id)
             self._predecessors = predecessors
         return self._predecessors
+
+    def users_newest_first(self) -> list[Memory]:
+        """The user's own memories (source "user"), newest first (sorted on first use: an index never
+        changes, a write makes a new one)."""
+        if self._users_newest is None:
+            own = (m for m in self.memories.values() if m.source == "user")
+            self._users_newest = sorted(own, key=lambda m: -m.created_at)
+        return self._users_newest
 
     def vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors (float32, as quantised) of those of `ids` that have one."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import weakref
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import replace
 
@@ -58,7 +57,7 @@ class Visible(Mapping[str, Memory]):
         read: a reader that wants the newest few stops early."""
         seen: set[str] = set()
         tiers = [
-            (m for m in _users_newest_first(index) if m.id not in hidden) for index, hidden in self._sources
+            (m for m in index.users_newest_first() if m.id not in hidden) for index, hidden in self._sources
         ]
         for m in heapq.merge(*tiers, key=_age):  # equal times: the earlier tier's first, as __getitem__
             if m.id not in seen:
@@ -156,21 +155,9 @@ def states_attribute(m: Memory, attributes: Sequence[str]) -> bool:
 
 CATEGORY_CANDIDATES = 10  # memories stating a category a question asks about ("我有什么爱好？"), newest first
 
-_NEWEST_FIRST: weakref.WeakKeyDictionary[BM25Index, list[Memory]] = weakref.WeakKeyDictionary()
-
 
 def _age(m: Memory) -> float:
     return -m.created_at
-
-
-def _users_newest_first(index: BM25Index) -> list[Memory]:
-    """An index's own-voice memories, newest first: sorted once per index (an index never changes; a
-    write makes a new one)."""
-    found = _NEWEST_FIRST.get(index)
-    if found is None:
-        found = sorted((m for m in index.memories.values() if m.source == "user"), key=_age)
-        _NEWEST_FIRST[index] = found
-    return found
 
 
 @functools.lru_cache(maxsize=65_536)

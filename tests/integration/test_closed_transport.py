@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Coroutine, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,10 +28,6 @@ from tests.integration.test_redis_outage import USER, Call, chat_body, outage_se
 from tests.redis_cutter import RedisCutter
 
 pytestmark = pytest.mark.integration
-
-
-def in_uvloop(scenario: Coroutine[Any, Any, None]) -> None:
-    uvloop.run(scenario)
 
 
 def pooled_transports(client: RedisClient) -> list[asyncio.BaseTransport]:
@@ -66,14 +60,7 @@ def test_a_command_on_a_closed_connection_is_sent_again_on_a_fresh_one(settings:
             await client.delete(key)
             await client.aclose()
 
-    in_uvloop(scenario())
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
-    server = RestartableRedis.start(tmp_path / "redis")
-    yield server
-    server.stop()
+    uvloop.run(scenario())
 
 
 @pytest.mark.standalone  # its own redis-server, behind a proxy that resets connections
@@ -104,4 +91,4 @@ def test_chat_turns_over_connections_reset_while_idle_answer_200(
         finally:
             await cutter.aclose()
 
-    in_uvloop(scenario())
+    uvloop.run(scenario())

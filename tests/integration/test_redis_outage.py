@@ -16,9 +16,8 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -38,14 +37,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.standalone]  # its own restar
 
 USER = "alice"
 SAID = "我住在杭州，离西湖不远。I live in Hangzhou, near the West Lake."
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RestartableRedis]:
-    """A redis-server for this test alone (function scope): stopping it leaves everyone else's."""
-    server = RestartableRedis.start(tmp_path / "redis")
-    yield server
-    server.stop()
 
 
 def outage_settings(redis_url: str, chroma: ServerProcess, **overrides: Any) -> Settings:

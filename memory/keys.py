@@ -229,6 +229,12 @@ def model_usage(user_id: str) -> str:
     return f"{user_prefix(user_id)}:usage"
 
 
+def ltm_claims(user_id: str) -> str:
+    """Hash: claim key ("residence", "changed:发布窗口") -> JSON [[created_at, memory id], ...], the newest
+    memories stating it (memory/write/claim_index.py): supersession's candidates past the in-process index."""
+    return f"{user_prefix(user_id)}:ltm:claims"
+
+
 def ltm_tombstones(user_id: str) -> str:
     """Hash: deleted memory id -> when. A late write (a redelivered outbox entry) must not revive it."""
     return f"{user_prefix(user_id)}:ltm:tombstones"

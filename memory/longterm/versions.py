@@ -64,7 +64,8 @@ WRITTEN_KEPT = 1024  # a few rounds of an import: a process follows its own writ
 # A delete clears the log first: it carries the text of written memories, and a deleted one must not
 # linger there (workers behind the delete rebuild, which is rare and cheap). For the same reason it
 # deletes the user's index snapshot (KEYS[3], memory/recall/snapshot.py), which holds every memory's
-# words: the next full build writes a new one.
+# words: the next full build writes a new one; and the user's claim index (KEYS[4],
+# memory/write/claim_index.py), whose keys are words of what was said: later writes record theirs again.
 _BUMP = """
 local prev = tonumber(redis.call('GET', KEYS[1]) or '0')
 local t = redis.call('TIME')
@@ -73,7 +74,7 @@ local v = math.max(prev + 1, now)
 local vs = string.format('%d', v)
 redis.call('SET', KEYS[1], vs)
 if ARGV[2] ~= '[]' then
-    redis.call('DEL', KEYS[2], KEYS[3])
+    redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
     'prev', string.format('%d', prev), 'v', vs, 'up', ARGV[1], 'del', ARGV[2], 'data', ARGV[4])
@@ -280,7 +281,12 @@ class VersionRepairs:
 
 
 def _bump_keys(user_id: str) -> list[str]:
-    return [keys.ltm_version(user_id), keys.ltm_changes(user_id), keys.ltm_snapshot(user_id)]
+    return [
+        keys.ltm_version(user_id),
+        keys.ltm_changes(user_id),
+        keys.ltm_snapshot(user_id),
+        keys.ltm_claims(user_id),
+    ]
 
 
 def _bump_args(

@@ -52,6 +52,7 @@ from memory.text.cleaning import segment
 from memory.text.lexicons import CONFIRMATION_RE
 from memory.text.privacy import sanitize
 from memory.text.window import ending, opening
+from memory.write.claim_index import ClaimIndex
 from memory.write.judge import MAX_PAIRS, SupersessionJudge, judge_pairs
 from memory.write.local_index import IndexOf, LocalIndexes
 from memory.write.merging import dedupe_ids, merge, merge_within_batch, same_facts
@@ -169,7 +170,7 @@ class WritePipeline:
         self._tombstones = Tombstones(redis)
         self.policy = policy
         self._clock = clock
-        self._superseder = Superseder(store, in_process_max=policy.in_process_max)
+        self._superseder = Superseder(store, in_process_max=policy.in_process_max, claims=ClaimIndex(redis))
         self._judge = judge  # the writer's second opinion on supersession (an LLM), if configured
 
     def prepare(
@@ -312,14 +313,7 @@ class WritePipeline:
                 )
                 upserted.set()  # from here on a failure leaves this write stored: say so
                 await asyncio.gather(
-                    *(
-                        self._versions.bump(
-                            d.user_id,
-                            upserted=[m.id for m in final],
-                            records=list(zip(final, vectors, strict=True)),
-                        )
-                        for (_, d), (final, vectors) in zip(drafts, finals, strict=True)
-                    )
+                    *(self._stored(d.user_id, *f) for (_, d), f in zip(drafts, finals, strict=True))
                 )
                 undone = await self._apply_late_deletes(
                     [(d.user_id, final) for (_, d), (final, _) in zip(drafts, finals, strict=True)]
@@ -340,6 +334,12 @@ class WritePipeline:
             metrics.MEMORY_WRITES.labels("stored").inc(stored)
             metrics.MEMORY_WRITES.labels("merged").inc(len(d.prepared) - stored)
         return out
+
+    async def _stored(self, user_id: str, final: list[Memory], vectors: Vectors) -> None:
+        """What a stored write tells the rest: the index version (and its change log), the claims."""
+        records = list(zip(final, vectors, strict=True))
+        await self._versions.bump(user_id, upserted=[m.id for m in final], records=records)
+        await self._superseder.remember(user_id, final)
 
     async def _apply_late_deletes(self, written: Sequence[tuple[str, list[Memory]]]) -> list[set[str]]:
         """After the upsert and the version bump: ids of this round that a delete buried since the

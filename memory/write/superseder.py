@@ -21,6 +21,7 @@ from memory.longterm.chroma import LongTermStore
 from memory.models import Memory
 from memory.recall.keyword_index import BM25Index
 from memory.text.tokens import tokenize
+from memory.write.claim_index import ClaimIndex
 from memory.write.supersession import HABIT, habit_tokens, supersedes
 from monitoring import metrics
 
@@ -47,9 +48,19 @@ def _same_speaker(a: Memory, b: Memory) -> bool:
 
 
 class Superseder:
-    def __init__(self, store: LongTermStore, *, in_process_max: int) -> None:
+    def __init__(
+        self, store: LongTermStore, *, in_process_max: int, claims: ClaimIndex | None = None
+    ) -> None:
+        """`claims`: which memories state each claim, recorded as they are stored (`remember`), read for a
+        user past `in_process_max` beside the vector neighbours (memory/write/claim_index.py)."""
         self._store = store
         self._in_process_max = in_process_max
+        self._claims = claims
+
+    async def remember(self, user_id: str, stored: Sequence[Memory]) -> None:
+        """Record the claims of memories just stored (under the user's write lock)."""
+        if self._claims is not None:
+            await self._claims.add(user_id, stored)
 
     async def apply(
         self, user_id: str, index: BM25Index | None, memories: Sequence[Memory], vectors: Vectors
@@ -156,7 +167,12 @@ class Superseder:
                     found.setdefault(mid, index.memories[mid])
             return list(found.values())
         rows = await self._store.nearest(user_id, vectors, n_results=NEAREST)
-        return list({m.id: m for row in rows for m, _ in row}.values())
+        found = {m.id: m for row in rows for m, _ in row}
+        if self._claims is not None:  # a restatement inside a long turn is seldom near the last one
+            stating = [i for i in await self._claims.ids(user_id, keys) if i not in found]
+            if stating:
+                found.update((m.id, m) for m in await self._store.get(user_id, ids=stating))
+        return list(found.values())
 
     async def _vectors(self, user_id: str, index: BM25Index | None, ids: list[str]) -> dict[str, np.ndarray]:
         found = index.vectors_of(ids) if index is not None else {}

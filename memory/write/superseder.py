@@ -11,12 +11,14 @@ their vectors, so the same upsert stores them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from memory.embedding.base import Vectors
+from memory.errors import REDIS_UNAVAILABLE
 from memory.longterm.chroma import LongTermStore
 from memory.models import Memory
 from memory.recall.keyword_index import BM25Index
@@ -47,6 +49,9 @@ def _same_speaker(a: Memory, b: Memory) -> bool:
     return a.source == "user" and b.source == "user" and (a.name or "") == (b.name or "")
 
 
+log = logging.getLogger(__name__)
+
+
 class Superseder:
     def __init__(
         self, store: LongTermStore, *, in_process_max: int, claims: ClaimIndex | None = None
@@ -58,9 +63,15 @@ class Superseder:
         self._claims = claims
 
     async def remember(self, user_id: str, stored: Sequence[Memory]) -> None:
-        """Record the claims of memories just stored (under the user's write lock)."""
-        if self._claims is not None:
+        """Record the claims of memories just stored (under the user's write lock). Best effort: the
+        write is stored and its version bumped; without this record its claims are found, as before,
+        among the vector neighbours only."""
+        if self._claims is None:
+            return
+        try:
             await self._claims.add(user_id, stored)
+        except REDIS_UNAVAILABLE as exc:
+            log.warning("claims not recorded", extra={"reason": f"{type(exc).__name__}: {exc}"})
 
     async def apply(
         self, user_id: str, index: BM25Index | None, memories: Sequence[Memory], vectors: Vectors

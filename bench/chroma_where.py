@@ -15,6 +15,11 @@ nearest (the dense channel's `dense_candidates`), wall time per query:
   is searched without the filter (falls back to it when too few of theirs come back);
 - B filtered (a small user beside a large one: always filtered);
 - recall@15 of A's two answers against the exact 15 nearest (numpy over every vector).
+
+Then, at each size, reads and deletes of A's records by id (what a large user's provisional index, a
+clustering boost, a forget and an erase send): `--by-id` ids read with vectors, filtered by `user_id`
+beside the ids (what `ChromaLongTermStore` sent before) against by id alone, the user's rows kept in
+Python (now); and `--by-id` / 4 ids deleted each way (A is that much smaller after each size).
 """
 
 from __future__ import annotations
@@ -105,6 +110,33 @@ async def _timed(
     return (time.perf_counter() - started) * 1000, [m.id for m, _ in hits]
 
 
+async def _by_id(store: ChromaLongTermStore, size: int, n: int, rng: np.random.Generator) -> list[str]:
+    """Read `n` of A's ids with vectors and delete `n // 4`, each way: with the `user_id` filter beside
+    the ids (the calls sent before), and as the store sends them now."""
+    picked = [f"mem_A_{i:06d}" for i in rng.choice(size, size=n + n // 2, replace=False)]
+    reads, deletes = picked[:n], picked[n:]
+    where = {"user_id": "A"}
+    include = ["metadatas", "documents", "embeddings"]
+    started = time.perf_counter()
+    await store.on_collection("A", lambda c: c.get(ids=reads, where=where, include=include))
+    filtered = time.perf_counter()
+    held, _ = await store.get_with_vectors("A", reads)
+    now = time.perf_counter()
+    assert len(held) == n, "every id read is A's"
+    gone = deletes[: n // 4]
+    await store.on_collection("A", lambda c: c.delete(ids=gone, where=where))
+    deleted = time.perf_counter()
+    await store.delete("A", deletes[n // 4 :])
+    done = time.perf_counter()
+    return [
+        f"{size:,}",
+        f"{(filtered - started) * 1000:.1f}",
+        f"{(now - filtered) * 1000:.1f}",
+        f"{(deleted - now) * 1000:.1f}",
+        f"{(done - deleted) * 1000:.1f}",
+    ]
+
+
 async def run(args: argparse.Namespace) -> None:
     server = start_chroma(Path(tempfile.mkdtemp(prefix="mnemo-bench-")) / "chroma")
     try:
@@ -120,6 +152,7 @@ async def run(args: argparse.Namespace) -> None:
         )
         say("|---:|---:|---:|---:|---:|---:|")
         have, vectors = 0, np.zeros((0, 384), dtype=np.float32)
+        by_id: list[list[str]] = []
         for size in args.sizes:
             vectors = np.concatenate([vectors, await _fill(store, "A", have, size - have, rng)])
             have = size
@@ -140,6 +173,13 @@ async def run(args: argparse.Namespace) -> None:
                 f"| {statistics.median(new):.1f} / {p95(new):.1f} | {statistics.median(small):.1f} "
                 f"| {found_old / asked:.3f} / {found_new / asked:.3f} |"
             )
+            by_id.append(await _by_id(store, size, args.by_id, rng))
+        say(
+            f"\n| A's records | read {args.by_id} by id, filtered ms | now ms | delete {args.by_id // 4}, filtered ms | now ms |"
+        )
+        say("|---:|---:|---:|---:|---:|")
+        for row in by_id:
+            say("| " + " | ".join(row) + " |")
         say(f"\n{machine()}")
     finally:
         server.stop()
@@ -151,4 +191,5 @@ if __name__ == "__main__":
     )
     parser.add_argument("--sizes", type=int, nargs="+", default=[5_000, 20_000, 58_000])
     parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--by-id", type=int, default=200, help="ids read (and a quarter deleted) each way")
     asyncio.run(run(parser.parse_args()))

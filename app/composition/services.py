@@ -63,6 +63,7 @@ from memory.redis_client import RedisClient, ReplicaAck
 from memory.relations.links import RelationLinks
 from memory.relations.store import RelationStore
 from memory.session.store import SessionLimits, SessionStore
+from memory.write.claim_index import ClaimIndex
 from memory.write.policy import WritePipeline, WritePolicy
 from monitoring import metrics
 
@@ -180,6 +181,7 @@ def build_memory_service(
         snapshots=snapshots,
         zone=settings.zone,
         dense=dense,
+        claims=ClaimIndex(redis),
         translator=LLMQueryTranslator(
             llm, TranslationParams(timeout_seconds=settings.query_translation_timeout_seconds)
         )
@@ -220,15 +222,18 @@ def build_memory_service(
         archive=archive,
         relations=relations,
         restorable=RestorableBin(redis, grace_seconds=settings.restore_grace_seconds),
-        tiered=TieredSearch(
-            retriever,
-            archive,
-            warm_cache=KeywordIndexCache(settings.archive_warm_cache_memories),
-            cold_cache=KeywordIndexCache(settings.archive_cold_cache_memories),
-            cold_fallback_similarity=settings.archive_cold_fallback_similarity,
-        )
-        if archive is not None
-        else None,
+        tiered=tiered_search(settings, retriever, archive) if archive is not None else None,
+    )
+
+
+def tiered_search(settings: Settings, retriever: HybridRetriever, archive: ArchivedTiers) -> TieredSearch:
+    """Search over the hot tier and the warm and cold archive, each archived tier's indexes cached."""
+    return TieredSearch(
+        retriever,
+        archive,
+        warm_cache=KeywordIndexCache(settings.archive_warm_cache_memories),
+        cold_cache=KeywordIndexCache(settings.archive_cold_cache_memories),
+        cold_fallback_similarity=settings.archive_cold_fallback_similarity,
     )
 
 

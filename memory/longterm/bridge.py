@@ -98,23 +98,39 @@ class BridgeVectors:
         if id_list == []:
             return {}
         server = await self._routing.server_of(user_id)
-        where = {"$and": [{"user_id": user_id}, {"model": self.model}]}
+        if id_list is None:
+            where = {"$and": [{"user_id": user_id}, {"model": self.model}]}
+            every: Any = await self._on(server).on_collection(
+                user_id, lambda c: c.get(where=where, include=["embeddings"])
+            )
+            return vectors_by_id(every)
+        # by id without the filter, the user's rows of this model kept here (a filter beside ids costs
+        # chromadb 1.5.9 a scan per id: memory/longterm/records.py `_own_ids`)
         result: Any = await self._on(server).on_collection(
-            user_id, lambda c: c.get(ids=id_list, where=where, include=["embeddings"])
+            user_id, lambda c: c.get(ids=id_list, include=["embeddings", "metadatas"])
         )
-        return vectors_by_id(result)
+        found = vectors_by_id(result)
+        return {i: found[i] for i in self._own(user_id, result) if i in found}
 
     async def held(self, user_id: str, ids: Sequence[str]) -> set[str]:
         """Which of `ids` have a bridge vector of the current model (no vectors read)."""
         if not ids:
             return set()
         server = await self._routing.server_of(user_id)
-        where = {"$and": [{"user_id": user_id}, {"model": self.model}]}
         id_list = list(ids)
         result: Any = await self._on(server).on_collection(
-            user_id, lambda c: c.get(ids=id_list, where=where, include=[])
+            user_id, lambda c: c.get(ids=id_list, include=["metadatas"])
         )
-        return set(result["ids"])
+        return set(self._own(user_id, result))
+
+    def _own(self, user_id: str, result: Any) -> list[str]:
+        """The ids of a read by id that hold this user's vector of the current model."""
+        metas = result.get("metadatas") or [{}] * len(result["ids"])
+        return [
+            i
+            for i, m in zip(result["ids"], metas, strict=True)
+            if (m or {}).get("user_id") == user_id and (m or {}).get("model") == self.model
+        ]
 
     async def ids(self, user_id: str) -> set[str]:
         """Ids holding a vector of the current model on the user's server (reembed's progress)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from memory.recall.crosslingual import (
     BridgeRows,
     BridgeWeights,
     cross_language,
+    nearest,
     needs_bridge,
 )
 from memory.recall.fusion import (
@@ -30,6 +31,29 @@ from memory.text.language import Lang, detect_language
 from monitoring import metrics
 
 log = logging.getLogger("memory.recall.retrieval")  # the name its lines always had
+
+
+def bridge_candidates(
+    rows: BridgeRows,
+    bvec: np.ndarray,
+    bridge: BridgeChannel,
+    index: BM25Index,
+    candidates: dict[str, Memory],
+    cosine: dict[str, float],
+    keyword: dict[str, float],
+    qvec: np.ndarray,
+    keep: Callable[[Memory], bool],
+    language: Lang,
+) -> tuple[dict[str, float], set[str]]:
+    """The bridge channel's nearest added to the candidates (with their MiniLM cosine; keyword 0 unless
+    that channel found them), and every candidate's bridge cosine with the cross-lingual ones."""
+    found = nearest(rows, rows.cosine(bvec), index.memories, limit=bridge.weights.candidates, keep=keep)
+    for mid, _ in found:
+        if mid not in candidates:
+            candidates[mid] = index.memories[mid]
+            cosine.setdefault(mid, index.cosine([mid], qvec).get(mid, 0.0))
+            keyword.setdefault(mid, 0.0)
+    return _bridge_cosines(rows, bvec, bridge.weights, index, list(candidates), language)
 
 
 def _bridge_cosines(

@@ -36,31 +36,29 @@ import numpy as np
 from memory.embedding.base import Embedder
 from memory.errors import REDIS_UNAVAILABLE
 from memory.longterm.chroma import LongTermStore
-from memory.longterm.dense_models import DenseModel, DenseModelChanged, DenseModels
+from memory.longterm.dense_models import DenseModel, DenseModels
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions, observed
 from memory.models import Evidence, Memory, RecallRequest, ScoredMemory
+from memory.recall import dense_channel
 from memory.recall.bilingual import BilingualLexicon
 from memory.recall.channels import (
     EarlyEmbedding,
-    _bridge_cosines,
     _evidence,
     _keyword_hits,
     _missed_words,
     _month_seeds,
     _use_bridge,
+    bridge_candidates,
 )
-from memory.recall.crosslingual import (
-    BridgeChannel,
-    nearest,
-)
+from memory.recall.cold_start import ClaimLookup, provisional_index
+from memory.recall.crosslingual import BridgeChannel
 from memory.recall.fusion import (
     DEFAULT_WEIGHTS,
     RankingWeights,
     Scope,
     _asked_span,
     _visible,
-    cluster_members,
     passes,
     rank,
 )
@@ -104,6 +102,7 @@ class HybridRetriever:
         translator: QueryTranslator | None = None,
         zone: tzinfo = UTC,
         dense: DenseModels | None = None,
+        claims: ClaimLookup | None = None,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
@@ -118,7 +117,8 @@ class HybridRetriever:
         `zone`: the time zone a question's days, weeks and months are read in, the one the write path
         resolved relative dates in (the deployment's `TIME_ZONE`).
         `dense`: the dense models during a switch, and which embeds a user (memory/longterm/
-        dense_models.py); None: `embedder` embeds every user."""
+        dense_models.py); None: `embedder` embeds every user. `claims`: where a large user's claims are
+        looked up while this worker loads them (memory/recall/cold_start.py; None: their neighbours only)."""
         self.zone = zone
         self.translator = translator
         self.relevance_model = relevance_model
@@ -130,8 +130,14 @@ class HybridRetriever:
         self._embedder = embedder
         self._models = dense or DenseModels(DenseModel("", embedder))
         self._queries = QueryVectors(self._models, shared)
+        self._claims = claims
         self.indexes = UserIndexes(
-            store, versions, cache or KeywordIndexCache(), snapshots=snapshots, bridge=bridge
+            store,
+            versions,
+            cache or KeywordIndexCache(),
+            snapshots=snapshots,
+            bridge=bridge,
+            background_past=weights.in_process_dense_max,
         )
         self.cache = self.indexes.cache
         self.weights = weights
@@ -182,14 +188,7 @@ class HybridRetriever:
         if hot and self.cache.latest(user_id) is None:
             # a first search here waits for the user's index (a snapshot, or the store): embed the
             # query meanwhile, as planned without the user's names; used if the final plan agrees
-            guess = plan_query(
-                query,
-                now=as_of,
-                negation_intent=w.negation_intent,
-                changing_facts=w.supersession,
-                names_across=w.names_across_scripts,
-                zone=zone,
-            ).semantic_text
+            guess = self._guess(query, as_of, zone)
             early = EarlyEmbedding(guess, self._embedder, bridge.embedder if bridge is not None else None)
             if self.links is not None:  # the user's relation graph loads beside the index
                 warming = asyncio.create_task(self.links.warm(user_id))
@@ -267,9 +266,10 @@ class HybridRetriever:
             request.filters,
             request.with_bridge,
         )
-        hot, hidden_hot, archived, as_of = scope.hot, scope.hidden_hot, scope.archived, scope.as_of
-        bridge = self._bridge if hot else None
-        version, index, prefetched, model = await self._hot_index_and_model(user_id, hot, bridge)
+        hidden_hot, archived, as_of = scope.hidden_hot, scope.archived, scope.as_of
+        version, index, prefetched, model, bridge, early, cold = await self._index_for(
+            user_id, request, scope, early
+        )
         sources: list[tuple[BM25Index, Collection[str]]] = [(index, hidden_hot), *archived]
         if not any(len(i) for i, _ in sources):
             return []
@@ -288,7 +288,11 @@ class HybridRetriever:
             user_id, plan.semantic_text, early, bridge, use_bridge, model
         )
         dense = bool(qvec.any())
-        dense_hits = await self._dense(user_id, index, qvec, request, scope, model) if dense else []
+        dense_hits = (
+            await dense_channel.dense_hits(self._store, w, user_id, index, qvec, request, scope, model)
+            if dense
+            else []
+        )
         candidates: dict[str, Memory] = {m.id: m for m, _ in dense_hits}
         cosine: dict[str, float] = {m.id: sim for m, sim in dense_hits}
         translated = self._translated(plan)
@@ -313,47 +317,39 @@ class HybridRetriever:
             if self.links is not None
             else []
         )
-        linked = await self._linked(
-            user_id,
-            query,
-            dense_hits,
-            keyword,
-            index,
-            _visible(filters, hidden_hot),
-            as_of,
-            in_month,
-            warming,
+        keep = _visible(filters, hidden_hot)
+        linked = (
+            await self._linked(user_id, query, dense_hits, keyword, index, keep, as_of, in_month, warming)
+            if not cold
+            else {}
         )
         for mid in linked:
             candidates.setdefault(mid, index.memories[mid])
         keyword.update(
             _missed_words(plan, index, [*linked, *(m.id for m in own)], keyword, filters, translated)
         )
-        await self._fill_cosine(
-            user_id, [mid for mid in candidates if mid not in cosine], sources, qvec, cosine, model
+        await dense_channel.fill_cosine(
+            self._store,
+            user_id,
+            [mid for mid in candidates if mid not in cosine],
+            sources,
+            qvec,
+            cosine,
+            model,
         )
         for mid in candidates:
             cosine.setdefault(mid, 0.0)
             keyword.setdefault(mid, 0.0)
-        bridge_cos: dict[str, float] | None = None
-        cross: set[str] = set()
-        if bvec is not None and rows is not None and bridge is not None:
-            found_b = nearest(
-                rows,
-                rows.cosine(bvec),
-                index.memories,
-                limit=bridge.weights.candidates,
-                keep=_visible(filters, hidden_hot),
-            )
-            for mid, _ in found_b:
-                if mid not in candidates:
-                    candidates[mid] = index.memories[mid]
-                    cosine.setdefault(mid, index.cosine([mid], qvec).get(mid, 0.0))
-                    keyword.setdefault(mid, 0.0)
-            bridge_cos, cross = _bridge_cosines(rows, bvec, bridge.weights, index, list(candidates), language)
+        bridge_cos, cross = (
+            bridge_candidates(rows, bvec, bridge, index, candidates, cosine, keyword, qvec, keep, language)
+            if bvec is not None and rows is not None and bridge is not None
+            else (None, set())
+        )
         evidence = _evidence(plan, candidates, sources, cosine, bridge_cos, rows, translated, language)
         clustered = w.clustering and dense and len(candidates) >= 6
-        in_cluster = await self._clusters(user_id, list(candidates), qvec) if clustered else set()
+        in_cluster = (
+            await dense_channel.clusters(self._store, user_id, list(candidates), qvec) if clustered else set()
+        )
         return self._rank(
             plan,
             candidates,
@@ -370,6 +366,66 @@ class HybridRetriever:
             one_per_turn=w.one_per_turn and not request.every_segment,
             asked=asked,
         )
+
+    async def _index_for(
+        self, user_id: str, request: RecallRequest, scope: Scope, early: EarlyEmbedding | None
+    ) -> tuple[
+        int,
+        BM25Index,
+        dict[str, np.ndarray] | None,
+        DenseModel,
+        BridgeChannel | None,
+        EarlyEmbedding | None,
+        bool,
+    ]:
+        """The hot index a search reads and what goes with it: its version, bridge rows read with it,
+        the user's dense model, the bridge channel taking part, the query's early embedding; and whether
+        it is a provisional index (a large user this worker is loading: the stores answer meanwhile)."""
+        bridge = self._bridge if scope.hot else None
+        large = await self.indexes.loading(user_id) if scope.hot else None
+        if large is not None:
+            early = early or EarlyEmbedding(
+                self._guess(request.query, scope.as_of, scope.zone), self._embedder, None
+            )
+            cold = await self._provisional(user_id, request, large, early)
+            if cold is not None:
+                return (*cold, None, early, True)
+            await self.indexes.loaded(user_id)  # the model is down: the user's index, once loaded
+        return (*await self._hot_index_and_model(user_id, scope.hot, bridge), bridge, early, False)
+
+    def _guess(self, query: str, as_of: float, zone: tzinfo) -> str:
+        """The text a query is embedded as, planned without the user's names (before their index is read:
+        the final plan's text is usually the same, and its embedding is then reused)."""
+        w = self.weights
+        return plan_query(
+            query,
+            now=as_of,
+            negation_intent=w.negation_intent,
+            changing_facts=w.supersession,
+            names_across=w.names_across_scripts,
+            zone=zone,
+        ).semantic_text
+
+    async def _provisional(
+        self, user_id: str, request: RecallRequest, memories: int, early: EarlyEmbedding
+    ) -> tuple[int, BM25Index, None, DenseModel] | None:
+        """A provisional index for one search of a large user this worker is loading (memory/recall/
+        cold_start.py): no version (nothing is cached or saved from it), no bridge rows. None when the
+        embedding model is down (no neighbours to ask for): the search waits for the user's index."""
+        model = await self._models.for_user(user_id)
+        qvec, _ = await self._queries.vectors(user_id, early.text, early, None, False, model)
+        if not qvec.any():
+            return None
+        index = await provisional_index(
+            self._store,
+            self._claims,
+            user_id,
+            qvec,
+            memories=memories,
+            filters=request.filters,
+            model=model.tag or None,
+        )
+        return UNKNOWN, index, None, model
 
     async def _hot_index_and_model(
         self, user_id: str, hot: bool, bridge: BridgeChannel | None
@@ -406,65 +462,6 @@ class HybridRetriever:
         version, index = await self.indexes.versioned(user_id)
         return version, index, None
 
-    async def _dense(
-        self,
-        user_id: str,
-        index: BM25Index,
-        qvec: np.ndarray,
-        request: RecallRequest,
-        scope: Scope,
-        model: DenseModel,
-    ) -> list[tuple[Memory, float]]:
-        """The dense channel's candidates: hot (in process, or the store) and each archived tier."""
-        w, filters, hidden_hot = self.weights, request.filters, scope.hidden_hot
-        n_dense = max(w.dense_candidates, request.top_k)
-        dense_hits: list[tuple[Memory, float]] = []
-        if len(index):
-            if index.has_vectors and len(index) <= w.in_process_dense_max:
-                # the index holds every vector of this user at the current version: exact cosine here,
-                # no round trip to the vector store on the read path
-                dense_hits = index.nearest(qvec, limit=n_dense, keep=_visible(filters, hidden_hot))
-            else:
-                try:
-                    found = await self._store.query(
-                        user_id,
-                        qvec.tolist(),
-                        n_results=n_dense + len(hidden_hot),
-                        filters=filters,
-                        model=model.tag or None,
-                        user_rows=len(index),
-                    )
-                except DenseModelChanged:  # switched since the query was embedded: keywords this once
-                    found = []
-                dense_hits = [(m, sim) for m, sim in found if m.id not in hidden_hot][:n_dense]
-        for extra, hidden in scope.archived:  # exact cosine over the archived tier's vectors
-            dense_hits += extra.nearest(
-                qvec, limit=n_dense, keep=_visible(filters, hidden), model=model.tag or None
-            )
-        return dense_hits
-
-    async def _fill_cosine(
-        self,
-        user_id: str,
-        missing: Sequence[str],
-        sources: Sequence[tuple[BM25Index, Collection[str]]],
-        qvec: np.ndarray,
-        cosine: dict[str, float],
-        model: DenseModel,
-    ) -> None:
-        """The cosine of candidates only other channels found, from the indexes' vectors (of the query's
-        model only: an archived row of another model has none), else the store's."""
-        if not missing:
-            return
-        tag = model.tag or None
-        for source, _ in sources:
-            cosine.update(source.cosine([mid for mid in missing if mid in source.memories], qvec, model=tag))
-        still = [mid for mid in missing if mid not in cosine]
-        if still:  # index built without vectors: ask the store
-            vectors = await self._store.embeddings(user_id, still)
-            for mid, vec in vectors.items():
-                cosine[mid] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
-
     def _translated(self, plan: QueryPlan) -> dict[str, float] | None:
         """The query's terms in the other language with their weights (the bilingual lexicon), if any."""
         if self.lexicon is None or self.weights.lexicon_weight <= 0:
@@ -497,13 +494,6 @@ class HybridRetriever:
                 # superseded is not demoted)
                 plan = replace(planned(query.replace(plan.anchor_words, " ")), wants_past=plan.wants_past)
         return plan, asked
-
-    async def _clusters(self, user_id: str, candidates: list[str], qvec: np.ndarray) -> set[str]:
-        """The candidates in the query's cluster of stored vectors (a boost, never a filter)."""
-        vectors = await self._store.embeddings(user_id, candidates)
-        ids = [mid for mid in candidates if mid in vectors]
-        mask = cluster_members(np.asarray([vectors[i] for i in ids], dtype=np.float32), qvec)
-        return {mid for mid, keep in zip(ids, mask, strict=True) if keep}
 
     async def _event_span(
         self, user_id: str, anchor: tuple[str, str], request: RecallRequest, scope: Scope

@@ -67,6 +67,25 @@ _DEFAULT_PARAMS = BM25Params()
 PART_BYTES = 64 * 1024 * 1024
 # How long the parts being written may outlive a writer that died before it stored them
 DRAFT_TTL_MS = 10 * 60 * 1000
+# The list's last element: how many memories the snapshot holds, so that a worker learns a user's size
+# without reading the parts (a user past `IN_PROCESS_INDEX_MAX` is loaded in the background:
+# memory/recall/user_index.py). Not part of the payload: `read` drops it.
+_META = b"MNSM"
+
+# The snapshot's size: its list's length and, when its last element is the meta element, that element.
+# LINDEX copies the last element inside Redis: a snapshot written before the meta element existed and
+# longer than one part pays one part's copy here until it is saved again.
+_SIZE = """
+local n = redis.call('LLEN', KEYS[1])
+if n < 2 then
+    return {n, false}
+end
+local last = redis.call('LINDEX', KEYS[1], -1)
+if string.sub(last, 1, 4) ~= ARGV[1] then
+    return {n, false}
+end
+return {n, last}
+"""
 
 # The parts are pushed to a draft key first (several commands); this makes the draft the snapshot only
 # when the user's version is still the one it was taken at: a snapshot taken before an erase (which
@@ -315,6 +334,7 @@ class IndexSnapshots:
     ) -> None:
         self._redis = redis
         self._save = redis.register_script(_SAVE)
+        self._size = redis.register_script(_SIZE)
         self.fingerprint = fingerprint
         self.min_memories = min_memories
         self._ttl_ms = ttl_seconds * 1000
@@ -327,12 +347,29 @@ class IndexSnapshots:
         parts: Any = await self._redis.execute_command(
             "LRANGE", keys.ltm_snapshot(user_id), 0, -1, **{NEVER_DECODE: []}
         )
+        if isinstance(parts, list) and parts and parts[-1][:4] == _META:
+            parts = parts[:-1]
         if not isinstance(parts, list) or not parts:
             return None
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
-    async def write(self, user_id: str, version: int, encoded: bytes) -> bool:
-        """Store `encoded` (taken at `version`) if `version` is still the user's current one."""
+    async def memories(self, user_id: str) -> int | None:
+        """How many memories the user's snapshot holds (one short Redis call, no part read); None when
+        there is no snapshot, or it was written without the count."""
+        found: Any = await self._size(keys=[keys.ltm_snapshot(user_id)], args=[_META])
+        if not isinstance(found, list) or len(found) != 2 or not found[1]:
+            return None
+        raw = found[1].encode() if isinstance(found[1], str) else found[1]
+        try:
+            meta = orjson.loads(raw[len(_META) :])
+        except orjson.JSONDecodeError:
+            return None
+        count = meta.get("memories") if isinstance(meta, dict) else None
+        return count if isinstance(count, int) else None
+
+    async def write(self, user_id: str, version: int, encoded: bytes, *, memories: int | None = None) -> bool:
+        """Store `encoded` (taken at `version`) if `version` is still the user's current one; `memories`:
+        how many it holds, kept beside the parts for `memories()` (None: not kept)."""
         draft = keys.ltm_snapshot_draft(user_id, secrets.token_hex(8))
         view = memoryview(encoded)
         for start in range(0, max(1, len(encoded)), self._part_bytes):
@@ -340,6 +377,8 @@ class IndexSnapshots:
                 pipe.rpush(draft, bytes(view[start : start + self._part_bytes]))
                 pipe.pexpire(draft, DRAFT_TTL_MS)
                 await pipe.execute()
+        if memories is not None:
+            await self._redis.rpush(draft, _META + orjson.dumps({"memories": memories, "version": version}))
         stored = await self._save(
             keys=[keys.ltm_version(user_id), keys.ltm_snapshot(user_id), draft],
             args=[str(version), self._ttl_ms],

@@ -4,6 +4,10 @@ first search here, and saved as a snapshot after a full build (memory/recall/sna
 
 `HybridRetriever` (memory/recall/retrieval.py) reads every index through `UserIndexes`; a snapshot worth
 saving waits for the search that computes the user's bridge rows, so the snapshot carries them too.
+
+A user whose snapshot holds more than `background_past` memories (`IN_PROCESS_INDEX_MAX`) is loaded in
+the background (`loading`): at 58,000 memories the read and decode take seconds, and the searches
+meanwhile answer from the stores (memory/recall/cold_start.py) instead of waiting for it (issue 45).
 """
 
 from __future__ import annotations
@@ -40,10 +44,14 @@ class UserIndexes:
         *,
         snapshots: IndexSnapshots | None = None,
         bridge: BridgeChannel | None = None,
+        background_past: int | None = None,
     ) -> None:
         """`snapshots`: where a user's index is loaded from on a first search in this worker, and saved
         after a full build; None: always built from the store. `bridge`: the channel whose rows a
-        snapshot seeds and carries (None: snapshots of the keyword index alone)."""
+        snapshot seeds and carries (None: snapshots of the keyword index alone). `background_past`: a
+        user whose snapshot holds more memories is loaded in the background (`loading`); None: never."""
+        self._background_past = background_past
+        self._loading: dict[str, tuple[asyncio.Task[None], int]] = {}
         self.cache = cache
         self._store = store
         self._versions = versions
@@ -73,6 +81,41 @@ class UserIndexes:
         """The user's current version and the index at it."""
         version = await self._versions.get(user_id)
         return version, await self._index_at(user_id, version)
+
+    async def loading(self, user_id: str) -> int | None:
+        """How many memories the user has when this worker is loading them in the background (the load
+        is started here on a first search of a user whose snapshot holds more than `background_past`);
+        None when the index is (or is to be) read inline: cached here, small, or without a snapshot."""
+        held = self._loading.get(user_id)
+        if held is not None:
+            return held[1]
+        if self._background_past is None or self._snapshots is None or self.cache.latest(user_id) is not None:
+            return None
+        try:
+            memories = await self._snapshots.memories(user_id)
+        except RedisError:
+            return None  # the inline path reports Redis' state
+        if memories is None or memories <= self._background_past or self.cache.latest(user_id) is not None:
+            return None
+        if user_id not in self._loading:
+            task = asyncio.create_task(self._load(user_id))
+            self._loading[user_id] = (task, memories)
+            task.add_done_callback(lambda _: self._loading.pop(user_id, None))
+        return memories
+
+    async def loaded(self, user_id: str) -> None:
+        """Wait for this worker's background load of the user, if one runs (a search that cannot be
+        answered meanwhile: its own reads would repeat the load's)."""
+        held = self._loading.get(user_id)
+        if held is not None:
+            await asyncio.shield(held[0])
+
+    async def _load(self, user_id: str) -> None:
+        try:
+            await self.load_snapshot(user_id)
+            await self.versioned(user_id)  # brought forward through the change log, or rebuilt
+        except Exception:  # noqa: BLE001 - a background load failing costs speed: the next search retries
+            log.warning("background load of a large user's index failed", exc_info=True)
 
     def save_if_unsaved(self, user_id: str, version: int, index: BM25Index, rows: BridgeRows | None) -> None:
         """Save the user's snapshot (in the background) if the index at `version` waited for its bridge
@@ -149,7 +192,7 @@ class UserIndexes:
             return
         try:
             encoded = await anyio.to_thread.run_sync(encode, version, index, rows, snapshots.fingerprint)
-            stored = await snapshots.write(user_id, version, encoded)
+            stored = await snapshots.write(user_id, version, encoded, memories=len(index))
         except (RedisError, TypeError, ValueError) as exc:  # a snapshot is an optimisation: never fatal
             log.warning("index snapshot not saved", extra={"reason": f"{type(exc).__name__}: {exc}"})
             return

@@ -13,7 +13,7 @@ reads a sentence with these rules as with the others.
 from __future__ import annotations
 
 from memory.text.facts import CHANGED
-from memory.write.claim_rules import _Z, _ZH_WHEN, _r, _Rule
+from memory.write.claim_rules import _Z, _ZH_WHEN, ZH_OTHERS, _r, _Rule
 
 __all__ = ["SUBJECT_CHANGES"]
 
@@ -34,7 +34,7 @@ _EN_MOVED = r"(?:switched|moved|changed|migrated|updated|shifted)"
 
 # the subject a Chinese change names: two to eight characters after "我的"/"我们组的", no particles
 _ZH_SUBJECT = r"(?P<s>[^，。,.！!？?；;：:\s、的了把]{2,8}?)"
-_ZH_OWNER = r"我(?:们)?(?!妹|姐|哥|弟|爸|妈|朋友|同事|父|母|儿|女|老公|老婆|邻居|同学|家人)[^，。,.！!？?；;\s的]{0,3}?的"
+_ZH_OWNER = rf"我(?:们)?(?!{ZH_OTHERS}|家人)[^，。,.！!？?；;\s的]{{0,3}}?的"
 _ZH_TO = r"(?:改到|改成|改为|换成|换到|调到|调整到|调整为|变成|挪到|定在|定到)了?"
 
 SUBJECT_CHANGES: tuple[_Rule, ...] = (

@@ -298,7 +298,9 @@ RULES: tuple[_Rule, ...] = (
 _ZS = r"(?:^|我|我们|[，,；;])"  # a Chinese clause start: the subject is often left out after a comma
 
 
-_ZGAP = r"(?:(?!妹|姐|哥|弟|爸|妈|朋友|同事|父|母|儿|女|老公|老婆|邻居|同学|他|她)[^，。,.！!？?；;\s]){0,8}?"
+# words that make the sentence about someone else than the user ("我妹妹住在…", "我同事换了工作")
+ZH_OTHERS = "妹|姐|哥|弟|爸|妈|朋友|同事|父|母|儿|女|老公|老婆|邻居|同学"
+_ZGAP = rf"(?:(?!{ZH_OTHERS}|他|她)[^，。,.！!？?；;\s]){{0,8}}?"
 
 
 _ZV = r"(?P<v>[^，。,.！!？?；;\s]{2,12}?)"

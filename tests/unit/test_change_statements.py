@@ -15,21 +15,9 @@ from memory.recall.keyword_index import BM25Index
 from memory.recall.query import plan_query
 from memory.recall.validity import Visible, asked_changes, changed_facts, with_asked_changes
 from memory.write.supersession import claims_of, supersedes
+from tests.unit.test_supersession import memory
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
-
-
-def _memory(mid: str, content: str, at: float) -> Memory:
-    return Memory(
-        id=mid,
-        user_id="alice",
-        content=content,
-        created_at=at,
-        session_id="s1",
-        source="user",
-        content_hash=mid,
-        facts=tuple(claims_of(content)),
-    )
 
 
 @pytest.mark.parametrize(
@@ -84,7 +72,7 @@ def test_a_restatement_supersedes_the_one_before_and_no_other(old: str, new: str
 
 
 def _index(texts: list[str]) -> tuple[BM25Index, list[Memory]]:
-    memories = [_memory(f"m{i}", t, T0 + i * 86400) for i, t in enumerate(texts)]
+    memories = [memory(f"m{i}", t, T0 + i * 86400) for i, t in enumerate(texts)]
     return BM25Index(memories, np.eye(len(memories), 4, dtype=np.float32)), memories
 
 

@@ -1,0 +1,155 @@
+"""A large user's first searches in a worker (issue 45): the snapshot says how many memories it holds
+without its parts being read; past the limit the worker loads it in the background and answers
+meanwhile over a provisional index (the nearest memories and the latest statements of their claims),
+then from the loaded index. Real Redis and Chroma; zh and en."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from copy import copy as shallow_copy
+
+import pytest
+
+from app.settings import Settings
+from memory import Embedder, keys
+from memory.embedding.base import Vectors
+from memory.errors import EmbeddingUnavailable
+from memory.models import Message, SearchFilters
+from memory.recall.cold_start import provisional_index
+from memory.recall.retrieval import HybridRetriever
+from memory.recall.snapshot import IndexSnapshots
+from memory.service import MemoryService
+from memory.write.claim_index import ClaimIndex
+from tests.conftest import redis_of, until
+from tests.integration.test_index_snapshots import TURNS, fill, held, loads, ranking, worker
+
+pytestmark = pytest.mark.integration
+
+
+def retriever_of(service: MemoryService) -> HybridRetriever:
+    retriever = service._retriever  # noqa: SLF001 - the worker's retriever, to watch its load
+    assert isinstance(retriever, HybridRetriever)
+    return retriever
+
+
+async def test_the_snapshot_says_how_many_memories_it_holds_without_reading_its_parts(
+    settings: Settings,
+) -> None:
+    redis = redis_of(settings)
+    try:
+        snapshots = IndexSnapshots(redis, fingerprint="", part_bytes=7)
+        await redis.set(keys.ltm_version("ida"), "3")
+        payload = "快照的内容 the payload, in parts".encode()
+        assert await snapshots.write("ida", 3, payload, memories=41_000)
+        assert await snapshots.memories("ida") == 41_000
+        assert await snapshots.read("ida") == payload  # the count is not part of it
+        assert await redis.llen(keys.ltm_snapshot("ida")) > 2
+        # written without the count (an older release's snapshot): read as before, the count unknown
+        assert await snapshots.write("ida", 3, payload)
+        assert await snapshots.memories("ida") is None
+        assert await snapshots.read("ida") == payload
+        assert await snapshots.memories("nobody") is None
+    finally:
+        await redis.aclose()
+
+
+@pytest.mark.parametrize(
+    ("user", "question", "answer"),
+    [("gus", "What is my sofa order number?", TURNS[9]), ("hua", "我在和谁一起学钢琴？", TURNS[7])],
+)
+async def test_a_large_users_first_search_answers_while_the_worker_loads_them(
+    settings: Settings, embedder: Embedder, user: str, question: str, answer: str
+) -> None:
+    redis = redis_of(settings)
+    try:
+        await fill(worker(settings, embedder, redis), user)
+        first = worker(settings, embedder, redis, in_process_index_max=5)
+        built = await first.search(user, question, top_k=3)  # from the store; then a snapshot
+        assert built[0].memory.content == answer
+        await until(lambda: held(redis, user))
+        assert await IndexSnapshots(redis, fingerprint="").memories(user) == len(TURNS)
+
+        fresh = worker(settings, embedder, redis, in_process_index_max=5)
+        indexes = retriever_of(fresh).indexes
+        cold = await fresh.search(user, question, top_k=3)
+        assert cold[0].memory.content == answer
+        # answered over the memories read for this question (ids given), not the whole user (None)
+        assert loads(fresh)
+        assert all(ids is not None for ids in loads(fresh))
+        await until(lambda: indexes.cache.latest(user) is not None)  # the load ran in the background
+        read = len(loads(fresh))
+        warm = await fresh.search(user, question, top_k=3)
+        assert len(loads(fresh)) == read  # from the loaded index: no more store reads
+        assert ranking(warm) == ranking(built)
+        assert await indexes.loading(user) is None
+        # a worker whose limit the user is within loads them inline, as before
+        small = worker(settings, embedder, redis, in_process_index_max=50)
+        assert await retriever_of(small).indexes.loading(user) is None
+        assert (await small.search(user, question, top_k=3))[0].memory.content == answer
+        assert loads(small) == []  # the snapshot, not the store
+    finally:
+        await redis.aclose()
+
+
+@pytest.mark.parametrize(
+    ("user", "before", "after", "question"),
+    [
+        ("ivy", "I live in Berlin with my sister.", "I moved to Shanghai last month.", "I live in Berlin"),
+        ("jun", "我住在北京的朝阳区。", "我上个月搬到上海了。", "我住在北京"),
+    ],
+)
+async def test_a_provisional_index_holds_the_latest_statement_of_its_memories_claims(
+    settings: Settings, embedder: Embedder, user: str, before: str, after: str, question: str
+) -> None:
+    redis = redis_of(settings)
+    try:
+        service = worker(settings, embedder, redis)
+        await service.ingest(user, "s1", [Message("user", before, id="1")])
+        noise = ["I bought new running shoes.", "我周末去爬山了。", "The printer at work is broken again."]
+        await service.ingest(user, "s2", [Message("user", t, id=f"n{i}") for i, t in enumerate(noise)])
+        await service.ingest(user, "s3", [Message("user", after, id="2")])
+        store = service._store  # noqa: SLF001 - the real Chroma store the worker wrote to
+        qvec = (await embedder.embed([question]))[0]
+        args = {"memories": 5, "filters": SearchFilters(), "model": None, "n": 1}
+        alone = await provisional_index(store, None, user, qvec, **args)  # type: ignore[arg-type]
+        assert [m.content for m in alone.memories.values()] == [before]
+        with_claims = await provisional_index(store, ClaimIndex(redis), user, qvec, **args)  # type: ignore[arg-type]
+        assert {m.content for m in with_claims.memories.values()} == {before, after}
+        assert with_claims.has_vectors
+    finally:
+        await redis.aclose()
+
+
+def down(embedder: Embedder) -> Embedder:
+    """The same model (the snapshot's fingerprint names it), down: every embed fails."""
+
+    async def fail(texts: Sequence[str]) -> Vectors:
+        raise EmbeddingUnavailable("down for the test")
+
+    copy = shallow_copy(embedder)
+    copy.embed = fail  # type: ignore[method-assign]
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("user", "question", "answer"), [("kai", "sofa", TURNS[9]), ("lan", "钢琴", TURNS[7])]
+)
+async def test_with_the_model_down_a_large_users_search_waits_for_the_index_and_ranks_by_keywords(
+    settings: Settings, embedder: Embedder, user: str, question: str, answer: str
+) -> None:
+    """No query vector, so no neighbours to ask Chroma for: the search reads the user's index (the
+    snapshot) as before and answers by the keyword channel, flagged as degraded by the route."""
+    redis = redis_of(settings)
+    try:
+        await fill(worker(settings, embedder, redis), user)
+        await worker(settings, embedder, redis, in_process_index_max=5).search(user, question, top_k=3)
+        await until(lambda: held(redis, user))
+        without = worker(settings, down(embedder), redis, in_process_index_max=5)
+        hits = await without.search(user, question, top_k=3)
+        # among the first three: by keywords alone a neighbour whose context (the turns around it,
+        # indexed with it) holds the words can rank above the memory that says them
+        assert answer in [h.memory.content for h in hits]
+        assert retriever_of(without).indexes.cache.latest(user) is not None
+        assert loads(without) == []  # from the snapshot, no provisional read
+    finally:
+        await redis.aclose()

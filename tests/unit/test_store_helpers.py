@@ -119,7 +119,7 @@ def test_only_chroma_server_errors_are_retried() -> None:
     collection failed once so); a bad request, a missing collection or an unreachable server is not."""
     from chromadb.errors import InternalError, InvalidArgumentError, NotFoundError
 
-    from memory.longterm.chroma import _chroma_server_error
+    from memory.longterm.records import _chroma_server_error
 
     assert _chroma_server_error(InternalError("Error creating hnsw segment reader: Nothing found on disk"))
     assert not _chroma_server_error(InvalidArgumentError("bad where"))

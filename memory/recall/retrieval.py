@@ -36,7 +36,7 @@ import numpy as np
 from memory.embedding.base import Embedder
 from memory.errors import REDIS_UNAVAILABLE
 from memory.longterm.chroma import LongTermStore
-from memory.longterm.dense_models import DenseModel, DenseModels
+from memory.longterm.dense_models import DenseModel, DenseModelChanged, DenseModels
 from memory.longterm.shared_vectors import SharedVectors
 from memory.longterm.versions import UNKNOWN, LtmVersions, observed
 from memory.models import Evidence, Memory, RecallRequest, ScoredMemory
@@ -411,20 +411,24 @@ class HybridRetriever:
     ) -> tuple[int, BM25Index, None, DenseModel] | None:
         """A provisional index for one search of a large user this worker is loading (memory/recall/
         cold_start.py): no version (nothing is cached or saved from it), no bridge rows. None when the
-        embedding model is down (no neighbours to ask for): the search waits for the user's index."""
+        embedding model is down (no neighbours to ask for) or was switched for the user since: the
+        search waits for the user's index."""
         model = await self._models.for_user(user_id)
         qvec, _ = await self._queries.vectors(user_id, early.text, early, None, False, model)
         if not qvec.any():
             return None
-        index = await provisional_index(
-            self._store,
-            self._claims,
-            user_id,
-            qvec,
-            memories=memories,
-            filters=request.filters,
-            model=model.tag or None,
-        )
+        try:
+            index = await provisional_index(
+                self._store,
+                self._claims,
+                user_id,
+                qvec,
+                memories=memories,
+                filters=request.filters,
+                model=model.tag or None,
+            )
+        except DenseModelChanged:  # switched since the query was embedded: the loaded index answers
+            return None
         return UNKNOWN, index, None, model
 
     async def _hot_index_and_model(

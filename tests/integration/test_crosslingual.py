@@ -129,6 +129,27 @@ class TestBridgePreparedAhead:
             assert np.allclose(stored[mid], expected[row], atol=1e-5)
         assert not store._prepared  # taken by the upsert, nothing left waiting
 
+    async def test_bridge_vectors_read_by_id_are_the_named_users_only(self, settings: Settings) -> None:
+        """By id the bridge store sends no filter (a scan per id in chromadb 1.5.9 beside one): the
+        rows kept are the named user's of the current model, never another user's, in zh and en."""
+        store = build_store(settings, redis_of(settings), MultilingualEmbedder())
+        assert isinstance(store, BridgedStore)
+        for user, (mid, text) in (("bo", FACTS[0]), ("cy", FACTS[2])):
+            memory = Memory(
+                id=f"{user}-{mid}",
+                user_id=user,
+                content=text,
+                created_at=NOW,
+                session_id="s1",
+                source="user",
+                content_hash=mid,
+            )
+            await store.upsert([memory], np.zeros((1, 384), dtype=np.float32))
+        both = [f"bo-{FACTS[0][0]}", f"cy-{FACTS[2][0]}"]
+        assert sorted(await store.bridge.get("bo", both)) == [both[0]]
+        assert await store.bridge.held("cy", both) == {both[1]}
+        assert await store.bridge.get("bo", []) == {}
+
     async def test_vectors_no_upsert_takes_are_bounded(self, settings: Settings) -> None:
         store = build_store(settings, redis_of(settings), MultilingualEmbedder())
         assert isinstance(store, BridgedStore)

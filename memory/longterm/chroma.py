@@ -14,7 +14,7 @@ import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
 import numpy as np
@@ -39,6 +39,7 @@ from memory.longterm.records import (
     to_metadata,
     where_for,
 )
+from memory.longterm.store import ErasableStore, LongTermStore
 from memory.longterm.wide_query import COUNT_TTL_SECONDS, own_hits, wide_size
 from memory.models import Memory, SearchFilters
 
@@ -50,61 +51,6 @@ DELETE_PAGE = 200  # ids per delete request
 # no worker could build that user's index at all (issue 45)
 READ_PAGE = 1_000
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
-
-
-class LongTermStore(Protocol):
-    """What retrieval and ingestion need from a vector store."""
-
-    async def upsert(
-        self, memories: Sequence[Memory], embeddings: Vectors, *, models: Mapping[str, str] | None = None
-    ) -> None:
-        """Store (or replace) memories, of one or several users, with their embeddings. `models`: user ->
-        the dense model that embedded their vectors; a store of another model refuses them
-        (`memory/longterm/dense_models.py`)."""
-        ...
-
-    async def query(
-        self,
-        user_id: str,
-        embedding: Sequence[float],
-        *,
-        n_results: int,
-        filters: SearchFilters,
-        model: str | None = None,
-        user_rows: int | None = None,
-    ) -> list[tuple[Memory, float]]:
-        """`user_rows`: the user's memories as the caller counts them (a large user: no metadata filter)."""
-        ...
-
-    async def get(
-        self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True
-    ) -> list[Memory]: ...
-
-    async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]: ...
-
-    def pages(self, user_id: str, page_size: int = 500) -> AsyncIterator[list[Memory]]: ...
-
-    async def get_with_vectors(
-        self, user_id: str, ids: Sequence[str] | None = None
-    ) -> tuple[list[Memory], Vectors]: ...
-
-    async def embeddings(self, user_id: str, ids: Sequence[str]) -> dict[str, list[float]]: ...
-
-    async def nearest(
-        self, user_id: str, embeddings: Vectors, *, n_results: int = 1, model: str | None = None
-    ) -> list[list[tuple[Memory, float]]]: ...
-
-    async def delete(self, user_id: str, ids: Sequence[str]) -> None: ...
-
-    async def count(self, user_id: str) -> int: ...
-
-    async def ping(self) -> None: ...
-
-
-class ErasableStore(LongTermStore, Protocol):
-    """A store erasure can empty of one user."""
-
-    async def delete_user(self, user_id: str) -> int: ...
 
 
 def shard_of(user_id: str, shards: int) -> int:
@@ -251,35 +197,56 @@ class ChromaLongTermStore:
         user_rows: int | None = None,
     ) -> list[tuple[Memory, float]]:
         """Nearest memories of one user as `(memory, cosine similarity)`, most similar first."""
+        hits, _ = await self._nearest(user_id, embedding, n_results, filters, model, user_rows, vectors=False)
+        return hits
+
+    async def query_with_vectors(
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        *,
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None = None,
+        user_rows: int | None = None,
+    ) -> tuple[list[tuple[Memory, float]], Vectors]:
+        """`query`, each hit's stored vector read in the same call (a provisional index: memory/recall/
+        cold_start.py)."""
+        return await self._nearest(user_id, embedding, n_results, filters, model, user_rows, vectors=True)
+
+    async def _nearest(
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None,
+        user_rows: int | None,
+        *,
+        vectors: bool,
+    ) -> tuple[list[tuple[Memory, float]], Vectors]:
         self.check_model(user_id, model)
         where = where_for(user_id, filters)
         if filters.ids is not None and not filters.ids:
-            return []  # the filter selects no memory (no memory carries the tags asked for)
+            return [], np.zeros((0, 0), dtype=np.float32)  # the filter selects no memory (no tag matched)
         only = sorted(filters.ids) if filters.ids is not None else None
         vector = [list(map(float, embedding))]
+        include = ["documents", "metadatas", "distances", *(["embeddings"] if vectors else [])]
         if user_rows and only is None and where == where_for(user_id):
-            wide = await self._query_wide(user_id, vector, n_results, user_rows)
+            wide = await self._query_wide(user_id, vector, n_results, user_rows, include)
             if wide is not None:
                 return wide
         result = await self._run(
             user_id,
             lambda c: c.query(
-                query_embeddings=vector,
-                n_results=n_results,
-                where=where,
-                ids=only,
-                include=["documents", "metadatas", "distances"],
+                query_embeddings=vector, n_results=n_results, where=where, ids=only, include=include
             ),
         )
-        ids = result["ids"][0]
-        docs = (result.get("documents") or [[]])[0]
-        metas = (result.get("metadatas") or [[]])[0]
-        dists = (result.get("distances") or [[]])[0]
-        return [(m, 1.0 - float(dists[row])) for row, m in rows_of(user_id, ids, docs, metas)]
+        return own_hits(user_id, result)
 
     async def _query_wide(
-        self, user_id: str, vector: list[list[float]], n_results: int, user_rows: int
-    ) -> list[tuple[Memory, float]] | None:
+        self, user_id: str, vector: list[list[float]], n_results: int, user_rows: int, include: list[str]
+    ) -> tuple[list[tuple[Memory, float]], Vectors] | None:
         """The user's nearest without the `user_id` filter, when they hold most of their collection
         (memory/longterm/wide_query.py); None when the filtered query must answer."""
         name = self.collection_name(user_id)
@@ -290,12 +257,13 @@ class ChromaLongTermStore:
         k = wide_size(n_results, user_rows, counted[1])
         if k is None:
             return None
-        include = ["documents", "metadatas", "distances"]
         result = await self._run(
             user_id, lambda c: c.query(query_embeddings=vector, n_results=k, include=include)
         )
-        hits = own_hits(user_id, result)
-        return hits[:n_results] if len(hits) >= n_results or k >= counted[1] else None
+        hits, rows = own_hits(user_id, result)
+        if len(hits) >= n_results or k >= counted[1]:
+            return hits[:n_results], rows[:n_results]
+        return None
 
     async def get(
         self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True

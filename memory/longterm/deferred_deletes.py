@@ -140,6 +140,28 @@ class DeferredDeleteStore:
         )
         return [(m, s) for m, s in hits if m.id not in hidden][:n_results]
 
+    async def query_with_vectors(
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        *,
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None = None,
+        user_rows: int | None = None,
+    ) -> tuple[list[tuple[Memory, float]], Vectors]:
+        hidden = await self._hidden(user_id)
+        hits, rows = await self.inner.query_with_vectors(
+            user_id,
+            embedding,
+            n_results=n_results + len(hidden),
+            filters=filters,
+            model=model,
+            user_rows=user_rows,
+        )
+        keep = [i for i, (m, _) in enumerate(hits) if m.id not in hidden][:n_results]
+        return [hits[i] for i in keep], rows[keep] if len(rows) else rows
+
     async def find_by_hashes(self, user_id: str, hashes: Sequence[str]) -> list[Memory]:
         hidden = await self._hidden(user_id)
         return _visible(await self.inner.find_by_hashes(user_id, hashes), hidden)

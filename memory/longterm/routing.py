@@ -209,6 +209,22 @@ class RoutingLongTermStore:
             user_id, embedding, n_results=n_results, filters=filters, user_rows=user_rows
         )
 
+    async def query_with_vectors(
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        *,
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None = None,
+        user_rows: int | None = None,
+    ) -> tuple[list[tuple[Memory, float]], Vectors]:
+        store = await self._reader(user_id)
+        store.check_model(user_id, model)
+        return await store.query_with_vectors(
+            user_id, embedding, n_results=n_results, filters=filters, user_rows=user_rows
+        )
+
     async def get(
         self, user_id: str, *, ids: Sequence[str] | None = None, include_content: bool = True
     ) -> list[Memory]:

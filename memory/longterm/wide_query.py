@@ -16,6 +16,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from memory.embedding.base import Vectors
 from memory.longterm.records import from_record
 from memory.models import Memory
 
@@ -40,15 +43,21 @@ def wide_size(n_results: int, user_rows: int, collection_rows: int) -> int | Non
     return min(k, collection_rows) if k <= WIDE_MAX else None
 
 
-def own_hits(user_id: str, result: Mapping[str, Any]) -> list[tuple[Memory, float]]:
-    """The user's rows of an unfiltered query's result as `(memory, cosine similarity)`, in its order;
-    every other user's row is dropped unread."""
+def own_hits(user_id: str, result: Mapping[str, Any]) -> tuple[list[tuple[Memory, float]], Vectors]:
+    """The user's rows of a query's result as `(memory, cosine similarity)`, in its order, and their
+    stored vectors when the query asked for them (else an empty matrix); every other user's row (an
+    unfiltered query's, or a record a concurrent delete emptied) is dropped unread."""
     ids = (result.get("ids") or [[]])[0]
     docs = (result.get("documents") or [[]])[0]
     metas = (result.get("metadatas") or [[]])[0]
     dists = (result.get("distances") or [[]])[0]
+    raw = (result.get("embeddings") or [None])[0]
     out: list[tuple[Memory, float]] = []
-    for i, doc, meta, dist in zip(ids, docs, metas, dists, strict=True):
+    rows: list[int] = []
+    for row, (i, doc, meta, dist) in enumerate(zip(ids, docs, metas, dists, strict=True)):
         if meta and meta.get("user_id") == user_id:
             out.append((from_record(i, doc, dict(meta)), 1.0 - float(dist)))
-    return out
+            rows.append(row)
+    if raw is None or not len(raw) or not rows:
+        return out, np.zeros((0, 0), dtype=np.float32)
+    return out, np.asarray(raw, dtype=np.float32)[rows]

@@ -6,7 +6,7 @@ background (memory/recall/user_index.py), and until it is done each search is an
 provisional index of the memories the stores can give at once for that question:
 
 - the `CANDIDATES` nearest the query in Chroma (the unfiltered query of a user who holds most of their
-  collection: memory/longterm/wide_query.py), with their vectors;
+  collection: memory/longterm/wide_query.py), with their vectors read in the same call;
 - the newest statements of every claim those candidates state (the claim index the writer keeps in
   Redis, memory/write/claim_index.py), so a fact that changed is answered with its latest statement
   even when only an older one was near the question.
@@ -63,18 +63,26 @@ async def provisional_index(
 ) -> BM25Index:
     """The index of the user's memories nearest `qvec` and of the latest statements of their claims, with
     their vectors. `memories`: how many the user has (their snapshot's count: the wide query's share)."""
-    found = await store.query(
+    found, rows = await store.query_with_vectors(
         user_id, qvec.tolist(), n_results=n, filters=filters, model=model, user_rows=memories
     )
-    ids = [m.id for m, _ in found]
-    if claims is not None and ids:
+    held = [m for m, _ in found]
+    if not held:
+        return BM25Index([])
+    extra: list[str] = []
+    if claims is not None:
         try:
-            ids += await claims.ids(user_id, {key for m, _ in found for key, _ in m.facts})
+            stated = await claims.ids(user_id, {key for m in held for key, _ in m.facts})
         except REDIS_UNAVAILABLE as exc:  # the nearest alone: a changed fact may show an older statement
             log.warning(
                 "claims skipped in a provisional index: redis unavailable", extra={"reason": str(exc)}
             )
-    if not ids:
-        return BM25Index([])
-    held, vectors = await store.get_with_vectors(user_id, list(dict.fromkeys(ids)))
+        else:
+            near = {m.id for m in held}
+            extra = [mid for mid in dict.fromkeys(stated) if mid not in near]
+    if extra:
+        more, more_rows = await store.get_with_vectors(user_id, extra)
+        if len(more) and len(more_rows) and len(rows):
+            held, rows = held + more, np.concatenate([rows, more_rows])
+    vectors = rows if len(rows) == len(held) else None
     return await anyio.to_thread.run_sync(lambda: BM25Index(shared_texts(held), vectors, OWN_WORDS))

@@ -73,9 +73,10 @@ async def test_a_large_users_first_search_answers_while_the_worker_loads_them(
         indexes = retriever_of(fresh).indexes
         cold = await fresh.search(user, question, top_k=3)
         assert cold[0].memory.content == answer
-        # answered over the memories read for this question (ids given), not the whole user (None)
-        assert loads(fresh)
-        assert all(ids is not None for ids in loads(fresh))
+        # answered over the memories nearest the question (read with their vectors), not the whole
+        # user (None: a full read), and not from the snapshot (no read)
+        assert ["nearest with vectors"] in loads(fresh)
+        assert None not in loads(fresh)
         await until(lambda: indexes.cache.latest(user) is not None)  # the load ran in the background
         read = len(loads(fresh))
         warm = await fresh.search(user, question, top_k=3)

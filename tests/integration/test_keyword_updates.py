@@ -16,7 +16,7 @@ from memory.embedding.base import Vectors
 from memory.errors import MemoryBusy
 from memory.longterm.tombstones import Tombstones
 from memory.longterm.versions import MAX_LOGGED_RECORDS, LtmVersions
-from memory.models import Memory, Message
+from memory.models import Memory, Message, SearchFilters
 from memory.write.policy import WritePipeline, WritePolicy, WriteRequest
 from tests.conftest import redis_of
 
@@ -44,6 +44,21 @@ class CountingStore(ChromaLongTermStore):
     ) -> tuple[list[Memory], Vectors]:
         self.loads.append(None if ids is None else list(ids))
         return await super().get_with_vectors(user_id, ids)
+
+    async def query_with_vectors(
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        *,
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None = None,
+        user_rows: int | None = None,
+    ) -> tuple[list[tuple[Memory, float]], Vectors]:
+        self.loads.append(["nearest with vectors"])
+        return await super().query_with_vectors(
+            user_id, embedding, n_results=n_results, filters=filters, model=model, user_rows=user_rows
+        )
 
 
 S = TypeVar("S", bound=ChromaLongTermStore)

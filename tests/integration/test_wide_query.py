@@ -131,9 +131,29 @@ def test_other_users_rows_are_dropped() -> None:
         "metadatas": [[to_metadata(ana), to_metadata(bob), None]],  # None: a record deleted meanwhile
         "distances": [[0.1, 0.2, 0.3]],
     }
-    hits = own_hits("ana", result)
+    hits, rows = own_hits("ana", result)
     assert [(m.id, m.content) for m, _ in hits] == [(ana.id, "发布窗口，第0条")]
     assert hits[0][1] == pytest.approx(0.9)
+    assert rows.shape == (0, 0)  # not asked for
+    result["embeddings"] = [[[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]]
+    _, rows = own_hits("ana", result)
+    assert rows.tolist() == [[1.0, 0.0]]  # ana's row only
+
+
+async def test_the_nearest_with_their_vectors_are_the_querys_hits_and_the_stored_vectors(
+    store: RecordingStore,
+) -> None:
+    q = vectors(1, 5)[0].tolist()
+    stored = dict(zip([m.id for m in memories("big", 60)], vectors(60, 1), strict=True))
+    for rows in (None, 60):  # filtered, and without the filter (a large user)
+        hits = await store.query("big", q, n_results=12, filters=SearchFilters(), user_rows=rows)
+        both, matrix = await store.query_with_vectors(
+            "big", q, n_results=12, filters=SearchFilters(), user_rows=rows
+        )
+        assert [m.id for m, _ in both] == [m.id for m, _ in hits]
+        assert matrix.shape == (12, 8)
+        for (m, _), row in zip(both, matrix, strict=True):
+            assert np.allclose(row, stored[m.id], atol=1e-6)
 
 
 async def test_reads_and_deletes_by_id_answer_for_the_named_user_only(store: RecordingStore) -> None:

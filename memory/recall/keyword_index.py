@@ -529,7 +529,9 @@ def coverage(
 
 def _term_frequencies(m: Memory, params: BM25Params) -> dict[str, float]:
     own = Counter(tokenize(m.embed_text))
-    around = _context_counts(m.context) if m.context and params.context_weight else Counter()
+    if not (m.context and params.context_weight):  # its own words only (a provisional index: cold_start.py)
+        return {sys.intern(t): shared_weight(n + 0.0) for t, n in own.items()}
+    around = _context_counts(m.context)
     # interned: every memory of a user repeats the same few thousand words, and a per-memory copy of
     # each word's string was most of a cached index's memory (issue 29: ~20 KiB per memory before)
     # the weights repeat too (1, 0.9, 1.9, 2, ...): one float object for each value, not one per entry

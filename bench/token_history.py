@@ -362,7 +362,17 @@ async def searches(
             first, _ = await search(client, user, user["questions"][0])
         # a user past IN_PROCESS_INDEX_MAX is loaded in the background meanwhile (searches answered over
         # provisional indexes: memory/recall/cold_start.py); the warm figures start once it is loaded
+        during: list[float] = []  # the searches answered while the load runs (provisional indexes)
+        while loads.started and not loads.done.is_set():
+            elapsed, _ = await search(client, user, user["questions"][len(during) % len(user["questions"])])
+            during.append(elapsed)
         result["background_load_s"] = round(await loads.finished(), 1) if loads.started else None
+        if during:
+            result["searches_during_load_ms"] = {
+                "n": len(during),
+                "p50": round(percentile(during, 50) * 1000, 1),
+                "max": round(max(during) * 1000, 1),
+            }
         after = rss_mib()
         warm: list[float] = []
         rows: list[dict[str, Any]] = []

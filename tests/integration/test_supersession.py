@@ -252,6 +252,23 @@ class TestChatTurn:
                 "(earlier, until ",
             ),
             ("我住在杭州。", "我上周搬到苏州了，新房子很好。", "我现在住在哪？", "杭州", "苏州", "(此前，至"),
+            # changes of anything the user names (issue 45: `changed:<subject>` claims)
+            (
+                "Our team's deploy window is now Tuesday afternoons.",
+                "Our team's deploy window is now Friday mornings.",
+                "When is our team's deploy window now?",
+                "Tuesday",
+                "Friday",
+                "(earlier, until ",
+            ),
+            (
+                "我们组的发布窗口现在改到周二下午了。",
+                "我们组的发布窗口现在改到周五上午了。",
+                "我们组现在的发布窗口是什么时候？",
+                "周二",
+                "周五",
+                "(此前，至",
+            ),
         ],
     )
     async def test_upstream_sees_the_current_fact_first_and_the_old_one_marked(

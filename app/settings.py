@@ -172,6 +172,10 @@ class Settings(BaseSettings):
     # users with at most this many memories are searched (dense channel) and de-duplicated on write
     # in process, by exact cosine over the cached index's vectors; larger ones through Chroma's index
     in_process_index_max: int = Field(20_000, ge=0)
+    # a worker's first searches of a user past it answered over a provisional index (the nearest in
+    # Chroma and their claims) while the user's snapshot loads in the background; off: they wait for
+    # it. Off by default: at 18,000 memories of long turns its answers found 1 of 12 (docs/performance.md)
+    provisional_searches: bool = False
 
     # auth
     auth_jwt_secret: SecretStr = Field(SecretStr(""), validate_default=True)

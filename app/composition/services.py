@@ -182,6 +182,7 @@ def build_memory_service(
         zone=settings.zone,
         dense=dense,
         claims=ClaimIndex(redis),
+        provisional_searches=settings.provisional_searches,
         translator=LLMQueryTranslator(
             llm, TranslationParams(timeout_seconds=settings.query_translation_timeout_seconds)
         )

@@ -103,6 +103,7 @@ class HybridRetriever:
         zone: tzinfo = UTC,
         dense: DenseModels | None = None,
         claims: ClaimLookup | None = None,
+        provisional_searches: bool = False,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
@@ -117,8 +118,10 @@ class HybridRetriever:
         `zone`: the time zone a question's days, weeks and months are read in, the one the write path
         resolved relative dates in (the deployment's `TIME_ZONE`).
         `dense`: the dense models during a switch, and which embeds a user (memory/longterm/
-        dense_models.py); None: `embedder` embeds every user. `claims`: where a large user's claims are
-        looked up while this worker loads them (memory/recall/cold_start.py; None: their neighbours only)."""
+        dense_models.py); None: `embedder` embeds every user. `provisional_searches`: a first search of a user past
+        `in_process_dense_max` starts loading them in the background and is answered over a provisional
+        index meanwhile (memory/recall/cold_start.py; `claims`: where it looks their claims up); off: it
+        waits for the user's index (`PROVISIONAL_SEARCHES`, off by default: docs/performance.md)."""
         self.zone = zone
         self.translator = translator
         self.relevance_model = relevance_model
@@ -137,7 +140,7 @@ class HybridRetriever:
             cache or KeywordIndexCache(),
             snapshots=snapshots,
             bridge=bridge,
-            background_past=weights.in_process_dense_max,
+            background_past=weights.in_process_dense_max if provisional_searches else None,
         )
         self.cache = self.indexes.cache
         self.weights = weights

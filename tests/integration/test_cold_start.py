@@ -63,13 +63,13 @@ async def test_a_large_users_first_search_answers_while_the_worker_loads_them(
     redis = redis_of(settings)
     try:
         await fill(worker(settings, embedder, redis), user)
-        first = worker(settings, embedder, redis, in_process_index_max=5)
+        first = worker(settings, embedder, redis, in_process_index_max=5, provisional_searches=True)
         built = await first.search(user, question, top_k=3)  # from the store; then a snapshot
         assert built[0].memory.content == answer
         await until(lambda: held(redis, user))
         assert await IndexSnapshots(redis, fingerprint="").memories(user) == len(TURNS)
 
-        fresh = worker(settings, embedder, redis, in_process_index_max=5)
+        fresh = worker(settings, embedder, redis, in_process_index_max=5, provisional_searches=True)
         indexes = retriever_of(fresh).indexes
         cold = await fresh.search(user, question, top_k=3)
         assert cold[0].memory.content == answer
@@ -83,8 +83,13 @@ async def test_a_large_users_first_search_answers_while_the_worker_loads_them(
         assert len(loads(fresh)) == read  # from the loaded index: no more store reads
         assert ranking(warm) == ranking(built)
         assert await indexes.loading(user) is None
+        # by default (PROVISIONAL_SEARCHES off) a worker loads a large user inline, as before
+        default = worker(settings, embedder, redis, in_process_index_max=5)
+        assert await retriever_of(default).indexes.loading(user) is None
+        assert (await default.search(user, question, top_k=3))[0].memory.content == answer
+        assert loads(default) == []  # the snapshot, read before the search answered
         # a worker whose limit the user is within loads them inline, as before
-        small = worker(settings, embedder, redis, in_process_index_max=50)
+        small = worker(settings, embedder, redis, in_process_index_max=50, provisional_searches=True)
         assert await retriever_of(small).indexes.loading(user) is None
         assert (await small.search(user, question, top_k=3))[0].memory.content == answer
         assert loads(small) == []  # the snapshot, not the store
@@ -143,9 +148,11 @@ async def test_with_the_model_down_a_large_users_search_waits_for_the_index_and_
     redis = redis_of(settings)
     try:
         await fill(worker(settings, embedder, redis), user)
-        await worker(settings, embedder, redis, in_process_index_max=5).search(user, question, top_k=3)
+        await worker(settings, embedder, redis, in_process_index_max=5, provisional_searches=True).search(
+            user, question, top_k=3
+        )
         await until(lambda: held(redis, user))
-        without = worker(settings, down(embedder), redis, in_process_index_max=5)
+        without = worker(settings, down(embedder), redis, in_process_index_max=5, provisional_searches=True)
         hits = await without.search(user, question, top_k=3)
         # among the first three: by keywords alone a neighbour whose context (the turns around it,
         # indexed with it) holds the words can rank above the memory that says them

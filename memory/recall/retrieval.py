@@ -28,7 +28,7 @@ import functools
 import logging
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, tzinfo
 
 import numpy as np
@@ -82,6 +82,21 @@ from memory.text.language import detect_language
 from monitoring import metrics
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchIndex:
+    """What one search reads: the hot index at its version, the bridge rows read with it on a first
+    search here, the user's dense model, the bridge channel taking part, the query's early embedding,
+    and whether the index is provisional (a large user this worker is loading: the stores answer)."""
+
+    version: int
+    index: BM25Index
+    prefetched: dict[str, np.ndarray] | None
+    model: DenseModel
+    bridge: BridgeChannel | None
+    early: EarlyEmbedding | None
+    provisional: bool
 
 
 class HybridRetriever:
@@ -270,9 +285,9 @@ class HybridRetriever:
             request.with_bridge,
         )
         hidden_hot, archived, as_of = scope.hidden_hot, scope.archived, scope.as_of
-        version, index, prefetched, model, bridge, early, cold = await self._index_for(
-            user_id, request, scope, early
-        )
+        searched = await self._index_for(user_id, request, scope, early)
+        version, index, model, bridge = searched.version, searched.index, searched.model, searched.bridge
+        prefetched, early, cold = searched.prefetched, searched.early, searched.provisional
         sources: list[tuple[BM25Index, Collection[str]]] = [(index, hidden_hot), *archived]
         if not any(len(i) for i, _ in sources):
             return []
@@ -372,18 +387,8 @@ class HybridRetriever:
 
     async def _index_for(
         self, user_id: str, request: RecallRequest, scope: Scope, early: EarlyEmbedding | None
-    ) -> tuple[
-        int,
-        BM25Index,
-        dict[str, np.ndarray] | None,
-        DenseModel,
-        BridgeChannel | None,
-        EarlyEmbedding | None,
-        bool,
-    ]:
-        """The hot index a search reads and what goes with it: its version, bridge rows read with it,
-        the user's dense model, the bridge channel taking part, the query's early embedding; and whether
-        it is a provisional index (a large user this worker is loading: the stores answer meanwhile)."""
+    ) -> SearchIndex:
+        """The hot index a search reads and what goes with it (`SearchIndex`)."""
         bridge = self._bridge if scope.hot else None
         large = await self.indexes.loading(user_id) if scope.hot else None
         if large is not None:
@@ -392,9 +397,10 @@ class HybridRetriever:
             )
             cold = await self._provisional(user_id, request, large, early)
             if cold is not None:
-                return (*cold, None, early, True)
+                return SearchIndex(UNKNOWN, cold[0], None, cold[1], None, early, True)
             await self.indexes.loaded(user_id)  # the model is down: the user's index, once loaded
-        return (*await self._hot_index_and_model(user_id, scope.hot, bridge), bridge, early, False)
+        version, index, prefetched, model = await self._hot_index_and_model(user_id, scope.hot, bridge)
+        return SearchIndex(version, index, prefetched, model, bridge, early, False)
 
     def _guess(self, query: str, as_of: float, zone: tzinfo) -> str:
         """The text a query is embedded as, planned without the user's names (before their index is read:
@@ -411,7 +417,7 @@ class HybridRetriever:
 
     async def _provisional(
         self, user_id: str, request: RecallRequest, memories: int, early: EarlyEmbedding
-    ) -> tuple[int, BM25Index, None, DenseModel] | None:
+    ) -> tuple[BM25Index, DenseModel] | None:
         """A provisional index for one search of a large user this worker is loading (memory/recall/
         cold_start.py): no version (nothing is cached or saved from it), no bridge rows. None when the
         embedding model is down (no neighbours to ask for) or was switched for the user since: the
@@ -432,7 +438,7 @@ class HybridRetriever:
             )
         except DenseModelChanged:  # switched since the query was embedded: the loaded index answers
             return None
-        return UNKNOWN, index, None, model
+        return index, model
 
     async def _hot_index_and_model(
         self, user_id: str, hot: bool, bridge: BridgeChannel | None

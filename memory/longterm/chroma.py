@@ -260,7 +260,7 @@ class ChromaLongTermStore:
         result = await self._run(
             user_id, lambda c: c.query(query_embeddings=vector, n_results=k, include=include)
         )
-        hits, rows = own_hits(user_id, result)
+        hits, rows = own_hits(user_id, result, filtered=False)
         if len(hits) >= n_results or k >= counted[1]:
             return hits[:n_results], rows[:n_results]
         return None

@@ -12,6 +12,7 @@ filtered query's. Pure functions: memory/longterm/chroma.py runs the queries.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -23,6 +24,8 @@ from memory.longterm.records import from_record
 from memory.models import Memory
 
 __all__ = ["COUNT_TTL_SECONDS", "WIDE_MAX", "WIDE_SHARE", "own_hits", "wide_size"]
+
+log = logging.getLogger(__name__)
 
 COUNT_TTL_SECONDS = 60.0  # how long a collection's record count stands for the choice
 
@@ -43,10 +46,13 @@ def wide_size(n_results: int, user_rows: int, collection_rows: int) -> int | Non
     return min(k, collection_rows) if k <= WIDE_MAX else None
 
 
-def own_hits(user_id: str, result: Mapping[str, Any]) -> tuple[list[tuple[Memory, float]], Vectors]:
+def own_hits(
+    user_id: str, result: Mapping[str, Any], *, filtered: bool = True
+) -> tuple[list[tuple[Memory, float]], Vectors]:
     """The user's rows of a query's result as `(memory, cosine similarity)`, in its order, and their
-    stored vectors when the query asked for them (else an empty matrix); every other user's row (an
-    unfiltered query's, or a record a concurrent delete emptied) is dropped unread."""
+    stored vectors when the query asked for them (else an empty matrix); every other row is dropped
+    unread: an unfiltered query's other users' rows (`filtered=False`: expected), or in a query
+    filtered by the user a record a concurrent delete emptied (logged, as `records.rows_of` does)."""
     ids = (result.get("ids") or [[]])[0]
     docs = (result.get("documents") or [[]])[0]
     metas = (result.get("metadatas") or [[]])[0]
@@ -58,6 +64,8 @@ def own_hits(user_id: str, result: Mapping[str, Any]) -> tuple[list[tuple[Memory
         if meta and meta.get("user_id") == user_id:
             out.append((from_record(i, doc, dict(meta)), 1.0 - float(dist)))
             rows.append(row)
+        elif filtered:
+            log.warning("chroma returned a record without this user's metadata; skipped", extra={"id": i})
     if raw is None or not len(raw) or not rows:
         return out, np.zeros((0, 0), dtype=np.float32)
     return out, np.asarray(raw, dtype=np.float32)[rows]

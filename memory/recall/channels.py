@@ -103,10 +103,16 @@ def _evidence(
         (max(src.known(plan.own_tokens), src.known(aliases)) for src, _ in sources if len(src)),
         default=0.0,
     )
+    by_owner: dict[int, list[str]] = {}
+    for mid in candidates:
+        owner = next((k for k, (src, _) in enumerate(sources) if mid in src.memories), -1)
+        by_owner.setdefault(owner, []).append(mid)
+    covers: dict[str, tuple[float, tuple[str, ...]]] = dict.fromkeys(by_owner.pop(-1, []), (0.0, ()))
+    for k, mids in by_owner.items():  # one pass per index over its candidates: what its postings say
+        covers.update(zip(mids, sources[k][0].coverage(mids, plan.own_tokens), strict=True))
     evidence: dict[str, Evidence] = {}
     for mid, m in candidates.items():
-        owner = next((src for src, _ in sources if mid in src.memories), None)
-        covered, words = owner.coverage(mid, plan.own_tokens) if owner is not None else (0.0, ())
+        covered, words = covers[mid]
         evidence[mid] = Evidence(
             query_language=language,
             memory_language=langs.get(mid) or detect_language(m.content),

@@ -381,22 +381,58 @@ class BM25Index:
             out.append([(self.memories[ids[int(j)]], float(row[int(j)])) for j in ranked(row, limit)])
         return out
 
-    def coverage(self, mid: str, query_tokens: Sequence[str]) -> tuple[float, tuple[str, ...]]:
-        """How much of the query memory `mid` holds, on an absolute scale (relevance's `coverage`)."""
-        m = self.memories[mid]
-        unseen = math.log(1 + (max(1, len(self.memories)) + 0.5) / 0.5)
+    def coverage(
+        self, mids: Sequence[str], query_tokens: Sequence[str]
+    ) -> list[tuple[float, tuple[str, ...]]]:
+        """How much of the query each of `mids` holds, on an absolute scale (relevance's `coverage`).
+        Which query words a memory or its context holds is read off the postings (`_terms_held`); only
+        its own text is tokenised, to tell its words from its context's: tokenising each candidate's
+        context (a long turn's ~6,000 characters) was most of a search's CPU (issue 45)."""
         distinct = list(dict.fromkeys(query_tokens))
-        hashes = np.fromiter((hash(t) for t in distinct), dtype=np.int64, count=len(distinct))
-        own = _held(hashes, hashed_words(m.embed_text))
-        around = _held(hashes, hashed_words(m.context)) if m.context else np.zeros(len(distinct), bool)
-        return coverage(
-            distinct,
-            {t for t, x in zip(distinct, own.tolist(), strict=True) if x},
-            {t for t, x in zip(distinct, around.tolist(), strict=True) if x},
-            self._idf,
-            unseen,
-            unigram_weight=self._params.unigram_weight,
+        unseen = math.log(1 + (max(1, len(self.memories)) + 0.5) / 0.5)
+        held = self._terms_held(mids, distinct)
+        out: list[tuple[float, tuple[str, ...]]] = []
+        for k, mid in enumerate(mids):
+            m = self.memories[mid]
+            present = distinct if held is None else [t for t in distinct if t in held[k]]
+            hashes = np.fromiter((hash(t) for t in present), dtype=np.int64, count=len(present))
+            own = _held(hashes, hashed_words(m.embed_text)) if present else np.zeros(0, bool)
+            if held is None:  # tokenised: the context too
+                around = _held(hashes, hashed_words(m.context)) if m.context else np.zeros(len(present), bool)
+            else:  # held and not its own: in its context
+                around = ~own
+            out.append(
+                coverage(
+                    distinct,
+                    {t for t, x in zip(present, own.tolist(), strict=True) if x},
+                    {t for t, x in zip(present, around.tolist(), strict=True) if x},
+                    self._idf,
+                    unseen,
+                    unigram_weight=self._params.unigram_weight,
+                )
+            )
+        return out
+
+    def _terms_held(self, mids: Sequence[str], terms: Sequence[str]) -> list[set[str]] | None:
+        """Which of `terms` each of `mids` holds in its words or its context: from the term frequencies
+        when they are made (a write makes them), from a snapshot's columns otherwise; None where the
+        postings do not say it (a context not counted)."""
+        if not self._params.context_weight:
+            return None
+        tfs = self._tf_made
+        if tfs is not None:
+            return [{t for t in terms if t in tfs[mid]} for mid in mids]
+        columns, changed = columns_under(self._postings)
+        if columns is None or changed:
+            return None
+        rows = np.fromiter(
+            (-1 if (r := columns.row_of(mid)) is None else r for mid in mids), dtype=np.int64, count=len(mids)
         )
+        held: list[set[str]] = [set() for _ in mids]
+        for t in terms:
+            for k in np.flatnonzero(columns.holding(t, rows)).tolist():
+                held[k].add(t)
+        return held
 
     def known(self, query_tokens: Sequence[str]) -> float:
         """How much of the query the user ever wrote: per script (CJK, Latin letters and digits), the

@@ -112,9 +112,19 @@ class ColumnPostings(Mapping[str, Posting]):
             hit = hit[by_row[hit] >= last]
         return [*zip(self._ids[hit].tolist(), by_row[hit].tolist(), strict=True), *extra]
 
+    def holding(self, term: str, rows: np.ndarray) -> np.ndarray:
+        """Which of `rows` (-1: none) hold `term`, without making its lists: a term's entries are in row
+        order (the snapshot sorts them by term, stably, from row order), so a binary search each."""
+        k = self._at.get(term)
+        if k is None or not len(rows):
+            return np.zeros(len(rows), dtype=bool)
+        owners = self._owners[self._edges[k] : self._edges[k + 1]]
+        at = np.minimum(np.searchsorted(owners, rows), len(owners) - 1)
+        return np.asarray(owners[at] == rows)
+
     def row_of(self, memory_id: str) -> int | None:
-        """The row of a memory (made on first use: only a search that mixes these columns with terms a
-        write changed needs it)."""
+        """The row of a memory (made on first use: by a search that mixes these columns with terms a
+        write changed, or that reads its candidates' coverage off them)."""
         if self._row_of is None:
             self._row_of = {mid: k for k, mid in enumerate(self._ids.tolist())}
         return self._row_of.get(memory_id)

@@ -5,6 +5,7 @@ answer. Real Chroma."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -123,7 +124,7 @@ def test_the_size_asked_follows_the_share() -> None:
     assert [wide_size(0, 10, 10), wide_size(10, 0, 10), wide_size(10, 5, 0)] == [None, None, None]
 
 
-def test_other_users_rows_are_dropped() -> None:
+def test_other_users_rows_are_dropped(caplog: pytest.LogCaptureFixture) -> None:
     ana, bob = memories("ana", 1)[0], memories("bob", 2)[1]
     result = {
         "ids": [[ana.id, bob.id, "mem_gone"]],
@@ -131,7 +132,11 @@ def test_other_users_rows_are_dropped() -> None:
         "metadatas": [[to_metadata(ana), to_metadata(bob), None]],  # None: a record deleted meanwhile
         "distances": [[0.1, 0.2, 0.3]],
     }
-    hits, rows = own_hits("ana", result)
+    with caplog.at_level(logging.WARNING, logger="memory.longterm.wide_query"):
+        own_hits("ana", result, filtered=False)  # an unfiltered query: others' rows are expected
+        assert not caplog.records
+        hits, rows = own_hits("ana", result)  # filtered by ana: a row not hers is worth a line
+        assert [r.__dict__.get("id") for r in caplog.records] == [bob.id, "mem_gone"]
     assert [(m.id, m.content) for m, _ in hits] == [(ana.id, "发布窗口，第0条")]
     assert hits[0][1] == pytest.approx(0.9)
     assert rows.shape == (0, 0)  # not asked for

@@ -205,7 +205,7 @@ def test_coverage_by_hashed_words_is_coverage_by_the_words() -> None:
                 index._idf,
                 math.log(1 + (len(mems) + 0.5) / 0.5),
             )
-            assert index.coverage(m.id, tokens) == expected
+            assert index.coverage([m.id], tokens) == [expected]
 
 
 def test_contexts_are_held_once() -> None:

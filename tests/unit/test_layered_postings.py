@@ -5,13 +5,14 @@ lengths, idf and search scores, from an index built in process or loaded from a 
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 
 import numpy as np
 import pytest
 
 from memory.models import Memory
-from memory.recall.keyword_index import BM25Index
+from memory.recall.keyword_index import BM25Index, coverage
 from memory.recall.postings import ColumnPostings, LayeredPostings
 from memory.recall.snapshot import decode, encode
 from memory.text.tokens import tokenize
@@ -142,3 +143,36 @@ def test_a_loaded_snapshot_scores_every_memory_as_the_built_index_does(limit: in
         theirs = built.search(tokenize(query), limit=limit)
         assert ours == theirs, query
         assert ours, query
+
+
+def test_coverage_read_off_the_postings_is_the_tokenised_one() -> None:
+    """A candidate's coverage (which query words its text holds, which only its context) is read off
+    the postings: of an index built here, of a loaded snapshot's columns, and of one written to after
+    loading; each the same as tokenising the memory and its context (zh and en, some without context)."""
+    rng = random.Random(45)
+    mems = [memory(i, rng) for i in range(60)]
+    built = BM25Index(mems)
+    loaded = decode(encode(1, built, None, "f"), "f")
+    assert loaded is not None
+    assert isinstance(loaded.index._postings, ColumnPostings)
+    again = decode(encode(1, built, None, "f"), "f")
+    assert again is not None
+    written = again.index.updated([memory(i, rng) for i in range(60, 64)], None, ["m3"])
+    for index in (built, loaded.index, written):
+        mids = list(index.memories)
+        unseen = math.log(1 + (len(mids) + 0.5) / 0.5)
+        for query in [*QUERIES, "my dentist in Porto 杭州的护士", "xyzzy 啊啊"]:
+            tokens = tokenize(query)
+            expected = [
+                coverage(
+                    tokens,
+                    set(tokenize(index.memories[mid].embed_text)),
+                    set(tokenize(index.memories[mid].context)),
+                    index._idf,
+                    unseen,
+                )
+                for mid in mids
+            ]
+            assert index.coverage(mids, tokens) == expected
+            assert any(c > 0 for c, _ in expected) or query.startswith("xyzzy")
+    assert loaded.index._tf_made is None  # read off the columns: no term frequencies made for it

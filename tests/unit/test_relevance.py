@@ -110,15 +110,15 @@ class TestChannels:
 class TestCoverage:
     def test_unseen_words_cover_nothing(self) -> None:
         index = BM25Index([mem("a", "I live in Hangzhou"), mem("b", "我住在杭州")])
-        assert index.coverage("a", tokenize("xyzzy plugh")) == (0.0, ())
-        assert index.coverage("b", tokenize("啊啊啊"))[0] == 0.0
+        assert index.coverage(["a"], tokenize("xyzzy plugh")) == [(0.0, ())]
+        assert index.coverage(["b"], tokenize("啊啊啊"))[0][0] == 0.0
 
     def test_share_of_the_query_words(self) -> None:
         index = BM25Index([mem("a", "I live in Hangzhou"), mem("b", "我住在杭州西湖边")])
-        full, words = index.coverage("a", tokenize("live Hangzhou"))
+        [(full, words)] = index.coverage(["a"], tokenize("live Hangzhou"))
         assert full == pytest.approx(1.0)
         assert set(words) == {"live", "hangzhou"}
-        part, words = index.coverage("b", tokenize("我住在苏州"))
+        [(part, words)] = index.coverage(["b"], tokenize("我住在苏州"))
         assert 0.0 < part < 1.0
         assert "住在" in words
         assert "苏州" not in words

@@ -36,7 +36,9 @@ workers and the separate writer, its own redis-server and `chroma run`.
 `redis-server --dir D/redis --appendonly yes` and a `chroma run --path D/chroma` serve them again.
 `--redis URL --chroma URL --import-turns N`: steps 4 and 5 only, on stores that already hold the first
 N turns of the set (a run's import stopped there; its stores kept). `--profile DIR`: the second app's
-first search and its warm ones under cProfile (the event loop's thread), written to DIR and summed up.
+first search and its warm ones under cProfile (the event loop's thread), written to DIR and summed up;
+`--profile-clock cpu` times them in that thread's CPU seconds (`time.thread_time`: what a search
+computes, not what it waits for, and not stretched by a busy host: for before/after on a shared one).
 """
 
 from __future__ import annotations
@@ -358,7 +360,7 @@ async def searches(
     async with app_on(redis_url, chroma_url, **settings) as client, background_loads() as loads:
         await _warm_up(client, codec)
         before = rss_mib()
-        with profiled(args.profile, "first"):
+        with profiled(args.profile, "first", args.profile_clock):
             first, _ = await search(client, user, user["questions"][0])
         # a user past IN_PROCESS_INDEX_MAX is loaded in the background meanwhile (searches answered over
         # provisional indexes: memory/recall/cold_start.py); the warm figures start once it is loaded
@@ -376,7 +378,7 @@ async def searches(
         after = rss_mib()
         warm: list[float] = []
         rows: list[dict[str, Any]] = []
-        with profiled(args.profile, "warm"):
+        with profiled(args.profile, "warm", args.profile_clock):
             for k in range(args.rounds):
                 for q in user["questions"]:
                     elapsed, row = await search(client, user, q)
@@ -388,7 +390,7 @@ async def searches(
     # searches of those seconds answer, against the loaded index's answers above
     async with app_on(redis_url, chroma_url, **settings) as client, background_loads(held=True) as loads:
         await _warm_up(client, codec)
-        with profiled(args.profile, "provisional"):
+        with profiled(args.profile, "provisional", args.profile_clock):
             cold = [await search(client, user, q) for q in user["questions"]]
         provisional = loads.started
         loads.release.set()
@@ -467,14 +469,15 @@ async def background_loads(*, held: bool = False) -> AsyncIterator[Loads]:
 
 
 @contextlib.contextmanager
-def profiled(into: str, name: str) -> Iterator[None]:
+def profiled(into: str, name: str, clock: str = "wall") -> Iterator[None]:
     """With `--profile DIR`: cProfile of what runs inside (the event loop's thread only: not the thread
     pool's model inference or Chroma client calls, whose time shows as waiting), written to
-    DIR/NAME.pstats, its 15 costliest functions by own time printed."""
+    DIR/NAME.pstats, its 15 costliest functions by own time printed. `clock`: "wall", or "cpu" (the
+    thread's CPU time: waits cost nothing)."""
     if not into:
         yield
         return
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.thread_time) if clock == "cpu" else cProfile.Profile()
     profile.enable()
     try:
         yield
@@ -529,6 +532,12 @@ def main() -> None:
     )
     parser.add_argument("--redis", default="", help="measure stores that already hold the user (no import)")
     parser.add_argument("--profile", default="", help="DIR: cProfile the first and the warm searches into it")
+    parser.add_argument(
+        "--profile-clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="cpu: the event loop thread's CPU time",
+    )
     parser.add_argument("--chroma", default="", help="with --redis: the Chroma server of those stores")
     parser.add_argument(
         "--redis-proto-max-bulk-len",

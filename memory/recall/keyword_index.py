@@ -24,6 +24,7 @@ from memory.longterm.dense_models import same_model
 from memory.models import Memory
 from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
+from memory.recall.index_views import IndexViews
 from memory.recall.postings import ColumnPostings, LayeredPostings, Posting, columns_under, postings_of
 from memory.text.tokens import UNIGRAM, tokenize
 from monitoring import metrics
@@ -134,10 +135,7 @@ class BM25Index:
         )
         self._idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
         self.names = frozenset(m.name for m in memories.values() if m.name)
-        self._by_hash: dict[str, Memory] | None = None  # built on first use (the writer's)
-        self._by_fact: dict[str, list[Memory]] | None = None  # likewise (supersession)
-        self._predecessors: dict[str, list[str]] | None = None  # likewise (recall of changed facts)
-        self._users_newest: list[Memory] | None = None  # likewise (category statements)
+        self.views = IndexViews(memories)  # by hash, by claim key, chains, newest first: on first use
         self._models = {}
         self._fitting = {}
 
@@ -244,54 +242,12 @@ class BM25Index:
         fresh._params = self._params
         fresh._set(memories, tfs, rows, matrix, postings, lengths)
         fresh._models = {mid: tag for mid, tag in self._models.items() if mid not in gone}
+        removed = {mid: self.memories[mid] for mid in gone if mid in self.memories}
+        fresh.views = self.views.after_write(memories, removed, upserted)
         return fresh
 
     def __len__(self) -> int:
         return len(self.memories)
-
-    def with_hashes(self, hashes: Iterable[str]) -> list[Memory]:
-        """Memories whose content hash is one of `hashes` (the writer's exact-duplicate check)."""
-        if self._by_hash is None:
-            by_hash: dict[str, Memory] = {}
-            for m in self.memories.values():
-                by_hash.setdefault(m.content_hash, m)
-            self._by_hash = by_hash
-        return [self._by_hash[h] for h in dict.fromkeys(hashes) if h in self._by_hash]
-
-    def with_fact_keys(self, fact_keys: Iterable[str]) -> list[Memory]:
-        """Memories stating one of these attributes (`Memory.facts` keys: the writer's supersession,
-        and recall of a question about one); "pet" asks for "pet:cat" too."""
-        wanted = set(fact_keys)
-        facts = self.by_fact().items()
-        found = (m for k, ms in facts if k in wanted or k.split(":", 1)[0] in wanted for m in ms)
-        return list({m.id: m for m in found}.values())
-
-    def by_fact(self) -> dict[str, list[Memory]]:
-        """The memories stating each `Memory.facts` key (built on first use)."""
-        if self._by_fact is None:
-            self._by_fact = {}
-            for m in self.memories.values():
-                for key, _ in m.facts:
-                    self._by_fact.setdefault(key, []).append(m)
-        return self._by_fact
-
-    def chains(self) -> dict[str, list[str]]:
-        """Superseded memories by the id of the memory that superseded them (built on first use)."""
-        if self._predecessors is None:
-            predecessors: dict[str, list[str]] = {}
-            for m in self.memories.values():
-                if m.superseded_by:
-                    predecessors.setdefault(m.superseded_by, []).append(m.id)
-            self._predecessors = predecessors
-        return self._predecessors
-
-    def users_newest_first(self) -> list[Memory]:
-        """The user's own memories (source "user"), newest first (sorted on first use: an index never
-        changes, a write makes a new one)."""
-        if self._users_newest is None:
-            own = (m for m in self.memories.values() if m.source == "user")
-            self._users_newest = sorted(own, key=lambda m: -m.created_at)
-        return self._users_newest
 
     def vectors_of(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors (float32, as quantised) of those of `ids` that have one."""

@@ -9,8 +9,9 @@ history the other people's sentences outnumber the user's own (issue 45: a dozen
 from __future__ import annotations
 
 import functools
+import itertools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 from memory.models import Memory
 from memory.recall.keyword_index import BM25Index
@@ -73,18 +74,26 @@ def own_statements(
 ) -> list[Memory]:
     """The `OWN_CANDIDATES` newest memories saying one of `possessions`, over the indexes searched (each
     less the ids it must not answer for): candidates whatever their other words (a fact sentence inside
-    a long turn ranks low on its words alone). Only the memories whose postings hold the phrase's rarest
-    term are read (all its terms are in each memory that says it): at 5,875 memories (the 1M-token
-    set) 0.1-4.4 ms a question, a scan of all ~6 ms."""
+    a long turn ranks low on its words alone). An index reads only the memories whose postings hold the
+    phrase's rarest term (all its terms are in each memory that says it: at 5,875 memories, the 1M-token
+    set, 0.1-4.4 ms a question, a scan of all ~6 ms) and keeps what says it across writes (at 58,565,
+    8.6 ms a search: issue 45)."""
     saying: dict[str, Memory] = {}
     for phrase in possessions:
         terms = [t for t in tokenize(phrase) if not t.startswith(UNIGRAM)]
         if not terms:
             continue
+        rule = functools.partial(says_own, possessions=(phrase,))
         for index, hidden in sources:
             rarest = index.rarest(terms)
-            for mid in index.holding(rarest) if rarest is not None else ():
-                m = index.memories.get(mid)
-                if m is not None and mid not in hidden and says_own(m, [phrase]):
-                    saying[mid] = m
+            if rarest is None:
+                continue
+            run = index.views.newest_where(("own", phrase), rule, functools.partial(_holding, index, rarest))
+            mine = (m for m in run if m.id not in hidden)
+            saying.update((m.id, m) for m in itertools.islice(mine, OWN_CANDIDATES))
     return sorted(saying.values(), key=lambda m: m.created_at, reverse=True)[:OWN_CANDIDATES]
+
+
+def _holding(index: BM25Index, term: str) -> Iterator[Memory]:
+    """The memories whose words or context hold `term`, in the index's order (its postings')."""
+    return (index.memories[mid] for mid in index.holding(term))

@@ -450,7 +450,7 @@ class WritePipeline:
         index = await self._local.get(user_id)
         hashes = [m.content_hash for m in merged]
         found = (
-            index.with_hashes(hashes)
+            index.views.with_hashes(hashes)
             if index is not None
             else await self._store.find_by_hashes(user_id, hashes)
         )

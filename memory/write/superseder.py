@@ -172,7 +172,7 @@ class Superseder:
         keys = {k for m in claiming for k, _ in m.facts if k != HABIT}
         habits = [habit_tokens(v) for m in claiming for k, v in m.facts if k == HABIT]
         if index is not None and len(index) <= self._in_process_max:
-            found = {m.id: m for m in index.with_fact_keys(keys)}
+            found = {m.id: m for m in index.views.with_fact_keys(keys)}
             for words in habits:
                 for mid, _ in index.search(sorted(words), limit=10):
                     found.setdefault(mid, index.memories[mid])

@@ -74,8 +74,8 @@ def test_a_decoded_snapshot_is_the_encoded_index() -> None:
         tokens = tokenize(query)
         assert loaded.index.search(tokens, limit=10) == index.search(tokens, limit=10)
         assert loaded.index.known(tokens) == index.known(tokens)
-    assert loaded.index.chains() == index.chains()
-    assert loaded.index.with_fact_keys(["residence"]) == index.with_fact_keys(["residence"])
+    assert loaded.index.views.chains() == index.views.chains()
+    assert loaded.index.views.with_fact_keys(["residence"]) == index.views.with_fact_keys(["residence"])
     assert loaded.bridge is not None
     assert loaded.bridge.ids == rows.ids
     assert loaded.bridge.languages == rows.languages

@@ -83,10 +83,10 @@ def test_update_of_an_empty_index() -> None:
 
 def test_with_hashes_follows_updates() -> None:
     index = build([memory(i, t) for i, t in enumerate(TEXTS[:4])])
-    assert [m.id for m in index.with_hashes(["h2", "h0", "nope", "h2"])] == ["m2", "m0"]
+    assert [m.id for m in index.views.with_hashes(["h2", "h0", "nope", "h2"])] == ["m2", "m0"]
     later = index.updated([memory(9, TEXTS[6])], EMBED.embed_sync([TEXTS[6]]), deleted=["m0"])
-    assert [m.id for m in later.with_hashes(["h0", "h9"])] == ["m9"]
-    assert [m.id for m in index.with_hashes(["h0"])] == ["m0"]  # the old index is unchanged
+    assert [m.id for m in later.views.with_hashes(["h0", "h9"])] == ["m9"]
+    assert [m.id for m in index.views.with_hashes(["h0"])] == ["m0"]  # the old index is unchanged
 
 
 def test_a_delete_only_update_keeps_every_vector() -> None:

@@ -28,6 +28,8 @@ from bench.common import machine  # noqa: E402
 from bench.make_token_history import load_or_build  # noqa: E402
 from memory.models import Memory  # noqa: E402
 from memory.recall.keyword_index import BM25Index  # noqa: E402
+from memory.recall.ownership import own_statements  # noqa: E402
+from memory.recall.validity import Visible, category_statements  # noqa: E402
 from memory.text.cleaning import segment  # noqa: E402
 from memory.text.tokens import tokenize  # noqa: E402
 
@@ -57,6 +59,15 @@ def memories(n: int) -> list[Memory]:
     return out
 
 
+def derived(index: BM25Index) -> None:
+    """What a search reads of the index besides its words (memory/recall/validity.py, ownership.py)."""
+    view = Visible([(index, set())])
+    category_statements(["home"], view)
+    own_statements(["my dentist", "我的牙医"], [(index, set())])
+    view.with_fact_keys(["residence"])
+    view.chains()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=20_000)
@@ -75,11 +86,19 @@ def main(argv: list[str] | None = None) -> None:
             query, limit=10
         )
         seconds.append(round(time.process_time() - started, 3))
+    derived(index)  # this worker searched the user before the writes below
+    after_write: list[float] = []
+    for _ in range(args.rounds):
+        later = index.updated(added, rng.standard_normal((len(added), 384)).astype(np.float32), [])
+        started = time.process_time()
+        derived(later)
+        after_write.append(round(time.process_time() - started, 4))
     result = {
         "machine": machine(),
         "memories": len(base),
         "added": len(added),
         "update_and_search_cpu_s": seconds,
+        "derived_after_write_cpu_s": after_write,
     }
     sys.stdout.write(json.dumps(result) + "\n")
 

@@ -28,7 +28,7 @@ from memory.errors import StoreUnavailable
 from memory.longterm.bridge import BridgeVectors
 from memory.longterm.shared_vectors import SharedVectors
 from memory.models import Memory
-from memory.recall.dense_rows import QuantisedRows
+from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.text.language import Lang, detect_language
 
 log = logging.getLogger(__name__)
@@ -307,14 +307,20 @@ def nearest(
     limit: int,
     keep: Callable[[Memory], bool],
 ) -> list[tuple[str, float]]:
-    """The `limit` best rows by bridge cosine among those `keep` lets through."""
+    """The `limit` best rows by bridge cosine among those `keep` lets through (ties in row order). Only
+    the best few rows are sorted, more when `keep` turns many away: sorting all of a 58,565-memory
+    user's rows was ~5 ms a search (issue 45)."""
     out: list[tuple[str, float]] = []
-    for j in np.argsort(-sims, kind="stable"):
-        mid = rows.ids[int(j)]
-        if keep(memories[mid]):
-            out.append((mid, float(sims[int(j)])))
-            if len(out) == limit:
-                break
+    seen, wanted = 0, 4 * limit
+    while seen < len(sims) and limit > 0:
+        order = ranked(sims, wanted)
+        for j in order[seen:].tolist():
+            mid = rows.ids[j]
+            if keep(memories[mid]):
+                out.append((mid, float(sims[j])))
+                if len(out) == limit:
+                    return out
+        seen, wanted = len(order), wanted * 4
     return out
 
 

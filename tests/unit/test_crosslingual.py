@@ -15,6 +15,7 @@ from memory.recall.crosslingual import (
     BridgeChannel,
     BridgeWeights,
     cross_language,
+    nearest,
     needs_bridge,
     rows_from,
 )
@@ -86,6 +87,23 @@ class TestBridgeRows:
         # an id without a vector is left out: the caller sees the rows are incomplete
         third = rows_from({"a": a, "b": b, "c": c}, {}, second)
         assert len(third) == 2
+
+    @pytest.mark.parametrize("limit", [1, 3, 10, 40])
+    def test_the_nearest_rows_are_a_full_sorts_with_few_sorted(self, limit: int) -> None:
+        """The bridge's nearest (only the best few sorted, more when `keep` turns rows away) are the
+        first `limit` kept of a full stable sort: ties in row order, zh and en rows."""
+        rng = np.random.default_rng(limit)
+        texts = ["我住在杭州", "I live in Lisbon", "我的牙医姓林", "My dentist is Dr. Takeda"]
+        mems = {f"m{i}": memory(f"m{i}", texts[i % 4], at=float(i)) for i in range(300)}
+        vectors = rng.standard_normal((300, 8)).astype(np.float32)
+        vectors[::7] = vectors[0]  # many equal cosines
+        rows = rows_from(mems, {mid: vectors[i] for i, mid in enumerate(mems)}, None)
+        sims = rows.cosine(vectors[0])
+        for keep in (lambda m: True, lambda m: "杭州" in m.content, lambda m: m.created_at > 280):
+            full = [
+                rows.ids[int(j)] for j in np.argsort(-sims, kind="stable") if keep(mems[rows.ids[int(j)]])
+            ]
+            assert [mid for mid, _ in nearest(rows, sims, mems, limit=limit, keep=keep)] == full[:limit]
 
     def test_neighbours_blend_within_a_session_only(self) -> None:
         ms = {

@@ -25,7 +25,14 @@ from memory.models import Memory
 from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
 from memory.recall.index_views import IndexViews
-from memory.recall.postings import ColumnPostings, LayeredPostings, Posting, columns_under, postings_of
+from memory.recall.postings import (
+    ColumnPostings,
+    LayeredPostings,
+    Posting,
+    TermFrequencies,
+    columns_under,
+    postings_of,
+)
 from memory.text.tokens import UNIGRAM, tokenize
 from monitoring import metrics
 
@@ -103,20 +110,18 @@ class BM25Index:
     def _set(
         self,
         memories: dict[str, Memory],
-        tfs: dict[str, dict[str, float]] | Callable[[], dict[str, dict[str, float]]],
+        tfs: Mapping[str, dict[str, float]],
         rows: dict[str, int],
         matrix: QuantisedRows | None,
         postings: Mapping[str, Posting] | None = None,
         lengths: dict[str, float] | None = None,
     ) -> None:
-        """`tfs`: each memory's term frequencies, or a function that makes them (a loaded snapshot:
-        searches need only `postings` and `lengths`, so the per-memory dicts are made on first use, by
-        a write or a snapshot, not on a first search). `postings`: each term's memory ids and term
+        """`tfs`: each memory's term frequencies (a loaded snapshot's are `TermFrequencies`: searches need
+        only `postings` and `lengths`, a write those of what it removes). `postings`: each term's memory ids and term
         frequencies, in the order of the memories; `lengths`: each memory's length. Both computed here
         from `tfs` when None. `rows`: each vector's row in `matrix`, in row order (0, 1, ...)."""
         self.memories = memories
-        self._tf_made: dict[str, dict[str, float]] | None = tfs if isinstance(tfs, dict) else None
-        self._tf_maker = None if isinstance(tfs, dict) else tfs
+        self._tf = tfs
         self._row = rows
         self._ids = list(rows)  # by row
         self._vectors = matrix
@@ -139,29 +144,20 @@ class BM25Index:
         self._models = {}
         self._fitting = {}
 
-    @property
-    def _tf(self) -> dict[str, dict[str, float]]:
-        """Each memory's term frequencies (made on first use when the index came from a snapshot)."""
-        if self._tf_made is None:
-            assert self._tf_maker is not None
-            self._tf_made = self._tf_maker()
-            self._tf_maker = None
-        return self._tf_made
-
     @classmethod
     def from_parts(
         cls,
         memories: Sequence[Memory],
-        tfs: Sequence[dict[str, float]] | Callable[[], Sequence[dict[str, float]]],
+        tfs: Sequence[dict[str, float]] | TermFrequencies,
         vectors: QuantisedRows | np.ndarray | None,
         params: BM25Params = BM25Params(),
         postings: Mapping[str, Posting] | None = None,
         lengths: Sequence[float] | None = None,
     ) -> BM25Index:
         """An index from what `parts()` gave (term frequencies already computed, one per memory, or a
-        function that makes them, and the vectors row-aligned with `memories`, quantised or float, or
-        None): a loaded snapshot, no tokenising. `postings` and `lengths` (one per memory), when given, spare
-        the term frequencies until something needs them (`BM25Index._set`)."""
+        loaded snapshot's `TermFrequencies`, made when asked, and the vectors row-aligned with
+        `memories`, quantised or float, or None): no tokenising. `postings` and `lengths` (one per
+        memory), when given, spare the term frequencies until something needs them (`BM25Index._set`)."""
         index = cls.__new__(cls)
         index._params = params
         usable = vectors is not None and len(vectors) == len(memories)
@@ -170,14 +166,9 @@ class BM25Index:
         if usable and vectors is not None:
             matrix = vectors if isinstance(vectors, QuantisedRows) else QuantisedRows.of(vectors)
         ids = [m.id for m in memories]
-
-        def by_id() -> dict[str, dict[str, float]]:
-            made = tfs() if callable(tfs) else tfs
-            return dict(zip(ids, made, strict=True))
-
         index._set(
             dict(zip(ids, memories, strict=True)),
-            by_id if callable(tfs) else by_id(),
+            tfs if isinstance(tfs, TermFrequencies) else dict(zip(ids, tfs, strict=True)),
             rows,
             matrix,
             postings,
@@ -208,14 +199,19 @@ class BM25Index:
         gone = set(deleted) | {m.id for m in upserted}
         memories = {mid: m for mid, m in self.memories.items() if mid not in gone}
         old_tfs = self._tf
-        tfs = {mid: tf for mid, tf in old_tfs.items() if mid not in gone}
         lengths = {mid: n for mid, n in self._len.items() if mid not in gone}
         added: list[tuple[str, dict[str, float]]] = []
         for m in upserted:
             memories[m.id] = m
-            tfs[m.id] = tf = _term_frequencies(m, self._params)
+            tf = _term_frequencies(m, self._params)
             lengths[m.id] = sum(tf.values())
             added.append((m.id, tf))
+        tfs: Mapping[str, dict[str, float]]
+        if isinstance(old_tfs, TermFrequencies):  # a loaded snapshot's: none of the kept are made
+            tfs = old_tfs.after_write(gone, dict(added))
+        else:
+            tfs = {mid: tf for mid, tf in old_tfs.items() if mid not in gone}
+            tfs.update(added)
         # only the terms of what changed: the rest of the postings are shared with this index
         postings = LayeredPostings.after_write(
             self._postings, {mid: old_tfs[mid] for mid in gone if mid in old_tfs}, added
@@ -375,12 +371,10 @@ class BM25Index:
         postings do not say it (a context not counted)."""
         if not self._params.context_weight:
             return None
-        tfs = self._tf_made
-        if tfs is not None:
-            return [{t for t in terms if t in tfs[mid]} for mid in mids]
         columns, changed = columns_under(self._postings)
         if columns is None or changed:
-            return None
+            tfs = self._tf  # a loaded snapshot's: made for these memories only
+            return [{t for t in terms if t in tfs[mid]} for mid in mids]
         rows = np.fromiter(
             (-1 if (r := columns.row_of(mid)) is None else r for mid in mids), dtype=np.int64, count=len(mids)
         )
@@ -474,12 +468,7 @@ class BM25Index:
         `limit` they rank: for candidates another channel brought (relation memory's links)."""
         k1, b = self._params.k1, self._params.b
         wanted = [mid for mid in dict.fromkeys(ids) if mid in self.memories]
-        # a loaded snapshot's dicts are not made for a few memories: theirs are computed as a build does
-        made = self._tf_made
-        tfs = {
-            mid: made[mid] if made is not None else _term_frequencies(self.memories[mid], self._params)
-            for mid in wanted
-        }
+        tfs = {mid: self._tf[mid] for mid in wanted}  # a loaded snapshot's: made for these only
         scores = dict.fromkeys(wanted, 0.0)
         for token, idf in self._weighted(query_tokens, weights):
             for mid in wanted:

@@ -45,7 +45,7 @@ from memory.models import Memory
 from memory.recall.crosslingual import BridgeRows
 from memory.recall.dense_rows import QuantisedRows
 from memory.recall.keyword_index import BM25Index, BM25Params, shared_weight
-from memory.recall.postings import ColumnPostings
+from memory.recall.postings import ColumnPostings, TermFrequencies
 from memory.redis_client import RedisClient
 from memory.text.language import Lang
 
@@ -217,15 +217,14 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
         if stored_lengths is None or len(stored_lengths) != len(memories):
             return None
         lengths: list[float] = stored_lengths.tolist()
-        bounds = indptr.tolist()
+        bounds = indptr.copy()
 
-        def tfs() -> list[dict[str, float]]:  # a write's or a snapshot's need, not a search's
-            words: list[str] = vocab[terms].tolist()
-            values: list[float] = shared[codes].tolist()
-            return [
-                dict(zip(words[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]], strict=True))
-                for i in range(len(memories))
-            ]
+        def row(i: int) -> dict[str, float]:  # a write's or a snapshot's need, not a search's
+            start, end = int(bounds[i]), int(bounds[i + 1])
+            words: list[str] = vocab[terms[start:end]].tolist()
+            return dict(zip(words, shared[codes[start:end]].tolist(), strict=True))
+
+        tfs = TermFrequencies([m.id for m in memories], row)
 
         # each term's memories in memory order, as a build makes them (ties in BM25 keep that order)
         postings: ColumnPostings | None = None

@@ -29,6 +29,7 @@ from bench.make_token_history import load_or_build  # noqa: E402
 from memory.models import Memory  # noqa: E402
 from memory.recall.keyword_index import BM25Index  # noqa: E402
 from memory.recall.ownership import own_statements  # noqa: E402
+from memory.recall.snapshot import decode, encode  # noqa: E402
 from memory.recall.validity import Visible, category_statements  # noqa: E402
 from memory.text.cleaning import segment  # noqa: E402
 from memory.text.tokens import tokenize  # noqa: E402
@@ -93,12 +94,21 @@ def main(argv: list[str] | None = None) -> None:
         started = time.process_time()
         derived(later)
         after_write.append(round(time.process_time() - started, 4))
+    encoded = encode(1, index, None, "bench")
+    after_load: list[float] = []
+    for _ in range(args.rounds):
+        snapshot = decode(encoded, "bench")
+        assert snapshot is not None
+        started = time.process_time()
+        snapshot.index.updated(added, rng.standard_normal((len(added), 384)).astype(np.float32), [])
+        after_load.append(round(time.process_time() - started, 3))
     result = {
         "machine": machine(),
         "memories": len(base),
         "added": len(added),
         "update_and_search_cpu_s": seconds,
         "derived_after_write_cpu_s": after_write,
+        "write_after_load_cpu_s": after_load,
     }
     sys.stdout.write(json.dumps(result) + "\n")
 

@@ -27,6 +27,7 @@ from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # 
 from memory.recall.index_views import IndexViews
 from memory.recall.postings import (
     ColumnPostings,
+    Delta,
     LayeredPostings,
     Posting,
     TermFrequencies,
@@ -442,18 +443,27 @@ class BM25Index:
         k1, b = self._params.k1, self._params.b
         columns, changed = columns_under(self._postings)
         in_columns: list[tuple[str, float]] = []
+        dropped: dict[str, frozenset[int]] = {}
         scores: dict[str, float] = {}
         for token, idf in self._weighted(query_tokens, weights):
-            if columns is not None and token not in changed:
-                in_columns.append((token, idf))  # scored below, all such terms in one pass
-                continue
-            ids, tfs = self._postings[token]
-            for mid, tf in zip(ids, tfs, strict=True):
+            entries: Iterable[tuple[str, float]]
+            if (
+                columns is not None
+            ):  # its run scored below, all such terms in one pass; then what writes added
+                delta = changed.get(token)
+                if token in columns:
+                    in_columns.append((token, idf))
+                if isinstance(delta, Delta):
+                    dropped[token] = delta.dropped
+                entries = zip(delta.ids, delta.weights, strict=True) if isinstance(delta, Delta) else ()
+            else:
+                entries = zip(*self._postings[token], strict=True)
+            for mid, tf in entries:
                 norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)
                 scores[mid] = scores.get(mid, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
         found = list(scores.items())
         if columns is not None and in_columns:
-            by_row = columns.bm25(in_columns, k1=k1, b=b, avg_len=self._avg_len)
+            by_row = columns.bm25(in_columns, k1=k1, b=b, avg_len=self._avg_len, dropped=dropped)
             found = columns.best(by_row, scores, limit)
         if len(found) > limit:  # the best few sorted, not thousands (C heapq over the floats)
             last = heapq.nlargest(limit, (score for _, score in found))[-1]

@@ -57,6 +57,26 @@ class ColumnPostings(Mapping[str, Posting]):
         start, end = self._edges[k], self._edges[k + 1]
         return self._ids[self._owners[start:end]].tolist(), self._weights[self._codes[start:end]].tolist()
 
+    def lists(self, term: str, without: frozenset[int] = frozenset()) -> Posting:
+        """`term`'s lists less the rows `without` (none held: empty lists)."""
+        k = self._at.get(term)
+        if k is None:
+            return [], []
+        owners, codes = self._run(k, without)
+        return self._ids[owners].tolist(), self._weights[codes].tolist()
+
+    def _run(self, k: int, without: frozenset[int]) -> tuple[np.ndarray, np.ndarray]:
+        start, end = self._edges[k], self._edges[k + 1]
+        owners, codes = self._owners[start:end], self._codes[start:end]
+        if without:
+            keep = ~np.isin(owners, np.fromiter(without, dtype=np.int64, count=len(without)))
+            owners, codes = owners[keep], codes[keep]
+        return owners, codes
+
+    def size(self, term: str) -> int:
+        k = self._at.get(term)
+        return 0 if k is None else self._edges[k + 1] - self._edges[k]
+
     def __contains__(self, term: object) -> bool:
         return term in self._at
 
@@ -80,17 +100,25 @@ class ColumnPostings(Mapping[str, Posting]):
         """Each row's memory id (object array)."""
         return self._ids
 
-    def bm25(self, terms: Sequence[tuple[str, float]], *, k1: float, b: float, avg_len: float) -> np.ndarray:
+    def bm25(
+        self,
+        terms: Sequence[tuple[str, float]],
+        *,
+        k1: float,
+        b: float,
+        avg_len: float,
+        dropped: Mapping[str, frozenset[int]] | None = None,
+    ) -> np.ndarray:
         """Each row's BM25 over `terms` (each held here, with its idf as the score counts it), in one
         pass over their entries: the per-entry loop in Python was ~210 ms a search of a 58,565-memory
         user (issue 45). The same arithmetic in the same order as `BM25Index.search`'s loop, so a row's
-        score is the same float."""
+        score is the same float. `dropped`: rows a term's run no longer counts (writes since)."""
         if not terms:
             return np.zeros(len(self._ids))
-        spans = [(self._edges[k], self._edges[k + 1]) for k in (self._at[t] for t, _ in terms)]
-        rows = np.concatenate([self._owners[s:e] for s, e in spans])
-        tf = self._values[np.concatenate([self._codes[s:e] for s, e in spans])]
-        idf = np.repeat(np.asarray([i for _, i in terms], dtype=np.float64), [e - s for s, e in spans])
+        runs = [self._run(self._at[t], (dropped or {}).get(t, frozenset())) for t, _ in terms]
+        rows = np.concatenate([owners for owners, _ in runs])
+        tf = self._values[np.concatenate([codes for _, codes in runs])]
+        idf = np.repeat(np.asarray([i for _, i in terms], dtype=np.float64), [len(o) for o, _ in runs])
         norm = k1 * (1 - b + b * self._lengths[rows] / avg_len)
         return np.bincount(rows, weights=idf * tf * (k1 + 1) / (tf + norm), minlength=len(self._ids))
 
@@ -144,53 +172,76 @@ def postings_of(tfs: Iterable[tuple[str, Mapping[str, float]]]) -> dict[str, Pos
     return out
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Delta:
+    """A term that writes changed over a snapshot's columns: its run there less the `dropped` rows (the
+    memories removed or written over since, each holding the term there), then `ids` with `weights`
+    (memories written since, in order)."""
+
+    dropped: frozenset[int] = frozenset()
+    ids: tuple[str, ...] = ()
+    weights: tuple[float, ...] = ()
+
+    def size(self, base: ColumnPostings, term: str) -> int:
+        return base.size(term) - len(self.dropped) + len(self.ids)
+
+
 class LayeredPostings(Mapping[str, Posting]):
     """Postings after writes: a base that is never changed (a snapshot's columns, or none) under the
-    terms that writes touched since, as lists (an empty one: the term is gone). A write makes a new one
-    from the last in time proportional to the terms it touches (`after_write`), not to every posting of
-    the user: rebuilt whole, each write round of a 10M-token user's import cost seconds, growing with
-    the user (issue 45)."""
+    terms that writes touched since: over columns as a `Delta` of each (its run less the rows removed,
+    plus what was written), without columns as lists (an empty one: the term is gone). A write makes a
+    new one from the last in time proportional to what it changes (`after_write`), not to every posting
+    of the user, nor to the runs of the terms it touches: rebuilt whole, each write round of a 10M-token
+    user's import cost seconds (issue 45), and a run made into lists for a write was 0.4 s of the first
+    write after a worker loaded 20,000 memories; BM25 still scores a changed term's run in the columns'
+    one pass (`ColumnPostings.bm25`'s `dropped`)."""
 
-    def __init__(self, base: Mapping[str, Posting] | None, changed: dict[str, Posting]) -> None:
+    def __init__(self, base: ColumnPostings | None, changed: dict[str, Posting | Delta]) -> None:
         self.base = base
         self.changed = changed
 
     def __getitem__(self, term: str) -> Posting:
         found = self.changed.get(term)
-        if found is not None:
-            if not found[0]:
+        if found is None:
+            if self.base is None:
                 raise KeyError(term)
-            return found
-        if self.base is None:
+            return self.base[term]
+        if isinstance(found, Delta):
+            assert self.base is not None
+            ids, weights = self.base.lists(term, found.dropped)
+            found = (ids + list(found.ids), weights + list(found.weights))
+        if not found[0]:
             raise KeyError(term)
-        return self.base[term]
+        return found
+
+    def size(self, term: str) -> int:
+        """How many memories hold `term` (0: none), without making its lists."""
+        found = self.changed.get(term)
+        if found is None:
+            return self.base.size(term) if self.base is not None else 0
+        if isinstance(found, Delta):
+            assert self.base is not None
+            return found.size(self.base, term)
+        return len(found[0])
 
     def __contains__(self, term: object) -> bool:
-        found = self.changed.get(term) if isinstance(term, str) else None
-        if found is not None:
-            return bool(found[0])
-        return self.base is not None and term in self.base
+        return isinstance(term, str) and self.size(term) > 0
 
     def __iter__(self) -> Iterator[str]:
         if self.base is not None:
             yield from (t for t in self.base if t not in self.changed)
-        yield from (t for t, (ids, _) in self.changed.items() if ids)
+        yield from (t for t in self.changed if self.size(t))
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
     def frequencies(self) -> dict[str, int]:
         """Each term's document frequency (a base of columns: without making its lists)."""
-        base = self.base
-        if base is None:
-            out: dict[str, int] = {}
-        elif isinstance(base, ColumnPostings):
-            out = base.frequencies()
-        else:
-            out = {t: len(p[0]) for t, p in base.items()}
-        for term, (ids, _) in self.changed.items():
-            if ids:
-                out[term] = len(ids)
+        out = self.base.frequencies() if self.base is not None else {}
+        for term in self.changed:
+            n = self.size(term)
+            if n:
+                out[term] = n
             else:
                 out.pop(term, None)
         return out
@@ -204,13 +255,16 @@ class LayeredPostings(Mapping[str, Posting]):
     ) -> LayeredPostings:
         """`postings` without the memories `gone` (id -> its term frequencies) and with `added` (id and
         term frequencies, in order) at the end of each term's lists: the lists a whole rebuild makes,
-        in the same order. The lists of `postings` are copied before they change, never changed."""
+        in the same order. `postings` is never changed."""
         if isinstance(postings, LayeredPostings):
             out = cls(postings.base, dict(postings.changed))
         elif isinstance(postings, ColumnPostings):
             out = cls(postings, {})
         else:
             out = cls(None, dict(postings))
+        if out.base is not None:
+            out._columns_write(out.base, gone, added)
+            return out
         removed = set(gone)
         for term in {t for tf in gone.values() for t in tf}:
             ids, weights = out.get(term, ([], []))
@@ -220,6 +274,36 @@ class LayeredPostings(Mapping[str, Posting]):
             old_ids, old_weights = out.get(term, ([], []))
             out.changed[term] = (old_ids + ids, old_weights + weights)  # new lists: the old are shared
         return out
+
+    def _columns_write(
+        self,
+        base: ColumnPostings,
+        gone: Mapping[str, Mapping[str, float]],
+        added: Sequence[tuple[str, Mapping[str, float]]],
+    ) -> None:
+        """`after_write` over columns: each touched term's `Delta` (no run made into lists)."""
+        rows = {mid: row for mid in gone if (row := base.row_of(mid)) is not None}
+        by_term: dict[str, list[str]] = {}
+        for mid, tf in gone.items():
+            for term in tf:
+                by_term.setdefault(term, []).append(mid)
+        for term, mids in by_term.items():
+            found = self.changed.get(term)
+            delta = found if isinstance(found, Delta) else Delta()
+            asked = [rows[m] for m in mids if m in rows and rows[m] not in delta.dropped]
+            # only rows the term's run holds: a memory written over since holds other terms now
+            held = np.asarray(asked, dtype=np.int64)[base.holding(term, np.asarray(asked, dtype=np.int64))]
+            ids, weights = delta.ids, delta.weights
+            if not gone.keys().isdisjoint(ids):
+                kept = [(i, w) for i, w in zip(ids, weights, strict=True) if i not in gone]
+                ids, weights = tuple(i for i, _ in kept), tuple(w for _, w in kept)
+            self.changed[term] = Delta(delta.dropped | frozenset(held.tolist()), ids, weights)
+        for term, (new_ids, new_weights) in postings_of(added).items():
+            found = self.changed.get(term)
+            delta = found if isinstance(found, Delta) else Delta()
+            self.changed[term] = Delta(
+                delta.dropped, delta.ids + tuple(new_ids), delta.weights + tuple(new_weights)
+            )
 
 
 class TermFrequencies(Mapping[str, dict[str, float]]):
@@ -283,9 +367,11 @@ class TermFrequencies(Mapping[str, dict[str, float]]):
         return TermFrequencies(self._ids, self._row, own, frozenset(removed), rows)
 
 
-def columns_under(postings: Mapping[str, Posting]) -> tuple[ColumnPostings | None, Mapping[str, Posting]]:
-    """The columns under `postings` (a loaded snapshot's, or None) and the terms they no longer answer
-    for (those a write changed since: their lists are in the returned mapping)."""
+def columns_under(
+    postings: Mapping[str, Posting],
+) -> tuple[ColumnPostings | None, Mapping[str, Posting | Delta]]:
+    """The columns under `postings` (a loaded snapshot's, or None) and the terms a write changed since
+    (each a `Delta` of its run there)."""
     if isinstance(postings, ColumnPostings):
         return postings, {}
     if isinstance(postings, LayeredPostings) and isinstance(postings.base, ColumnPostings):
@@ -309,6 +395,7 @@ def shared_texts(memories: Sequence[Memory]) -> list[Memory]:
 
 __all__ = [
     "ColumnPostings",
+    "Delta",
     "LayeredPostings",
     "Posting",
     "TermFrequencies",

@@ -13,7 +13,7 @@ import pytest
 
 from memory.models import Memory
 from memory.recall.keyword_index import BM25Index, coverage
-from memory.recall.postings import ColumnPostings, LayeredPostings, TermFrequencies
+from memory.recall.postings import ColumnPostings, Delta, LayeredPostings, TermFrequencies
 from memory.recall.snapshot import decode, encode
 from memory.text.tokens import tokenize
 
@@ -194,8 +194,13 @@ def test_a_write_after_a_load_makes_only_the_term_frequencies_of_what_it_removes
     new = memory(50, rng)
     later = loaded.index.updated([replaced, new], None, ["m7", "m9"])
     assert before.rows_made == 3  # m4 (replaced), m7, m9
+    assert isinstance(later._postings, LayeredPostings)
+    changed = later._postings.changed
+    assert changed
+    assert all(isinstance(d, Delta) for d in changed.values())  # no run made into lists
     expected = built.updated([replaced, new], None, ["m7", "m9"])
     assert list(later._tf) == [m for m in built.memories if m not in ("m4", "m7", "m9")] + ["m4", "m50"]
     assert "m7" not in later._tf
     assert "m7" in before  # the index it was made from is unchanged
     assert dict(later._tf.items()) == dict(expected._tf.items())
+    assert_same(later, expected)

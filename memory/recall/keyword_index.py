@@ -117,10 +117,10 @@ class BM25Index:
         postings: Mapping[str, Posting] | None = None,
         lengths: dict[str, float] | None = None,
     ) -> None:
-        """`tfs`: each memory's term frequencies (a loaded snapshot's are `TermFrequencies`: searches need
-        only `postings` and `lengths`, a write those of what it removes). `postings`: each term's memory ids and term
-        frequencies, in the order of the memories; `lengths`: each memory's length. Both computed here
-        from `tfs` when None. `rows`: each vector's row in `matrix`, in row order (0, 1, ...)."""
+        """`tfs`: each memory's term frequencies (a loaded snapshot's are `TermFrequencies`: searches
+        need only `postings` and `lengths`, a write those of what it removes). `postings`: each term's
+        memory ids and term frequencies, in the order of the memories; `lengths`: each memory's length.
+        Both computed here from `tfs` when None. `rows`: each vector's row in `matrix`, in row order."""
         self.memories = memories
         self._tf = tfs
         self._row = rows

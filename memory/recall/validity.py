@@ -60,23 +60,20 @@ class Visible(Mapping[str, Memory]):
     def users_newest_first(self) -> Iterator[Memory]:
         """The user's own memories (source "user"), newest first, over every tier, made as they are
         read: a reader that wants the newest few stops early."""
-        seen: set[str] = set()
-        tiers = [
-            (m for m in index.views.users_newest_first() if m.id not in hidden)
-            for index, hidden in self._sources
-        ]
-        for m in heapq.merge(*tiers, key=_age):  # equal times: the earlier tier's first, as __getitem__
-            if m.id not in seen:
-                seen.add(m.id)
-                yield m
+        return self._merged([index.views.users_newest_first() for index, _ in self._sources])
 
     def newest_where(self, key: Hashable, rule: Rule) -> Iterator[Memory]:
         """`users_newest_first` of the memories `rule` picks (each tier keeps its run across writes:
         memory/recall/index_views.py)."""
+        return self._merged([index.views.newest_where(key, rule) for index, _ in self._sources])
+
+    def _merged(self, runs: Sequence[Sequence[Memory]]) -> Iterator[Memory]:
+        """Each tier's newest-first run less the ids it must not answer for, merged newest first (equal
+        times: the earlier tier's first, as `__getitem__`), each memory once."""
         seen: set[str] = set()
         tiers = [
-            (m for m in index.views.newest_where(key, rule) if m.id not in hidden)
-            for index, hidden in self._sources
+            (m for m in run if m.id not in hidden)
+            for run, (_, hidden) in zip(runs, self._sources, strict=True)
         ]
         for m in heapq.merge(*tiers, key=_age):
             if m.id not in seen:

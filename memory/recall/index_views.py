@@ -30,7 +30,8 @@ def _age(m: Memory) -> float:
 
 class IndexViews:
     """The derived views of one index's memories (an index never changes: a write makes a new one, and
-    `after_write` makes its views from these)."""
+    `after_write` makes its views from these, in the thread pool while searches of the old index may
+    build views of it: a view is published whole, and the runs are read from a copy)."""
 
     def __init__(self, memories: Mapping[str, Memory]) -> None:
         self._memories = memories
@@ -62,10 +63,11 @@ class IndexViews:
     def by_fact(self) -> dict[str, list[Memory]]:
         """The memories stating each `Memory.facts` key, in the index's order."""
         if self._by_fact is None:
-            self._by_fact = {}
+            by_fact: dict[str, list[Memory]] = {}
             for m in self._memories.values():
                 for key, _ in m.facts:
-                    self._by_fact.setdefault(key, []).append(m)
+                    by_fact.setdefault(key, []).append(m)
+            self._by_fact = by_fact  # whole: a write in the thread pool may carry it meanwhile
         return self._by_fact
 
     def chains(self) -> dict[str, list[str]]:
@@ -132,7 +134,7 @@ class IndexViews:
             out._chains = chains
         if self._newest is not None:
             out._newest = _carried(self._newest, gone, added, lambda m: True)
-        for name, (rule, run) in self._runs.items():
+        for name, (rule, run) in list(self._runs.items()):  # a copy: a search may add a run meanwhile
             out._runs[name] = (rule, _carried(run, gone, added, rule))
         return out
 

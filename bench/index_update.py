@@ -14,6 +14,8 @@ script from a `git worktree` of the older commit. Prints one JSON line.
 from __future__ import annotations
 
 import argparse
+import ctypes
+import gc
 import json
 import sys
 import time
@@ -26,6 +28,7 @@ import numpy as np  # noqa: E402
 
 from bench.common import machine  # noqa: E402
 from bench.make_token_history import load_or_build  # noqa: E402
+from bench.procstat import rss_mib  # noqa: E402
 from memory.models import Memory  # noqa: E402
 from memory.recall.keyword_index import BM25Index  # noqa: E402
 from memory.recall.ownership import own_statements  # noqa: E402
@@ -69,6 +72,13 @@ def derived(index: BM25Index) -> None:
     view.chains()
 
 
+def trimmed_rss() -> float:
+    """This process's RSS (MiB) after a full collection and glibc's `malloc_trim(0)`."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    return rss_mib()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=20_000)
@@ -78,7 +88,12 @@ def main(argv: list[str] | None = None) -> None:
     rng = np.random.default_rng(45)
     made = memories(args.memories + args.added)
     base, added = made[: args.memories], made[args.memories :]
-    index = BM25Index(base, rng.standard_normal((len(base), 384)).astype(np.float32))
+    made_vectors = rng.standard_normal((len(base), 384)).astype(np.float32)
+    before_build = trimmed_rss()
+    build_started = time.process_time()
+    index = BM25Index(base, made_vectors)
+    build_cpu = time.process_time() - build_started
+    built_mib = trimmed_rss() - before_build
     query = tokenize("when is the deploy window of the staging database")
     seconds: list[float] = []
     for _ in range(args.rounds):
@@ -106,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
         "machine": machine(),
         "memories": len(base),
         "added": len(added),
+        "build_cpu_s": round(build_cpu, 2),
+        "build_holds_mib": round(built_mib, 1),
         "update_and_search_cpu_s": seconds,
         "derived_after_write_cpu_s": after_write,
         "write_after_load_cpu_s": after_load,

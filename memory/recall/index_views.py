@@ -28,6 +28,13 @@ def _age(m: Memory) -> float:
     return -m.created_at
 
 
+def _every(m: Memory) -> bool:
+    return True
+
+
+_EVERY = ("every own memory",)  # the key of `users_newest_first`'s run (rule keys are the callers')
+
+
 class IndexViews:
     """The derived views of one index's memories (an index never changes: a write makes a new one, and
     `after_write` makes its views from these, in the thread pool while searches of the old index may
@@ -38,7 +45,6 @@ class IndexViews:
         self._by_hash: dict[str, Memory] | None = None
         self._by_fact: dict[str, list[Memory]] | None = None
         self._chains: dict[str, list[str]] | None = None
-        self._newest: list[Memory] | None = None
         self._runs: OrderedDict[Hashable, tuple[Rule, list[Memory]]] = OrderedDict()
 
     def with_hashes(self, hashes: Iterable[str]) -> list[Memory]:
@@ -81,10 +87,9 @@ class IndexViews:
         return self._chains
 
     def users_newest_first(self) -> list[Memory]:
-        """The user's own memories (source "user"), newest first (equal times in the index's order)."""
-        if self._newest is None:
-            self._newest = sorted((m for m in self._memories.values() if m.source == "user"), key=_age)
-        return self._newest
+        """The user's own memories (source "user"), newest first (equal times in the index's order): the
+        run of the rule that picks every one."""
+        return self.newest_where(_EVERY, _every, build=self._memories.values)
 
     def newest_where(
         self, key: Hashable, rule: Rule, build: Callable[[], Iterable[Memory]] | None = None
@@ -132,8 +137,6 @@ class IndexViews:
                 if m.superseded_by:
                     chains[m.superseded_by] = [*chains.get(m.superseded_by, []), m.id]
             out._chains = chains
-        if self._newest is not None:
-            out._newest = _carried(self._newest, gone, added, lambda m: True)
         for name, (rule, run) in list(self._runs.items()):  # a copy: a search may add a run meanwhile
             out._runs[name] = (rule, _carried(run, gone, added, rule))
         return out

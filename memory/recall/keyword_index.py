@@ -16,7 +16,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -26,14 +26,17 @@ from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
 from memory.recall.index_views import IndexViews
 from memory.recall.postings import (
-    ColumnPostings,
     Delta,
+    InverseFrequencies,
     LayeredPostings,
     Posting,
     TermFrequencies,
+    among,
     columns_under,
     postings_of,
+    shared_weight,
 )
+from memory.recall.term_rows import COLUMNS_FROM, TermRows
 from memory.text.tokens import UNIGRAM, tokenize
 from monitoring import metrics
 
@@ -60,14 +63,6 @@ def hashed_words(text: str) -> np.ndarray:
     return np.unique(np.fromiter((hash(t) for t in tokenize(text)), dtype=np.int64))
 
 
-def _held(hashes: np.ndarray, words: np.ndarray) -> np.ndarray:
-    """Which of `hashes` are among `words` (sorted, `hashed_words`)."""
-    if not len(words):
-        return np.zeros(len(hashes), dtype=bool)
-    at = np.minimum(np.searchsorted(words, hashes), len(words) - 1)
-    return np.asarray(words[at] == hashes)
-
-
 @dataclass(frozen=True, slots=True)
 class BM25Params:
     k1: float = 1.2
@@ -91,6 +86,7 @@ class BM25Index:
 
     _models: dict[str, str]  # id -> the dense model of its vector (untagged: any)
     _fitting: dict[str, tuple[list[str], np.ndarray]]  # query model -> the ids and rows `nearest` ranks
+    _stored: TermRows | None  # a large build's term frequencies as arrays, until a write (`stored`)
 
     def __init__(
         self,
@@ -104,7 +100,16 @@ class BM25Index:
         usable = vectors is not None and len(vectors) == len(memories)
         rows = {m.id: i for i, m in enumerate(memories)} if usable else {}
         matrix = QuantisedRows.of(vectors) if usable and vectors is not None else None
-        self._set({m.id: m for m in memories}, tfs, rows, matrix)
+        if len(tfs) < COLUMNS_FROM:
+            self._set({m.id: m for m in memories}, tfs, rows, matrix)
+        else:  # kept as a loaded snapshot holds them (memory/recall/term_rows.py)
+            stored = TermRows.of(tfs.values())
+            del tfs  # the dicts go: a memory's is made from the arrays when asked
+            ids = [m.id for m in memories]
+            held, columns = stored.held(ids)
+            lengths = dict(zip(ids, stored.lengths.tolist(), strict=True))
+            self._set({m.id: m for m in memories}, held, rows, matrix, columns or {}, lengths)
+            self._stored = replace(stored, by_term=None)  # a save's, while no write changed it
         tagged = zip(memories, models, strict=True) if models is not None else ()
         self._models = {m.id: tag for m, tag in tagged if tag is not None}
 
@@ -123,6 +128,7 @@ class BM25Index:
         Both computed here from `tfs` when None. `rows`: each vector's row in `matrix`, in row order."""
         self.memories = memories
         self._tf = tfs
+        self._stored = None
         self._row = rows
         self._ids = list(rows)  # by row
         self._vectors = matrix
@@ -134,12 +140,7 @@ class BM25Index:
         self._postings: Mapping[str, Posting] = postings
         n = max(1, len(memories))
         self._avg_len = (sum(self._len.values()) / n) or 1.0
-        frequencies = (
-            postings.frequencies()
-            if isinstance(postings, ColumnPostings | LayeredPostings)
-            else {t: len(p[0]) for t, p in postings.items()}
-        )
-        self._idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in frequencies.items()}
+        self._idf = InverseFrequencies(postings, n)
         self.names = frozenset(m.name for m in memories.values() if m.name)
         self.views = IndexViews(memories)  # by hash, by claim key, chains, newest first: on first use
         self._models = {}
@@ -179,15 +180,26 @@ class BM25Index:
 
     def parts(self) -> tuple[list[Memory], list[dict[str, float]], QuantisedRows | None]:
         """The memories, each one's term frequencies and the quantised vectors in the same order (None
-        unless every memory has one): what a snapshot stores (`from_parts` rebuilds the index)."""
+        unless every memory has one): `from_parts` rebuilds the index."""
+        memories, matrix = self._in_order()
+        return memories, [self._tf[m.id] for m in memories], matrix
+
+    def stored(self) -> tuple[list[Memory], TermRows, QuantisedRows | None]:
+        """What a snapshot stores: `parts()` with the term frequencies as arrays (a large build's own
+        while no write has changed it: no memory's dict made)."""
+        memories, matrix = self._in_order()
+        if self._stored is not None:
+            return memories, self._stored, matrix
+        return memories, TermRows.of(self._tf[m.id] for m in memories), matrix
+
+    def _in_order(self) -> tuple[list[Memory], QuantisedRows | None]:
         memories = list(self.memories.values())
-        tfs = [self._tf[m.id] for m in memories]
         matrix = None
         if self._vectors is not None and self.has_vectors:
             order = [self._row[m.id] for m in memories]
             in_order = order == list(range(len(order)))
             matrix = self._vectors if in_order else self._vectors.select(order)
-        return memories, tfs, matrix
+        return memories, matrix
 
     @property
     def params(self) -> BM25Params:
@@ -349,9 +361,9 @@ class BM25Index:
             m = self.memories[mid]
             present = distinct if held is None else [t for t in distinct if t in held[k]]
             hashes = np.fromiter((hash(t) for t in present), dtype=np.int64, count=len(present))
-            own = _held(hashes, hashed_words(m.embed_text)) if present else np.zeros(0, bool)
+            own = among(hashes, hashed_words(m.embed_text)) if present else np.zeros(0, bool)
             if held is None:  # tokenised: the context too
-                around = _held(hashes, hashed_words(m.context)) if m.context else np.zeros(len(present), bool)
+                around = among(hashes, hashed_words(m.context)) if m.context else np.zeros(len(present), bool)
             else:  # held and not its own: in its context
                 around = ~own
             out.append(
@@ -522,28 +534,21 @@ def _term_frequencies(m: Memory, params: BM25Params) -> dict[str, float]:
     own = Counter(tokenize(m.embed_text))
     if not (m.context and params.context_weight):  # its own words only (a provisional index: cold_start.py)
         return {sys.intern(t): shared_weight(n + 0.0) for t, n in own.items()}
-    around = _context_counts(m.context)
-    # interned: every memory of a user repeats the same few thousand words, and a per-memory copy of
-    # each word's string was most of a cached index's memory (issue 29: ~20 KiB per memory before)
-    # the weights repeat too (1, 0.9, 1.9, 2, ...): one float object for each value, not one per entry
-    return {
-        sys.intern(t): shared_weight(own.get(t, 0) + params.context_weight * around.get(t, 0))
-        for t in own.keys() | around.keys()
-    }
+    around, weighted = _context_terms(m.context, params.context_weight)
+    # the context's terms at their weight (the same for each of a turn's segments: a copy), then its
+    # own words: interned, as every memory of a user repeats the same few thousand words and a per-memory
+    # copy of each was most of a cached index's memory (issue 29: ~20 KiB per memory before); the weights
+    # repeat too (1, 0.9, 1.9, 2, ...): one float object for each value, not one per entry
+    tf = dict(weighted)
+    for t, n in own.items():
+        tf[sys.intern(t)] = shared_weight(n + params.context_weight * around.get(t, 0))
+    return tf
 
 
 @functools.lru_cache(maxsize=64)
-def _context_counts(context: str) -> Counter[str]:
-    """A context's token counts (read only): a long turn's ~6 segments share one context of ~6,000
-    characters, tokenized once instead of once a segment (an import spent ~4% of its CPU on it)."""
-    return Counter(tokenize(context))
-
-
-_WEIGHTS: dict[float, float] = {}
-
-
-def shared_weight(weight: float) -> float:
-    """One float object per distinct weight (bounded), shared by every index of this process."""
-    if len(_WEIGHTS) > 4096:  # bounded: odd context weights could make many distinct values
-        return weight
-    return _WEIGHTS.setdefault(weight, weight)
+def _context_terms(context: str, weight: float) -> tuple[Counter[str], dict[str, float]]:
+    """A context's token counts and its terms at `weight` (both read only): a long turn's ~6 segments
+    share one context of ~6,000 characters, tokenized and weighed once instead of once a segment (an
+    import spent ~4% of its CPU tokenising them, and a write of 101 such segments 60 ms weighing them)."""
+    counts = Counter(tokenize(context))
+    return counts, {sys.intern(t): shared_weight(0 + weight * n) for t, n in counts.items()}

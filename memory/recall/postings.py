@@ -13,6 +13,7 @@ code (uint16): 6 bytes; and equal texts are one string.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -20,6 +21,44 @@ import numpy as np
 from memory.models import Memory
 
 Posting = tuple[list[str], list[float]]  # a term's memory ids and its frequency in each
+
+
+def among(values: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
+    """Which of `values` are in `sorted_values` (ascending): a binary search each."""
+    if not len(sorted_values) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_values, values), len(sorted_values) - 1)
+    return np.asarray(sorted_values[at] == values)
+
+
+class RowIds:
+    """A loaded snapshot's memory ids by row, and each id's row: made once, on first use (a search that
+    mixes the columns with terms a write changed, its candidates' coverage, a write's removals), and
+    shared by the columns and the term frequencies (~5 MB at 58,565 memories)."""
+
+    __slots__ = ("_row_of", "ids")
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self.ids = ids  # object array of str
+        self._row_of: dict[str, int] | None = None
+
+    def row_of(self, memory_id: str) -> int | None:
+        if self._row_of is None:
+            self._row_of = {mid: k for k, mid in enumerate(self.ids.tolist())}
+        return self._row_of.get(memory_id)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+_WEIGHTS: dict[float, float] = {}
+
+
+def shared_weight(weight: float) -> float:
+    """One float object per distinct weight (bounded), shared by every index of this process."""
+    if len(_WEIGHTS) > 4096:  # bounded: odd context weights could make many distinct values
+        return weight
+    return _WEIGHTS.setdefault(weight, weight)
 
 
 class ColumnPostings(Mapping[str, Posting]):
@@ -33,24 +72,24 @@ class ColumnPostings(Mapping[str, Posting]):
         terms: Sequence[str],
         edges: Sequence[int],
         owners: np.ndarray,
-        ids: np.ndarray,
+        rows: RowIds,
         codes: np.ndarray,
         weights: np.ndarray,
         lengths: np.ndarray,
     ) -> None:
         """`terms`: the distinct terms in their sorted order; `edges`: len(terms) + 1 offsets;
-        `owners`: each entry's memory row (int32); `ids`: each row's memory id (object array); `codes`:
+        `owners`: each entry's memory row (int32); `rows`: each row's memory id; `codes`:
         each entry's weight as a position in `weights` (object array of shared floats); `lengths`: each
         row's length (float64), as BM25 counts it."""
         self._at = {t: k for k, t in enumerate(terms)}
         self._edges = edges
         self._owners = owners
-        self._ids = ids
+        self.rows = rows
+        self._ids = rows.ids
         self._codes = codes
         self._weights = weights
         self._values = np.asarray(weights, dtype=np.float64)  # the same weights, for `bm25`
         self._lengths = np.array(lengths, dtype=np.float64)  # a copy: a view would keep a snapshot's payload
-        self._row_of: dict[str, int] | None = None
 
     def __getitem__(self, term: str) -> Posting:
         k = self._at[term]
@@ -85,11 +124,6 @@ class ColumnPostings(Mapping[str, Posting]):
 
     def __len__(self) -> int:
         return len(self._at)
-
-    def frequencies(self) -> dict[str, int]:
-        """Each term's document frequency, without making its lists."""
-        edges = self._edges
-        return {t: edges[k + 1] - edges[k] for t, k in self._at.items()}
 
     @property
     def nbytes(self) -> int:
@@ -144,18 +178,13 @@ class ColumnPostings(Mapping[str, Posting]):
         """Which of `rows` (-1: none) hold `term`, without making its lists: a term's entries are in row
         order (the snapshot sorts them by term, stably, from row order), so a binary search each."""
         k = self._at.get(term)
-        if k is None or not len(rows):
+        if k is None:
             return np.zeros(len(rows), dtype=bool)
-        owners = self._owners[self._edges[k] : self._edges[k + 1]]
-        at = np.minimum(np.searchsorted(owners, rows), len(owners) - 1)
-        return np.asarray(owners[at] == rows)
+        return among(rows, self._owners[self._edges[k] : self._edges[k + 1]])
 
     def row_of(self, memory_id: str) -> int | None:
-        """The row of a memory (made on first use: by a search that mixes these columns with terms a
-        write changed, or that reads its candidates' coverage off them)."""
-        if self._row_of is None:
-            self._row_of = {mid: k for k, mid in enumerate(self._ids.tolist())}
-        return self._row_of.get(memory_id)
+        """The row of a memory (`RowIds.row_of`)."""
+        return self.rows.row_of(memory_id)
 
 
 def postings_of(tfs: Iterable[tuple[str, Mapping[str, float]]]) -> dict[str, Posting]:
@@ -235,17 +264,6 @@ class LayeredPostings(Mapping[str, Posting]):
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
-    def frequencies(self) -> dict[str, int]:
-        """Each term's document frequency (a base of columns: without making its lists)."""
-        out = self.base.frequencies() if self.base is not None else {}
-        for term in self.changed:
-            n = self.size(term)
-            if n:
-                out[term] = n
-            else:
-                out.pop(term, None)
-        return out
-
     @classmethod
     def after_write(
         cls,
@@ -290,9 +308,11 @@ class LayeredPostings(Mapping[str, Posting]):
         for term, mids in by_term.items():
             found = self.changed.get(term)
             delta = found if isinstance(found, Delta) else Delta()
-            asked = [rows[m] for m in mids if m in rows and rows[m] not in delta.dropped]
+            asked = np.asarray(
+                [rows[m] for m in mids if m in rows and rows[m] not in delta.dropped], np.int64
+            )
             # only rows the term's run holds: a memory written over since holds other terms now
-            held = np.asarray(asked, dtype=np.int64)[base.holding(term, np.asarray(asked, dtype=np.int64))]
+            held = asked[base.holding(term, asked)]
             ids, weights = delta.ids, delta.weights
             if not gone.keys().isdisjoint(ids):
                 kept = [(i, w) for i, w in zip(ids, weights, strict=True) if i not in gone]
@@ -306,6 +326,39 @@ class LayeredPostings(Mapping[str, Posting]):
             )
 
 
+class InverseFrequencies(Mapping[str, float]):
+    """Each term's idf as BM25 counts it, log(1 + (n - df + 0.5) / (df + 0.5)) over `n` memories, made
+    from its postings' size when asked: a search asks for a few dozen terms. Made for every term of the
+    vocabulary at each write instead (the user's count changes every idf), a write round of a
+    58,000-memory user spent most of its CPU on it (issue 45: `bench/index_update.py`)."""
+
+    def __init__(self, postings: Mapping[str, Posting], n: int) -> None:
+        self._postings = postings
+        self._n = n
+
+    def _size(self, term: str) -> int:
+        postings = self._postings
+        if isinstance(postings, ColumnPostings | LayeredPostings):
+            return postings.size(term)
+        found = postings.get(term)
+        return 0 if found is None else len(found[0])
+
+    def __getitem__(self, term: str) -> float:
+        df = self._size(term)
+        if not df:
+            raise KeyError(term)
+        return math.log(1 + (self._n - df + 0.5) / (df + 0.5))
+
+    def __contains__(self, term: object) -> bool:
+        return isinstance(term, str) and self._size(term) > 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._postings)
+
+    def __len__(self) -> int:
+        return len(self._postings)
+
+
 class TermFrequencies(Mapping[str, dict[str, float]]):
     """Each memory's term frequencies by id: a loaded snapshot's made one memory at a time when asked
     (from its arrays, by `row`), a write's own on top, the memories writes removed left out. Made whole,
@@ -315,44 +368,40 @@ class TermFrequencies(Mapping[str, dict[str, float]]):
 
     def __init__(
         self,
-        ids: Sequence[str],
+        rows: RowIds,
         row: Callable[[int], dict[str, float]],
         own: dict[str, dict[str, float]] | None = None,
         removed: frozenset[str] = frozenset(),
-        rows: dict[str, int] | None = None,
     ) -> None:
-        """`ids`: the snapshot's memory ids by row; `row`: a row's term frequencies; `own`: those of
-        memories written since (by id); `removed`: snapshot memories written over or deleted since."""
-        self._ids = ids
+        """`rows`: the snapshot's memory ids by row (its columns' own); `row`: a row's term frequencies;
+        `own`: those of memories written since (by id); `removed`: snapshot memories written over or
+        deleted since."""
+        self._rows = rows
         self._row = row
         self._own = own or {}
         self._removed = removed
-        self._rows = rows
         self.rows_made = 0  # how many a row's dict was made (tests: a search reads the columns instead)
-
-    def _row_of(self) -> dict[str, int]:
-        if self._rows is None:  # made once, shared by the frequencies of later writes
-            self._rows = {mid: i for i, mid in enumerate(self._ids)}
-        return self._rows
 
     def __getitem__(self, memory_id: str) -> dict[str, float]:
         tf = self._own.get(memory_id)
         if tf is not None:
             return tf
-        if memory_id in self._removed:
+        row = self._rows.row_of(memory_id) if memory_id not in self._removed else None
+        if row is None:
             raise KeyError(memory_id)
-        row = self._row_of()[memory_id]
         self.rows_made += 1
         return self._row(row)
 
     def __contains__(self, memory_id: object) -> bool:
         if not isinstance(memory_id, str):
             return False
-        return memory_id in self._own or (memory_id not in self._removed and memory_id in self._row_of())
+        return memory_id in self._own or (
+            memory_id not in self._removed and self._rows.row_of(memory_id) is not None
+        )
 
     def __iter__(self) -> Iterator[str]:
         own, removed = self._own, self._removed
-        yield from (mid for mid in self._ids if mid not in own and mid not in removed)
+        yield from (mid for mid in self._rows.ids.tolist() if mid not in own and mid not in removed)
         yield from own
 
     def __len__(self) -> int:
@@ -362,9 +411,8 @@ class TermFrequencies(Mapping[str, dict[str, float]]):
         """These without `gone` and with `added` (this mapping is not changed: the last index keeps it)."""
         own = {mid: tf for mid, tf in self._own.items() if mid not in gone}
         own.update(added)
-        rows = self._row_of()
-        removed = self._removed | {mid for mid in gone if mid in rows}
-        return TermFrequencies(self._ids, self._row, own, frozenset(removed), rows)
+        removed = self._removed | {mid for mid in gone if self._rows.row_of(mid) is not None}
+        return TermFrequencies(self._rows, self._row, own, frozenset(removed))
 
 
 def columns_under(
@@ -396,10 +444,14 @@ def shared_texts(memories: Sequence[Memory]) -> list[Memory]:
 __all__ = [
     "ColumnPostings",
     "Delta",
+    "InverseFrequencies",
     "LayeredPostings",
     "Posting",
+    "RowIds",
     "TermFrequencies",
+    "among",
     "columns_under",
     "postings_of",
     "shared_texts",
+    "shared_weight",
 ]

@@ -399,8 +399,7 @@ class HybridRetriever:
             if cold is not None:
                 return SearchIndex(UNKNOWN, cold[0], None, cold[1], None, early, True)
             await self.indexes.loaded(user_id)  # the model is down: the user's index, once loaded
-        version, index, prefetched, model = await self._hot_index_and_model(user_id, scope.hot, bridge)
-        return SearchIndex(version, index, prefetched, model, bridge, early, False)
+        return replace(await self._hot_index_and_model(user_id, scope.hot, bridge), early=early)
 
     def _guess(self, query: str, as_of: float, zone: tzinfo) -> str:
         """The text a query is embedded as, planned without the user's names (before their index is read:
@@ -442,11 +441,12 @@ class HybridRetriever:
 
     async def _hot_index_and_model(
         self, user_id: str, hot: bool, bridge: BridgeChannel | None
-    ) -> tuple[int, BM25Index, dict[str, np.ndarray] | None, DenseModel]:
-        """`_hot_index`, and the dense model of the user's vectors at that version. During a switch the
-        model is where the user's placement is, cached with the version the index was brought to; a
-        placement read anew that saw a later version (the user was switched meanwhile: the index holds
-        the other model's vectors) brings the index to it first, so a ranking never sees two models."""
+    ) -> SearchIndex:
+        """`_hot_index`, and the dense model of the user's vectors at that version (a `SearchIndex`; the
+        early embedding is the caller's). During a switch the model is where the user's placement is,
+        cached with the version the index was brought to; a placement read anew that saw a later version
+        (the user was switched meanwhile: the index holds the other model's vectors) brings the index to
+        it first, so a ranking never sees two models."""
         version, index, prefetched = await self._hot_index(user_id, hot, bridge)
         model = await self._models.for_user(user_id)
         for _ in range(2):
@@ -454,7 +454,7 @@ class HybridRetriever:
                 break
             version, index, prefetched = await self._hot_index(user_id, hot, bridge)
             model = await self._models.for_user(user_id)
-        return version, index, prefetched, model
+        return SearchIndex(version, index, prefetched, model, bridge, None, False)
 
     async def _hot_index(
         self, user_id: str, hot: bool, bridge: BridgeChannel | None

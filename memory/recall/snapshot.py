@@ -32,7 +32,6 @@ import json
 import logging
 import secrets
 import struct
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,8 +43,8 @@ from memory import keys
 from memory.models import Memory
 from memory.recall.crosslingual import BridgeRows
 from memory.recall.dense_rows import QuantisedRows
-from memory.recall.keyword_index import BM25Index, BM25Params, shared_weight
-from memory.recall.postings import ColumnPostings, TermFrequencies
+from memory.recall.keyword_index import BM25Index, BM25Params
+from memory.recall.term_rows import TermRows
 from memory.redis_client import RedisClient
 from memory.text.language import Lang
 
@@ -111,30 +110,17 @@ class Snapshot:
 
 def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprint: str) -> bytes:
     """The snapshot as bytes (read back with `NEVER_DECODE`: the Redis clients here decode text)."""
-    memories, tfs, vectors = index.parts()
+    memories, rows, vectors = index.stored()
     contexts: dict[str, int] = {}  # each distinct context once (a long turn's segments share the turn's)
-    vocab: dict[str, int] = {}
-    term_ids: list[int] = []
-    weights: list[float] = []
-    indptr = [0]
-    for tf in tfs:
-        for term, weight in tf.items():
-            term_ids.append(vocab.setdefault(term, len(vocab)))
-            weights.append(weight)
-        indptr.append(len(term_ids))
-    # the weights repeat (1, 0.9, 1.9, 2, ...): a table of the distinct ones (float64, exact: BM25
-    # scores must equal a fresh build's) and a code per entry
-    table, codes = np.unique(np.asarray(weights, dtype=np.float64), return_inverse=True)
     segments: dict[str, np.ndarray] = {
-        "indptr": np.asarray(indptr, dtype=np.int64),
-        "terms": np.asarray(term_ids, dtype=np.int32),
-        "weight_codes": codes.astype(np.uint16 if len(table) <= 65_536 else np.uint32),
-        "weight_table": table,
-        # each memory's length, summed as a build sums it (left to right): BM25 scores stay exact
-        "lengths": np.asarray([sum(tf.values()) for tf in tfs], dtype=np.float64),
+        "indptr": rows.indptr,
+        "terms": rows.terms,
+        "weight_codes": rows.codes,
+        "weight_table": rows.table,
+        "lengths": rows.lengths,
+        # the entries by term, so a load need not sort
+        "by_term": rows.order(),
     }
-    # the entries by term (stable: each term's memories in memory order), so a load need not sort
-    segments["by_term"] = np.argsort(segments["terms"], kind="stable").astype(np.int32)
     if vectors is not None:
         segments["vector_codes"] = np.ascontiguousarray(vectors.codes, dtype=np.int8)
         segments["vector_scales"] = np.ascontiguousarray(vectors.scales, dtype=np.float32)
@@ -162,7 +148,7 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
         "fields": list(_FIELDS),
         "memories": [_row(m, contexts) for m in memories],
         "contexts": list(contexts),
-        "vocab": list(vocab),
+        "vocab": list(rows.vocab),
         "segments": layout,
         "bridge_langs": bridge_langs,
     }
@@ -201,57 +187,24 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
         texts: dict[str, str] = {}  # one string per distinct repeated text (session, source, ...)
         contexts = header["contexts"]
         memories = [_memory(row, texts, contexts) for row in header["memories"]]
-        # copies: the index keeps these (its term frequencies are made from them on first use), and a
-        # view would keep the whole payload alive with them
-        indptr, terms = segment("indptr"), kept("terms")
+        # copies of what the index keeps (its term frequencies are made from them on first use): a view
+        # would keep the whole payload alive with them
+        indptr, terms = kept("indptr"), kept("terms")
         codes, table = kept("weight_codes"), segment("weight_table")
-        if indptr is None or terms is None or codes is None or table is None:
+        lengths, order = segment("lengths"), segment("by_term")
+        if indptr is None or terms is None or codes is None or table is None or lengths is None:
             return None
-        if len(indptr) != len(memories) + 1 or len(codes) != len(terms):
+        if len(indptr) != len(memories) + 1 or len(codes) != len(terms) or len(lengths) != len(memories):
             return None
-        # interned, as a build's words are: users share most of them
-        vocab = np.asarray([sys.intern(w) for w in header["vocab"]], dtype=object)
-        # one float object per distinct weight, as a built index shares them
-        shared = np.asarray([shared_weight(w) for w in table.tolist()], dtype=object)
-        stored_lengths = segment("lengths")
-        if stored_lengths is None or len(stored_lengths) != len(memories):
+        if len(terms) and (order is None or len(order) != len(terms)):
             return None
-        lengths: list[float] = stored_lengths.tolist()
-        bounds = indptr.copy()
-
-        def row(i: int) -> dict[str, float]:  # a write's or a snapshot's need, not a search's
-            start, end = int(bounds[i]), int(bounds[i + 1])
-            words: list[str] = vocab[terms[start:end]].tolist()
-            return dict(zip(words, shared[codes[start:end]].tolist(), strict=True))
-
-        tfs = TermFrequencies([m.id for m in memories], row)
-
-        # each term's memories in memory order, as a build makes them (ties in BM25 keep that order)
-        postings: ColumnPostings | None = None
-        if len(terms):
-            order = segment("by_term")
-            if order is None or len(order) != len(terms):
-                return None
-            owners = np.repeat(np.arange(len(memories), dtype=np.int32), np.diff(indptr))[order]
-            # each term's run among the entries sorted by term, from the counts (no sorted copy of the
-            # terms: a transient the size of the postings, which the allocator then kept, issue 45)
-            counts = np.bincount(terms, minlength=len(vocab))
-            present = np.flatnonzero(counts)
-            edges = [0, *np.cumsum(counts[present]).tolist()]
-            postings = ColumnPostings(
-                vocab[present].tolist(),
-                edges,
-                owners,
-                np.asarray([m.id for m in memories], dtype=object),
-                codes[order],
-                shared,
-                stored_lengths,
-            )
+        stored = TermRows(header["vocab"], indptr, terms, codes, table, lengths, order)
+        tfs, postings = stored.held([m.id for m in memories])
         vector_codes, vector_scales = kept("vector_codes"), kept("vector_scales")
         vectors = None
         if vector_codes is not None and vector_scales is not None:
             vectors = QuantisedRows(vector_codes, vector_scales)
-        index = BM25Index.from_parts(memories, tfs, vectors, params, postings or {}, lengths)
+        index = BM25Index.from_parts(memories, tfs, vectors, params, postings or {}, lengths.tolist())
         bridge = None
         rows, langs = segment("bridge_rows"), header.get("bridge_langs")
         bridge_codes, bridge_scales = kept("bridge_codes"), kept("bridge_scales")

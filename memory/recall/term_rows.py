@@ -1,0 +1,105 @@
+"""A user's term frequencies as CSR arrays over a vocabulary (`TermRows`): what a snapshot stores
+(memory/recall/snapshot.py), and what a large build keeps instead of a dict per memory.
+
+A built index used to keep each memory's term frequencies as a dict (~600 entries for a long turn's
+segment with its context: ~36 KB) and each term's postings as two Python lists (16 bytes an entry):
+the worker that built a 10M-token user from the store held gigabytes for them (issue 45: 2.4 GB at
+10,303 memories), searched them in a Python loop over every entry (24 ms at 20,000 memories against
+0.5 ms over columns) and paid the cyclic garbage collector's passes over those millions of lists at
+every write (half of a write round's CPU at 20,000). Past `COLUMNS_FROM` memories a build keeps what a
+loaded snapshot holds (`held`): the entries as arrays, each term's run as columns
+(`postings.ColumnPostings`), a memory's dict made only when a write or a save asks.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memory.recall.postings import ColumnPostings, RowIds, TermFrequencies, shared_weight
+
+COLUMNS_FROM = 2_000  # memories: a build of more keeps arrays (below, dicts and lists cost little)
+
+
+@dataclass(frozen=True, slots=True)
+class TermRows:
+    """Memories' term frequencies in order: row i's entries are `indptr[i]:indptr[i + 1]`, each a term
+    (a position in `vocab`) and its weight's code (a position in `table`, the distinct weights as
+    float64: BM25 scores stay exact); `lengths`: each row's length, summed as a build sums it (left to
+    right); `by_term`: the entries sorted by term, stably (each term's rows in row order), or None when
+    not kept (`order` makes it)."""
+
+    vocab: Sequence[str]
+    indptr: np.ndarray
+    terms: np.ndarray
+    codes: np.ndarray
+    table: np.ndarray
+    lengths: np.ndarray
+    by_term: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, tfs: Iterable[Mapping[str, float]]) -> TermRows:
+        vocab: dict[str, int] = {}
+        term_ids: list[int] = []
+        weights: list[float] = []
+        lengths: list[float] = []
+        indptr = [0]
+        for tf in tfs:
+            for term, weight in tf.items():
+                term_ids.append(vocab.setdefault(term, len(vocab)))
+                weights.append(weight)
+            indptr.append(len(term_ids))
+            lengths.append(sum(tf.values()))
+        table, codes = np.unique(np.asarray(weights, dtype=np.float64), return_inverse=True)
+        terms = np.asarray(term_ids, dtype=np.int32)
+        return cls(
+            list(vocab),
+            np.asarray(indptr, dtype=np.int64),
+            terms,
+            codes.astype(np.uint16 if len(table) <= 65_536 else np.uint32),
+            table,
+            np.asarray(lengths, dtype=np.float64),
+        )
+
+    def order(self) -> np.ndarray:
+        """`by_term`, made when not kept."""
+        if self.by_term is not None:
+            return self.by_term
+        return np.argsort(self.terms, kind="stable").astype(np.int32)
+
+    def held(self, ids: Sequence[str]) -> tuple[TermFrequencies, ColumnPostings | None]:
+        """What an index holds of these rows (`ids`: each row's memory id): the term frequencies, made
+        a row at a time when asked, and each term's postings as columns (None: no entries). The arrays
+        are kept, not copied (a snapshot's loader passes copies of its payload's)."""
+        # interned, as a build's words are: users share most of them
+        vocab = np.asarray([sys.intern(w) for w in self.vocab], dtype=object)
+        # one float object per distinct weight, as a built index shares them
+        shared = np.asarray([shared_weight(w) for w in self.table.tolist()], dtype=object)
+        bounds, terms, codes = self.indptr, self.terms, self.codes
+
+        def row(i: int) -> dict[str, float]:  # a write's or a save's need, not a search's
+            start, end = int(bounds[i]), int(bounds[i + 1])
+            words: list[str] = vocab[terms[start:end]].tolist()
+            return dict(zip(words, shared[codes[start:end]].tolist(), strict=True))
+
+        rows = RowIds(np.asarray(list(ids), dtype=object))
+        if not len(terms):
+            return TermFrequencies(rows, row), None
+        # each term's memories in memory order, as a build makes them (ties in BM25 keep that order)
+        by_term = self.order()
+        owners = np.repeat(np.arange(len(rows), dtype=np.int32), np.diff(bounds))[by_term]
+        # each term's run among the entries sorted by term, from the counts (no sorted copy of the
+        # terms: a transient the size of the postings, which the allocator then kept, issue 45)
+        counts = np.bincount(terms, minlength=len(vocab))
+        present = np.flatnonzero(counts)
+        edges = [0, *np.cumsum(counts[present]).tolist()]
+        columns = ColumnPostings(
+            vocab[present].tolist(), edges, owners, rows, codes[by_term], shared, self.lengths
+        )
+        return TermFrequencies(rows, row), columns
+
+
+__all__ = ["COLUMNS_FROM", "TermRows"]

@@ -1,0 +1,107 @@
+"""A build past `COLUMNS_FROM` memories keeps its term frequencies and postings as arrays, as a loaded
+snapshot does (memory/recall/term_rows.py), and is the index a build of dicts and lists makes: the same
+postings, lengths, idf, scores, coverage and snapshot bytes, before and after writes, zh and en. The
+limit is lowered here so that small sets take that path."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+
+from memory.models import Memory
+from memory.recall import keyword_index
+from memory.recall.keyword_index import BM25Index
+from memory.recall.postings import ColumnPostings, LayeredPostings, TermFrequencies
+from memory.recall.snapshot import decode, encode
+from memory.text.tokens import tokenize
+from tests.unit.test_layered_postings import QUERIES, memory, vectors
+
+MORE = [*QUERIES, "my dentist in Porto 杭州的护士", "队列 queue replica", "xyzzy 啊啊"]
+
+
+def both(
+    mems: list[Memory], vecs: np.ndarray | None, monkeypatch: pytest.MonkeyPatch
+) -> tuple[BM25Index, BM25Index]:
+    """The same memories built as arrays (the limit lowered) and as dicts (the limit above them)."""
+    monkeypatch.setattr(keyword_index, "COLUMNS_FROM", 10)
+    arrays = BM25Index(mems, vecs)
+    monkeypatch.setattr(keyword_index, "COLUMNS_FROM", 10**9)
+    dicts = BM25Index(mems, vecs)
+    monkeypatch.setattr(keyword_index, "COLUMNS_FROM", 10)
+    return arrays, dicts
+
+
+def assert_same(ours: BM25Index, theirs: BM25Index) -> None:
+    assert list(ours.memories) == list(theirs.memories)
+    assert ours._len == theirs._len
+    assert dict(ours._idf) == dict(theirs._idf)  # the same floats: the same formula over the same counts
+    assert sorted(ours._postings) == sorted(theirs._postings)
+    for term in theirs._postings:
+        assert ours._postings[term] == theirs._postings[term], term
+    mids = list(theirs.memories)
+    for query in MORE:
+        tokens = tokenize(query)
+        for limit in (1, 5, 100):
+            assert ours.search(tokens, limit=limit) == theirs.search(tokens, limit=limit), query
+        assert ours.coverage(mids, tokens) == theirs.coverage(mids, tokens), query
+        assert ours.known(tokens) == theirs.known(tokens), query
+
+
+def test_a_large_build_holds_arrays_and_is_the_build_of_dicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(45)
+    mems = [memory(i, rng) for i in range(60)]
+    arrays, dicts = both(mems, vectors(60, 0), monkeypatch)
+    assert isinstance(arrays._postings, ColumnPostings)
+    assert isinstance(arrays._tf, TermFrequencies)
+    assert isinstance(dicts._tf, dict)
+    assert_same(arrays, dicts)
+    assert any(arrays.search(tokenize(q), limit=5) for q in QUERIES)  # the searches compared found some
+    assert arrays._tf.rows_made == 0  # searched without a memory's dict
+    for mid in dicts.memories:
+        assert arrays._tf[mid] == dicts._tf[mid]
+    query = vectors(1, 7)[0]
+    assert arrays.nearest(query, limit=10) == dicts.nearest(query, limit=10)
+
+
+def test_its_snapshot_is_the_same_bytes_and_made_without_dicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(8)
+    mems = [memory(i, rng) for i in range(40)]
+    arrays, dicts = both(mems, vectors(40, 1), monkeypatch)
+    raw = encode(3, arrays, None, "f")
+    assert raw == encode(3, dicts, None, "f")
+    assert isinstance(arrays._tf, TermFrequencies)
+    assert arrays._tf.rows_made == 0  # saved from the build's arrays
+    loaded = decode(raw, "f")
+    assert loaded is not None
+    assert_same(loaded.index, dicts)
+
+
+def test_writes_to_a_large_build_give_the_index_a_rebuild_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(45)
+    current = [memory(i, rng) for i in range(40)]
+    arrays, _ = both(current, vectors(40, 0), monkeypatch)
+    index = arrays
+    next_id = 40
+    for step in range(8):
+        added = [memory(next_id + k, rng) for k in range(3)]
+        next_id += 3
+        replaced = [dataclasses.replace(m, content=m.content + " 杭州 Porto") for m in rng.sample(current, 2)]
+        replaced_ids = {m.id for m in replaced}
+        deleted = [m.id for m in rng.sample([m for m in current if m.id not in replaced_ids], 2)]
+        upserted = added + replaced if step % 2 else added
+        gone = set(deleted) | {m.id for m in upserted}
+        current = [m for m in current if m.id not in gone] + upserted
+        index = index.updated(upserted, vectors(len(upserted), step + 1), deleted)
+        assert isinstance(index._postings, LayeredPostings)
+        _, rebuilt = both(current, vectors(len(current), 99), monkeypatch)
+        assert_same(index, rebuilt)
+        ours, theirs = index.stored()[1], rebuilt.stored()[1]  # what a snapshot of each stores
+        assert list(ours.vocab) == list(theirs.vocab)
+        for name in ("indptr", "terms", "codes", "table", "lengths"):
+            assert np.array_equal(getattr(ours, name), getattr(theirs, name)), name
+        assert np.array_equal(ours.order(), theirs.order())
+    assert isinstance(arrays._postings, ColumnPostings)  # the build itself never changed
+    assert len(arrays.memories) == 40

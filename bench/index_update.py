@@ -5,10 +5,15 @@
 No stores, no model: the memories are the segments (`memory.text.cleaning.segment`) of
 `bench/make_token_history.py`'s 10M-token user in order, each with the two turns before it as its
 context (as the write path gives a memory the messages before it, up to 6,000 characters), and random
-MiniLM-sized vectors. The index of the first N is built once; then `--rounds` times the next `--added`
-memories are added to it (a write round of an import) and the new index searched once: CPU seconds of
-each (`time.process_time`: the host's load stretches wall time, not this). Before/after: run the same
-script from a `git worktree` of the older commit. Prints one JSON line.
+MiniLM-sized vectors. The index of the first N is built once (`build_cpu_s`; `build_holds_mib`: this
+process's RSS growth over the build after `gc.collect()` and glibc's `malloc_trim(0)`, the memories and
+vectors made before: what the worker that builds a user from the store keeps for their words); then
+`--rounds` times the next `--added` memories are added to it (a write round of an import) and the new
+index searched once. Then the same on the index as a worker loads it from a snapshot: the save
+(`save_cpu_s`), the load (`load_cpu_s`), the first write after it, and a write that replaces
+`--replaced` memories (a changed fact marks the old statements superseded: the write reads their
+words). CPU seconds (`time.process_time`: the host's load stretches wall time, not this). Before/after:
+run the same script from a `git worktree` of the older commit. Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import gc
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--memories", type=int, default=20_000)
     parser.add_argument("--added", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--replaced", type=int, default=5, help="memories a replacing write upserts")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(45)
     made = memories(args.memories + args.added)
@@ -109,14 +116,28 @@ def main(argv: list[str] | None = None) -> None:
         started = time.process_time()
         derived(later)
         after_write.append(round(time.process_time() - started, 4))
+    started = time.process_time()
     encoded = encode(1, index, None, "bench")
+    save_cpu = time.process_time() - started
     after_load: list[float] = []
-    for _ in range(args.rounds):
+    load_cpu: list[float] = []
+    replaced_cpu: list[float] = []
+    for k in range(args.rounds):
+        started = time.process_time()
         snapshot = decode(encoded, "bench")
+        load_cpu.append(round(time.process_time() - started, 3))
         assert snapshot is not None
         started = time.process_time()
         snapshot.index.updated(added, rng.standard_normal((len(added), 384)).astype(np.float32), [])
         after_load.append(round(time.process_time() - started, 3))
+        # a write that replaces memories (a changed fact marks the old statements superseded)
+        old = [
+            replace(base[i], superseded_by=added[0].id)
+            for i in range(k * 500, len(base), max(1, len(base) // args.replaced))
+        ][: args.replaced]
+        started = time.process_time()
+        snapshot.index.updated(old, rng.standard_normal((len(old), 384)).astype(np.float32), [])
+        replaced_cpu.append(round(time.process_time() - started, 3))
     result = {
         "machine": machine(),
         "memories": len(base),
@@ -126,6 +147,9 @@ def main(argv: list[str] | None = None) -> None:
         "update_and_search_cpu_s": seconds,
         "derived_after_write_cpu_s": after_write,
         "write_after_load_cpu_s": after_load,
+        "replace_after_load_cpu_s": replaced_cpu,
+        "save_cpu_s": round(save_cpu, 2),
+        "load_cpu_s": load_cpu,
     }
     sys.stdout.write(json.dumps(result) + "\n")
 

@@ -16,7 +16,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from memory.recall.dense_rows import QuantisedRows, ranked
 from memory.recall.index_cache import KeywordIndexCache as KeywordIndexCache  # moved out; importable here too
 from memory.recall.index_views import IndexViews
 from memory.recall.postings import (
+    ColumnPostings,
     Delta,
     InverseFrequencies,
     LayeredPostings,
@@ -33,10 +34,11 @@ from memory.recall.postings import (
     TermFrequencies,
     among,
     columns_under,
+    held_weights,
     postings_of,
     shared_weight,
 )
-from memory.recall.term_rows import COLUMNS_FROM, TermRows
+from memory.recall.term_rows import COLUMNS_FROM, TermRows, by_row
 from memory.text.tokens import UNIGRAM, tokenize
 from monitoring import metrics
 
@@ -86,7 +88,6 @@ class BM25Index:
 
     _models: dict[str, str]  # id -> the dense model of its vector (untagged: any)
     _fitting: dict[str, tuple[list[str], np.ndarray]]  # query model -> the ids and rows `nearest` ranks
-    _stored: TermRows | None  # a large build's term frequencies as arrays, until a write (`stored`)
 
     def __init__(
         self,
@@ -104,12 +105,11 @@ class BM25Index:
             self._set({m.id: m for m in memories}, tfs, rows, matrix)
         else:  # kept as a loaded snapshot holds them (memory/recall/term_rows.py)
             stored = TermRows.of(tfs.values())
-            del tfs  # the dicts go: a memory's is made from the arrays when asked
+            del tfs  # the dicts go: a memory's is read off the columns when asked
             ids = [m.id for m in memories]
             held, columns = stored.held(ids)
             lengths = dict(zip(ids, stored.lengths.tolist(), strict=True))
             self._set({m.id: m for m in memories}, held, rows, matrix, columns or {}, lengths)
-            self._stored = replace(stored, by_term=None)  # a save's, while no write changed it
         tagged = zip(memories, models, strict=True) if models is not None else ()
         self._models = {m.id: tag for m, tag in tagged if tag is not None}
 
@@ -128,7 +128,6 @@ class BM25Index:
         Both computed here from `tfs` when None. `rows`: each vector's row in `matrix`, in row order."""
         self.memories = memories
         self._tf = tfs
-        self._stored = None
         self._row = rows
         self._ids = list(rows)  # by row
         self._vectors = matrix
@@ -182,15 +181,23 @@ class BM25Index:
         """The memories, each one's term frequencies and the quantised vectors in the same order (None
         unless every memory has one): `from_parts` rebuilds the index."""
         memories, matrix = self._in_order()
-        return memories, [self._tf[m.id] for m in memories], matrix
+        return memories, list(self._tfs_in_order(memories)), matrix
 
     def stored(self) -> tuple[list[Memory], TermRows, QuantisedRows | None]:
-        """What a snapshot stores: `parts()` with the term frequencies as arrays (a large build's own
-        while no write has changed it: no memory's dict made)."""
+        """What a snapshot stores: `parts()` with the term frequencies as arrays (of an index held as
+        columns that no write changed, its columns by row: no memory's dict made)."""
         memories, matrix = self._in_order()
-        if self._stored is not None:
-            return memories, self._stored, matrix
-        return memories, TermRows.of(self._tf[m.id] for m in memories), matrix
+        if isinstance(self._postings, ColumnPostings):
+            return memories, by_row(self._postings), matrix
+        lengths = [self._len[m.id] for m in memories]
+        return memories, TermRows.of(self._tfs_in_order(memories), lengths), matrix
+
+    def _tfs_in_order(self, memories: Sequence[Memory]) -> Iterator[dict[str, float]]:
+        tfs = self._tf
+        if not isinstance(tfs, TermFrequencies):
+            return (tfs[m.id] for m in memories)
+        base = by_row(tfs.columns) if tfs.columns is not None else None
+        return tfs.in_order([m.id for m in memories], base.row if base is not None else lambda _: {})
 
     def _in_order(self) -> tuple[list[Memory], QuantisedRows | None]:
         memories = list(self.memories.values())
@@ -214,9 +221,13 @@ class BM25Index:
         old_tfs = self._tf
         lengths = {mid: n for mid, n in self._len.items() if mid not in gone}
         added: list[tuple[str, dict[str, float]]] = []
+        same: dict[str, dict[str, float]] = {}  # the replaced memories whose words did not change
         for m in upserted:
-            memories[m.id] = m
             tf = _term_frequencies(m, self._params)
+            was = self.memories.get(m.id)
+            if was is not None and was.embed_text == m.embed_text and was.context == m.context:
+                same[m.id] = tf  # a supersession marks the old statement: its words were these
+            memories[m.id] = m
             lengths[m.id] = sum(tf.values())
             added.append((m.id, tf))
         tfs: Mapping[str, dict[str, float]]
@@ -226,9 +237,12 @@ class BM25Index:
             tfs = {mid: tf for mid, tf in old_tfs.items() if mid not in gone}
             tfs.update(added)
         # only the terms of what changed: the rest of the postings are shared with this index
-        postings = LayeredPostings.after_write(
-            self._postings, {mid: old_tfs[mid] for mid in gone if mid in old_tfs}, added
+        gone_tfs = (
+            {**same, **old_tfs.many(gone - same.keys())}  # read off the columns, in one pass
+            if isinstance(old_tfs, TermFrequencies)
+            else {mid: old_tfs[mid] for mid in gone if mid in old_tfs}
         )
+        postings = LayeredPostings.after_write(self._postings, gone_tfs, added)
         rows: dict[str, int] = {}
         matrix: QuantisedRows | None = None
         # a delete-only update needs no new vectors: the kept rows keep theirs
@@ -380,20 +394,18 @@ class BM25Index:
 
     def _terms_held(self, mids: Sequence[str], terms: Sequence[str]) -> list[set[str]] | None:
         """Which of `terms` each of `mids` holds in its words or its context: from the term frequencies
-        when they are made (a write makes them), from a snapshot's columns otherwise; None where the
+        of an index built as dicts, off the columns and the writes since otherwise; None where the
         postings do not say it (a context not counted)."""
         if not self._params.context_weight:
             return None
         columns, changed = columns_under(self._postings)
-        if columns is None or changed:
-            tfs = self._tf  # a loaded snapshot's: made for these memories only
+        tfs = self._tf
+        if columns is None or not isinstance(tfs, TermFrequencies):
             return [{t for t in terms if t in tfs[mid]} for mid in mids]
-        rows = np.fromiter(
-            (-1 if (r := columns.row_of(mid)) is None else r for mid in mids), dtype=np.int64, count=len(mids)
-        )
+        rows = tfs.base_rows(mids)
         held: list[set[str]] = [set() for _ in mids]
         for t in terms:
-            for k in np.flatnonzero(columns.holding(t, rows)).tolist():
+            for k in np.flatnonzero(held_weights(columns, changed, t, mids, rows)).tolist():
                 held[k].add(t)
         return held
 
@@ -490,15 +502,22 @@ class BM25Index:
         `limit` they rank: for candidates another channel brought (relation memory's links)."""
         k1, b = self._params.k1, self._params.b
         wanted = [mid for mid in dict.fromkeys(ids) if mid in self.memories]
-        tfs = {mid: self._tf[mid] for mid in wanted}  # a loaded snapshot's: made for these only
         scores = dict.fromkeys(wanted, 0.0)
         for token, idf in self._weighted(query_tokens, weights):
-            for mid in wanted:
-                tf = tfs[mid].get(token)
+            for mid, tf in zip(wanted, self._weights_of(token, wanted), strict=True):
                 if tf:
                     norm = k1 * (1 - b + b * self._len[mid] / self._avg_len)
                     scores[mid] += idf * tf * (k1 + 1) / (tf + norm)
         return scores
+
+    def _weights_of(self, term: str, mids: Sequence[str]) -> list[float]:
+        """`term`'s weight in each of `mids` (0.0: not held), as `_terms_held` reads it."""
+        columns, changed = columns_under(self._postings)
+        tfs = self._tf
+        if columns is None or not isinstance(tfs, TermFrequencies):
+            return [tfs[mid].get(term, 0.0) for mid in mids]
+        weights: list[float] = held_weights(columns, changed, term, mids, tfs.base_rows(mids)).tolist()
+        return weights
 
 
 def coverage(

@@ -7,7 +7,10 @@ context is the turns around it, ~6,000 characters, and each of a turn's ~6 segme
 the postings as object arrays (a pointer to the memory's id and one to the weight, per entry: 16 bytes)
 were 72 MiB of the worker's 236 MiB for the user, the contexts held once per memory 49.5 MiB of which
 41.5 MiB were copies (`bench/worker_rss.py`). Here an entry is the memory's row (int32) and the weight's
-code (uint16): 6 bytes; and equal texts are one string.
+code (uint16): 6 bytes; and equal texts are one string. The columns are the only copy of the entries:
+a memory's term frequencies are read off them (`TermFrequencies`, `held_weights`), not kept by row
+beside them (which doubled the arrays: 58,000 memories of long turns, 553 -> 297 MiB for their words,
+`bench/index_update.py`).
 """
 
 from __future__ import annotations
@@ -81,8 +84,10 @@ class ColumnPostings(Mapping[str, Posting]):
         `owners`: each entry's memory row (int32); `rows`: each row's memory id; `codes`:
         each entry's weight as a position in `weights` (object array of shared floats); `lengths`: each
         row's length (float64), as BM25 counts it."""
-        self._at = {t: k for k, t in enumerate(terms)}
+        self._terms = list(terms)
+        self._at = {t: k for k, t in enumerate(self._terms)}
         self._edges = edges
+        self._edge_array = np.asarray(edges, dtype=np.int64)
         self._owners = owners
         self.rows = rows
         self._ids = rows.ids
@@ -181,6 +186,43 @@ class ColumnPostings(Mapping[str, Posting]):
         if k is None:
             return np.zeros(len(rows), dtype=bool)
         return among(rows, self._owners[self._edges[k] : self._edges[k + 1]])
+
+    def weights_at(self, term: str, rows: np.ndarray) -> np.ndarray:
+        """`term`'s weight in each of `rows` (0: not held; a row of -1: none), by a binary search each
+        (a term's entries are in row order)."""
+        out = np.zeros(len(rows), dtype=np.float64)
+        k = self._at.get(term)
+        if k is None or not len(rows):
+            return out
+        start, end = self._edges[k], self._edges[k + 1]
+        owners = self._owners[start:end]
+        at = np.minimum(np.searchsorted(owners, rows), len(owners) - 1)
+        hit = owners[at] == rows
+        out[hit] = self._values[self._codes[start:end][at[hit]]]
+        return out
+
+    def row_terms(self, rows: Collection[int]) -> dict[int, dict[str, float]]:
+        """The term frequencies of `rows`, read off the entries in one pass over them (~50 ms at 58,000
+        memories of long turns): what a write needs of the memories it removes. Kept by row instead,
+        they were a second copy of every entry (6 bytes each: 200 MB at 58,000 memories, issue 45)."""
+        out: dict[int, dict[str, float]] = {r: {} for r in rows}
+        if not out:
+            return out
+        asked = np.zeros(len(self._ids), dtype=bool)
+        asked[np.fromiter(out, dtype=np.int64, count=len(out))] = True
+        at = np.flatnonzero(asked[self._owners])
+        terms = np.searchsorted(self._edge_array, at, side="right") - 1
+        names, weights = self._terms, self._weights
+        for row, k, code in zip(
+            self._owners[at].tolist(), terms.tolist(), self._codes[at].tolist(), strict=True
+        ):
+            out[row][names[k]] = weights[code]
+        return out
+
+    def arrays(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The terms, the runs' offsets, each entry's row and weight code, the weights (float64) and each
+        row's length: what a snapshot is made of (memory/recall/term_rows.py, `by_row`)."""
+        return self._terms, self._edge_array, self._owners, self._codes, self._values, self._lengths
 
     def row_of(self, memory_id: str) -> int | None:
         """The row of a memory (`RowIds.row_of`)."""
@@ -360,44 +402,81 @@ class InverseFrequencies(Mapping[str, float]):
 
 
 class TermFrequencies(Mapping[str, dict[str, float]]):
-    """Each memory's term frequencies by id: a loaded snapshot's made one memory at a time when asked
-    (from its arrays, by `row`), a write's own on top, the memories writes removed left out. Made whole,
-    a 20,000-memory user's took 1.8 s of CPU at the first write after a worker loaded them, and at
-    58,565 memories several seconds and gigabytes, while the chat turn's search waited (issue 45): a
-    write needs those of the memories it removes, a snapshot's save reads them one at a time."""
+    """Each memory's term frequencies by id: a loaded snapshot's (or a large build's) read off its
+    columns when asked (`many`: one pass for any number), a write's own on top, the memories writes
+    removed left out. Made whole, a 20,000-memory user's took 1.8 s of CPU at the first write after a
+    worker loaded them, and at 58,565 memories several seconds and gigabytes, while the chat turn's
+    search waited (issue 45); kept by row, they doubled the arrays: a write needs those of the
+    memories it removes, a snapshot's save all of them in order (`in_order`)."""
 
     def __init__(
         self,
         rows: RowIds,
-        row: Callable[[int], dict[str, float]],
+        columns: ColumnPostings | None,
         own: dict[str, dict[str, float]] | None = None,
         removed: frozenset[str] = frozenset(),
     ) -> None:
-        """`rows`: the snapshot's memory ids by row (its columns' own); `row`: a row's term frequencies;
-        `own`: those of memories written since (by id); `removed`: snapshot memories written over or
-        deleted since."""
+        """`rows`: the columns' memory ids by row; `columns`: their postings (None: no entries);
+        `own`: the term frequencies of memories written since (by id); `removed`: column memories
+        written over or deleted since."""
         self._rows = rows
-        self._row = row
+        self.columns = columns
         self._own = own or {}
         self._removed = removed
-        self.rows_made = 0  # how many a row's dict was made (tests: a search reads the columns instead)
+        self.rows_made = 0  # how many rows' dicts were made (tests: a search reads the columns instead)
+
+    def _base_row(self, memory_id: str) -> int | None:
+        return None if memory_id in self._removed else self._rows.row_of(memory_id)
+
+    def many(self, memory_ids: Iterable[str]) -> dict[str, dict[str, float]]:
+        """The term frequencies of those of `memory_ids` held here, by id."""
+        out: dict[str, dict[str, float]] = {}
+        rows: dict[int, str] = {}
+        for mid in memory_ids:
+            tf = self._own.get(mid)
+            if tf is not None:
+                out[mid] = tf
+            elif (row := self._base_row(mid)) is not None:
+                rows[row] = mid
+        if rows:
+            self.rows_made += len(rows)
+            made = self.columns.row_terms(rows) if self.columns is not None else {r: {} for r in rows}
+            out.update((rows[r], tf) for r, tf in made.items())
+        return out
+
+    def base_rows(self, memory_ids: Sequence[str]) -> np.ndarray:
+        """Each memory's row in the columns (-1: written since, or not held)."""
+        return np.fromiter(
+            (-1 if (r := self._base_row(mid)) is None else r for mid in memory_ids),
+            dtype=np.int64,
+            count=len(memory_ids),
+        )
+
+    def in_order(
+        self, memory_ids: Iterable[str], base_row: Callable[[int], dict[str, float]]
+    ) -> Iterator[dict[str, float]]:
+        """The term frequencies of `memory_ids` (each held here), a column memory's by `base_row` (its
+        row's, from the columns by row: memory/recall/term_rows.py)."""
+        for mid in memory_ids:
+            tf = self._own.get(mid)
+            if tf is None:
+                row = self._base_row(mid)
+                if row is None:
+                    raise KeyError(mid)
+                self.rows_made += 1
+                tf = base_row(row)
+            yield tf
 
     def __getitem__(self, memory_id: str) -> dict[str, float]:
-        tf = self._own.get(memory_id)
-        if tf is not None:
-            return tf
-        row = self._rows.row_of(memory_id) if memory_id not in self._removed else None
-        if row is None:
+        found = self.many([memory_id])
+        if memory_id not in found:
             raise KeyError(memory_id)
-        self.rows_made += 1
-        return self._row(row)
+        return found[memory_id]
 
     def __contains__(self, memory_id: object) -> bool:
         if not isinstance(memory_id, str):
             return False
-        return memory_id in self._own or (
-            memory_id not in self._removed and self._rows.row_of(memory_id) is not None
-        )
+        return memory_id in self._own or self._base_row(memory_id) is not None
 
     def __iter__(self) -> Iterator[str]:
         own, removed = self._own, self._removed
@@ -412,7 +491,30 @@ class TermFrequencies(Mapping[str, dict[str, float]]):
         own = {mid: tf for mid, tf in self._own.items() if mid not in gone}
         own.update(added)
         removed = self._removed | {mid for mid in gone if self._rows.row_of(mid) is not None}
-        return TermFrequencies(self._rows, self._row, own, frozenset(removed))
+        return TermFrequencies(self._rows, self.columns, own, frozenset(removed))
+
+
+def held_weights(
+    columns: ColumnPostings,
+    changed: Mapping[str, Posting | Delta],
+    term: str,
+    mids: Sequence[str],
+    rows: np.ndarray,
+) -> np.ndarray:
+    """`term`'s weight in each of `mids` (0: not held) over columns and the writes since (`changed`),
+    without making a memory's term frequencies; `rows`: each one's row in the columns (-1: none)."""
+    out = columns.weights_at(term, rows)
+    found = changed.get(term)
+    if isinstance(found, Delta):
+        if found.dropped:
+            out[np.isin(rows, np.fromiter(found.dropped, dtype=np.int64, count=len(found.dropped)))] = 0.0
+        if found.ids:
+            added = dict(zip(found.ids, found.weights, strict=True))
+            for k, mid in enumerate(mids):
+                weight = added.get(mid)
+                if weight is not None:
+                    out[k] = weight
+    return out
 
 
 def columns_under(
@@ -451,6 +553,7 @@ __all__ = [
     "TermFrequencies",
     "among",
     "columns_under",
+    "held_weights",
     "postings_of",
     "shared_texts",
     "shared_weight",

@@ -8,8 +8,9 @@ vocabulary (term ids, codes into a table of the distinct weights, row offsets), 
 the bridge rows as a worker holds them (int8 codes and a scale per row: memory/recall/dense_rows.py),
 in one binary value (kept in Redis as a list of parts of at most 64 MiB, `PART_BYTES`). Loading it is
 one Redis LRANGE, `np.frombuffer`, the memories and each term's
-postings (memory/recall/postings.py): no Chroma read, no tokenising; the per-memory term-frequency dicts are made only when a write or a new snapshot needs
-them (a search does not).
+postings (memory/recall/postings.py, memory/recall/term_rows.py): no Chroma read, no tokenising; the
+stored rows are not kept (a memory's term frequencies are read off the columns when a write needs them,
+and a new snapshot of an unwritten index is its columns by row).
 
 Freshness is the keyword cache's own: a loaded snapshot enters the worker's cache at the version it
 was taken at, and the next read of the user's version brings it forward through the change log
@@ -187,10 +188,9 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
         texts: dict[str, str] = {}  # one string per distinct repeated text (session, source, ...)
         contexts = header["contexts"]
         memories = [_memory(row, texts, contexts) for row in header["memories"]]
-        # copies of what the index keeps (its term frequencies are made from them on first use): a view
-        # would keep the whole payload alive with them
-        indptr, terms = kept("indptr"), kept("terms")
-        codes, table = kept("weight_codes"), segment("weight_table")
+        # views: the index keeps none of these (its columns are new arrays made from them)
+        indptr, terms = segment("indptr"), segment("terms")
+        codes, table = segment("weight_codes"), segment("weight_table")
         lengths, order = segment("lengths"), segment("by_term")
         if indptr is None or terms is None or codes is None or table is None or lengths is None:
             return None

@@ -41,18 +41,22 @@ class TermRows:
     by_term: np.ndarray | None = None
 
     @classmethod
-    def of(cls, tfs: Iterable[Mapping[str, float]]) -> TermRows:
+    def of(cls, tfs: Iterable[Mapping[str, float]], lengths: Sequence[float] | None = None) -> TermRows:
+        """`lengths`: each row's length as its index holds it (None: summed here, as a build sums
+        them; a memory's dict read off columns is in another order, and a float sum in another order
+        may differ in its last bit)."""
         vocab: dict[str, int] = {}
         term_ids: list[int] = []
         weights: list[float] = []
-        lengths: list[float] = []
+        summed: list[float] = []
         indptr = [0]
         for tf in tfs:
             for term, weight in tf.items():
                 term_ids.append(vocab.setdefault(term, len(vocab)))
                 weights.append(weight)
             indptr.append(len(term_ids))
-            lengths.append(sum(tf.values()))
+            if lengths is None:
+                summed.append(sum(tf.values()))
         table, codes = np.unique(np.asarray(weights, dtype=np.float64), return_inverse=True)
         terms = np.asarray(term_ids, dtype=np.int32)
         return cls(
@@ -61,7 +65,7 @@ class TermRows:
             terms,
             codes.astype(np.uint16 if len(table) <= 65_536 else np.uint32),
             table,
-            np.asarray(lengths, dtype=np.float64),
+            np.asarray(summed if lengths is None else lengths, dtype=np.float64),
         )
 
     def order(self) -> np.ndarray:
@@ -70,36 +74,48 @@ class TermRows:
             return self.by_term
         return np.argsort(self.terms, kind="stable").astype(np.int32)
 
+    def row(self, i: int) -> dict[str, float]:
+        """Row i's term frequencies (its terms, not interned: for a save, not to be kept)."""
+        start, end = int(self.indptr[i]), int(self.indptr[i + 1])
+        words = [self.vocab[t] for t in self.terms[start:end].tolist()]
+        return dict(zip(words, self.table[self.codes[start:end]].tolist(), strict=True))
+
     def held(self, ids: Sequence[str]) -> tuple[TermFrequencies, ColumnPostings | None]:
-        """What an index holds of these rows (`ids`: each row's memory id): the term frequencies, made
-        a row at a time when asked, and each term's postings as columns (None: no entries). The arrays
-        are kept, not copied (a snapshot's loader passes copies of its payload's)."""
+        """What an index holds of these rows (`ids`: each row's memory id): each term's postings as
+        columns (None: no entries) and the term frequencies read off them when asked. Nothing of these
+        arrays is kept (the columns are new arrays): a snapshot's loader may pass views of its payload."""
+        rows = RowIds(np.asarray(list(ids), dtype=object))
+        if not len(self.terms):
+            return TermFrequencies(rows, None), None
         # interned, as a build's words are: users share most of them
         vocab = np.asarray([sys.intern(w) for w in self.vocab], dtype=object)
         # one float object per distinct weight, as a built index shares them
         shared = np.asarray([shared_weight(w) for w in self.table.tolist()], dtype=object)
-        bounds, terms, codes = self.indptr, self.terms, self.codes
-
-        def row(i: int) -> dict[str, float]:  # a write's or a save's need, not a search's
-            start, end = int(bounds[i]), int(bounds[i + 1])
-            words: list[str] = vocab[terms[start:end]].tolist()
-            return dict(zip(words, shared[codes[start:end]].tolist(), strict=True))
-
-        rows = RowIds(np.asarray(list(ids), dtype=object))
-        if not len(terms):
-            return TermFrequencies(rows, row), None
         # each term's memories in memory order, as a build makes them (ties in BM25 keep that order)
         by_term = self.order()
-        owners = np.repeat(np.arange(len(rows), dtype=np.int32), np.diff(bounds))[by_term]
+        owners = np.repeat(np.arange(len(rows), dtype=np.int32), np.diff(self.indptr))[by_term]
         # each term's run among the entries sorted by term, from the counts (no sorted copy of the
         # terms: a transient the size of the postings, which the allocator then kept, issue 45)
-        counts = np.bincount(terms, minlength=len(vocab))
+        counts = np.bincount(self.terms, minlength=len(vocab))
         present = np.flatnonzero(counts)
         edges = [0, *np.cumsum(counts[present]).tolist()]
         columns = ColumnPostings(
-            vocab[present].tolist(), edges, owners, rows, codes[by_term], shared, self.lengths
+            vocab[present].tolist(), edges, owners, rows, self.codes[by_term], shared, self.lengths
         )
-        return TermFrequencies(rows, row), columns
+        return TermFrequencies(rows, columns), columns
 
 
-__all__ = ["COLUMNS_FROM", "TermRows"]
+def by_row(columns: ColumnPostings) -> TermRows:
+    """The columns' entries by row, each row's in the columns' term order: what a snapshot of an index
+    held as columns stores (a stable sort of the entries by row; their order by term is its inverse)."""
+    terms, edges, owners, codes, values, lengths = columns.arrays()
+    of_entry = np.repeat(np.arange(len(terms), dtype=np.int32), np.diff(edges))
+    order = np.argsort(owners, kind="stable")
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owners, minlength=len(lengths)), out=indptr[1:])
+    by_term = np.empty(len(order), dtype=np.int32)
+    by_term[order] = np.arange(len(order), dtype=np.int32)
+    return TermRows(terms, indptr, of_entry[order], codes[order], values, lengths, by_term)
+
+
+__all__ = ["COLUMNS_FROM", "TermRows", "by_row"]

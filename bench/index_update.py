@@ -12,7 +12,8 @@ vectors made before: what the worker that builds a user from the store keeps for
 index searched once. Then the same on the index as a worker loads it from a snapshot: the save
 (`save_cpu_s`), the load (`load_cpu_s`), the first write after it, and a write that replaces
 `--replaced` memories (a changed fact marks the old statements superseded: the write reads their
-words). CPU seconds (`time.process_time`: the host's load stretches wall time, not this). Before/after:
+words), and the write that makes new columns once `COMPACT_AFTER` memories were written since the load
+(`compacting_write_cpu_s`). CPU seconds (`time.process_time`: the host's load stretches wall time, not this). Before/after:
 run the same script from a `git worktree` of the older commit. Prints one JSON line.
 """
 
@@ -39,6 +40,7 @@ from memory.models import Memory  # noqa: E402
 from memory.recall.keyword_index import BM25Index  # noqa: E402
 from memory.recall.ownership import own_statements  # noqa: E402
 from memory.recall.snapshot import decode, encode  # noqa: E402
+from memory.recall.term_rows import COMPACT_AFTER  # noqa: E402
 from memory.recall.validity import Visible, category_statements  # noqa: E402
 from memory.text.cleaning import segment  # noqa: E402
 from memory.text.tokens import tokenize  # noqa: E402
@@ -93,8 +95,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--replaced", type=int, default=5, help="memories a replacing write upserts")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(45)
-    made = memories(args.memories + args.added)
-    base, added = made[: args.memories], made[args.memories :]
+    made = memories(args.memories + args.added + COMPACT_AFTER)
+    base, added = made[: args.memories], made[args.memories : args.memories + args.added]
+    extra = made[args.memories + args.added :]  # written before the write that compacts
     made_vectors = rng.standard_normal((len(base), 384)).astype(np.float32)
     before_build = trimmed_rss()
     build_started = time.process_time()
@@ -138,6 +141,15 @@ def main(argv: list[str] | None = None) -> None:
         started = time.process_time()
         snapshot.index.updated(old, rng.standard_normal((len(old), 384)).astype(np.float32), [])
         replaced_cpu.append(round(time.process_time() - started, 3))
+    # the write that makes new columns: COMPACT_AFTER memories written since the load, with this one
+    snapshot = decode(encoded, "bench")
+    assert snapshot is not None
+    written = snapshot.index.updated(
+        extra[: COMPACT_AFTER - 1], rng.standard_normal((COMPACT_AFTER - 1, 384)).astype(np.float32), []
+    )
+    started = time.process_time()
+    written.updated(extra[COMPACT_AFTER - 1 :], rng.standard_normal((1, 384)).astype(np.float32), [])
+    compact_cpu = time.process_time() - started
     result = {
         "machine": machine(),
         "memories": len(base),
@@ -150,6 +162,7 @@ def main(argv: list[str] | None = None) -> None:
         "replace_after_load_cpu_s": replaced_cpu,
         "save_cpu_s": round(save_cpu, 2),
         "load_cpu_s": load_cpu,
+        "compacting_write_cpu_s": round(compact_cpu, 2),
     }
     sys.stdout.write(json.dumps(result) + "\n")
 

@@ -38,7 +38,7 @@ from memory.recall.postings import (
     postings_of,
     shared_weight,
 )
-from memory.recall.term_rows import COLUMNS_FROM, TermRows, by_row
+from memory.recall.term_rows import COLUMNS_FROM, COMPACT_AFTER, TermRows, by_row, compacted
 from memory.text.tokens import UNIGRAM, tokenize
 from monitoring import metrics
 
@@ -242,7 +242,14 @@ class BM25Index:
             if isinstance(old_tfs, TermFrequencies)
             else {mid: old_tfs[mid] for mid in gone if mid in old_tfs}
         )
-        postings = LayeredPostings.after_write(self._postings, gone_tfs, added)
+        postings: Mapping[str, Posting] = LayeredPostings.after_write(self._postings, gone_tfs, added)
+        if isinstance(tfs, TermFrequencies) and len(tfs.own) + len(tfs.removed) >= COMPACT_AFTER:
+            tfs, postings = _compacted(memories, tfs, lengths) or (tfs, postings)
+        elif not isinstance(tfs, TermFrequencies) and len(memories) >= COLUMNS_FROM:  # grown past it
+            ids = list(memories)
+            rows_of = TermRows.of([tfs[mid] for mid in ids], [lengths[mid] for mid in ids])
+            held, columns = rows_of.held(ids)
+            tfs, postings = held, columns if columns is not None else {}
         rows: dict[str, int] = {}
         matrix: QuantisedRows | None = None
         # a delete-only update needs no new vectors: the kept rows keep theirs
@@ -518,6 +525,23 @@ class BM25Index:
             return [tfs[mid].get(term, 0.0) for mid in mids]
         weights: list[float] = held_weights(columns, changed, term, mids, tfs.base_rows(mids)).tolist()
         return weights
+
+
+def _compacted(
+    memories: Mapping[str, Memory], tfs: TermFrequencies, lengths: Mapping[str, float]
+) -> tuple[TermFrequencies, Mapping[str, Posting]] | None:
+    """New columns for an index whose writes since its columns reached `COMPACT_AFTER` memories
+    (memory/recall/term_rows.py, `compacted`): the same postings, lengths and order. None when the
+    index's order is not the columns' kept rows then the memories written since (never expected)."""
+    columns = tfs.columns
+    if columns is None:
+        return None
+    base = columns.ids.tolist()
+    kept = np.fromiter((mid not in tfs.removed for mid in base), dtype=bool, count=len(base))
+    ids = list(memories)
+    if ids != [mid for mid, k in zip(base, kept.tolist(), strict=True) if k] + list(tfs.own):
+        return None
+    return compacted(columns, kept, list(tfs.own.values()), ids, [lengths[mid] for mid in ids])
 
 
 def coverage(

@@ -425,6 +425,16 @@ class TermFrequencies(Mapping[str, dict[str, float]]):
         self._removed = removed
         self.rows_made = 0  # how many rows' dicts were made (tests: a search reads the columns instead)
 
+    @property
+    def own(self) -> Mapping[str, dict[str, float]]:
+        """The term frequencies of the memories written since the columns, in the order written."""
+        return self._own
+
+    @property
+    def removed(self) -> frozenset[str]:
+        """The column memories written over or deleted since."""
+        return self._removed
+
     def _base_row(self, memory_id: str) -> int | None:
         return None if memory_id in self._removed else self._rows.row_of(memory_id)
 

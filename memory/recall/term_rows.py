@@ -13,6 +13,7 @@ loaded snapshot holds (`held`): the entries as arrays, each term's run as column
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import numpy as np
 from memory.recall.postings import ColumnPostings, RowIds, TermFrequencies, shared_weight
 
 COLUMNS_FROM = 2_000  # memories: a build of more keeps arrays (below, dicts and lists cost little)
+COMPACT_AFTER = 2_000  # memories written over columns before a write makes new ones (`compacted`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,4 +120,62 @@ def by_row(columns: ColumnPostings) -> TermRows:
     return TermRows(terms, indptr, of_entry[order], codes[order], values, lengths, by_term)
 
 
-__all__ = ["COLUMNS_FROM", "TermRows", "by_row"]
+def compacted(
+    columns: ColumnPostings,
+    kept: np.ndarray,
+    own: Sequence[Mapping[str, float]],
+    ids: Sequence[str],
+    lengths: Sequence[float],
+) -> tuple[TermFrequencies, ColumnPostings]:
+    """New columns of the columns' rows that `kept` marks (bool by row; in row order), then `own` (the
+    term frequencies of the memories written since, in order): `ids` and `lengths` are each resulting
+    row's. What a write makes of an index whose writes since its columns reached `COMPACT_AFTER`
+    memories: their dicts (~36 KB each) and each term's added entries would grow with every write.
+    Each term's run is its kept entries (renumbered: their order holds), then its own ones; placed by
+    counting, not by sorting every entry (a sort of 35 million entries took seconds)."""
+    terms, edges, owners, codes, values, _ = columns.arrays()
+    keep = kept[owners]
+    old_terms = np.repeat(np.arange(len(terms), dtype=np.int64), np.diff(edges))[keep]
+    old_rows = (np.cumsum(kept) - 1)[owners[keep]]
+    words = list(itertools.chain.from_iterable(tf.keys() for tf in own))
+    weights = np.fromiter(
+        itertools.chain.from_iterable(tf.values() for tf in own), dtype=np.float64, count=len(words)
+    )
+    vocab = {t: k for k, t in enumerate(terms)}
+    for word in dict.fromkeys(words):  # new words after the columns' own, in the order first written
+        vocab.setdefault(sys.intern(word), len(vocab))
+    own_terms = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
+    sizes = np.fromiter((len(tf) for tf in own), dtype=np.int64, count=len(own))
+    own_rows = int(kept.sum()) + np.repeat(np.arange(len(own), dtype=np.int64), sizes)
+    # the distinct weights of both (float64, exact), and each entry's code among them
+    table = np.unique(np.concatenate([values, weights]))
+    old_codes = np.searchsorted(table, values)[codes[keep]]
+    own_codes = np.searchsorted(table, weights)
+    old_count = np.bincount(old_terms, minlength=len(vocab))
+    own_count = np.bincount(own_terms, minlength=len(vocab))
+    start = np.concatenate([[0], np.cumsum(old_count + own_count)])
+    old_first = np.concatenate([[0], np.cumsum(old_count)])
+    own_first = np.concatenate([[0], np.cumsum(own_count)])
+    at_old = start[old_terms] + np.arange(len(old_terms)) - old_first[old_terms]
+    by_term = np.argsort(own_terms, kind="stable")  # a word's own entries in row order
+    sorted_terms = own_terms[by_term]
+    at_own = start[sorted_terms] + old_count[sorted_terms] + np.arange(len(by_term)) - own_first[sorted_terms]
+    rows = np.empty(int(start[-1]), dtype=np.int32)
+    entry_codes = np.empty(int(start[-1]), dtype=np.uint16 if len(table) <= 65_536 else np.uint32)
+    rows[at_old], rows[at_own] = old_rows, own_rows[by_term]
+    entry_codes[at_old], entry_codes[at_own] = old_codes, own_codes[by_term]
+    present = np.flatnonzero(old_count + own_count)
+    names = list(vocab)
+    fresh = ColumnPostings(
+        [names[k] for k in present.tolist()],
+        [0, *np.cumsum((old_count + own_count)[present]).tolist()],
+        rows,
+        RowIds(np.asarray(list(ids), dtype=object)),
+        entry_codes,
+        np.asarray([shared_weight(w) for w in table.tolist()], dtype=object),
+        np.asarray(lengths, dtype=np.float64),
+    )
+    return TermFrequencies(fresh.rows, fresh), fresh
+
+
+__all__ = ["COLUMNS_FROM", "COMPACT_AFTER", "TermRows", "by_row", "compacted"]

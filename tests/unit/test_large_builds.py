@@ -81,12 +81,19 @@ def test_its_snapshot_is_made_without_dicts_and_loads_as_the_build(monkeypatch: 
     assert loaded.index.parts()[1] == dicts.parts()[1]  # every memory's term frequencies, off the columns
 
 
-def test_writes_to_a_large_build_give_the_index_a_rebuild_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("compact_after", [10**9, 9])
+def test_writes_to_a_large_build_give_the_index_a_rebuild_gives(
+    compact_after: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writes that add, replace (new words) and delete, zh and en; with `compact_after` lowered, every
+    few writes make new columns (`COMPACT_AFTER`): the same index either way."""
+    monkeypatch.setattr(keyword_index, "COMPACT_AFTER", compact_after)
     rng = random.Random(45)
     current = [memory(i, rng) for i in range(40)]
     arrays, _ = both(current, vectors(40, 0), monkeypatch)
     index = arrays
     next_id = 40
+    compactions = 0
     for step in range(8):
         added = [memory(next_id + k, rng) for k in range(3)]
         next_id += 3
@@ -97,18 +104,24 @@ def test_writes_to_a_large_build_give_the_index_a_rebuild_gives(monkeypatch: pyt
         gone = set(deleted) | {m.id for m in upserted}
         current = [m for m in current if m.id not in gone] + upserted
         index = index.updated(upserted, vectors(len(upserted), step + 1), deleted)
-        assert isinstance(index._postings, LayeredPostings)
+        assert isinstance(index._tf, TermFrequencies)
+        written = len(index._tf.own) + len(index._tf.removed)
+        if isinstance(index._postings, ColumnPostings):  # compacted by this write
+            compactions += 1
+            assert written == 0
+        else:
+            assert isinstance(index._postings, LayeredPostings)
+            assert 0 < written < compact_after
         _, rebuilt = both(current, vectors(len(current), 99), monkeypatch)
         assert_same(index, rebuilt)
         saved = decode(encode(step, index, None, "f"), "f")  # a save of the written index
         assert saved is not None
         assert_same(saved.index, rebuilt)
-        removed = [m.id for m in replaced if step % 2] + deleted
         assert all(mid not in index._tf for mid in deleted)
         assert {mid: index._tf[mid] for mid in index.memories} == {
             mid: rebuilt._tf[mid] for mid in rebuilt.memories
         }
-        assert removed
+    assert compactions >= 2 if compact_after < 100 else compactions == 0
     assert isinstance(arrays._postings, ColumnPostings)  # the build itself never changed
     assert len(arrays.memories) == 40
 
@@ -127,3 +140,21 @@ def test_a_supersession_reads_no_words_of_the_statements_it_marks(monkeypatch: p
     current = [m for m in mems if m.id not in {"m3", "m17", "m5", "m8"}] + [*marked, edited]
     _, rebuilt = both(current, vectors(len(current), 4), monkeypatch)
     assert_same(later, rebuilt)
+
+
+def test_an_index_of_dicts_that_writes_grow_past_the_limit_is_held_as_arrays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(5)
+    current = [memory(i, rng) for i in range(30)]
+    monkeypatch.setattr(keyword_index, "COLUMNS_FROM", 10**9)
+    index = BM25Index(current, vectors(30, 5))
+    assert isinstance(index._tf, dict)
+    for step in range(3):  # 30 -> 33 (dicts) -> 36 (arrays from here) -> 39
+        monkeypatch.setattr(keyword_index, "COLUMNS_FROM", 34)  # `both` below sets it
+        added = [memory(30 + 3 * step + k, rng) for k in range(3)]
+        current += added
+        index = index.updated(added, vectors(3, step), [])
+        assert isinstance(index._tf, TermFrequencies) == (len(current) >= 34)
+        _, rebuilt = both(current, vectors(len(current), 6), monkeypatch)
+        assert_same(index, rebuilt)

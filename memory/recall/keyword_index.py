@@ -38,7 +38,7 @@ from memory.recall.postings import (
     postings_of,
     shared_weight,
 )
-from memory.recall.term_rows import COLUMNS_FROM, COMPACT_AFTER, TermRows, by_row, compacted
+from memory.recall.term_rows import COLUMNS_FROM, COMPACT_AFTER, TermRows, by_row, compact
 from memory.text.tokens import UNIGRAM, tokenize
 from monitoring import metrics
 
@@ -183,14 +183,22 @@ class BM25Index:
         memories, matrix = self._in_order()
         return memories, list(self._tfs_in_order(memories)), matrix
 
-    def stored(self) -> tuple[list[Memory], TermRows, QuantisedRows | None]:
-        """What a snapshot stores: `parts()` with the term frequencies as arrays (of an index held as
-        columns that no write changed, its columns by row: no memory's dict made)."""
+    def stored(self) -> tuple[list[Memory], ColumnPostings | None, np.ndarray, QuantisedRows | None]:
+        """What a snapshot stores: the memories, their postings as columns in that order (None: no
+        memory has a word), each one's length, and the quantised vectors (`parts`). The columns are this
+        index's own when no write changed them, else made: new columns of the kept rows and what was
+        written since (`compact`), or of an index of dicts."""
         memories, matrix = self._in_order()
-        if isinstance(self._postings, ColumnPostings):
-            return memories, by_row(self._postings), matrix
-        lengths = [self._len[m.id] for m in memories]
-        return memories, TermRows.of(self._tfs_in_order(memories), lengths), matrix
+        ids = [m.id for m in memories]
+        lengths = np.asarray([self._len[mid] for mid in ids], dtype=np.float64)
+        postings, tfs = self._postings, self._tf
+        if isinstance(postings, ColumnPostings):
+            return memories, postings, lengths, matrix
+        made = compact(ids, tfs, self._len) if isinstance(tfs, TermFrequencies) else None
+        if made is not None:
+            return memories, made[1], lengths, matrix
+        _, columns = TermRows.of(self._tfs_in_order(memories), lengths.tolist()).held(ids)
+        return memories, columns, lengths, matrix
 
     def _tfs_in_order(self, memories: Sequence[Memory]) -> Iterator[dict[str, float]]:
         tfs = self._tf
@@ -244,7 +252,7 @@ class BM25Index:
         )
         postings: Mapping[str, Posting] = LayeredPostings.after_write(self._postings, gone_tfs, added)
         if isinstance(tfs, TermFrequencies) and len(tfs.own) + len(tfs.removed) >= COMPACT_AFTER:
-            tfs, postings = _compacted(memories, tfs, lengths) or (tfs, postings)
+            tfs, postings = compact(list(memories), tfs, lengths) or (tfs, postings)
         elif not isinstance(tfs, TermFrequencies) and len(memories) >= COLUMNS_FROM:  # grown past it
             ids = list(memories)
             rows_of = TermRows.of([tfs[mid] for mid in ids], [lengths[mid] for mid in ids])
@@ -494,8 +502,8 @@ class BM25Index:
                 scores[mid] = scores.get(mid, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
         found = list(scores.items())
         if columns is not None and in_columns:
-            by_row = columns.bm25(in_columns, k1=k1, b=b, avg_len=self._avg_len, dropped=dropped)
-            found = columns.best(by_row, scores, limit)
+            row_scores = columns.bm25(in_columns, k1=k1, b=b, avg_len=self._avg_len, dropped=dropped)
+            found = columns.best(row_scores, scores, limit)
         if len(found) > limit:  # the best few sorted, not thousands (C heapq over the floats)
             last = heapq.nlargest(limit, (score for _, score in found))[-1]
             found = [kv for kv in found if kv[1] >= last]
@@ -525,23 +533,6 @@ class BM25Index:
             return [tfs[mid].get(term, 0.0) for mid in mids]
         weights: list[float] = held_weights(columns, changed, term, mids, tfs.base_rows(mids)).tolist()
         return weights
-
-
-def _compacted(
-    memories: Mapping[str, Memory], tfs: TermFrequencies, lengths: Mapping[str, float]
-) -> tuple[TermFrequencies, Mapping[str, Posting]] | None:
-    """New columns for an index whose writes since its columns reached `COMPACT_AFTER` memories
-    (memory/recall/term_rows.py, `compacted`): the same postings, lengths and order. None when the
-    index's order is not the columns' kept rows then the memories written since (never expected)."""
-    columns = tfs.columns
-    if columns is None:
-        return None
-    base = columns.ids.tolist()
-    kept = np.fromiter((mid not in tfs.removed for mid in base), dtype=bool, count=len(base))
-    ids = list(memories)
-    if ids != [mid for mid, k in zip(base, kept.tolist(), strict=True) if k] + list(tfs.own):
-        return None
-    return compacted(columns, kept, list(tfs.own.values()), ids, [lengths[mid] for mid in ids])
 
 
 def coverage(

@@ -3,14 +3,14 @@
 A worker's first search of a user used to read every record with its vectors from Chroma, then the
 bridge vectors, and tokenise everything into the BM25 index (~0.9 s at 2,000 memories, issue 29). A
 snapshot holds what that produces, columnar: the memories' fields as one JSON list (each distinct
-context once: a long turn's segments share the turn's), the term frequencies as CSR arrays over a
-vocabulary (term ids, codes into a table of the distinct weights, row offsets), the MiniLM vectors and
-the bridge rows as a worker holds them (int8 codes and a scale per row: memory/recall/dense_rows.py),
-in one binary value (kept in Redis as a list of parts of at most 64 MiB, `PART_BYTES`). Loading it is
-one Redis LRANGE, `np.frombuffer`, the memories and each term's
-postings (memory/recall/postings.py, memory/recall/term_rows.py): no Chroma read, no tokenising; the
-stored rows are not kept (a memory's term frequencies are read off the columns when a write needs them,
-and a new snapshot of an unwritten index is its columns by row).
+context once: a long turn's segments share the turn's), the postings as the columns a worker holds
+(each term's run of memory rows and weight codes into a table of the distinct weights:
+memory/recall/postings.py), each memory's length, the MiniLM vectors and the bridge rows as a worker
+holds them (int8 codes and a scale per row: memory/recall/dense_rows.py), in one binary value (kept in
+Redis as a list of parts of at most 64 MiB, `PART_BYTES`). Loading it is one Redis LRANGE,
+`np.frombuffer`, the memories, and a copy of the columns: no Chroma read, no tokenising, no sort. A
+snapshot of an index no write changed is its columns as they are; of a written one, new columns
+(memory/recall/term_rows.py, `compact`).
 
 Freshness is the keyword cache's own: a loaded snapshot enters the worker's cache at the version it
 was taken at, and the next read of the user's version brings it forward through the change log
@@ -33,6 +33,8 @@ import json
 import logging
 import secrets
 import struct
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +47,7 @@ from memory.models import Memory
 from memory.recall.crosslingual import BridgeRows
 from memory.recall.dense_rows import QuantisedRows
 from memory.recall.keyword_index import BM25Index, BM25Params
+from memory.recall.postings import ColumnPostings, RowIds, TermFrequencies, shared_weight
 from memory.recall.term_rows import TermRows
 from memory.redis_client import RedisClient
 from memory.text.language import Lang
@@ -53,8 +56,11 @@ log = logging.getLogger(__name__)
 
 # 2: weights as a table and codes, and each memory's length stored; 3: the MiniLM and bridge vectors as
 # int8 codes and scales, each distinct context once (a format 2 snapshot is not read: the user is built
-# from the store and snapshotted anew)
-FORMAT = 3
+# from the store and snapshotted anew); 4: the postings as the columns a worker holds (each term's run
+# of memory rows and weight codes) instead of each memory's terms and their order by term: 6 bytes an
+# entry instead of 10, and a load that copies them (a format 3 snapshot is still read)
+FORMAT = 4
+_READ = (3, 4)
 _MAGIC = b"MNS1"
 _FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _TUPLE_FIELDS = frozenset({"source_message_ids", "entities"})
@@ -111,17 +117,13 @@ class Snapshot:
 
 def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprint: str) -> bytes:
     """The snapshot as bytes (read back with `NEVER_DECODE`: the Redis clients here decode text)."""
-    memories, rows, vectors = index.stored()
+    memories, columns, lengths, vectors = index.stored()
     contexts: dict[str, int] = {}  # each distinct context once (a long turn's segments share the turn's)
-    segments: dict[str, np.ndarray] = {
-        "indptr": rows.indptr,
-        "terms": rows.terms,
-        "weight_codes": rows.codes,
-        "weight_table": rows.table,
-        "lengths": rows.lengths,
-        # the entries by term, so a load need not sort
-        "by_term": rows.order(),
-    }
+    vocab: list[str] = []
+    segments: dict[str, np.ndarray] = {"lengths": np.ascontiguousarray(lengths, dtype=np.float64)}
+    if columns is not None:  # none: no memory has a word
+        vocab, edges, owners, codes, table, _ = columns.arrays()
+        segments |= {"edges": edges, "owners": owners, "weight_codes": codes, "weight_table": table}
     if vectors is not None:
         segments["vector_codes"] = np.ascontiguousarray(vectors.codes, dtype=np.int8)
         segments["vector_scales"] = np.ascontiguousarray(vectors.scales, dtype=np.float32)
@@ -149,7 +151,7 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
         "fields": list(_FIELDS),
         "memories": [_row(m, contexts) for m in memories],
         "contexts": list(contexts),
-        "vocab": list(rows.vocab),
+        "vocab": vocab,
         "segments": layout,
         "bridge_langs": bridge_langs,
     }
@@ -166,7 +168,7 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
             return None
         header, body = split
         if (
-            header.get("format") != FORMAT
+            header.get("format") not in _READ
             or header.get("fingerprint") != fingerprint
             or tuple(header.get("fields", ())) != _FIELDS
             or header.get("params") != dataclasses.asdict(params)
@@ -188,18 +190,15 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
         texts: dict[str, str] = {}  # one string per distinct repeated text (session, source, ...)
         contexts = header["contexts"]
         memories = [_memory(row, texts, contexts) for row in header["memories"]]
-        # views: the index keeps none of these (its columns are new arrays made from them)
-        indptr, terms = segment("indptr"), segment("terms")
-        codes, table = segment("weight_codes"), segment("weight_table")
-        lengths, order = segment("lengths"), segment("by_term")
-        if indptr is None or terms is None or codes is None or table is None or lengths is None:
+        lengths = segment("lengths")
+        if lengths is None or len(lengths) != len(memories):
             return None
-        if len(indptr) != len(memories) + 1 or len(codes) != len(terms) or len(lengths) != len(memories):
+        memory_ids = [m.id for m in memories]
+        read = _columns if header["format"] == FORMAT else _rows
+        words = read(header, segment, memory_ids)
+        if words is None:
             return None
-        if len(terms) and (order is None or len(order) != len(terms)):
-            return None
-        stored = TermRows(header["vocab"], indptr, terms, codes, table, lengths, order)
-        tfs, postings = stored.held([m.id for m in memories])
+        tfs, postings = words
         vector_codes, vector_scales = kept("vector_codes"), kept("vector_scales")
         vectors = None
         if vector_codes is not None and vector_scales is not None:
@@ -218,6 +217,57 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
     except (ValueError, KeyError, TypeError, IndexError, struct.error, UnicodeDecodeError):
         log.warning("index snapshot unreadable; building from the store", exc_info=True)
         return None
+
+
+Segment = Callable[[str], np.ndarray | None]
+
+
+def _columns(
+    header: dict[str, Any], segment: Segment, ids: list[str]
+) -> tuple[TermFrequencies, ColumnPostings | None] | None:
+    """A format 4 snapshot's postings: its columns, copied (a view would keep the payload alive)."""
+    rows = RowIds(np.asarray(ids, dtype=object))
+    vocab = header["vocab"]
+    if not vocab:
+        return TermFrequencies(rows, None), None
+    edges, owners, codes, table = (segment(n) for n in ("edges", "owners", "weight_codes", "weight_table"))
+    if edges is None or owners is None or codes is None or table is None:
+        return None
+    if len(edges) != len(vocab) + 1 or edges[0] != 0 or edges[-1] != len(owners) or len(codes) != len(owners):
+        return None
+    if (
+        np.any(np.diff(edges) <= 0)
+        or owners.min() < 0
+        or owners.max() >= len(ids)
+        or codes.max() >= len(table)
+    ):
+        return None  # damaged: a search would read past an array, or a run would be empty
+    columns = ColumnPostings(
+        [sys.intern(w) for w in vocab],
+        edges.tolist(),
+        owners.copy(),
+        rows,
+        codes.copy(),
+        np.asarray([shared_weight(w) for w in table.tolist()], dtype=object),  # one object per weight
+        np.asarray(segment("lengths"), dtype=np.float64),
+    )
+    return TermFrequencies(rows, columns), columns
+
+
+def _rows(
+    header: dict[str, Any], segment: Segment, ids: list[str]
+) -> tuple[TermFrequencies, ColumnPostings | None] | None:
+    """A format 3 snapshot's postings: each memory's terms, and their order by term."""
+    indptr, terms = segment("indptr"), segment("terms")
+    codes, table = segment("weight_codes"), segment("weight_table")
+    lengths, order = segment("lengths"), segment("by_term")
+    if indptr is None or terms is None or codes is None or table is None or lengths is None:
+        return None
+    if len(indptr) != len(ids) + 1 or len(codes) != len(terms):
+        return None
+    if len(terms) and (order is None or len(order) != len(terms)):
+        return None
+    return TermRows(header["vocab"], indptr, terms, codes, table, lengths, order).held(ids)
 
 
 def _split(payload: bytes) -> tuple[dict[str, Any], memoryview] | None:

@@ -1,5 +1,6 @@
-"""A user's term frequencies as CSR arrays over a vocabulary (`TermRows`): what a snapshot stores
-(memory/recall/snapshot.py), and what a large build keeps instead of a dict per memory.
+"""How a large index comes to hold its words as columns (`postings.ColumnPostings`): from a build's
+term frequencies (`TermRows`, CSR arrays over a vocabulary: `held` turns them into columns), from a
+format 3 snapshot (the same arrays), and from columns plus the writes since (`compacted`).
 
 A built index used to keep each memory's term frequencies as a dict (~600 entries for a long turn's
 segment with its context: ~36 KB) and each term's postings as two Python lists (16 bytes an entry):
@@ -7,8 +8,9 @@ the worker that built a 10M-token user from the store held gigabytes for them (i
 10,303 memories), searched them in a Python loop over every entry (24 ms at 20,000 memories against
 0.5 ms over columns) and paid the cyclic garbage collector's passes over those millions of lists at
 every write (half of a write round's CPU at 20,000). Past `COLUMNS_FROM` memories a build keeps what a
-loaded snapshot holds (`held`): the entries as arrays, each term's run as columns
-(`postings.ColumnPostings`), a memory's dict made only when a write or a save asks.
+loaded snapshot holds: columns, a memory's term frequencies read off them when a write asks. A write
+over columns keeps each changed term as a `Delta` and the written memories' dicts; once
+`COMPACT_AFTER` memories were written since, the write makes new columns, so neither grows without end.
 """
 
 from __future__ import annotations
@@ -178,4 +180,20 @@ def compacted(
     return TermFrequencies(fresh.rows, fresh), fresh
 
 
-__all__ = ["COLUMNS_FROM", "COMPACT_AFTER", "TermRows", "by_row", "compacted"]
+def compact(
+    ids: list[str], tfs: TermFrequencies, lengths: Mapping[str, float]
+) -> tuple[TermFrequencies, ColumnPostings] | None:
+    """`compacted` for an index of these memories (`ids`, in its order) whose term frequencies are
+    `tfs` (columns and the writes since). None when the order is not the columns' kept rows then the
+    memories written since (never expected: the caller reads them another way)."""
+    columns = tfs.columns
+    if columns is None:
+        return None
+    base = columns.ids.tolist()
+    kept = np.fromiter((mid not in tfs.removed for mid in base), dtype=bool, count=len(base))
+    if ids != [mid for mid, k in zip(base, kept.tolist(), strict=True) if k] + list(tfs.own):
+        return None
+    return compacted(columns, kept, list(tfs.own.values()), ids, [lengths[mid] for mid in ids])
+
+
+__all__ = ["COLUMNS_FROM", "COMPACT_AFTER", "TermRows", "by_row", "compact", "compacted"]

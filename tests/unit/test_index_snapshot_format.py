@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import struct
 import sys
 
 import numpy as np
 
 from memory.models import Memory
+from memory.recall import snapshot
 from memory.recall.crosslingual import BridgeRows
 from memory.recall.dense_rows import QuantisedRows
 from memory.recall.keyword_index import BM25Index, BM25Params
 from memory.recall.snapshot import decode, encode, fingerprint_of
+from memory.recall.term_rows import TermRows
 from memory.text.language import Lang
 from memory.text.tokens import tokenize
 
@@ -165,3 +169,62 @@ def test_a_memory_without_words_keeps_its_place() -> None:
     for query in ("Anna nurse", "火锅", "Lisbon"):
         assert loaded.index.search(tokenize(query), limit=10) == index.search(tokenize(query), limit=10)
     assert loaded.index.parts()[1] == index.parts()[1]
+
+
+def as_format_3(raw: bytes, index: BM25Index) -> bytes:
+    """`raw` (format 4) as the format before it wrote it: each memory's terms (CSR by memory) and their
+    order by term, instead of the columns; the other segments as they were."""
+    split = snapshot._split(raw)
+    assert split is not None
+    header, body = split
+    rows = TermRows.of(index.parts()[1])
+    words = {
+        "indptr": rows.indptr,
+        "terms": rows.terms,
+        "weight_codes": rows.codes,
+        "weight_table": rows.table,
+        "lengths": rows.lengths,
+        "by_term": rows.order(),
+    }
+    segments: dict[str, np.ndarray] = {}
+    for name, (offset, length, dtype, shape) in header["segments"].items():
+        if name not in ("edges", "owners", "weight_codes", "weight_table", "lengths"):
+            segments[name] = np.frombuffer(body[offset : offset + length], dtype=np.dtype(dtype)).reshape(
+                shape
+            )
+    layout, blobs, offset = {}, [], 0
+    for name, array in {**words, **segments}.items():
+        blob = array.tobytes()
+        layout[name] = [offset, len(blob), array.dtype.str, list(array.shape)]
+        blobs.append(blob)
+        offset += len(blob)
+    head = json.dumps({**header, "format": 3, "vocab": list(rows.vocab), "segments": layout}).encode()
+    return b"".join([raw[:4], struct.pack("<I", len(head)), head, *blobs])
+
+
+def test_a_snapshot_of_the_format_before_is_read() -> None:
+    """A format 3 snapshot (written before this version) loads as the index it was taken of: an upgrade
+    does not make every large user's first search read the store."""
+    index, rows = index_and_rows()
+    old = as_format_3(encode(5, index, rows, "m"), index)
+    assert snapshot._split(old) is not None
+    loaded = decode(old, "m")
+    assert loaded is not None
+    assert loaded.index.parts()[1] == index.parts()[1]
+    for query in ("Where does Anna live?", "我搬到哪里了", "nurse Lisbon", "火锅"):
+        tokens = tokenize(query)
+        assert loaded.index.search(tokens, limit=10) == index.search(tokens, limit=10)
+    assert loaded.bridge is not None
+    assert loaded.bridge.ids == rows.ids
+
+
+def test_a_snapshot_whose_columns_point_past_its_memories_is_not_used() -> None:
+    index, rows = index_and_rows()
+    raw = bytearray(encode(5, index, rows, "m"))
+    split = snapshot._split(bytes(raw))
+    assert split is not None
+    header, _ = split
+    offset, length, _, _ = header["segments"]["owners"]
+    start = len(raw) - sum(spec[1] for spec in header["segments"].values()) + offset
+    raw[start : start + 4] = struct.pack("<i", 999)  # the first entry's row: past the 5 memories
+    assert decode(bytes(raw), "m") is None

@@ -95,9 +95,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--replaced", type=int, default=5, help="memories a replacing write upserts")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(45)
-    made = memories(args.memories + args.added + COMPACT_AFTER)
+    made = memories(args.memories + args.added)
     base, added = made[: args.memories], made[args.memories : args.memories + args.added]
-    extra = made[args.memories + args.added :]  # written before the write that compacts
+    # written before the write that compacts: the first memories again under new ids (the set has
+    # 58,916 memories in all)
+    extra = [replace(m, id=f"{m.id}_again") for m in made[:COMPACT_AFTER]]
     made_vectors = rng.standard_normal((len(base), 384)).astype(np.float32)
     before_build = trimmed_rss()
     build_started = time.process_time()

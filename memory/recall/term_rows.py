@@ -133,12 +133,14 @@ def compacted(
     term frequencies of the memories written since, in order): `ids` and `lengths` are each resulting
     row's. What a write makes of an index whose writes since its columns reached `COMPACT_AFTER`
     memories: their dicts (~36 KB each) and each term's added entries would grow with every write.
-    Each term's run is its kept entries (renumbered: their order holds), then its own ones; placed by
-    counting, not by sorting every entry (a sort of 35 million entries took seconds)."""
+    Each term's run is its kept entries (renumbered: their order holds), then its own ones, inserted
+    after them in one pass (`np.insert`): placing every entry by its computed position was 4.9 s of CPU
+    at 58,000 memories, a sort of every entry more."""
     terms, edges, owners, codes, values, _ = columns.arrays()
     keep = kept[owners]
-    old_terms = np.repeat(np.arange(len(terms), dtype=np.int64), np.diff(edges))[keep]
-    old_rows = (np.cumsum(kept) - 1)[owners[keep]]
+    old_rows = (np.cumsum(kept, dtype=np.int32) - 1)[owners[keep]]
+    # each term's kept entries (no run is empty: a term in the columns is held by some row)
+    old_count = np.add.reduceat(keep, edges[:-1], dtype=np.int64) if len(terms) else np.zeros(0, np.int64)
     words = list(itertools.chain.from_iterable(tf.keys() for tf in own))
     weights = np.fromiter(
         itertools.chain.from_iterable(tf.values() for tf in own), dtype=np.float64, count=len(words)
@@ -148,24 +150,20 @@ def compacted(
         vocab.setdefault(sys.intern(word), len(vocab))
     own_terms = np.fromiter(map(vocab.__getitem__, words), dtype=np.int64, count=len(words))
     sizes = np.fromiter((len(tf) for tf in own), dtype=np.int64, count=len(own))
-    own_rows = int(kept.sum()) + np.repeat(np.arange(len(own), dtype=np.int64), sizes)
+    own_rows = int(kept.sum()) + np.repeat(np.arange(len(own), dtype=np.int32), sizes)
     # the distinct weights of both (float64, exact), and each entry's code among them
     table = np.unique(np.concatenate([values, weights]))
-    old_codes = np.searchsorted(table, values)[codes[keep]]
-    own_codes = np.searchsorted(table, weights)
-    old_count = np.bincount(old_terms, minlength=len(vocab))
-    own_count = np.bincount(own_terms, minlength=len(vocab))
-    start = np.concatenate([[0], np.cumsum(old_count + own_count)])
-    old_first = np.concatenate([[0], np.cumsum(old_count)])
-    own_first = np.concatenate([[0], np.cumsum(own_count)])
-    at_old = start[old_terms] + np.arange(len(old_terms)) - old_first[old_terms]
+    code_type = np.uint16 if len(table) <= 65_536 else np.uint32
+    old_codes = np.searchsorted(table, values).astype(code_type)[codes[keep]]
     by_term = np.argsort(own_terms, kind="stable")  # a word's own entries in row order
     sorted_terms = own_terms[by_term]
-    at_own = start[sorted_terms] + old_count[sorted_terms] + np.arange(len(by_term)) - own_first[sorted_terms]
-    rows = np.empty(int(start[-1]), dtype=np.int32)
-    entry_codes = np.empty(int(start[-1]), dtype=np.uint16 if len(table) <= 65_536 else np.uint32)
-    rows[at_old], rows[at_own] = old_rows, own_rows[by_term]
-    entry_codes[at_old], entry_codes[at_own] = old_codes, own_codes[by_term]
+    # where each own entry goes among the kept ones: after its word's run (a new word: at the end)
+    ends = np.concatenate([np.cumsum(old_count), np.full(len(vocab) - len(terms), len(old_rows))])
+    at = ends[sorted_terms]
+    rows = np.insert(old_rows, at, own_rows[by_term].astype(np.int32))
+    entry_codes = np.insert(old_codes, at, np.searchsorted(table, weights)[by_term].astype(code_type))
+    old_count = np.concatenate([old_count, np.zeros(len(vocab) - len(terms), dtype=np.int64)])
+    own_count = np.bincount(own_terms, minlength=len(vocab))
     present = np.flatnonzero(old_count + own_count)
     names = list(vocab)
     fresh = ColumnPostings(

@@ -17,7 +17,7 @@ from memory.recall.keyword_index import BM25Index
 from memory.recall.postings import ColumnPostings, LayeredPostings, TermFrequencies
 from memory.recall.snapshot import decode, encode
 from memory.text.tokens import tokenize
-from tests.unit.test_layered_postings import QUERIES, memory, vectors
+from tests.unit.test_layered_postings import QUERIES, a_write, memory, vectors
 
 MORE = [*QUERIES, "my dentist in Porto 杭州的护士", "队列 queue replica", "xyzzy 啊啊"]
 
@@ -92,17 +92,9 @@ def test_writes_to_a_large_build_give_the_index_a_rebuild_gives(
     current = [memory(i, rng) for i in range(40)]
     arrays, _ = both(current, vectors(40, 0), monkeypatch)
     index = arrays
-    next_id = 40
     compactions = 0
     for step in range(8):
-        added = [memory(next_id + k, rng) for k in range(3)]
-        next_id += 3
-        replaced = [dataclasses.replace(m, content=m.content + " 杭州 Porto") for m in rng.sample(current, 2)]
-        replaced_ids = {m.id for m in replaced}
-        deleted = [m.id for m in rng.sample([m for m in current if m.id not in replaced_ids], 2)]
-        upserted = added + replaced if step % 2 else added
-        gone = set(deleted) | {m.id for m in upserted}
-        current = [m for m in current if m.id not in gone] + upserted
+        current, upserted, deleted = a_write(current, rng, step)
         index = index.updated(upserted, vectors(len(upserted), step + 1), deleted)
         assert isinstance(index._tf, TermFrequencies)
         written = len(index._tf.own) + len(index._tf.removed)

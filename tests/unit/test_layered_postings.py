@@ -75,6 +75,20 @@ def assert_same(index: BM25Index, rebuilt: BM25Index) -> None:
         assert [s for _, s in ours] == pytest.approx([s for _, s in theirs]), query
 
 
+def a_write(
+    current: list[Memory], rng: random.Random, step: int
+) -> tuple[list[Memory], list[Memory], list[str]]:
+    """A random write over `current` (3 added; on odd steps 2 replaced with new words, zh and en; 2
+    deleted): the memories after it, the ones it upserts and the ids it deletes."""
+    added = [memory(100_000 * (step + 1) + k, rng) for k in range(3)]  # never an id written before
+    replaced = [dataclasses.replace(m, content=m.content + " 杭州 Porto") for m in rng.sample(current, 2)]
+    replaced_ids = {m.id for m in replaced}
+    deleted = [m.id for m in rng.sample([m for m in current if m.id not in replaced_ids], 2)]
+    upserted = added + replaced if step % 2 else added  # some writes only add (an import's)
+    gone = set(deleted) | {m.id for m in upserted}
+    return [m for m in current if m.id not in gone] + upserted, upserted, deleted
+
+
 @pytest.mark.parametrize("start", ["built", "snapshot"])
 def test_writes_give_the_index_a_rebuild_gives(start: str) -> None:
     rng = random.Random(45)
@@ -85,16 +99,8 @@ def test_writes_give_the_index_a_rebuild_gives(start: str) -> None:
         assert loaded is not None
         index = loaded.index
         assert isinstance(index._postings, ColumnPostings)
-    next_id = 40
     for step in range(12):
-        added = [memory(next_id + k, rng) for k in range(3)]
-        next_id += 3
-        replaced = [dataclasses.replace(m, content=m.content + " 杭州 Porto") for m in rng.sample(current, 2)]
-        replaced_ids = {m.id for m in replaced}
-        deleted = [m.id for m in rng.sample([m for m in current if m.id not in replaced_ids], 2)]
-        upserted = added + replaced if step % 2 else added  # some writes only add (an import's)
-        gone = set(deleted) | {m.id for m in upserted}
-        current = [m for m in current if m.id not in gone] + upserted
+        current, upserted, deleted = a_write(current, rng, step)
         index = index.updated(upserted, vectors(len(upserted), step + 1), deleted)
         assert isinstance(index._postings, LayeredPostings)
         assert_same(index, BM25Index(current, vectors(len(current), 99)))

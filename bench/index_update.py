@@ -12,7 +12,9 @@ vectors made before: what the worker that builds a user from the store keeps for
 index searched once. Then the same on the index as a worker loads it from a snapshot: the save
 (`save_cpu_s`), the load (`load_cpu_s`), the first write after it, and a write that replaces
 `--replaced` memories (a changed fact marks the old statements superseded: the write reads their
-words), and the write that makes new columns once `COMPACT_AFTER` memories were written since the load
+words), what a load holds (`load_holds_mib`: RSS growth over one decode, after a collection and
+`malloc_trim`, the payload and the built index alive before and after: the memories, their words and
+vectors as a worker that loads the user keeps them), and the write that makes new columns once `COMPACT_AFTER` memories were written since the load
 (`compacting_write_cpu_s`). CPU seconds (`time.process_time`: the host's load stretches wall time, not this). Before/after:
 run the same script from a `git worktree` of the older commit. Prints one JSON line.
 """
@@ -40,10 +42,14 @@ from memory.models import Memory  # noqa: E402
 from memory.recall.keyword_index import BM25Index  # noqa: E402
 from memory.recall.ownership import own_statements  # noqa: E402
 from memory.recall.snapshot import decode, encode  # noqa: E402
-from memory.recall.term_rows import COMPACT_AFTER  # noqa: E402
 from memory.recall.validity import Visible, category_statements  # noqa: E402
 from memory.text.cleaning import segment  # noqa: E402
 from memory.text.tokens import tokenize  # noqa: E402
+
+try:
+    from memory.recall.term_rows import COMPACT_AFTER
+except ImportError:  # a commit before compaction, run from a worktree for before/after: 2,000 written
+    COMPACT_AFTER = 2_000
 
 
 def memories(n: int) -> list[Memory]:
@@ -124,6 +130,10 @@ def main(argv: list[str] | None = None) -> None:
     started = time.process_time()
     encoded = encode(1, index, None, "bench")
     save_cpu = time.process_time() - started
+    before_load = trimmed_rss()
+    held = decode(encoded, "bench")  # what a worker that loads the user keeps (the payload aside)
+    load_mib = trimmed_rss() - before_load
+    del held
     after_load: list[float] = []
     load_cpu: list[float] = []
     replaced_cpu: list[float] = []
@@ -164,6 +174,7 @@ def main(argv: list[str] | None = None) -> None:
         "replace_after_load_cpu_s": replaced_cpu,
         "save_cpu_s": round(save_cpu, 2),
         "load_cpu_s": load_cpu,
+        "load_holds_mib": round(load_mib, 1),
         "compacting_write_cpu_s": round(compact_cpu, 2),
     }
     sys.stdout.write(json.dumps(result) + "\n")

@@ -221,7 +221,8 @@ class ColumnPostings(Mapping[str, Posting]):
 
     def arrays(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The terms, the runs' offsets, each entry's row and weight code, the weights (float64) and each
-        row's length: what a snapshot is made of (memory/recall/term_rows.py, `by_row`)."""
+        row's length: what a snapshot stores (memory/recall/snapshot.py) and compaction reads
+        (memory/recall/term_rows.py)."""
         return self._terms, self._edge_array, self._owners, self._codes, self._values, self._lengths
 
     def row_of(self, memory_id: str) -> int | None:

@@ -110,8 +110,9 @@ class TermRows:
 
 
 def by_row(columns: ColumnPostings) -> TermRows:
-    """The columns' entries by row, each row's in the columns' term order: what a snapshot of an index
-    held as columns stores (a stable sort of the entries by row; their order by term is its inverse)."""
+    """The columns' entries by row, each row's in the columns' term order (a stable sort of the entries
+    by row; their order by term is its inverse): every memory's words in order, for `BM25Index.parts`
+    and for a save that cannot compact (never expected)."""
     terms, edges, owners, codes, values, lengths = columns.arrays()
     of_entry = np.repeat(np.arange(len(terms), dtype=np.int32), np.diff(edges))
     order = np.argsort(owners, kind="stable")

@@ -202,9 +202,9 @@ class ColumnPostings(Mapping[str, Posting]):
         return out
 
     def row_terms(self, rows: Collection[int]) -> dict[int, dict[str, float]]:
-        """The term frequencies of `rows`, read off the entries in one pass over them (~50 ms at 58,000
-        memories of long turns): what a write needs of the memories it removes. Kept by row instead,
-        they were a second copy of every entry (6 bytes each: 200 MB at 58,000 memories, issue 45)."""
+        """The term frequencies of `rows`, read off the entries in one pass over them: what a write
+        needs of the memories it removes. Kept by row instead, they were a second copy of every entry
+        (6 bytes each: a build of 58,000 memories held 553 MiB with it, 297 without, issue 45)."""
         out: dict[int, dict[str, float]] = {r: {} for r in rows}
         if not out:
             return out

@@ -9,20 +9,27 @@ provisional index of the memories the stores can give at once for that question:
   collection: memory/longterm/wide_query.py), with their vectors read in the same call;
 - the newest statements of every claim those candidates state (the claim index the writer keeps in
   Redis, memory/write/claim_index.py), so a fact that changed is answered with its latest statement
-  even when only an older one was near the question.
+  even when only an older one was near the question;
+- the `KEYWORD_CANDIDATES` best of the user's memories by the keyword channel over all of them, read off
+  the buckets of the query's terms in the user's snapshot (memory/recall/term_buckets.py): what the
+  loaded index's keyword channel would find (at the snapshot's version: later writes are found by
+  their vectors), without loading it. Without it these answers found 1 of 12 on a long history (the
+  set puts other people's facts in the user's words around every fact: the words find it).
 
 The ranking then runs over that index as over any other (keywords, validity, categories, the user's
 own statements), but its keyword channel counts each memory's own words, not the turns around it
-(`OWN_WORDS`), and what it cannot see is what neither the dense neighbours nor their claims reach: a
-memory only its rare words would find, and a category or ownership question's statements far from the
-question's vector. Those searches are the few seconds a worker takes to load the user; the figures
-(recall of these answers against the loaded index's, their latency) are in docs/performance.md.
+(`OWN_WORDS`), and what it cannot see is what neither channel nor the claims reach: a category or
+ownership question's statements far from the question's vector and words. Those searches are the few
+seconds a worker takes to load the user; the figures (recall of these answers against the loaded
+index's, their latency) are in docs/performance.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 import anyio.to_thread
@@ -30,24 +37,87 @@ import numpy as np
 
 from memory.errors import REDIS_UNAVAILABLE
 from memory.longterm.chroma import LongTermStore
-from memory.models import SearchFilters
+from memory.models import Memory, SearchFilters
+from memory.recall import term_buckets
 from memory.recall.keyword_index import BM25Index, BM25Params
 from memory.recall.postings import shared_texts
 
-__all__ = ["CANDIDATES", "OWN_WORDS", "ClaimLookup", "provisional_index"]
+__all__ = [
+    "CANDIDATES",
+    "KEYWORD_CANDIDATES",
+    "OWN_WORDS",
+    "ClaimLookup",
+    "QueryWords",
+    "TermLookup",
+    "keyword_ids",
+    "provisional_index",
+]
 
 log = logging.getLogger(__name__)
 
 CANDIDATES = 200  # nearest memories a provisional index holds (the wide query reads up to 1.5× as many)
+KEYWORD_CANDIDATES = 100  # best memories by the keyword channel a provisional index holds besides
 # A provisional index counts each memory's own words only: the turns around a memory (~6,000 characters
 # of a long turn's neighbours) were 9/10 of its build, ~600 ms for 250 memories against ~65 without
 OWN_WORDS = BM25Params(context_weight=0.0)
+INDEX_PARAMS = BM25Params()  # a user's index's (the keyword channel's best are read as it scores them)
 
 
 class ClaimLookup(Protocol):
     """Which memories state these claims, newest first (memory/write/claim_index.py's `ClaimIndex`)."""
 
     async def ids(self, user_id: str, claim_keys: Iterable[str]) -> list[str]: ...
+
+
+class TermLookup(Protocol):
+    """The head and the buckets of these terms in the user's snapshot (memory/recall/snapshot.py's
+    `IndexSnapshots`); None when it has none."""
+
+    async def terms(
+        self, user_id: str, tokens: Iterable[str]
+    ) -> tuple[term_buckets.Head, dict[int, bytes]] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class QueryWords:
+    """The query's keyword terms and the terms added at their weight (the bilingual lexicon's), as the
+    loaded index's keyword channel takes them."""
+
+    tokens: tuple[str, ...]
+    weights: Mapping[str, float] | None
+
+
+async def keyword_ids(
+    terms: TermLookup,
+    user_id: str,
+    words: QueryWords,
+    params: BM25Params = INDEX_PARAMS,
+    limit: int = KEYWORD_CANDIDATES,
+) -> list[str]:
+    """The ids of the user's `limit` best memories by the keyword channel, read off their snapshot's
+    buckets of these terms (empty: no snapshot with buckets, or Redis is down). `params`: the index's
+    (every user index has the default ones)."""
+    try:
+        found = await terms.terms(user_id, [*words.tokens, *(words.weights or {})])
+    except REDIS_UNAVAILABLE as exc:
+        log.warning("keywords skipped in a provisional index: redis unavailable", extra={"reason": str(exc)})
+        return []
+    if found is None:
+        return []
+    head, buckets = found
+    hits = await anyio.to_thread.run_sync(
+        lambda: term_buckets.search(
+            head,
+            buckets,
+            words.tokens,
+            weights=words.weights,
+            k1=params.k1,
+            b=params.b,
+            unigram_weight=params.unigram_weight,
+            limit=limit,
+        )
+    )
+    return [mid for mid, _ in hits]
 
 
 async def provisional_index(
@@ -60,16 +130,29 @@ async def provisional_index(
     filters: SearchFilters,
     model: str | None,
     n: int = CANDIDATES,
+    keywords: Awaitable[list[str]] | None = None,
 ) -> BM25Index:
-    """The index of the user's memories nearest `qvec` and of the latest statements of their claims, with
-    their vectors. `memories`: how many the user has (their snapshot's count: the wide query's share)."""
-    found, rows = await store.query_with_vectors(
-        user_id, qvec.tolist(), n_results=n, filters=filters, model=model, user_rows=memories
+    """The index of the user's memories nearest `qvec`, of `keywords` (the keyword channel's best ids,
+    `keyword_ids`: read from the store beside the dense query) and of the latest statements of their
+    claims, with their vectors. `memories`: how many the user has (their snapshot's count: the wide
+    query's share)."""
+
+    async def by_words() -> tuple[list[Memory], np.ndarray]:
+        ids = await keywords if keywords is not None else []
+        return await store.get_with_vectors(user_id, ids) if ids else ([], np.zeros((0, 0), np.float32))
+
+    (found, rows), (worded, worded_rows) = await asyncio.gather(
+        store.query_with_vectors(
+            user_id, qvec.tolist(), n_results=n, filters=filters, model=model, user_rows=memories
+        ),
+        by_words(),
     )
     held = [m for m, _ in found]
+    near = {m.id for m in held}
+    fresh = [i for i, m in enumerate(worded) if m.id not in near]
+    held, rows = _joined(held, rows, [worded[i] for i in fresh], worded_rows[fresh] if fresh else None)
     if not held:
         return BM25Index([])
-    extra: list[str] = []
     if claims is not None:
         try:
             stated = await claims.ids(user_id, {key for m in held for key, _ in m.facts})
@@ -80,9 +163,26 @@ async def provisional_index(
         else:
             near = {m.id for m in held}
             extra = [mid for mid in dict.fromkeys(stated) if mid not in near]
-    if extra:
-        more, more_rows = await store.get_with_vectors(user_id, extra)
-        if len(more) and len(more_rows) and len(rows):
-            held, rows = held + more, np.concatenate([rows, more_rows])
-    vectors = rows if len(rows) == len(held) else None
+            if extra:
+                more, more_rows = await store.get_with_vectors(user_id, extra)
+                held, rows = _joined(held, rows, more, more_rows)
+    vectors = rows if rows is not None and len(rows) == len(held) else None
     return await anyio.to_thread.run_sync(lambda: BM25Index(shared_texts(held), vectors, OWN_WORDS))
+
+
+def _joined(
+    held: list[Memory], rows: np.ndarray | None, more: list[Memory], more_rows: np.ndarray | None
+) -> tuple[list[Memory], np.ndarray | None]:
+    """Both lists of memories and their vectors (None: some lack theirs: the index then has none)."""
+    if not more:
+        return held, rows
+    whole = (
+        rows is not None
+        and more_rows is not None
+        and len(rows) == len(held)
+        and len(more_rows) == len(more)
+        and (not len(rows) or rows.shape[1:] == more_rows.shape[1:])
+    )
+    if not whole or rows is None or more_rows is None:
+        return held + more, None
+    return held + more, np.concatenate([rows, more_rows]) if len(rows) else more_rows

@@ -51,7 +51,7 @@ from memory.recall.channels import (
     _use_bridge,
     bridge_candidates,
 )
-from memory.recall.cold_start import ClaimLookup, provisional_index
+from memory.recall.cold_start import ClaimLookup, QueryWords, keyword_ids, provisional_index
 from memory.recall.crosslingual import BridgeChannel
 from memory.recall.fusion import (
     DEFAULT_WEIGHTS,
@@ -122,21 +122,17 @@ class HybridRetriever:
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
-        `relevance_model`: the calibrated relevance of each hit (memory/recall/relevance.py).
-        `links`: relation memory's link finder (None: no candidates from linked memories).
-        `lexicon`: the bilingual lexicon that adds translations of the query's words to the keyword
-        channel (memory/recall/bilingual.py; None: the query's own words only).
-        `snapshots`: where a user's index is loaded from on a first search in this worker, and saved
-        after a full build (memory/recall/snapshot.py); None: always built from the store.
-        `translator`: the question in the other language (memory/recall/translation.py), searched too
-        when the user has memories in that language; None: the question as asked only.
-        `zone`: the time zone a question's days, weeks and months are read in, the one the write path
-        resolved relative dates in (the deployment's `TIME_ZONE`).
-        `dense`: the dense models during a switch, and which embeds a user (memory/longterm/
-        dense_models.py); None: `embedder` embeds every user. `provisional_searches`: a first search of a user past
-        `in_process_dense_max` starts loading them in the background and is answered over a provisional
-        index meanwhile (memory/recall/cold_start.py; `claims`: where it looks their claims up); off: it
-        waits for the user's index (`PROVISIONAL_SEARCHES`, off by default: docs/performance.md)."""
+        `relevance_model`: each hit's calibrated relevance (memory/recall/relevance.py). `links`: relation
+        memory's link finder (None: no linked candidates). `lexicon`: translations of the query's words
+        for the keyword channel (memory/recall/bilingual.py; None: its own words only). `snapshots`:
+        where a user's index is loaded from on a first search here, and saved after a full build
+        (memory/recall/snapshot.py; None: built from the store). `translator`: the question in the other
+        language (memory/recall/translation.py; None: as asked only). `zone`: the zone a question's days,
+        weeks and months are read in (the deployment's `TIME_ZONE`). `dense`: the dense models during a
+        switch (memory/longterm/dense_models.py; None: `embedder` embeds every user).
+        `provisional_searches`: a first search of a user past `in_process_dense_max` starts loading them
+        in the background and is answered over a provisional index meanwhile (memory/recall/cold_start.py;
+        `claims`: where it looks their claims up); off: it waits (`PROVISIONAL_SEARCHES`)."""
         self.zone = zone
         self.translator = translator
         self.relevance_model = relevance_model
@@ -206,7 +202,7 @@ class HybridRetriever:
         if hot and self.cache.latest(user_id) is None:
             # a first search here waits for the user's index (a snapshot, or the store): embed the
             # query meanwhile, as planned without the user's names; used if the final plan agrees
-            guess = self._guess(query, as_of, zone)
+            guess = self._guess(query, as_of, zone).semantic_text
             early = EarlyEmbedding(guess, self._embedder, bridge.embedder if bridge is not None else None)
             if self.links is not None:  # the user's relation graph loads beside the index
                 warming = asyncio.create_task(self.links.warm(user_id))
@@ -392,18 +388,17 @@ class HybridRetriever:
         bridge = self._bridge if scope.hot else None
         large = await self.indexes.loading(user_id) if scope.hot else None
         if large is not None:
-            early = early or EarlyEmbedding(
-                self._guess(request.query, scope.as_of, scope.zone), self._embedder, None
-            )
-            cold = await self._provisional(user_id, request, large, early)
+            plan = self._guess(request.query, scope.as_of, scope.zone)
+            early = early or EarlyEmbedding(plan.semantic_text, self._embedder, None)
+            cold = await self._provisional(user_id, request, large, early, plan)
             if cold is not None:
                 return SearchIndex(UNKNOWN, cold[0], None, cold[1], None, early, True)
             await self.indexes.loaded(user_id)  # the model is down: the user's index, once loaded
         return replace(await self._hot_index_and_model(user_id, scope.hot, bridge), early=early)
 
-    def _guess(self, query: str, as_of: float, zone: tzinfo) -> str:
-        """The text a query is embedded as, planned without the user's names (before their index is read:
-        the final plan's text is usually the same, and its embedding is then reused)."""
+    def _guess(self, query: str, as_of: float, zone: tzinfo) -> QueryPlan:
+        """The query planned without the user's names (before their index is read: the final plan's
+        text is usually the same, and its embedding is then reused)."""
         w = self.weights
         return plan_query(
             query,
@@ -412,20 +407,21 @@ class HybridRetriever:
             changing_facts=w.supersession,
             names_across=w.names_across_scripts,
             zone=zone,
-        ).semantic_text
+        )
 
     async def _provisional(
-        self, user_id: str, request: RecallRequest, memories: int, early: EarlyEmbedding
+        self, user_id: str, request: RecallRequest, memories: int, early: EarlyEmbedding, plan: QueryPlan
     ) -> tuple[BM25Index, DenseModel] | None:
-        """A provisional index for one search of a large user this worker is loading (memory/recall/
-        cold_start.py): no version (nothing is cached or saved from it), no bridge rows. None when the
-        embedding model is down (no neighbours to ask for) or was switched for the user since: the
-        search waits for the user's index."""
-        model = await self._models.for_user(user_id)
-        qvec, _ = await self._queries.vectors(user_id, early.text, early, None, False, model)
-        if not qvec.any():
-            return None
+        """A provisional index for one search of a user this worker loads (memory/recall/cold_start.py);
+        None when the embedding model is down or was switched since: the search waits for the index."""
+        snapshots = self.indexes.snapshots
+        words = QueryWords(tuple(plan.keyword_tokens), self._translated(plan))
+        keywords = asyncio.ensure_future(keyword_ids(snapshots, user_id, words)) if snapshots else None
         try:
+            model = await self._models.for_user(user_id)
+            qvec, _ = await self._queries.vectors(user_id, early.text, early, None, False, model)
+            if not qvec.any():
+                return None
             index = await provisional_index(
                 self._store,
                 self._claims,
@@ -434,9 +430,13 @@ class HybridRetriever:
                 memories=memories,
                 filters=request.filters,
                 model=model.tag or None,
+                keywords=keywords,
             )
         except DenseModelChanged:  # switched since the query was embedded: the loaded index answers
             return None
+        finally:
+            if keywords is not None:
+                keywords.cancel()  # done by now, unless the search gave up first
         return index, model
 
     async def _hot_index_and_model(

@@ -34,7 +34,7 @@ import logging
 import secrets
 import struct
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from redis.client import NEVER_DECODE
 
 from memory import keys
 from memory.models import Memory
+from memory.recall import term_buckets
 from memory.recall.crosslingual import BridgeRows
 from memory.recall.dense_rows import QuantisedRows
 from memory.recall.keyword_index import BM25Index, BM25Params
@@ -58,10 +59,15 @@ log = logging.getLogger(__name__)
 # int8 codes and scales, each distinct context once (a format 2 snapshot is not read: the user is built
 # from the store and snapshotted anew); 4: the postings as the columns a worker holds (each term's run
 # of memory rows and weight codes) instead of each memory's terms and their order by term: 6 bytes an
-# entry instead of 10, and a load that copies them (a format 3 snapshot is still read)
-FORMAT = 4
-_READ = (3, 4)
+# entry instead of 10, and a load that copies them; 5: those runs in buckets of terms after the payload,
+# each its own element of the Redis list, with a head (ids, lengths) before them, so that a search reads
+# its terms alone (memory/recall/term_buckets.py). Formats 3 and 4 are still read.
+FORMAT = 5
+_READ = (3, 4, 5)
 _MAGIC = b"MNS1"
+# The end of a format 5 snapshot: each element after the payload (the head, then the buckets), then
+# the payload's size, the elements' count and this mark: `write` stores each as its own list element
+_TRAILER = b"MNSX"
 _FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _TUPLE_FIELDS = frozenset({"source_message_ids", "entities"})
 _DEFAULT_PARAMS = BM25Params()
@@ -108,6 +114,33 @@ return 1
 """
 
 
+# The head and the buckets of the terms whose crc32 are ARGV[2:], read where the meta element says
+# (after the payload's parts): the meta element, the head, then each bucket's number and element.
+_TERMS = """
+local last = redis.call('LINDEX', KEYS[1], -1)
+if not last or string.sub(last, 1, 4) ~= ARGV[1] then
+    return false
+end
+local ok, meta = pcall(cjson.decode, string.sub(last, 5))
+if not ok or type(meta) ~= 'table' or type(meta['parts']) ~= 'number' or type(meta['buckets']) ~= 'number'
+        or meta['buckets'] < 1 then
+    return false
+end
+local parts, buckets = meta['parts'], meta['buckets']
+local out = {last, redis.call('LINDEX', KEYS[1], parts)}
+local seen = {}
+for i = 2, #ARGV do
+    local k = tonumber(ARGV[i]) % buckets
+    if not seen[k] then
+        seen[k] = true
+        out[#out + 1] = tostring(k)
+        out[#out + 1] = redis.call('LINDEX', KEYS[1], parts + 1 + k)
+    end
+end
+return out
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     version: int
@@ -119,11 +152,16 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
     """The snapshot as bytes (read back with `NEVER_DECODE`: the Redis clients here decode text)."""
     memories, columns, lengths, vectors = index.stored()
     contexts: dict[str, int] = {}  # each distinct context once (a long turn's segments share the turn's)
-    vocab: list[str] = []
     segments: dict[str, np.ndarray] = {"lengths": np.ascontiguousarray(lengths, dtype=np.float64)}
+    extras: list[bytes] = []
+    code_type = None
     if columns is not None:  # none: no memory has a word
-        vocab, edges, owners, codes, table, _ = columns.arrays()
-        segments |= {"edges": edges, "owners": owners, "weight_codes": codes, "weight_table": table}
+        _, _, _, codes, table, _ = columns.arrays()
+        segments["weight_table"] = table
+        code_type = codes.dtype.str
+        avg_len = (sum(lengths.tolist()) / max(1, len(memories))) or 1.0  # as the index sums them
+        cold = term_buckets.head_of(columns, avg_len).encode(dataclasses.asdict(index.params))
+        extras = [cold, *term_buckets.split(columns)]
     if vectors is not None:
         segments["vector_codes"] = np.ascontiguousarray(vectors.codes, dtype=np.int8)
         segments["vector_scales"] = np.ascontiguousarray(vectors.scales, dtype=np.float32)
@@ -151,19 +189,46 @@ def encode(version: int, index: BM25Index, bridge: BridgeRows | None, fingerprin
         "fields": list(_FIELDS),
         "memories": [_row(m, contexts) for m in memories],
         "contexts": list(contexts),
-        "vocab": vocab,
+        "buckets": len(extras) - 1 if extras else 0,
+        "code_type": code_type,
         "segments": layout,
         "bridge_langs": bridge_langs,
     }
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return b"".join([_MAGIC, struct.pack("<I", len(head)), head, *blobs])
+    payload = [_MAGIC, struct.pack("<I", len(head)), head, *blobs]
+    size = sum(len(p) for p in payload)
+    sizes = np.asarray([len(e) for e in extras], dtype=np.uint64).tobytes()
+    trailer = sizes + struct.pack("<QI", size, len(extras)) + _TRAILER
+    return b"".join([*payload, *extras, trailer])
+
+
+def elements(encoded: bytes) -> tuple[memoryview, list[memoryview], memoryview]:
+    """A snapshot's payload, the elements after it (a format 5 snapshot's head and buckets) and its
+    trailer (empty when it has none: an older format's value is its payload alone)."""
+    view = memoryview(encoded)
+    if len(encoded) < 16 or encoded[-4:] != _TRAILER:
+        return view, [], view[len(view) :]
+    size, count = struct.unpack_from("<QI", encoded, len(encoded) - 16)
+    start = len(encoded) - 16 - 8 * count
+    if start < 0 or size > start:
+        return view, [], view[len(view) :]
+    sizes = np.frombuffer(view[start : start + 8 * count], dtype=np.uint64).tolist()
+    if size + sum(sizes) != start:
+        return view, [], view[len(view) :]
+    out: list[memoryview] = []
+    at = size
+    for n in sizes:
+        out.append(view[at : at + n])
+        at += n
+    return view[:size], out, view[start:]
 
 
 def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -> Snapshot | None:
     """The snapshot, or None when it is not one this process can use (format, fields, parameters,
     models, or a damaged value)."""
     try:
-        split = _split(raw)
+        payload, extras, _ = elements(raw)
+        split = _split(payload)
         if split is None:
             return None
         header, body = split
@@ -194,8 +259,10 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
         if lengths is None or len(lengths) != len(memories):
             return None
         memory_ids = [m.id for m in memories]
-        read = _columns if header["format"] == FORMAT else _rows
-        words = read(header, segment, memory_ids)
+        if header["format"] == FORMAT:
+            words = _buckets(header, segment, memory_ids, extras)
+        else:
+            words = (_columns if header["format"] == 4 else _rows)(header, segment, memory_ids)
         if words is None:
             return None
         tfs, postings = words
@@ -222,16 +289,46 @@ def decode(raw: bytes, fingerprint: str, params: BM25Params = _DEFAULT_PARAMS) -
 Segment = Callable[[str], np.ndarray | None]
 
 
+def _buckets(
+    header: dict[str, Any], segment: Segment, ids: list[str], extras: list[memoryview]
+) -> tuple[TermFrequencies, ColumnPostings | None] | None:
+    """A format 5 snapshot's postings: its buckets joined into columns (new arrays)."""
+    count, code_type = header["buckets"], header["code_type"]
+    if not count:
+        return TermFrequencies(RowIds(np.asarray(ids, dtype=object)), None), None
+    if len(extras) != count + 1 or not isinstance(code_type, str):
+        return None
+    vocab, edges, owners, codes = term_buckets.join(extras[1:], np.dtype(code_type))
+    return _held(vocab, np.asarray(edges, dtype=np.int64), owners, codes, segment, ids, copy=False)
+
+
 def _columns(
     header: dict[str, Any], segment: Segment, ids: list[str]
 ) -> tuple[TermFrequencies, ColumnPostings | None] | None:
     """A format 4 snapshot's postings: its columns, copied (a view would keep the payload alive)."""
-    rows = RowIds(np.asarray(ids, dtype=object))
     vocab = header["vocab"]
     if not vocab:
-        return TermFrequencies(rows, None), None
-    edges, owners, codes, table = (segment(n) for n in ("edges", "owners", "weight_codes", "weight_table"))
-    if edges is None or owners is None or codes is None or table is None:
+        return TermFrequencies(RowIds(np.asarray(ids, dtype=object)), None), None
+    edges, owners, codes = (segment(n) for n in ("edges", "owners", "weight_codes"))
+    if edges is None or owners is None or codes is None:
+        return None
+    return _held(vocab, edges, owners, codes, segment, ids, copy=True)
+
+
+def _held(
+    vocab: list[str],
+    edges: np.ndarray,
+    owners: np.ndarray,
+    codes: np.ndarray,
+    segment: Segment,
+    ids: list[str],
+    *,
+    copy: bool,
+) -> tuple[TermFrequencies, ColumnPostings | None] | None:
+    """Columns of these arrays, checked (None: damaged); `copy`: they are views of the payload."""
+    rows = RowIds(np.asarray(ids, dtype=object))
+    table = segment("weight_table")
+    if table is None or not vocab:
         return None
     if len(edges) != len(vocab) + 1 or edges[0] != 0 or edges[-1] != len(owners) or len(codes) != len(owners):
         return None
@@ -245,9 +342,9 @@ def _columns(
     columns = ColumnPostings(
         [sys.intern(w) for w in vocab],
         edges.tolist(),
-        owners.copy(),
+        owners.copy() if copy else owners,
         rows,
-        codes.copy(),
+        codes.copy() if copy else codes,
         np.asarray([shared_weight(w) for w in table.tolist()], dtype=object),  # one object per weight
         np.asarray(segment("lengths"), dtype=np.float64),
     )
@@ -270,8 +367,8 @@ def _rows(
     return TermRows(header["vocab"], indptr, terms, codes, table, lengths, order).held(ids)
 
 
-def _split(payload: bytes) -> tuple[dict[str, Any], memoryview] | None:
-    if not isinstance(payload, bytes) or payload[:4] != _MAGIC:
+def _split(payload: bytes | memoryview) -> tuple[dict[str, Any], memoryview] | None:
+    if not isinstance(payload, bytes | memoryview) or bytes(payload[:4]) != _MAGIC:
         return None
     (head_len,) = struct.unpack_from("<I", payload, 4)
     header = orjson.loads(payload[8 : 8 + head_len])  # a worker's first search: twice json's speed
@@ -371,18 +468,52 @@ class IndexSnapshots:
 
     async def write(self, user_id: str, version: int, encoded: bytes, *, memories: int | None = None) -> bool:
         """Store `encoded` (taken at `version`) if `version` is still the user's current one; `memories`:
-        how many it holds, kept beside the parts for `memories()` (None: not kept)."""
+        how many it holds, kept beside the parts for `memories()` and, with where the head and buckets
+        are, for `terms()` (None: not kept). The payload goes in parts of at most `part_bytes`, each
+        element after it (head, buckets, trailer) as its own list element: joined, they are `encoded`."""
         draft = keys.ltm_snapshot_draft(user_id, secrets.token_hex(8))
-        view = memoryview(encoded)
-        for start in range(0, max(1, len(encoded)), self._part_bytes):
+        payload, extras, trailer = elements(encoded)
+        parts = [
+            payload[at : at + self._part_bytes] for at in range(0, max(1, len(payload)), self._part_bytes)
+        ]
+        batches: list[list[memoryview]] = [[p] for p in parts]
+        size = self._part_bytes
+        for element in [*extras, trailer] if extras else []:
+            if size + len(element) > self._part_bytes:  # a command of at most a part's bytes
+                batches.append([])
+                size = 0
+            batches[-1].append(element)
+            size += len(element)
+        for batch in batches:
             async with self._redis.pipeline(transaction=False) as pipe:
-                pipe.rpush(draft, bytes(view[start : start + self._part_bytes]))
+                pipe.rpush(draft, *(bytes(e) for e in batch))
                 pipe.pexpire(draft, DRAFT_TTL_MS)
                 await pipe.execute()
         if memories is not None:
-            await self._redis.rpush(draft, _META + orjson.dumps({"memories": memories, "version": version}))
+            meta = {"memories": memories, "version": version, "parts": len(parts), "buckets": len(extras) - 1}
+            await self._redis.rpush(draft, _META + orjson.dumps(meta))
         stored = await self._save(
             keys=[keys.ltm_version(user_id), keys.ltm_snapshot(user_id), draft],
             args=[str(version), self._ttl_ms],
         )
         return bool(stored)
+
+    async def terms(
+        self, user_id: str, tokens: Iterable[str]
+    ) -> tuple[term_buckets.Head, dict[int, bytes]] | None:
+        """The head of the user's snapshot and the buckets of these terms (bucket -> its element), in one
+        Redis call (a snapshot replaced meanwhile cannot mix two); None when the snapshot has no
+        buckets (none, an older format, written without its count) or they are not this process's."""
+        crcs = [str(term_buckets.bucket_of(t, 2**32)) for t in dict.fromkeys(tokens)]
+        found: Any = await self._redis.execute_command(
+            "EVAL", _TERMS, 1, keys.ltm_snapshot(user_id), _META, *crcs, **{NEVER_DECODE: []}
+        )
+        if not isinstance(found, list) or len(found) < 2 or not found[1]:
+            return None
+        try:
+            head = term_buckets.read_head(found[1], dataclasses.asdict(_DEFAULT_PARAMS))
+            buckets = {int(k): raw for k, raw in zip(found[2::2], found[3::2], strict=True) if raw}
+        except (ValueError, KeyError, TypeError, struct.error, orjson.JSONDecodeError):
+            log.warning("index snapshot's buckets unreadable", exc_info=True)
+            return None
+        return head, buckets

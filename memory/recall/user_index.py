@@ -55,7 +55,7 @@ class UserIndexes:
         self.cache = cache
         self._store = store
         self._versions = versions
-        self._snapshots = snapshots
+        self.snapshots = snapshots
         self._bridge = bridge
         self._from_snapshot: dict[str, int] = {}  # users whose cached index came from a snapshot
         self._unsaved: dict[str, int] = {}  # users whose index at this version is worth a snapshot
@@ -89,10 +89,10 @@ class UserIndexes:
         held = self._loading.get(user_id)
         if held is not None:
             return held[1]
-        if self._background_past is None or self._snapshots is None or self.cache.latest(user_id) is not None:
+        if self._background_past is None or self.snapshots is None or self.cache.latest(user_id) is not None:
             return None
         try:
-            memories = await self._snapshots.memories(user_id)
+            memories = await self.snapshots.memories(user_id)
         except RedisError:
             return None  # the inline path reports Redis' state
         if memories is None or memories <= self._background_past or self.cache.latest(user_id) is not None:
@@ -149,16 +149,16 @@ class UserIndexes:
         """Seed this worker's keyword index (and bridge rows) of the user from the user's snapshot, at
         the version it was taken at, when this worker holds no index of the user. The caller brings
         it forward through the change log like any cached index, or rebuilds when the log cannot."""
-        if self._snapshots is None or self.cache.latest(user_id) is not None:
+        if self.snapshots is None or self.cache.latest(user_id) is not None:
             return False
         try:
-            raw = await self._snapshots.read(user_id)
+            raw = await self.snapshots.read(user_id)
         except RedisError:
             log.warning("index snapshot unavailable; building from the store", exc_info=True)
             return False
         if raw is None:
             return False
-        snapshot = await anyio.to_thread.run_sync(decode, raw, self._snapshots.fingerprint)
+        snapshot = await anyio.to_thread.run_sync(decode, raw, self.snapshots.fingerprint)
         if snapshot is None or self.cache.latest(user_id) is not None:
             return False
         self.cache.put(user_id, snapshot.version, snapshot.index)
@@ -170,7 +170,7 @@ class UserIndexes:
         return True
 
     def _mark_unsaved(self, user_id: str, version: int, index: BM25Index) -> None:
-        if self._snapshots is None or not len(index) or len(index) < self._snapshots.min_memories:
+        if self.snapshots is None or not len(index) or len(index) < self.snapshots.min_memories:
             return
         if self._bridge is None:  # nothing more to wait for
             self._save_later(user_id, version, index, None)
@@ -187,7 +187,7 @@ class UserIndexes:
     async def _save_snapshot(
         self, user_id: str, version: int, index: BM25Index, rows: BridgeRows | None
     ) -> None:
-        snapshots = self._snapshots
+        snapshots = self.snapshots
         if snapshots is None:
             return
         try:

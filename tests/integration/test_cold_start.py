@@ -15,10 +15,12 @@ from memory import Embedder, keys
 from memory.embedding.base import Vectors
 from memory.errors import EmbeddingUnavailable
 from memory.models import Message, SearchFilters
-from memory.recall.cold_start import provisional_index
+from memory.recall import term_buckets
+from memory.recall.cold_start import QueryWords, keyword_ids, provisional_index
 from memory.recall.retrieval import HybridRetriever
-from memory.recall.snapshot import IndexSnapshots
+from memory.recall.snapshot import IndexSnapshots, decode, encode
 from memory.service import MemoryService
+from memory.text.tokens import tokenize
 from memory.write.claim_index import ClaimIndex
 from tests.conftest import redis_of, until
 from tests.integration.test_index_snapshots import TURNS, fill, held, loads, ranking, worker
@@ -49,6 +51,78 @@ async def test_the_snapshot_says_how_many_memories_it_holds_without_reading_its_
         assert await snapshots.memories("ida") is None
         assert await snapshots.read("ida") == payload
         assert await snapshots.memories("nobody") is None
+    finally:
+        await redis.aclose()
+
+
+async def test_a_snapshots_buckets_are_read_term_by_term(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head and the buckets of a query's terms come in one call, after the payload's parts, and
+    score as the index does; the parts and the buckets joined are the snapshot as encoded."""
+    monkeypatch.setattr(term_buckets, "BUCKET_ENTRIES", 4)  # many buckets for ten memories
+    redis = redis_of(settings)
+    try:
+        service = worker(settings, embedder, redis)
+        await fill(service, "ola")
+        index = await retriever_of(service).keyword_index("ola")
+        encoded = encode(3, index, None, "")
+        snapshots = IndexSnapshots(redis, fingerprint="", part_bytes=64)
+        await redis.set(keys.ltm_version("ola"), "3")
+        assert await snapshots.write("ola", 3, encoded, memories=len(index))
+        assert await snapshots.read("ola") == encoded
+        loaded = decode(encoded, "")
+        assert loaded is not None
+        for question in ("sofa order number", "我在和谁一起学钢琴", "Maria insurance 王芳 合同"):
+            tokens = tokenize(question)
+            found = await snapshots.terms("ola", tokens)
+            assert found is not None
+            head, buckets = found
+            assert 1 < len(buckets) <= len(set(tokens))  # the query's terms' buckets, not all
+            assert len(buckets) < head.buckets
+            args = {"weights": None, "k1": 1.2, "b": 0.75, "unigram_weight": 0.3, "limit": 5}
+            expected = index.search(tokens, limit=5)
+            assert term_buckets.search(head, buckets, tokens, **args) == expected  # type: ignore[arg-type]
+            assert loaded.index.search(tokens, limit=5) == expected
+        assert await snapshots.terms("nobody", ["sofa"]) is None
+        assert await snapshots.write("ola", 3, encoded)  # without the count: where they are is unknown
+        assert await snapshots.terms("ola", ["sofa"]) is None
+        assert await snapshots.read("ola") == encoded
+    finally:
+        await redis.aclose()
+
+
+@pytest.mark.parametrize(
+    ("user", "unrelated", "words", "answer"),
+    [
+        ("pia", "What food do I like?", "sofa order number 4417730021", TURNS[9]),
+        ("qin", "我喜欢吃什么？", "杭州 老师", TURNS[4]),
+    ],
+)
+async def test_a_provisional_index_holds_the_keyword_channels_best(
+    settings: Settings, embedder: Embedder, user: str, unrelated: str, words: str, answer: str
+) -> None:
+    """A memory only its words find (not near the question's vector) is in the provisional index:
+    read off the user's snapshot's buckets, then from the store with its vector."""
+    redis = redis_of(settings)
+    try:
+        await fill(worker(settings, embedder, redis), user)
+        await worker(settings, embedder, redis).search(user, unrelated, top_k=3)  # a build: a snapshot
+        await until(lambda: held(redis, user))
+        snapshots = IndexSnapshots(redis, fingerprint="")
+        store = worker(settings, embedder, redis)._store  # noqa: SLF001 - the real Chroma store
+        qvec = (await embedder.embed([unrelated]))[0]
+        args = {"memories": len(TURNS), "filters": SearchFilters(), "model": None, "n": 1}
+        alone = await provisional_index(store, None, user, qvec, **args)  # type: ignore[arg-type]
+        assert answer not in [m.content for m in alone.memories.values()]
+        # the keyword channel's best 3 (a memory's context, the turns around it, counts too)
+        ids = keyword_ids(snapshots, user, QueryWords(tuple(tokenize(words)), None), limit=3)
+        worded = await provisional_index(store, None, user, qvec, keywords=ids, **args)  # type: ignore[arg-type]
+        assert answer in [m.content for m in worded.memories.values()]
+        assert 2 <= len(worded) <= 4
+        assert worded.has_vectors
+        none = keyword_ids(snapshots, "nobody", QueryWords(tuple(tokenize(words)), None))
+        assert len(await provisional_index(store, None, user, qvec, keywords=none, **args)) == 1  # type: ignore[arg-type]
     finally:
         await redis.aclose()
 

@@ -13,6 +13,7 @@ from memory.recall import snapshot
 from memory.recall.crosslingual import BridgeRows
 from memory.recall.dense_rows import QuantisedRows
 from memory.recall.keyword_index import BM25Index, BM25Params
+from memory.recall.postings import ColumnPostings
 from memory.recall.snapshot import decode, encode, fingerprint_of
 from memory.recall.term_rows import TermRows
 from memory.text.language import Lang
@@ -172,7 +173,7 @@ def test_a_memory_without_words_keeps_its_place() -> None:
 
 
 def as_format_3(raw: bytes, index: BM25Index) -> bytes:
-    """`raw` (format 4) as the format before it wrote it: each memory's terms (CSR by memory) and their
+    """`raw` (format 5) as the format before it wrote it: each memory's terms (CSR by memory) and their
     order by term, instead of the columns; the other segments as they were."""
     split = snapshot._split(raw)
     assert split is not None
@@ -218,13 +219,61 @@ def test_a_snapshot_of_the_format_before_is_read() -> None:
     assert loaded.bridge.ids == rows.ids
 
 
-def test_a_snapshot_whose_columns_point_past_its_memories_is_not_used() -> None:
-    index, rows = index_and_rows()
-    raw = bytearray(encode(5, index, rows, "m"))
-    split = snapshot._split(bytes(raw))
+def as_format_4(raw: bytes) -> bytes:
+    """`raw` (format 5) as format 4 wrote it: the columns as segments of the payload and the vocabulary
+    in its header, no head, buckets or trailer."""
+    loaded = decode(raw, "m")
+    assert loaded is not None
+    columns = loaded.index._postings
+    assert isinstance(columns, ColumnPostings)
+    vocab, edges, owners, codes, table, _ = columns.arrays()
+    payload, _, _ = snapshot.elements(raw)
+    split = snapshot._split(payload)
     assert split is not None
-    header, _ = split
-    offset, length, _, _ = header["segments"]["owners"]
-    start = len(raw) - sum(spec[1] for spec in header["segments"].values()) + offset
-    raw[start : start + 4] = struct.pack("<i", 999)  # the first entry's row: past the 5 memories
-    assert decode(bytes(raw), "m") is None
+    header, body = split
+    segments = {
+        name: np.frombuffer(body[offset : offset + length], dtype=np.dtype(dtype)).reshape(shape)
+        for name, (offset, length, dtype, shape) in header["segments"].items()
+        if name != "weight_table"
+    }
+    words = {"edges": edges, "owners": owners, "weight_codes": codes, "weight_table": table}
+    layout, blobs, offset = {}, [], 0
+    for name, array in {**words, **segments}.items():
+        blob = array.tobytes()
+        layout[name] = [offset, len(blob), array.dtype.str, list(array.shape)]
+        blobs.append(blob)
+        offset += len(blob)
+    old = {k: v for k, v in header.items() if k not in ("buckets", "code_type")}
+    head = json.dumps({**old, "format": 4, "vocab": vocab, "segments": layout}).encode()
+    return b"".join([raw[:4], struct.pack("<I", len(head)), head, *blobs])
+
+
+def test_a_format_4_snapshot_is_read() -> None:
+    """A format 4 snapshot (the columns in the payload, before the buckets) loads as the index it was
+    taken of: an upgrade does not make every large user's first search read the store."""
+    index, rows = index_and_rows()
+    old = as_format_4(encode(5, index, rows, "m"))
+    assert snapshot.elements(old)[1] == []
+    loaded = decode(old, "m")
+    assert loaded is not None
+    assert loaded.index.parts()[1] == index.parts()[1]
+    for query in ("Where does Anna live?", "我搬到哪里了", "nurse Lisbon", "火锅"):
+        tokens = tokenize(query)
+        assert loaded.index.search(tokens, limit=10) == index.search(tokens, limit=10)
+
+
+def test_a_snapshot_whose_columns_point_past_its_memories_is_not_used() -> None:
+    """A bucket whose entry names a row past the memories, or a bucket missing, is refused: a search
+    would read past an array."""
+    index, rows = index_and_rows()
+    raw = encode(5, index, rows, "m")
+    payload, extras, _ = snapshot.elements(raw)
+    assert len(extras) == 2  # the head and one bucket (5 memories)
+    damaged = bytearray(raw)
+    bucket = bytes(extras[1])
+    (size,) = struct.unpack_from("<I", bucket, 4)
+    start = len(payload) + len(extras[0]) + 8 + size  # the bucket's first entry's row
+    damaged[start : start + 4] = struct.pack("<i", 999)  # past the 5 memories
+    assert decode(bytes(damaged), "m") is None
+    trailer = struct.pack("<QQI", len(extras[0]), len(payload), 1) + b"MNSX"
+    assert decode(bytes(payload) + bytes(extras[0]) + trailer, "m") is None  # the bucket dropped

@@ -139,7 +139,7 @@ class BM25Index:
         self._postings: Mapping[str, Posting] = postings
         n = max(1, len(memories))
         self._avg_len = (sum(self._len.values()) / n) or 1.0
-        self._idf = InverseFrequencies(postings, n)
+        self._idf: Mapping[str, float] = InverseFrequencies(postings, n)
         self.names = frozenset(m.name for m in memories.values() if m.name)
         self.views = IndexViews(memories)  # by hash, by claim key, chains, newest first: on first use
         self._models = {}

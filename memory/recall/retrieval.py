@@ -51,7 +51,7 @@ from memory.recall.channels import (
     _use_bridge,
     bridge_candidates,
 )
-from memory.recall.cold_start import ClaimLookup, QueryWords, keyword_ids, provisional_index
+from memory.recall.cold_start import ClaimLookup, QueryWords, keyword_words, provisional_index
 from memory.recall.crosslingual import BridgeChannel
 from memory.recall.fusion import (
     DEFAULT_WEIGHTS,
@@ -416,7 +416,7 @@ class HybridRetriever:
         None when the embedding model is down or was switched since: the search waits for the index."""
         snapshots = self.indexes.snapshots
         words = QueryWords(tuple(plan.keyword_tokens), self._translated(plan))
-        keywords = asyncio.ensure_future(keyword_ids(snapshots, user_id, words)) if snapshots else None
+        keywords = asyncio.ensure_future(keyword_words(snapshots, user_id, words)) if snapshots else None
         try:
             model = await self._models.for_user(user_id)
             qvec, _ = await self._queries.vectors(user_id, early.text, early, None, False, model)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from memory.recall.postings import ColumnPostings, RowIds
+from memory.recall.postings import ColumnPostings, RowIds, among
 from memory.text.tokens import UNIGRAM
 
 __all__ = [
@@ -33,6 +33,8 @@ __all__ = [
     "bucket_of",
     "head_of",
     "join",
+    "Words",
+    "read",
     "read_head",
     "search",
     "split",
@@ -171,6 +173,31 @@ def read_head(raw: bytes | memoryview, params: Mapping[str, object]) -> Head:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Words:
+    """What a search read off its terms' buckets: the query's terms as asked (`tokens`, `weights`), its
+    best memories by BM25 over every memory of the user (`hits`), and each term's rows (ascending)."""
+
+    tokens: tuple[str, ...]
+    weights: Mapping[str, float] | None
+    hits: list[tuple[str, float]]
+    runs: dict[str, np.ndarray]
+    ids: RowIds
+    idf: dict[str, float]  # each term read, over every memory of the user (as `InverseFrequencies`)
+
+    def held(self, mids: Sequence[str], terms: Sequence[str]) -> list[set[str]]:
+        """Which of `terms` each of `mids` holds in its words or its context, as the whole index says
+        (a term not read: held by none; a memory written since the snapshot: holds none)."""
+        rows = np.asarray([-1 if (r := self.ids.row_of(mid)) is None else r for mid in mids], dtype=np.int64)
+        out: list[set[str]] = [set() for _ in mids]
+        for term in terms:
+            run = self.runs.get(term)
+            if run is not None:
+                for k in np.flatnonzero(among(rows, run)).tolist():
+                    out[k].add(term)
+        return out
+
+
 def search(
     head: Head,
     buckets: Mapping[int, bytes],
@@ -182,10 +209,29 @@ def search(
     unigram_weight: float,
     limit: int,
 ) -> list[tuple[str, float]]:
+    """`read`'s best memories alone."""
+    return read(
+        head, buckets, query_tokens, weights=weights, k1=k1, b=b, unigram_weight=unigram_weight, limit=limit
+    ).hits
+
+
+def read(
+    head: Head,
+    buckets: Mapping[int, bytes],
+    query_tokens: Iterable[str],
+    *,
+    weights: Mapping[str, float] | None,
+    k1: float,
+    b: float,
+    unigram_weight: float,
+    limit: int,
+) -> Words:
     """The best `limit` memories by BM25 of the query's terms (`weights`: terms added at their weight,
     as `BM25Index.search` takes them), read off the terms' buckets (`buckets`: bucket -> its element;
-    a term whose bucket is absent counts as unknown). Ties by id, as every index ranks them."""
-    asked = dict.fromkeys(query_tokens, 1.0)
+    a term whose bucket is absent counts as unknown), and the terms' rows. Ties by id, as every index
+    ranks them."""
+    tokens = tuple(query_tokens)
+    asked = dict.fromkeys(tokens, 1.0)
     for token, weight in (weights or {}).items():
         asked.setdefault(token, weight)
     wanted = {bucket_of(t, head.buckets) for t in asked}
@@ -197,14 +243,15 @@ def search(
             if term in asked:
                 runs[term] = rows[at : at + n], codes[at : at + n]
             at += n
-    if not runs:
-        return []
+    found = {t: rows for t, (rows, _) in runs.items()}
     n = max(1, len(head.ids))
+    idfs = {t: math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5)) for t, rows in found.items()}
+    if not runs:
+        return Words(tokens, weights, [], found, head.ids, idfs)
     names = [t for t in asked if t in runs]  # the query's order, as the index sums them: the same floats
     scored: list[tuple[str, float]] = []
     for term in names:
-        df = len(runs[term][0])
-        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        idf = idfs[term]
         if term.startswith(UNIGRAM):
             idf *= unigram_weight
         weight = asked[term]
@@ -220,5 +267,5 @@ def search(
         head.lengths,
     )
     by_row = columns.bm25(scored, k1=k1, b=b, avg_len=head.avg_len)
-    found = columns.best(by_row, {}, limit)
-    return sorted(found, key=lambda kv: (-kv[1], kv[0]))[:limit]
+    best = sorted(columns.best(by_row, {}, limit), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return Words(tokens, weights, best, found, head.ids, idfs)

@@ -16,7 +16,7 @@ from memory.embedding.base import Vectors
 from memory.errors import EmbeddingUnavailable
 from memory.models import Message, SearchFilters
 from memory.recall import term_buckets
-from memory.recall.cold_start import QueryWords, keyword_ids, provisional_index
+from memory.recall.cold_start import QueryWords, keyword_words, provisional_index
 from memory.recall.retrieval import HybridRetriever
 from memory.recall.snapshot import IndexSnapshots, decode, encode
 from memory.service import MemoryService
@@ -116,12 +116,19 @@ async def test_a_provisional_index_holds_the_keyword_channels_best(
         alone = await provisional_index(store, None, user, qvec, **args)  # type: ignore[arg-type]
         assert answer not in [m.content for m in alone.memories.values()]
         # the keyword channel's best 3 (a memory's context, the turns around it, counts too)
-        ids = keyword_ids(snapshots, user, QueryWords(tuple(tokenize(words)), None), limit=3)
+        ids = keyword_words(snapshots, user, QueryWords(tuple(tokenize(words)), None), limit=3)
         worded = await provisional_index(store, None, user, qvec, keywords=ids, **args)  # type: ignore[arg-type]
         assert answer in [m.content for m in worded.memories.values()]
         assert 2 <= len(worded) <= 4
         assert worded.has_vectors
-        none = keyword_ids(snapshots, "nobody", QueryWords(tuple(tokenize(words)), None))
+        # its keyword channel and its candidates' coverage are the whole index's (contexts counted)
+        whole = await retriever_of(worker(settings, embedder, redis)).keyword_index(user)
+        tokens = tokenize(words)
+        assert worded.search(tokens, limit=3) == whole.search(tokens, limit=3)
+        mids = list(worded.memories)
+        assert worded.coverage(mids, tokens) == whole.coverage(mids, tokens)
+        assert worded.known(tokens) == whole.known(tokens)
+        none = keyword_words(snapshots, "nobody", QueryWords(tuple(tokenize(words)), None))
         assert len(await provisional_index(store, None, user, qvec, keywords=none, **args)) == 1  # type: ignore[arg-type]
     finally:
         await redis.aclose()

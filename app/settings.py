@@ -173,8 +173,9 @@ class Settings(BaseSettings):
     # in process, by exact cosine over the cached index's vectors; larger ones through Chroma's index
     in_process_index_max: int = Field(20_000, ge=0)
     # a worker's first searches of a user past it answered over a provisional index (the nearest in
-    # Chroma and their claims) while the user's snapshot loads in the background; off: they wait for
-    # it. Off by default: at 18,000 memories of long turns its answers found 1 of 12 (docs/performance.md)
+    # Chroma, the keyword channel's best read off the snapshot's buckets, and their claims) while the
+    # user's snapshot loads in the background; off: they wait for it. Off by default until measured at
+    # 10M tokens (at 19,080 memories: 9 of 12 answers against 10 loaded, docs/performance.md)
     provisional_searches: bool = False
 
     # auth

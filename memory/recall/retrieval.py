@@ -244,6 +244,7 @@ class HybridRetriever:
                     metrics.QUERY_TRANSLATIONS.labels("none").inc()
             return hits
         finally:
+            self.indexes.release(user_id)  # a background load this search started (`UserIndexes.loading`)
             for task in (translation, warming):
                 if task is not None and not task.done():
                     task.cancel()
@@ -254,8 +255,7 @@ class HybridRetriever:
 
     def _may_need_translation(self, user_id: str, language: str) -> bool:
         """Whether a translation of a question in `language` could find more: the user's memories (as
-        this worker last saw them) are in another language too, or not known here yet (without the
-        bridge channel, which tracks them: whenever the user has memories)."""
+        this worker last saw them) are in another language too, or unknown here (no bridge channel)."""
         cached = self.cache.latest(user_id)
         if cached is not None and not len(cached[1]):
             return False
@@ -391,7 +391,7 @@ class HybridRetriever:
             plan = self._guess(request.query, scope.as_of, scope.zone)
             early = early or EarlyEmbedding(plan.semantic_text, self._embedder, None)
             cold = await self._provisional(user_id, request, large, early, plan)
-            if cold is not None:
+            if cold is not None:  # the load starts once the search has its answer (`search`'s finally)
                 return SearchIndex(UNKNOWN, cold[0], None, cold[1], None, early, True)
             await self.indexes.loaded(user_id)  # the model is down: the user's index, once loaded
         return replace(await self._hot_index_and_model(user_id, scope.hot, bridge), early=early)

@@ -7,10 +7,12 @@ context once: a long turn's segments share the turn's), the postings as the colu
 (each term's run of memory rows and weight codes into a table of the distinct weights:
 memory/recall/postings.py), each memory's length, the MiniLM vectors and the bridge rows as a worker
 holds them (int8 codes and a scale per row: memory/recall/dense_rows.py), in one binary value (kept in
-Redis as a list of parts of at most 64 MiB, `PART_BYTES`). Loading it is one Redis LRANGE,
-`np.frombuffer`, the memories, and a copy of the columns: no Chroma read, no tokenising, no sort. A
-snapshot of an index no write changed is its columns as they are; of a written one, new columns
-(memory/recall/term_rows.py, `compact`).
+Redis as a list of parts of at most 64 MiB, `PART_BYTES`). The postings follow the payload in buckets
+of terms, each its own element of the list, after a head (memory/recall/term_buckets.py): a search
+that cannot wait for the load reads its terms' buckets alone (`IndexSnapshots.terms`). Loading it is
+one Redis LRANGE, `np.frombuffer`, the memories, and the buckets joined into columns: no Chroma read,
+no tokenising, no sort. A snapshot of an index no write changed is its columns as they are; of a
+written one, new columns (memory/recall/term_rows.py, `compact`).
 
 Freshness is the keyword cache's own: a loaded snapshot enters the worker's cache at the version it
 was taken at, and the next read of the user's version brings it forward through the change log

@@ -5,6 +5,7 @@ then from the loaded index. Real Redis and Chroma; zh and en."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from copy import copy as shallow_copy
 
@@ -15,7 +16,7 @@ from memory import Embedder, keys
 from memory.embedding.base import Vectors
 from memory.errors import EmbeddingUnavailable
 from memory.models import Message, SearchFilters
-from memory.recall import term_buckets
+from memory.recall import term_buckets, user_index
 from memory.recall.cold_start import QueryWords, keyword_words, provisional_index
 from memory.recall.retrieval import HybridRetriever
 from memory.recall.snapshot import IndexSnapshots, decode, encode
@@ -203,6 +204,35 @@ async def test_a_provisional_index_holds_the_latest_statement_of_its_memories_cl
         with_claims = await provisional_index(store, ClaimIndex(redis), user, qvec, **args)  # type: ignore[arg-type]
         assert {m.content for m in with_claims.memories.values()} == {before, after}
         assert with_claims.has_vectors
+    finally:
+        await redis.aclose()
+
+
+async def test_a_background_load_waits_for_the_search_that_started_it(
+    settings: Settings, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The load of a large user starts once its first search has its answer (`release`), not beside
+    it (its reading and decoding slowed that answer threefold); a load nobody releases starts anyway."""
+    redis = redis_of(settings)
+    try:
+        await fill(worker(settings, embedder, redis), "ria")
+        await worker(settings, embedder, redis).search("ria", "钢琴 piano", top_k=3)  # a snapshot
+        await until(lambda: held(redis, "ria"))
+        monkeypatch.setattr(user_index, "LOAD_HELD_S", 30.0)
+        indexes = retriever_of(
+            worker(settings, embedder, redis, in_process_index_max=5, provisional_searches=True)
+        ).indexes
+        assert await indexes.loading("ria") == len(TURNS)
+        await asyncio.sleep(0.3)
+        assert indexes.cache.latest("ria") is None  # held
+        indexes.release("ria")
+        await until(lambda: indexes.cache.latest("ria") is not None)
+        monkeypatch.setattr(user_index, "LOAD_HELD_S", 0.1)
+        unreleased = retriever_of(
+            worker(settings, embedder, redis, in_process_index_max=5, provisional_searches=True)
+        ).indexes
+        assert await unreleased.loading("ria") == len(TURNS)
+        await until(lambda: unreleased.cache.latest("ria") is not None)  # after LOAD_HELD_S
     finally:
         await redis.aclose()
 

@@ -36,7 +36,6 @@ __all__ = [
     "Words",
     "read",
     "read_head",
-    "search",
     "split",
 ]
 
@@ -196,23 +195,6 @@ class Words:
                 for k in np.flatnonzero(among(rows, run)).tolist():
                     out[k].add(term)
         return out
-
-
-def search(
-    head: Head,
-    buckets: Mapping[int, bytes],
-    query_tokens: Iterable[str],
-    *,
-    weights: Mapping[str, float] | None,
-    k1: float,
-    b: float,
-    unigram_weight: float,
-    limit: int,
-) -> list[tuple[str, float]]:
-    """`read`'s best memories alone."""
-    return read(
-        head, buckets, query_tokens, weights=weights, k1=k1, b=b, unigram_weight=unigram_weight, limit=limit
-    ).hits
 
 
 def read(

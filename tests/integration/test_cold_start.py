@@ -83,7 +83,7 @@ async def test_a_snapshots_buckets_are_read_term_by_term(
             assert len(buckets) < head.buckets
             args = {"weights": None, "k1": 1.2, "b": 0.75, "unigram_weight": 0.3, "limit": 5}
             expected = index.search(tokens, limit=5)
-            assert term_buckets.search(head, buckets, tokens, **args) == expected  # type: ignore[arg-type]
+            assert term_buckets.read(head, buckets, tokens, **args).hits == expected  # type: ignore[arg-type]
             assert loaded.index.search(tokens, limit=5) == expected
         assert await snapshots.terms("nobody", ["sofa"]) is None
         assert await snapshots.write("ola", 3, encoded)  # without the count: where they are is unknown

@@ -33,7 +33,7 @@ def searched(
     limit: int,
     weights: dict[str, float] | None = None,
 ) -> list[tuple[str, float]]:
-    return term_buckets.search(
+    return term_buckets.read(
         head,
         buckets,
         tokenize(query),
@@ -42,7 +42,7 @@ def searched(
         b=PARAMS.b,
         unigram_weight=PARAMS.unigram_weight,
         limit=limit,
-    )
+    ).hits
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from memory.errors import EmbeddingUnavailable
 from memory.models import Message, SearchFilters
 from memory.recall import term_buckets, user_index
 from memory.recall.cold_start import QueryWords, keyword_words, provisional_index
+from memory.recall.keyword_index import hashed_words
 from memory.recall.retrieval import HybridRetriever
 from memory.recall.snapshot import IndexSnapshots, decode, encode
 from memory.service import MemoryService
@@ -127,7 +128,12 @@ async def test_a_provisional_index_holds_the_keyword_channels_best(
         tokens = tokenize(words)
         assert worded.search(tokens, limit=3) == whole.search(tokens, limit=3)
         mids = list(worded.memories)
-        assert worded.coverage(mids, tokens) == whole.coverage(mids, tokens)
+        hashed_words.cache_clear()
+        covered = worded.coverage(mids, tokens)
+        # it tokenised its memories' own words only, not their contexts (the turns around them)
+        assert all(m.context for m in worded.memories.values())
+        assert hashed_words.cache_info().currsize <= len(mids)
+        assert covered == whole.coverage(mids, tokens)
         assert worded.known(tokens) == whole.known(tokens)
         none = keyword_words(snapshots, "nobody", QueryWords(tuple(tokenize(words)), None))
         assert len(await provisional_index(store, None, user, qvec, keywords=none, **args)) == 1  # type: ignore[arg-type]

@@ -169,9 +169,14 @@ class Settings(BaseSettings):
     # deleted and forgotten memories stay restorable this long (0: deletes are final); at most the
     # tombstones' 30 days, so a late write never revives a memory that is still restorable
     restore_grace_seconds: int = Field(7 * 86_400, ge=0, le=30 * 86_400)
-    # users with at most this many memories are searched (dense channel) and de-duplicated on write
-    # in process, by exact cosine over the cached index's vectors; larger ones through Chroma's index
+    # users with at most this many memories are held whole by a worker from its first search and
+    # de-duplicated on write in process (exact cosine over the cached index's vectors); larger ones are
+    # loaded in the background (PROVISIONAL_SEARCHES) and de-duplicated through Chroma's index
     in_process_index_max: int = Field(20_000, ge=0)
+    # a user whose worker holds every vector (the loaded index) is searched by exact cosine in process
+    # up to this many memories (~4 ms of CPU at 58,000: docs/performance.md); past it, or while a
+    # worker holds only part of them, Chroma's HNSW index answers the dense channel (0: always Chroma)
+    in_process_dense_max: int = Field(100_000, ge=0)
     # a worker's first searches of a user past it answered over a provisional index (the nearest in
     # Chroma, the keyword channel's best read off the snapshot's buckets, and their claims) while the
     # user's snapshot loads in the background; off: they wait for it. Off by default until measured at

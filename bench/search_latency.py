@@ -205,6 +205,7 @@ def app_settings(
         "retrieval_pipeline": "naive" if (pipeline or args.pipeline) == "off" else "hybrid",
         "memory_shards": args.shards,
         "in_process_index_max": args.in_process_max,
+        "in_process_dense_max": args.in_process_max,
         "bridge_embedding": (bridge or args.bridge) in ("on", "both"),
         "relation_memory": (relations or args.relations) in ("on", "both"),
         "keyword_lexicon": (lexicon or args.lexicon) in ("on", "both"),
@@ -305,7 +306,7 @@ def main() -> None:
         "--in-process-max",
         type=int,
         default=20_000,
-        help="IN_PROCESS_INDEX_MAX (0: every search asks Chroma)",
+        help="IN_PROCESS_INDEX_MAX and IN_PROCESS_DENSE_MAX (0: every search asks Chroma)",
     )
     parser.add_argument(
         "--bridge",

@@ -164,7 +164,7 @@ def build_memory_service(
             tau_days=settings.retrieval_tau_days,
             clustering=settings.retrieval_clustering,
             one_per_turn=settings.retrieval_one_per_turn,
-            in_process_dense_max=settings.in_process_index_max,
+            in_process_dense_max=settings.in_process_dense_max,
             supersession=settings.supersession,
             negation_intent=settings.negation_intent,
             lexicon_weight=settings.keyword_lexicon_weight,
@@ -182,7 +182,7 @@ def build_memory_service(
         zone=settings.zone,
         dense=dense,
         claims=ClaimIndex(redis),
-        provisional_searches=settings.provisional_searches,
+        provisional_past=settings.in_process_index_max if settings.provisional_searches else None,
         translator=LLMQueryTranslator(
             llm, TranslationParams(timeout_seconds=settings.query_translation_timeout_seconds)
         )

@@ -54,8 +54,8 @@ class RankingWeights:
     keyword_candidates: int = 30
     clustering: bool = False
     cluster_boost: float = 0.05
-    # users with at most this many memories get their dense channel from the in-process index (exact
-    # cosine over its float16 vectors); larger ones ask Chroma's HNSW index
+    # users with at most this many memories whose index holds every vector get their dense channel from
+    # it (exact cosine over its int8 rows, memory/recall/dense_rows.py); larger ones ask Chroma's HNSW
     in_process_dense_max: int = 20_000
     # facts that change (docs/memory.md#facts-that-change) and negation read for its intent
     supersession: bool = True

@@ -118,7 +118,7 @@ class HybridRetriever:
         zone: tzinfo = UTC,
         dense: DenseModels | None = None,
         claims: ClaimLookup | None = None,
-        provisional_searches: bool = False,
+        provisional_past: int | None = None,
     ) -> None:
         """`shared`: where query vectors are published for the writer that will store the same text.
         `bridge`: the multilingual channel fused into the ranking (None: MiniLM and BM25 alone).
@@ -130,9 +130,9 @@ class HybridRetriever:
         language (memory/recall/translation.py; None: as asked only). `zone`: the zone a question's days,
         weeks and months are read in (the deployment's `TIME_ZONE`). `dense`: the dense models during a
         switch (memory/longterm/dense_models.py; None: `embedder` embeds every user).
-        `provisional_searches`: a first search of a user past `in_process_dense_max` starts loading them
-        in the background and is answered over a provisional index meanwhile (memory/recall/cold_start.py;
-        `claims`: where it looks their claims up); off: it waits (`PROVISIONAL_SEARCHES`)."""
+        `provisional_past`: a first search of a user past this many memories starts loading them in the
+        background and is answered over a provisional index meanwhile (memory/recall/cold_start.py;
+        `claims`: where it looks their claims up); None: it waits (`PROVISIONAL_SEARCHES`)."""
         self.zone = zone
         self.translator = translator
         self.relevance_model = relevance_model
@@ -151,7 +151,7 @@ class HybridRetriever:
             cache or KeywordIndexCache(),
             snapshots=snapshots,
             bridge=bridge,
-            background_past=weights.in_process_dense_max if provisional_searches else None,
+            background_past=provisional_past,
         )
         self.cache = self.indexes.cache
         self.weights = weights

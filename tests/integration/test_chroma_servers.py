@@ -282,7 +282,7 @@ async def test_searches_route_by_the_cached_placement_until_a_move_bumps_the_ver
     """Every search of this user asks Chroma (in-process dense recall off): the placement is read from
     Redis once, then trusted on the version each search reads anyway; the switch of a move bumps that
     version, so the very next search reads the placement again and goes to the new server."""
-    config = two_servers.model_copy(update={"in_process_index_max": 0})
+    config = two_servers.model_copy(update={"in_process_index_max": 0, "in_process_dense_max": 0})
     redis = redis_of(config)
     urls = {"a": chroma_server.url, "b": chroma_server_b.url}
     try:

@@ -26,8 +26,15 @@ from memory.text.tokens import tokenize
 from memory.write.claim_index import ClaimIndex
 from tests.conftest import redis_of, until
 from tests.integration.test_index_snapshots import TURNS, fill, held, loads, ranking, worker
+from tests.integration.test_keyword_updates import CountingStore
 
 pytestmark = pytest.mark.integration
+
+
+def checks(service: MemoryService) -> list[str]:
+    store = service._store  # noqa: SLF001 - the CountingStore the worker was built on
+    assert isinstance(store, CountingStore)
+    return store.checks
 
 
 def retriever_of(service: MemoryService) -> HybridRetriever:
@@ -181,6 +188,30 @@ async def test_a_large_users_first_search_answers_while_the_worker_loads_them(
         assert await retriever_of(small).indexes.loading(user) is None
         assert (await small.search(user, question, top_k=3))[0].memory.content == answer
         assert loads(small) == []  # the snapshot, not the store
+    finally:
+        await redis.aclose()
+
+
+@pytest.mark.parametrize(
+    ("user", "question", "answer"),
+    [("kai", "sofa order number", TURNS[9]), ("lan", "我在和谁一起学钢琴？", TURNS[7])],
+)
+async def test_a_loaded_large_users_dense_channel_is_exact_cosine_in_process(
+    settings: Settings, embedder: Embedder, user: str, question: str, answer: str
+) -> None:
+    """A worker that holds every vector of a user past IN_PROCESS_INDEX_MAX (its loaded index) answers
+    the dense channel itself, up to IN_PROCESS_DENSE_MAX; past that, Chroma's query does."""
+    redis = redis_of(settings)
+    try:
+        await fill(worker(settings, embedder, redis), user)
+        for dense_max, asks_chroma in ((100_000, False), (5, True)):
+            service = worker(
+                settings, embedder, redis, in_process_index_max=5, in_process_dense_max=dense_max
+            )
+            hits = await service.search(user, question, top_k=3)
+            assert hits[0].memory.content == answer
+            assert len((await retriever_of(service).keyword_index(user)).memories) == len(TURNS)
+            assert ("query" in checks(service)) is asks_chroma, dense_max
     finally:
         await redis.aclose()
 

@@ -60,7 +60,7 @@ def same(got: Sequence[ScoredMemory], want: Sequence[ScoredMemory]) -> bool:
 def worker(settings: Settings, embedder: Embedder, redis: RedisClient, **overrides: object) -> MemoryService:
     s = settings.model_copy(update={"index_snapshot_min_memories": 0, **overrides})
     store = store_for(s, CountingStore)
-    store.loads = []
+    store.loads, store.checks = [], []
     return build_memory_service(s, store, embedder, redis)
 
 

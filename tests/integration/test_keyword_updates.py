@@ -24,7 +24,8 @@ pytestmark = pytest.mark.integration
 
 
 class CountingStore(ChromaLongTermStore):
-    """The real store, recording which ids each index load asked for (None: everything)."""
+    """The real store, recording which ids each index load asked for (None: everything), and its
+    duplicate checks and dense queries (`checks`)."""
 
     loads: list[list[str] | None]
     checks: list[str]
@@ -38,6 +39,21 @@ class CountingStore(ChromaLongTermStore):
     ) -> list[list[tuple[Memory, float]]]:
         self.checks.append("nearest")
         return await super().nearest(user_id, embeddings, n_results=n_results, model=model)
+
+    async def query(
+        self,
+        user_id: str,
+        embedding: Sequence[float],
+        *,
+        n_results: int,
+        filters: SearchFilters,
+        model: str | None = None,
+        user_rows: int | None = None,
+    ) -> list[tuple[Memory, float]]:
+        self.checks.append("query")
+        return await super().query(
+            user_id, embedding, n_results=n_results, filters=filters, model=model, user_rows=user_rows
+        )
 
     async def get_with_vectors(
         self, user_id: str, ids: Sequence[str] | None = None

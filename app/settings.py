@@ -174,7 +174,7 @@ class Settings(BaseSettings):
     # loaded in the background (PROVISIONAL_SEARCHES) and de-duplicated through Chroma's index
     in_process_index_max: int = Field(20_000, ge=0)
     # a user whose worker holds every vector (the loaded index) is searched by exact cosine in process
-    # up to this many memories (~4 ms of CPU at 58,000: docs/performance.md); past it, or while a
+    # up to this many memories (one pass over their int8 rows: docs/performance.md); past it, or while a
     # worker holds only part of them, Chroma's HNSW index answers the dense channel (0: always Chroma)
     in_process_dense_max: int = Field(100_000, ge=0)
     # a worker's first searches of a user past it answered over a provisional index (the nearest in

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -124,6 +124,29 @@ async def keyword_words(
     return await anyio.to_thread.run_sync(scored)
 
 
+class _UsersIdf(Mapping[str, float]):
+    """The user's idf of the terms read off the buckets, else the provisional index's own (made when
+    asked, as `InverseFrequencies` makes them: nothing computed for its whole vocabulary up front)."""
+
+    def __init__(self, users: Mapping[str, float], own: Mapping[str, float]) -> None:
+        self._users = users
+        self._own = own
+
+    def __getitem__(self, term: str) -> float:
+        found = self._users.get(term)
+        return self._own[term] if found is None else found
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._users or term in self._own
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._users
+        yield from (t for t in self._own if t not in self._users)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class ProvisionalIndex(BM25Index):
     """A provisional index whose keyword channel and coverage, for the query its words were read for,
     are the user's whole index's: the best memories by BM25 over every memory (their contexts counted),
@@ -135,7 +158,7 @@ class ProvisionalIndex(BM25Index):
     def __init__(self, memories: list[Memory], vectors: np.ndarray | None, words: term_buckets.Words) -> None:
         super().__init__(memories, vectors, OWN_WORDS)
         self._words = words
-        self._idf = {**self._idf, **words.idf}  # a read term's idf is the user's (coverage, known)
+        self._idf = _UsersIdf(words.idf, self._idf)  # a read term's idf is the user's (coverage, known)
 
     def search(
         self, query_tokens: Iterable[str], *, limit: int, weights: Mapping[str, float] | None = None

@@ -56,7 +56,7 @@ class RankingWeights:
     cluster_boost: float = 0.05
     # users with at most this many memories whose index holds every vector get their dense channel from
     # it (exact cosine over its int8 rows, memory/recall/dense_rows.py); larger ones ask Chroma's HNSW
-    in_process_dense_max: int = 20_000
+    in_process_dense_max: int = 100_000
     # facts that change (docs/memory.md#facts-that-change) and negation read for its intent
     supersession: bool = True
     superseded_factor: float = 0.5  # a superseded memory's score, for questions not about the past

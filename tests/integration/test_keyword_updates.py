@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -41,19 +41,10 @@ class CountingStore(ChromaLongTermStore):
         return await super().nearest(user_id, embeddings, n_results=n_results, model=model)
 
     async def query(
-        self,
-        user_id: str,
-        embedding: Sequence[float],
-        *,
-        n_results: int,
-        filters: SearchFilters,
-        model: str | None = None,
-        user_rows: int | None = None,
+        self, user_id: str, embedding: Sequence[float], **options: Any
     ) -> list[tuple[Memory, float]]:
         self.checks.append("query")
-        return await super().query(
-            user_id, embedding, n_results=n_results, filters=filters, model=model, user_rows=user_rows
-        )
+        return await super().query(user_id, embedding, **options)
 
     async def get_with_vectors(
         self, user_id: str, ids: Sequence[str] | None = None
